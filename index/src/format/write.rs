@@ -1,0 +1,122 @@
+//! Streaming writer for a new index file: header space first, sections with running checksums,
+//! the header last, then fsync, rename over the destination and fsync of the directory.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh3::Xxh3;
+use zerocopy::IntoBytes;
+
+use super::header::{Header, SectionEntry, CHECKSUM_XXH3, FORMAT_VERSION, HEADER_LEN, MAGIC};
+use super::{section_seed, Section, ALIGN};
+use crate::error::{IndexError, Result};
+
+/// Writes sections in order into `<dest>.tmp`, then publishes the file atomically.
+pub(crate) struct SectionWriter {
+    dest: PathBuf,
+    tmp: PathBuf,
+    out: BufWriter<File>,
+    pos: u64,
+    entries: [SectionEntry; 8],
+    current: Option<(usize, u64, Xxh3)>,
+}
+
+impl SectionWriter {
+    pub(crate) fn create(dest: &Path) -> Result<Self> {
+        let mut name = dest.file_name().unwrap_or_default().to_os_string();
+        name.push(".tmp");
+        let tmp = dest.with_file_name(name);
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| IndexError::io(&tmp, "create temporary index file", e))?;
+        let mut w = SectionWriter {
+            dest: dest.to_path_buf(),
+            tmp,
+            out: BufWriter::with_capacity(1 << 20, file),
+            pos: 0,
+            entries: Default::default(),
+            current: None,
+        };
+        w.raw(&[0u8; HEADER_LEN])?;
+        Ok(w)
+    }
+
+    fn raw(&mut self, bytes: &[u8]) -> Result<()> {
+        self.out.write_all(bytes).map_err(|e| IndexError::io(&self.tmp, "write index file", e))?;
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Pads to the section alignment and starts `section`.
+    pub(crate) fn begin(&mut self, section: Section) -> Result<()> {
+        let pad = (ALIGN - self.pos % ALIGN) % ALIGN;
+        self.raw(&[0u8; ALIGN as usize][..pad as usize])?;
+        let idx = section as usize;
+        self.current = Some((idx, self.pos, Xxh3::with_seed(section_seed(idx))));
+        Ok(())
+    }
+
+    /// Appends bytes to the current section.
+    pub(crate) fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        if let Some((_, _, h)) = self.current.as_mut() {
+            h.update(bytes);
+        }
+        self.raw(bytes)
+    }
+
+    /// Ends the current section, recording its place and checksum.
+    pub(crate) fn end(&mut self) {
+        if let Some((idx, start, h)) = self.current.take() {
+            self.entries[idx] = SectionEntry {
+                offset: start.into(),
+                length: (self.pos - start).into(),
+                checksum: h.digest().into(),
+            };
+        }
+    }
+
+    /// Writes the header (with section table and checksums), fsyncs, renames over the
+    /// destination and fsyncs the directory.
+    pub(crate) fn finish(mut self, mut header: Header) -> Result<()> {
+        header.magic = MAGIC;
+        header.format_version = FORMAT_VERSION.into();
+        header.checksum_algo = CHECKSUM_XXH3.into();
+        header.section_count = (Section::ALL.len() as u32).into();
+        header.sections = self.entries;
+        header.reserved = [0; 216];
+        header.header_checksum = header.compute_checksum().into();
+        let tmp = self.tmp.clone();
+        let io = |op: &'static str| {
+            let tmp = tmp.clone();
+            move |e| IndexError::io(&tmp, op, e)
+        };
+        self.out.flush().map_err(io("write index file"))?;
+        let mut file = self.out.into_inner().map_err(|e| IndexError::io(&self.tmp, "flush index file", e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(io("seek index file"))?;
+        file.write_all(header.as_bytes()).map_err(io("write index header"))?;
+        file.sync_all().map_err(io("fsync index file"))?;
+        drop(file);
+        std::fs::rename(&self.tmp, &self.dest).map_err(|e| IndexError::io(&self.dest, "rename index file into place", e))?;
+        sync_dir(&self.dest)
+    }
+}
+
+/// Fsyncs the directory holding `path`, so a rename survives power loss.
+pub(crate) fn sync_dir(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    #[cfg(unix)]
+    {
+        let d = File::open(dir).map_err(|e| IndexError::io(dir, "open directory for fsync", e))?;
+        d.sync_all().map_err(|e| IndexError::io(dir, "fsync directory", e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! Insertion (Malkov & Yashunin, Algorithm 1), single and in parallel batches.
+//!
+//! A batch is applied in chunks. For each chunk, one short critical section checks the ids and
+//! appends the nodes (unlinked, so no search can reach them yet); then the nodes are linked in
+//! parallel with rayon, each under per-node locks, while searches keep running. The cancel flag is
+//! checked between chunks, so a cancelled batch leaves a prefix of the items inserted.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::Mutex;
+use rayon::prelude::*;
+use rustc_hash::FxHashSet;
+
+use super::select::{reselect, select_neighbours};
+use super::store::{FreshNode, View};
+use super::Index;
+use crate::error::{IndexError, Result};
+use crate::params::MAX_LEVEL;
+use crate::search::layer::{greedy, search_layer};
+use crate::search::scratch::{SearchScratch, Scored};
+
+/// Items reserved and linked per chunk of a batch.
+const CHUNK: usize = 2048;
+
+impl Index {
+    /// Inserts one item. The vector is normalised (a copy is stored).
+    ///
+    /// # Errors
+    /// [`IndexError::DimensionMismatch`], [`IndexError::InvalidVector`], or
+    /// [`IndexError::DuplicateId`] if `id` is live (delete it first to replace it).
+    pub fn insert(&self, id: u64, vector: &[f32]) -> Result<()> {
+        self.insert_batch(&[id], vector)
+    }
+
+    /// Inserts `ids.len()` items whose vectors are concatenated in `vectors`, linking them in
+    /// parallel on the current rayon pool. Either every item is validated and inserted, or (on a
+    /// caller error) none is.
+    ///
+    /// # Errors
+    /// As [`Index::insert`]; a duplicate inside the batch is a [`IndexError::DuplicateId`] too.
+    pub fn insert_batch(&self, ids: &[u64], vectors: &[f32]) -> Result<()> {
+        self.insert_batch_cancellable(ids, vectors, &AtomicBool::new(false))
+    }
+
+    /// [`Index::insert_batch`] that stops between chunks when `cancel` is set.
+    ///
+    /// # Errors
+    /// As [`Index::insert_batch`], or [`IndexError::Cancelled`] with the number of items
+    /// inserted (a prefix of `ids`).
+    pub fn insert_batch_cancellable(&self, ids: &[u64], vectors: &[f32], cancel: &AtomicBool) -> Result<()> {
+        let dim = self.params.dim;
+        if vectors.len() != ids.len() * dim {
+            let got = if ids.is_empty() { vectors.len() } else { vectors.len() / ids.len() };
+            return Err(IndexError::DimensionMismatch { expected: dim, got });
+        }
+        let mut normalised = vectors.to_vec();
+        for v in normalised.chunks_exact_mut(dim) {
+            crate::simd::normalize(v).map_err(|reason| IndexError::InvalidVector { reason })?;
+        }
+        let _gate = self.gate.read();
+        {
+            let mut seen = FxHashSet::default();
+            let view = self.store.view();
+            for &id in ids {
+                if !seen.insert(id) || view.find(id).is_some() {
+                    return Err(IndexError::DuplicateId(id));
+                }
+            }
+        }
+        let mut done = 0;
+        for (chunk_ids, chunk_vecs) in ids.chunks(CHUNK).zip(normalised.chunks(CHUNK * dim)) {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(IndexError::Cancelled { done });
+            }
+            let first = self.reserve_nodes(chunk_ids, chunk_vecs)?;
+            let view = self.store.view();
+            let last = first + chunk_ids.len() as u32;
+            if chunk_ids.len() == 1 {
+                self.link(&view, first, &mut SearchScratch::new());
+            } else {
+                (first..last).into_par_iter().for_each_init(SearchScratch::new, |s, node| self.link(&view, node, s));
+            }
+            done += chunk_ids.len();
+        }
+        Ok(())
+    }
+
+    /// Appends unlinked nodes for `ids`; returns the first new node id.
+    fn reserve_nodes(&self, ids: &[u64], vectors: &[f32]) -> Result<u32> {
+        let _reserve = self.reserve.lock();
+        {
+            let view = self.store.view();
+            if let Some(&dup) = ids.iter().find(|&&id| view.find(id).is_some()) {
+                return Err(IndexError::DuplicateId(dup));
+            }
+            if u64::from(view.len()) + ids.len() as u64 >= u64::from(u32::MAX) {
+                return Err(IndexError::InvalidParameter { name: "len", reason: "an index holds fewer than 2^32 - 1 nodes".into() });
+            }
+        }
+        let dim = self.params.dim;
+        let first = {
+            let mut fresh = self.store.fresh.write();
+            let first = self.store.base_len + fresh.len() as u32;
+            fresh.reserve(ids.len());
+            for (&id, v) in ids.iter().zip(vectors.chunks_exact(dim)) {
+                let level = self.level_for(id);
+                fresh.push(FreshNode {
+                    vector: v.into(),
+                    ext: id,
+                    level: level as u8,
+                    deleted: AtomicBool::new(false),
+                    links: Mutex::new((0..=level).map(|l| Vec::with_capacity(self.params.max_links(l))).collect()),
+                });
+            }
+            first
+        };
+        let mut map = self.store.fresh_ids.write();
+        for (i, &id) in ids.iter().enumerate() {
+            map.insert(id, first + i as u32);
+        }
+        Ok(first)
+    }
+
+    /// Level of a new node: ⌊-ln(U)·mL⌋ with U a hash of the seed and the id, so builds repeat.
+    fn level_for(&self, id: u64) -> usize {
+        let mut x = id ^ self.params.seed;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^= x >> 31;
+        let u = ((x >> 11) as f64 + 1.0) / (1u64 << 53) as f64; // (0, 1]
+        ((-u.ln() * self.params.ml) as usize).min(MAX_LEVEL)
+    }
+
+    /// Connects `node` into the graph.
+    fn link(&self, view: &View<'_>, node: u32, s: &mut SearchScratch) {
+        let dot = self.dot;
+        let level = view.level(node);
+        let Some((ep, top)) = self.entry_or_become(node, level) else { return };
+        let q = view.vector(node);
+        let mut links = Vec::new();
+        let mut cur = Scored { sim: dot(q, view.vector(ep)), node: ep };
+        for l in (level + 1..=top).rev() {
+            cur = greedy(view, dot, q, cur, l, &mut links);
+        }
+        let mut entry = vec![cur];
+        for l in (0..=level.min(top)).rev() {
+            let found = search_layer(view, dot, q, &entry, self.params.ef_construction, l, s, |n| {
+                n != node && !view.is_deleted(n)
+            });
+            let max = self.params.max_links(l);
+            let chosen = select_neighbours(view, dot, &found, max);
+            view.with_links_mut(node, l, |ls| ls.clone_from(&chosen));
+            for &nb in &chosen {
+                view.with_links_mut(nb, l, |ls| {
+                    if ls.contains(&node) {
+                        return;
+                    }
+                    if ls.len() < max {
+                        ls.push(node);
+                    } else {
+                        let ids = ls.iter().copied().chain(std::iter::once(node));
+                        *ls = reselect(view, dot, nb, ids, max);
+                    }
+                });
+            }
+            if !found.is_empty() {
+                entry = found;
+            }
+        }
+        if level > top {
+            let mut e = self.entry.write();
+            if e.is_none_or(|(_, t)| level > t) {
+                *e = Some((node, level));
+            }
+        }
+    }
+
+    /// The current entry point, or `None` after making `node` the entry of an empty graph.
+    fn entry_or_become(&self, node: u32, level: usize) -> Option<(u32, usize)> {
+        if let Some(e) = *self.entry.read() {
+            return Some(e);
+        }
+        let mut e = self.entry.write();
+        match *e {
+            Some(cur) => Some(cur),
+            None => {
+                *e = Some((node, level));
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Saving: compaction of the live nodes into a new, write-once file.
+//!
+//! Durability steps: (1) write header space and every section into `<path>.tmp`, checksumming
+//! as it goes; (2) write the header; (3) fsync the file; (4) rename it over `path`; (5) fsync
+//! the directory. A crash before (4) leaves the old file untouched; after (5) the new file is
+//! durable. Tombstones are dropped and node ids renumbered densely, so a saved file's size
+//! follows the live items. Mapped readers of the old file keep their (unlinked) inode.
+
+use std::path::Path;
+
+use zerocopy::FromZeros;
+
+use super::Index;
+use crate::error::Result;
+use crate::format::{header::Header, Section, SectionWriter};
+
+#[cfg(target_endian = "big")]
+compile_error!("memloop-index writes little-endian files through native-endian views");
+
+impl Index {
+    /// Writes the live items to `path` (atomically replacing it), recording `checkpoint`, an
+    /// opaque number the caller uses to know what the file contains (see [`Index::checkpoint`]).
+    ///
+    /// Inserts and deletes wait while a save runs; searches do not. This index keeps serving
+    /// from memory and from the file it was opened from; open `path` to get a compact,
+    /// mapped index.
+    ///
+    /// # Errors
+    /// [`crate::IndexError::Io`]; the previous file at `path` is then unchanged.
+    pub fn save(&self, path: impl AsRef<Path>, checkpoint: u64) -> Result<()> {
+        let path = path.as_ref();
+        let _gate = self.gate.write();
+        let view = self.store.view();
+        let p = self.params;
+        let total = view.len();
+        let mut remap = vec![u32::MAX; total as usize];
+        let mut live: Vec<u32> = Vec::with_capacity(total as usize);
+        for n in 0..total {
+            if !view.is_deleted(n) {
+                remap[n as usize] = live.len() as u32;
+                live.push(n);
+            }
+        }
+        let entry = match self.entry() {
+            Some((e, l)) if !view.is_deleted(e) => Some((e, l)),
+            _ => live.iter().map(|&n| (n, view.level(n))).max_by_key(|&(n, l)| (l, std::cmp::Reverse(n))),
+        };
+
+        let mut w = SectionWriter::create(path)?;
+        w.begin(Section::Vectors)?;
+        for &n in &live {
+            w.put(bytemuck::cast_slice(view.vector(n)))?;
+        }
+        w.end();
+
+        let mut links = Vec::new();
+        let mut block: Vec<u32> = Vec::new();
+        let mut put_block = |w: &mut SectionWriter, n: u32, level: usize, max: usize, links: &mut Vec<u32>| {
+            view.links_into(n, level, links);
+            block.clear();
+            block.push(0);
+            block.extend(links.iter().map(|&x| remap[x as usize]).filter(|&x| x != u32::MAX).take(max));
+            block[0] = (block.len() - 1) as u32;
+            block.resize(1 + max, 0);
+            w.put(bytemuck::cast_slice(&block))
+        };
+        w.begin(Section::Level0)?;
+        for &n in &live {
+            put_block(&mut w, n, 0, p.m0, &mut links)?;
+        }
+        w.end();
+
+        w.begin(Section::Levels)?;
+        let levels: Vec<u8> = live.iter().map(|&n| view.level(n) as u8).collect();
+        w.put(&levels)?;
+        w.end();
+
+        w.begin(Section::UpperOffsets)?;
+        let mut words = 0u64;
+        let offsets: Vec<u32> = levels
+            .iter()
+            .map(|&l| {
+                if l == 0 {
+                    u32::MAX
+                } else {
+                    let off = words as u32;
+                    words += u64::from(l) * (1 + p.m as u64);
+                    off
+                }
+            })
+            .collect();
+        w.put(bytemuck::cast_slice(&offsets))?;
+        w.end();
+
+        w.begin(Section::Upper)?;
+        for &n in &live {
+            for level in 1..=view.level(n) {
+                put_block(&mut w, n, level, p.m, &mut links)?;
+            }
+        }
+        w.end();
+
+        w.begin(Section::ExtIds)?;
+        let ext: Vec<u64> = live.iter().map(|&n| view.ext(n)).collect();
+        w.put(bytemuck::cast_slice(&ext))?;
+        w.end();
+
+        w.begin(Section::IdIndex)?;
+        let mut pairs: Vec<[u64; 2]> = ext.iter().enumerate().map(|(i, &e)| [e, i as u64]).collect();
+        pairs.sort_unstable();
+        w.put(bytemuck::cast_slice(&pairs))?;
+        w.end();
+
+        let mut h = Header::new_zeroed();
+        h.dim = (p.dim as u32).into();
+        h.metric = crate::format::header::METRIC_IP.into();
+        h.m = (p.m as u32).into();
+        h.m0 = (p.m0 as u32).into();
+        h.ef_construction = (p.ef_construction as u32).into();
+        h.ef_search = (p.ef_search as u32).into();
+        h.node_count = (live.len() as u64).into();
+        h.seed = p.seed.into();
+        h.ml_bits = p.ml.to_bits().into();
+        h.exact_below_bits = p.exact_below.to_bits().into();
+        h.checkpoint = checkpoint.into();
+        h.upper_words = words.into();
+        match entry {
+            Some((e, l)) => {
+                h.entry_point = remap[e as usize].into();
+                h.max_level = (l as u32).into();
+            }
+            None => h.entry_point = u32::MAX.into(),
+        }
+        w.finish(h)
+    }
+}

@@ -1,0 +1,53 @@
+//! # memloop-index
+//!
+//! ## Brief overview
+//! A memory-mapped HNSW index (Malkov & Yashunin, 2018) over L2-normalised `f32` vectors with
+//! inner-product similarity and `u64` external ids. It knows vectors and ids, nothing of text.
+//!
+//! - [`Index`]: insert (one, or a parallel batch), [`Index::search`] /
+//!   [`Index::search_filtered`], [`Index::delete`] with neighbour repair, [`Index::save`] to a
+//!   write-once file and [`Index::open`] in O(1) through `mmap`.
+//! - [`Params`]: `m`, `ef_construction`, `ef_search`, `ml`, built with [`Params::builder`].
+//! - [`Filter`] / [`IdFilter`]: restrict results; very selective filters switch to an exact scan.
+//! - [`SearchScratch`]: reusable per-thread buffers for allocation-free searches.
+//! - [`IndexError`]: every failure, typed.
+//!
+//! ```
+//! use memloop_index::{Index, Params};
+//! # fn main() -> Result<(), memloop_index::IndexError> {
+//! let index = Index::new(Params::builder(3).m(8).build()?)?;
+//! index.insert_batch(&[10, 11, 12], &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.7, 0.7, 0.0])?;
+//! let hits = index.search(&[0.9, 0.1, 0.0], 2, 16)?;
+//! assert_eq!(hits[0].id, 10);
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! index.save(dir.path().join("idx"), 1)?;
+//! let reopened = Index::open(dir.path().join("idx"))?;
+//! assert_eq!(reopened.search(&[0.9, 0.1, 0.0], 2, 16)?, hits);
+//! # Ok(()) }
+//! ```
+#![deny(unsafe_code)]
+
+mod error;
+mod format;
+mod graph;
+mod mmap;
+mod params;
+mod search;
+pub mod simd;
+
+pub use error::{IndexError, Result};
+pub use graph::{Index, IndexStats};
+pub use params::{Params, ParamsBuilder, DEFAULT_EXACT_BELOW, MAX_DIM, MAX_LEVEL, MAX_M};
+pub use search::{Filter, Hit, IdFilter, SearchScratch};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Index>();
+    }
+}

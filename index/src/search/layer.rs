@@ -1,0 +1,89 @@
+//! Search within one layer of the graph (Malkov & Yashunin, Algorithm 2), and the greedy descent
+//! through the upper layers.
+//!
+//! Variants:
+//! - [`greedy`]: ef = 1 walk on layers above the target, used by inserts and searches;
+//! - [`search_layer`] with `accept` always true: plain beam search (inserts on every level);
+//! - [`search_layer`] with a predicate: filtered search. Rejected nodes are traversed but never
+//!   enter the results; the candidate bound stays open until `ef` accepted nodes are found
+//!   (as hnswlib does), so the beam widens automatically when the filter is selective.
+
+use std::cmp::Reverse;
+
+use super::scratch::{SearchScratch, Scored};
+use crate::graph::store::View;
+use crate::simd::{prefetch, DotFn};
+
+/// Greedy walk on `level` from `cur` towards the query; returns the local best.
+pub(crate) fn greedy(view: &View<'_>, dot: DotFn, q: &[f32], mut cur: Scored, level: usize, links: &mut Vec<u32>) -> Scored {
+    loop {
+        let mut changed = false;
+        view.links_into(cur.node, level, links);
+        for &nb in links.iter() {
+            let sim = dot(q, view.vector(nb));
+            if sim > cur.sim {
+                cur = Scored { sim, node: nb };
+                changed = true;
+            }
+        }
+        if !changed {
+            return cur;
+        }
+    }
+}
+
+/// Beam search of width `ef` on `level`, starting at `entry`. Returns the accepted nodes found,
+/// best first.
+pub(crate) fn search_layer(
+    view: &View<'_>,
+    dot: DotFn,
+    q: &[f32],
+    entry: &[Scored],
+    ef: usize,
+    level: usize,
+    s: &mut SearchScratch,
+    accept: impl Fn(u32) -> bool,
+) -> Vec<Scored> {
+    s.begin(view.len() as usize);
+    for &e in entry {
+        if s.visit(e.node) {
+            s.candidates.push(e);
+            if accept(e.node) {
+                s.results.push(Reverse(e));
+            }
+        }
+    }
+    while s.results.len() > ef {
+        s.results.pop();
+    }
+    let mut links = std::mem::take(&mut s.links);
+    while let Some(c) = s.candidates.pop() {
+        let worst = s.results.peek().map_or(f32::NEG_INFINITY, |r| r.0.sim);
+        if s.results.len() >= ef && c.sim < worst {
+            break;
+        }
+        view.links_into(c.node, level, &mut links);
+        links.retain(|&nb| s.visit(nb));
+        for &nb in &links {
+            prefetch(view.vector(nb));
+        }
+        for &nb in &links {
+            let sim = dot(q, view.vector(nb));
+            let worst = s.results.peek().map_or(f32::NEG_INFINITY, |r| r.0.sim);
+            if s.results.len() < ef || sim > worst {
+                let sc = Scored { sim, node: nb };
+                s.candidates.push(sc);
+                if accept(nb) {
+                    s.results.push(Reverse(sc));
+                    if s.results.len() > ef {
+                        s.results.pop();
+                    }
+                }
+            }
+        }
+    }
+    s.links = links;
+    let mut out: Vec<Scored> = s.results.drain().map(|r| r.0).collect();
+    out.sort_unstable_by(|a, b| b.cmp(a));
+    out
+}

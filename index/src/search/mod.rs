@@ -1,0 +1,161 @@
+//! k-nearest-neighbour search: greedy descent through the upper layers, beam search on level 0,
+//! optional filter with exact-scan fallback.
+
+pub(crate) mod filter;
+pub(crate) mod layer;
+pub(crate) mod scratch;
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+pub use filter::{Filter, IdFilter};
+pub use scratch::SearchScratch;
+use scratch::Scored;
+
+use crate::error::{IndexError, Result};
+use crate::graph::store::View;
+use crate::Index;
+
+/// One search result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// External id.
+    pub id: u64,
+    /// Inner product with the (normalised) query, in [-1, 1]; higher is closer.
+    pub score: f32,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<SearchScratch> = RefCell::new(SearchScratch::new());
+}
+
+impl Index {
+    /// The `k` nearest live items to `query` with beam width `ef` (raised to `k` if smaller).
+    ///
+    /// The query is normalised first, so any non-zero vector works. Uses a per-thread scratch.
+    ///
+    /// # Errors
+    /// [`IndexError::DimensionMismatch`] or [`IndexError::InvalidVector`] for a bad query.
+    pub fn search(&self, query: &[f32], k: usize, ef: usize) -> Result<Vec<Hit>> {
+        SCRATCH.with(|s| match s.try_borrow_mut() {
+            Ok(mut s) => self.search_with(query, k, ef, None, &mut s),
+            Err(_) => self.search_with(query, k, ef, None, &mut SearchScratch::new()),
+        })
+    }
+
+    /// Like [`Index::search`], returning only items that `filter` allows.
+    ///
+    /// # Errors
+    /// As [`Index::search`].
+    pub fn search_filtered(&self, query: &[f32], k: usize, ef: usize, filter: &dyn Filter) -> Result<Vec<Hit>> {
+        SCRATCH.with(|s| match s.try_borrow_mut() {
+            Ok(mut s) => self.search_with(query, k, ef, Some(filter), &mut s),
+            Err(_) => self.search_with(query, k, ef, Some(filter), &mut SearchScratch::new()),
+        })
+    }
+
+    /// The general search: caller-provided scratch, optional filter.
+    ///
+    /// When the filter passes less than [`crate::Params::exact_below`] of the live items, the
+    /// passing items are scanned exactly instead (see `search::filter`).
+    ///
+    /// # Errors
+    /// As [`Index::search`].
+    pub fn search_with(
+        &self,
+        query: &[f32],
+        k: usize,
+        ef: usize,
+        filter: Option<&dyn Filter>,
+        scratch: &mut SearchScratch,
+    ) -> Result<Vec<Hit>> {
+        let dim = self.params.dim;
+        if query.len() != dim {
+            return Err(IndexError::DimensionMismatch { expected: dim, got: query.len() });
+        }
+        let mut q = std::mem::take(&mut scratch.query);
+        q.clear();
+        q.extend_from_slice(query);
+        crate::simd::normalize(&mut q).map_err(|reason| IndexError::InvalidVector { reason })?;
+        let view = self.store.view();
+        let out = if k == 0 {
+            Vec::new()
+        } else {
+            match filter {
+                Some(f) if filter::pass_fraction(&view, f, self.len()) < self.params.exact_below => {
+                    self.exact_scan(&view, &q, k, f)
+                }
+                _ => self.graph_search(&view, &q, k, ef.max(k), filter, scratch),
+            }
+        };
+        scratch.query = q;
+        Ok(out)
+    }
+
+    fn graph_search(
+        &self,
+        view: &View<'_>,
+        q: &[f32],
+        k: usize,
+        ef: usize,
+        filter: Option<&dyn Filter>,
+        s: &mut SearchScratch,
+    ) -> Vec<Hit> {
+        let Some((ep, top)) = self.entry() else { return Vec::new() };
+        let dot = self.dot;
+        let mut links = std::mem::take(&mut s.links);
+        let mut cur = Scored { sim: dot(q, view.vector(ep)), node: ep };
+        for level in (1..=top).rev() {
+            cur = layer::greedy(view, dot, q, cur, level, &mut links);
+        }
+        s.links = links;
+        let found = match filter {
+            None => layer::search_layer(view, dot, q, &[cur], ef, 0, s, |n| !view.is_deleted(n)),
+            Some(f) => layer::search_layer(view, dot, q, &[cur], ef, 0, s, |n| {
+                !view.is_deleted(n) && f.allows(view.ext(n))
+            }),
+        };
+        found.into_iter().take(k).map(|sc| Hit { id: view.ext(sc.node), score: sc.sim }).collect()
+    }
+
+    /// Exact top-k over the items `filter` passes.
+    fn exact_scan(&self, view: &View<'_>, q: &[f32], k: usize, filter: &dyn Filter) -> Vec<Hit> {
+        let dot = self.dot;
+        let mut heap: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(k + 1);
+        let mut offer = |node: u32| {
+            let sc = Scored { sim: dot(q, view.vector(node)), node };
+            if heap.len() < k {
+                heap.push(Reverse(sc));
+            } else if heap.peek().is_some_and(|w| sc > w.0) {
+                heap.pop();
+                heap.push(Reverse(sc));
+            }
+        };
+        match filter.allowed_ids() {
+            Some(ids) => ids.iter().filter_map(|&id| view.find(id)).for_each(&mut offer),
+            None => (0..view.len())
+                .filter(|&n| !view.is_deleted(n) && filter.allows(view.ext(n)))
+                .for_each(&mut offer),
+        }
+        let mut hits: Vec<Scored> = heap.into_iter().map(|r| r.0).collect();
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        hits.into_iter().map(|sc| Hit { id: view.ext(sc.node), score: sc.sim }).collect()
+    }
+
+    /// Exact top-k by brute force over every live item (the ground truth for recall tests).
+    ///
+    /// # Errors
+    /// As [`Index::search`].
+    pub fn search_exact(&self, query: &[f32], k: usize) -> Result<Vec<Hit>> {
+        let all = |_: u64| true;
+        let dim = self.params.dim;
+        if query.len() != dim {
+            return Err(IndexError::DimensionMismatch { expected: dim, got: query.len() });
+        }
+        let mut q = query.to_vec();
+        crate::simd::normalize(&mut q).map_err(|reason| IndexError::InvalidVector { reason })?;
+        let view = self.store.view();
+        Ok(self.exact_scan(&view, &q, k, &all))
+    }
+}

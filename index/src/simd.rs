@@ -1,0 +1,231 @@
+//! Inner products with runtime CPU detection.
+//!
+//! Kernels, chosen once per process by [`kernel`]:
+//! - `avx512`: AVX-512F, two 16-lane FMA accumulators, masked tail;
+//! - `avx2`: AVX2 + FMA, four 8-lane accumulators, scalar tail;
+//! - `scalar`: portable, eight accumulators (the reference every other kernel is tested against).
+//!
+//! This module and `mmap` are the only places with `unsafe`: calling a function compiled with
+//! `#[target_feature]` is only sound on a CPU that has the feature, which the dispatcher checks
+//! with `is_x86_feature_detected!` before handing out the function pointer.
+#![allow(unsafe_code)]
+
+use std::sync::OnceLock;
+
+/// A dot-product kernel.
+pub type DotFn = fn(&[f32], &[f32]) -> f32;
+
+/// Which kernel [`dot`] uses on this CPU.
+pub fn kernel() -> (&'static str, DotFn) {
+    static CHOSEN: OnceLock<(&'static str, DotFn)> = OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        let all = kernels();
+        all[0]
+    })
+}
+
+/// Every kernel this CPU can run, fastest first; the last is always `scalar`.
+pub fn kernels() -> Vec<(&'static str, DotFn)> {
+    let mut v: Vec<(&'static str, DotFn)> = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            v.push(("avx512", x86::dot_avx512_checked));
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            v.push(("avx2", x86::dot_avx2_checked));
+        }
+    }
+    v.push(("scalar", dot_scalar));
+    v
+}
+
+/// Inner product of two equally long slices with the fastest kernel for this CPU.
+///
+/// Extra elements of the longer slice are ignored.
+#[inline]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    (kernel().1)(a, b)
+}
+
+/// Portable inner product: eight independent accumulators, then a fixed-order sum.
+pub fn dot_scalar(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0f32; 8];
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for i in 0..8 {
+            acc[i] = x[i].mul_add(y[i], acc[i]);
+        }
+    }
+    let mut tail = 0f32;
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        tail = x.mul_add(*y, tail);
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// Safe wrapper: only handed out by `kernels()` after detecting AVX-512F.
+    pub(super) fn dot_avx512_checked(a: &[f32], b: &[f32]) -> f32 {
+        // SAFETY: `kernels()` returns this function only when `is_x86_feature_detected!("avx512f")`
+        // held, so the CPU executes every instruction `dot_avx512` was compiled with.
+        unsafe { dot_avx512(a, b) }
+    }
+
+    /// Safe wrapper: only handed out by `kernels()` after detecting AVX2 and FMA.
+    pub(super) fn dot_avx2_checked(a: &[f32], b: &[f32]) -> f32 {
+        // SAFETY: `kernels()` returns this function only when AVX2 and FMA were both detected.
+        unsafe { dot_avx2(a, b) }
+    }
+
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn dot_avx512(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut acc0 = _mm512_setzero_ps();
+        let mut acc1 = _mm512_setzero_ps();
+        let mut i = 0;
+        while i + 32 <= n {
+            // SAFETY: i + 32 <= n, so both 16-float loads at i and i + 16 are in bounds of a and b.
+            unsafe {
+                acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)), acc0);
+                acc1 = _mm512_fmadd_ps(
+                    _mm512_loadu_ps(pa.add(i + 16)),
+                    _mm512_loadu_ps(pb.add(i + 16)),
+                    acc1,
+                );
+            }
+            i += 32;
+        }
+        while i < n {
+            let left = n - i;
+            let mask: __mmask16 = if left >= 16 { 0xffff } else { (1u16 << left) - 1 };
+            // SAFETY: the mask enables only lanes i..i + min(16, left), all < n; masked-off lanes
+            // are not read (AVX-512 masked loads suppress faults on disabled lanes).
+            unsafe {
+                let x = _mm512_maskz_loadu_ps(mask, pa.add(i));
+                let y = _mm512_maskz_loadu_ps(mask, pb.add(i));
+                acc0 = _mm512_fmadd_ps(x, y, acc0);
+            }
+            i += 16;
+        }
+        _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1))
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        let mut acc = [_mm256_setzero_ps(); 4];
+        let mut i = 0;
+        while i + 32 <= n {
+            for (k, slot) in acc.iter_mut().enumerate() {
+                // SAFETY: i + 8k + 8 <= i + 32 <= n: the 8-float loads are in bounds.
+                unsafe {
+                    *slot = _mm256_fmadd_ps(
+                        _mm256_loadu_ps(pa.add(i + 8 * k)),
+                        _mm256_loadu_ps(pb.add(i + 8 * k)),
+                        *slot,
+                    );
+                }
+            }
+            i += 32;
+        }
+        while i + 8 <= n {
+            // SAFETY: i + 8 <= n.
+            unsafe {
+                acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), acc[0]);
+            }
+            i += 8;
+        }
+        let s = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+        let hi = _mm256_extractf128_ps(s, 1);
+        let lo = _mm256_castps256_ps128(s);
+        let q = _mm_add_ps(hi, lo);
+        let q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+        let q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 0b01));
+        let mut sum = _mm_cvtss_f32(q);
+        while i < n {
+            sum = a[i].mul_add(b[i], sum);
+            i += 1;
+        }
+        sum
+    }
+}
+
+/// Hints the CPU to start loading the cache line at `ptr` (no-op off x86-64).
+#[inline(always)]
+pub fn prefetch(data: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: prefetch is a hint that never faults, whatever the address; SSE is part of the
+        // x86-64 baseline.
+        unsafe { std::arch::x86_64::_mm_prefetch(data.as_ptr().cast::<i8>(), std::arch::x86_64::_MM_HINT_T0) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
+/// Scales `v` to unit length in place.
+///
+/// # Errors
+/// Returns a reason when `v` has a non-finite component or zero length.
+pub fn normalize(v: &mut [f32]) -> Result<(), &'static str> {
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err("vector has a NaN or infinite component");
+    }
+    let norm = dot_scalar(v, v).sqrt();
+    if !(norm.is_finite() && norm > 0.0) {
+        return Err("vector has zero length");
+    }
+    let inv = 1.0 / norm;
+    v.iter_mut().for_each(|x| *x *= inv);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(n: usize, seed: u32) -> Vec<f32> {
+        (0..n).map(|i| (((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 2001) as f32 / 1000.0 - 1.0).collect()
+    }
+
+    #[test]
+    fn every_kernel_equals_scalar_at_every_length() {
+        for n in (0..130).chain([255, 256, 257, 384, 768, 1023]) {
+            let (a, b) = (data(n, 1), data(n, 7));
+            let want = dot_scalar(&a, &b);
+            let exact: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+            assert!((f64::from(want) - exact).abs() < 1e-4 * (1.0 + exact.abs()), "scalar n={n}");
+            for (name, f) in kernels() {
+                let got = f(&a, &b);
+                assert!((got - want).abs() <= 1e-5 * (1.0 + want.abs()), "{name} n={n}: {got} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn scalar_is_always_available() {
+        assert_eq!(kernels().last().map(|k| k.0), Some("scalar"));
+    }
+
+    #[test]
+    fn normalize_rejects_bad_vectors() {
+        assert!(normalize(&mut [0.0, 0.0]).is_err());
+        assert!(normalize(&mut [f32::NAN, 1.0]).is_err());
+        let mut v = [3.0, 4.0];
+        normalize(&mut v).unwrap();
+        assert!((v[0] - 0.6).abs() < 1e-6 && (v[1] - 0.8).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,10 @@
+//! Integration tests of `memloop-index`: recall against brute force, churn, filters,
+//! persistence, corruption and concurrency.
+
+mod churn;
+mod common;
+mod concurrent;
+mod corrupt;
+mod filter;
+mod persist;
+mod recall;
