@@ -135,6 +135,19 @@ impl Index {
         &self.params
     }
 
+    /// Changes the pass fraction below which filtered searches scan exactly (see
+    /// [`Params::exact_below`]); 0 always walks the graph, 1 always scans.
+    ///
+    /// # Errors
+    /// [`IndexError::InvalidParameter`] outside 0..=1.
+    pub fn set_exact_below(&mut self, fraction: f32) -> Result<()> {
+        let mut p = self.params;
+        p.exact_below = fraction;
+        p.validate()?;
+        self.params = p;
+        Ok(())
+    }
+
     /// Vector dimension.
     pub fn dim(&self) -> usize {
         self.params.dim

@@ -1,0 +1,16 @@
+//! # memloop-benches
+//!
+//! Benchmark binaries that put memloop beside its peers on the same data in the same run:
+//! - `ann-bench`: the index against hnsw_rs (and, through `benches/peers.py`, hnswlib, faiss and
+//!   usearch) on texmex `.fvecs` files: build time, open time, RSS after open, recall and QPS
+//!   per `ef`.
+//!
+//! Shared pieces live here: texmex I/O, process memory readings, the clustered-data generator
+//! and the [`AnnSystem`] trait every engine implements.
+
+pub mod clustered;
+pub mod rss;
+pub mod systems;
+pub mod texmex;
+
+pub use systems::AnnSystem;

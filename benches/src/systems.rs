@@ -1,0 +1,122 @@
+//! One trait per engine under test (redb's `BenchDatabase` pattern), so every system runs the
+//! same build / save / open / search sequence on the same data.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use hnsw_rs::api::AnnT;
+use hnsw_rs::hnswio::HnswIo;
+use hnsw_rs::prelude::{DistDot, Hnsw};
+use memloop_index::{Index, Params, SearchScratch};
+
+use crate::texmex::Matrix;
+
+/// Construction parameters shared by every system.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildParams {
+    /// HNSW `M`.
+    pub m: usize,
+    /// HNSW `efConstruction`.
+    pub ef_construction: usize,
+}
+
+/// An ANN engine under test. Ids are row numbers of the base file.
+pub trait AnnSystem: Send {
+    /// Name printed in the `"system"` field.
+    fn name(&self) -> &'static str;
+    /// Builds over all rows of `base` on the current rayon pool.
+    fn build(&mut self, base: &Matrix<f32>, p: BuildParams) -> Result<()>;
+    /// Writes the built index into the empty directory `dir`.
+    fn save(&self, dir: &Path) -> Result<()>;
+    /// Opens what `save` wrote (replacing any built state).
+    fn open(&mut self, dir: &Path) -> Result<()>;
+    /// Top-`k` row ids for `query` with beam width `ef`, into `out`.
+    fn search(&mut self, query: &[f32], k: usize, ef: usize, out: &mut Vec<u64>);
+}
+
+/// Makes the system named `name`.
+///
+/// # Errors
+/// Unknown names.
+pub fn by_name(name: &str) -> Result<Box<dyn AnnSystem>> {
+    match name {
+        "memloop" => Ok(Box::new(Memloop::default())),
+        "hnsw_rs" => Ok(Box::new(HnswRs::default())),
+        other => anyhow::bail!("unknown system {other:?} (known: memloop, hnsw_rs)"),
+    }
+}
+
+/// memloop-index.
+#[derive(Default)]
+pub struct Memloop {
+    index: Option<Index>,
+    scratch: SearchScratch,
+}
+
+impl AnnSystem for Memloop {
+    fn name(&self) -> &'static str {
+        "memloop"
+    }
+    fn build(&mut self, base: &Matrix<f32>, p: BuildParams) -> Result<()> {
+        let params = Params::builder(base.dim).m(p.m).ef_construction(p.ef_construction).build()?;
+        let index = Index::new(params)?;
+        let ids: Vec<u64> = (0..base.rows() as u64).collect();
+        index.insert_batch(&ids, &base.data)?;
+        self.index = Some(index);
+        Ok(())
+    }
+    fn save(&self, dir: &Path) -> Result<()> {
+        self.index.as_ref().context("not built")?.save(dir.join("memloop.idx"), 0)?;
+        Ok(())
+    }
+    fn open(&mut self, dir: &Path) -> Result<()> {
+        self.index = Some(Index::open(dir.join("memloop.idx"))?);
+        Ok(())
+    }
+    fn search(&mut self, query: &[f32], k: usize, ef: usize, out: &mut Vec<u64>) {
+        out.clear();
+        if let Some(index) = &self.index {
+            if let Ok(hits) = index.search_with(query, k, ef, None, &mut self.scratch) {
+                out.extend(hits.iter().map(|h| h.id));
+            }
+        }
+    }
+}
+
+/// hnsw_rs 0.3.5 with its inner-product distance (`DistDot`, unit vectors).
+#[derive(Default)]
+pub struct HnswRs {
+    hnsw: Option<Hnsw<'static, f32, DistDot>>,
+}
+
+impl AnnSystem for HnswRs {
+    fn name(&self) -> &'static str {
+        "hnsw_rs"
+    }
+    fn build(&mut self, base: &Matrix<f32>, p: BuildParams) -> Result<()> {
+        let hnsw = Hnsw::<f32, DistDot>::new(p.m, base.rows(), 16, p.ef_construction, DistDot {});
+        let items: Vec<(&[f32], usize)> = (0..base.rows()).map(|i| (base.row(i), i)).collect();
+        hnsw.parallel_insert_slice(&items);
+        self.hnsw = Some(hnsw);
+        Ok(())
+    }
+    fn save(&self, dir: &Path) -> Result<()> {
+        self.hnsw.as_ref().context("not built")?.file_dump(dir, "hnsw_rs")?;
+        Ok(())
+    }
+    fn open(&mut self, dir: &Path) -> Result<()> {
+        // The loaded graph borrows its loader for its whole life; the probe process ends right
+        // after searching, so leaking the loader is the simple way to get a 'static graph.
+        let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, "hnsw_rs")));
+        let mut hnsw = io.load_hnsw::<f32, DistDot>()?;
+        hnsw.set_searching_mode(true);
+        self.hnsw = Some(hnsw);
+        Ok(())
+    }
+    fn search(&mut self, query: &[f32], k: usize, ef: usize, out: &mut Vec<u64>) {
+        out.clear();
+        if let Some(h) = &self.hnsw {
+            out.extend(h.search(query, k, ef).iter().map(|n| n.d_id as u64));
+        }
+    }
+}
