@@ -234,14 +234,6 @@ impl BaseFile {
         (node < u64::from(self.len)).then_some(node as u32)
     }
 
-    /// The stored vector of `node` (empty on a corrupted layout).
-    #[inline]
-    pub(crate) fn vector(&self, node: u32) -> &[f32] {
-        let d = self.params.dim;
-        let s = node as usize * d;
-        self.vectors().get(s..s + d).unwrap_or(&[])
-    }
-
     #[inline]
     pub(crate) fn level(&self, node: u32) -> usize {
         self.levels().get(node as usize).map_or(0, |l| (*l as usize).min(MAX_LEVEL))

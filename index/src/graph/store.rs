@@ -62,7 +62,12 @@ impl Store {
 
     /// A consistent view for one operation: holds the read side of `fresh`.
     pub(crate) fn view(&self) -> View<'_> {
-        View { store: self, fresh: self.fresh.read() }
+        let (vectors, level0) = match &self.base {
+            Some(b) => (b.vectors(), b.level0()),
+            None => (&[][..], &[][..]),
+        };
+        let (dim, stride) = self.base.as_ref().map_or((0, 1), |b| (b.params.dim, 1 + b.params.m0));
+        View { store: self, fresh: self.fresh.read(), vectors, level0, dim, stride }
     }
 }
 
@@ -70,6 +75,11 @@ impl Store {
 pub(crate) struct View<'a> {
     store: &'a Store,
     fresh: RwLockReadGuard<'a, Vec<FreshNode>>,
+    /// The mapped vectors and level-0 lists, resolved once per view (hot path of every search).
+    vectors: &'a [f32],
+    level0: &'a [u32],
+    dim: usize,
+    stride: usize,
 }
 
 impl<'a> View<'a> {
@@ -87,10 +97,8 @@ impl<'a> View<'a> {
     #[inline]
     pub(crate) fn vector(&self, node: u32) -> &[f32] {
         if node < self.store.base_len {
-            match &self.store.base {
-                Some(b) => b.vector(node),
-                None => &[],
-            }
+            let s = node as usize * self.dim;
+            self.vectors.get(s..s + self.dim).unwrap_or(&[])
         } else {
             self.fresh_node(node).map_or(&[], |f| &f.vector)
         }
@@ -164,7 +172,13 @@ impl<'a> View<'a> {
                     return;
                 }
             }
-            if let Some(b) = &self.store.base {
+            if level == 0 {
+                let s = node as usize * self.stride;
+                if let Some((count, ids)) = self.level0.get(s..s + self.stride).and_then(<[u32]>::split_first) {
+                    let count = (*count as usize).min(ids.len());
+                    out.extend(ids[..count].iter().copied().filter(|&n| n < len));
+                }
+            } else if let Some(b) = &self.store.base {
                 out.extend(b.links(node, level).iter().copied().filter(|&n| n < len));
             }
         } else if let Some(f) = self.fresh_node(node) {
