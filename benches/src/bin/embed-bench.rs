@@ -1,0 +1,99 @@
+//! `embed-bench`: MiniLM embedding throughput and latency on CPU.
+//!
+//! ```text
+//! cargo run --release -p memloop-benches --bin embed-bench -- [--model DIR] \
+//!     [--sentences ../shared/research/embedding_results/bench_sentences.json] [--threads 1,2] --json
+//! ```
+//! Same protocol as the reference figures (`research/embedding.md`, `benches/embed_peers.py`):
+//! 256 fixed sentences of 20–60 tokens; batch 1 over the first 128, batch 32 over all 256;
+//! latency of one 58-token sentence (median of 50); each rate the median of 5 runs after a
+//! warm-up; tokenisation, forward pass, pooling and normalisation all included.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use memloop_embed::{default_model_dir, Embedder, EmbedderOptions};
+use serde_json::json;
+
+#[derive(Parser, Debug)]
+#[command(about = "Embedding throughput of memloop-embed")]
+struct Args {
+    /// Model directory (default: the fetched all-MiniLM-L6-v2).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// JSON array of sentences.
+    #[arg(long, default_value = "../shared/research/embedding_results/bench_sentences.json")]
+    sentences: PathBuf,
+    /// Thread counts to measure.
+    #[arg(long, default_value = "1,2", value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Timed runs per figure (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Print JSON lines.
+    #[arg(long)]
+    json: bool,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let text = std::fs::read_to_string(&args.sentences).with_context(|| format!("read {}", args.sentences.display()))?;
+    let sentences: Vec<String> = serde_json::from_str(&text)?;
+    let all: Vec<&str> = sentences.iter().map(String::as_str).collect();
+    let model = args.model.clone().unwrap_or_else(default_model_dir);
+    for &threads in &args.threads {
+        let e = Embedder::load(&model, EmbedderOptions { threads: Some(threads), batch_size: 32, ..Default::default() })?;
+        let tokens: usize = all.iter().map(|s| e.count_tokens(s) + 2).sum();
+        let _ = e.embed_documents(&all)?; // warm-up
+        let b1 = median(
+            (0..args.runs)
+                .map(|_| {
+                    let t0 = Instant::now();
+                    for s in &all[..128] {
+                        let _ = e.embed_documents(&[s]);
+                    }
+                    128.0 / t0.elapsed().as_secs_f64()
+                })
+                .collect(),
+        );
+        let b32 = median(
+            (0..args.runs)
+                .map(|_| {
+                    let t0 = Instant::now();
+                    for chunk in all.chunks(32) {
+                        let _ = e.embed_documents(chunk);
+                    }
+                    all.len() as f64 / t0.elapsed().as_secs_f64()
+                })
+                .collect(),
+        );
+        let probe = all.iter().copied().find(|s| e.count_tokens(s) + 2 == 58).unwrap_or(all[0]);
+        let latency = median(
+            (0..50)
+                .map(|_| {
+                    let t0 = Instant::now();
+                    let _ = e.embed_query(probe);
+                    t0.elapsed().as_secs_f64() * 1e3
+                })
+                .collect(),
+        );
+        let line = json!({
+            "system": "memloop", "threads": threads, "batch1_per_s": (b1 * 10.0).round() / 10.0,
+            "batch32_per_s": (b32 * 10.0).round() / 10.0, "latency_ms": (latency * 100.0).round() / 100.0,
+            "mean_tokens": (tokens as f64 / all.len() as f64 * 10.0).round() / 10.0,
+        });
+        if args.json {
+            println!("{line}");
+        } else {
+            println!("memloop, {threads} thread(s): batch 1 {b1:.1}/s, batch 32 {b32:.1}/s, one sentence {latency:.2} ms");
+        }
+    }
+    Ok(())
+}

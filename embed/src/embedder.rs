@@ -1,0 +1,305 @@
+//! The [`Embedder`]: a model directory in, unit vectors out.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use candle_core::{Device, Tensor};
+use sha2::{Digest, Sha256};
+use tokenizers::Tokenizer;
+
+use crate::config::{sentence_bert_max_len, ModelConfig};
+use crate::error::{EmbedError, Result};
+use crate::models::Encoder;
+use crate::{pool, tokenize, weights};
+
+/// Where inference runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeviceChoice {
+    /// The CPU (default).
+    #[default]
+    Cpu,
+    /// CUDA device `n`; needs the `cuda` cargo feature (and the CUDA toolkit to build it).
+    Cuda(usize),
+}
+
+/// Options for [`Embedder::load`].
+#[derive(Debug, Clone)]
+pub struct EmbedderOptions {
+    /// Threads for inference; `None` uses every core.
+    pub threads: Option<usize>,
+    /// Inputs per forward pass (after sorting by length).
+    pub batch_size: usize,
+    /// Truncate inputs to this many tokens; `None` takes the model's own limit
+    /// (`max_seq_length` of sentence-transformers, else the architecture's).
+    pub max_len: Option<usize>,
+    /// Matryoshka output dimension (nomic-style models); `None` keeps the full dimension.
+    pub dimension: Option<usize>,
+    /// Where to run.
+    pub device: DeviceChoice,
+}
+
+impl Default for EmbedderOptions {
+    fn default() -> Self {
+        EmbedderOptions { threads: None, batch_size: 32, max_len: None, dimension: None, device: DeviceChoice::Cpu }
+    }
+}
+
+/// What identifies an embedding space: vectors from embedders with different fingerprints must
+/// never be compared.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Fingerprint {
+    /// The model's name (its directory name).
+    pub model: String,
+    /// sha256 of `model.safetensors`, lowercase hex.
+    pub weights_sha256: String,
+    /// Output dimension.
+    pub dim: usize,
+}
+
+impl std::fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{}/{}", self.model, &self.weights_sha256[..self.weights_sha256.len().min(16)], self.dim)
+    }
+}
+
+/// A loaded text embedding model. `Send + Sync`: share one across threads.
+pub struct Embedder {
+    dir: PathBuf,
+    encoder: Encoder,
+    tokenizer: Tokenizer,
+    counter: Tokenizer,
+    device: Device,
+    hidden: usize,
+    dim: usize,
+    max_len: usize,
+    batch_size: usize,
+    matryoshka: Option<usize>,
+    pool: Option<rayon::ThreadPool>,
+    fingerprint: OnceLock<Fingerprint>,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder").field("dir", &self.dir).field("dim", &self.dim).field("max_len", &self.max_len).finish()
+    }
+}
+
+impl Embedder {
+    /// Loads the model in `dir` (config.json, tokenizer.json, model.safetensors; the weights are
+    /// memory-mapped, not read).
+    ///
+    /// # Errors
+    /// [`EmbedError::MissingFile`], [`EmbedError::MalformedFile`],
+    /// [`EmbedError::UnsupportedArchitecture`], [`EmbedError::WeightsMismatch`] naming the file;
+    /// [`EmbedError::InvalidOption`] for options the model cannot honour.
+    pub fn load(dir: impl AsRef<Path>, options: EmbedderOptions) -> Result<Self> {
+        let dir = dir.as_ref().to_path_buf();
+        let config = ModelConfig::read(&dir.join("config.json"))?;
+        let hidden = config.hidden_size();
+        let limit = config.max_positions();
+        let max_len = match options.max_len {
+            Some(n) if n < 2 || n > limit => {
+                return Err(EmbedError::InvalidOption { name: "max_len", reason: format!("must be in 2..={limit}, got {n}") })
+            }
+            Some(n) => n,
+            None => sentence_bert_max_len(&dir)?.unwrap_or(limit).min(limit),
+        };
+        if options.batch_size == 0 {
+            return Err(EmbedError::InvalidOption { name: "batch_size", reason: "must be at least 1".into() });
+        }
+        let device = match options.device {
+            DeviceChoice::Cpu => Device::Cpu,
+            DeviceChoice::Cuda(n) => cuda_device(n)?,
+        };
+        let weights_path = dir.join("model.safetensors");
+        let vb = weights::load(&weights_path, &device)?;
+        let encoder = Encoder::load(&config, vb)
+            .map_err(|e| EmbedError::WeightsMismatch { path: weights_path.clone(), reason: e.to_string() })?;
+        let matryoshka = match options.dimension {
+            None => None,
+            Some(d) if d == 0 || d > hidden => {
+                return Err(EmbedError::InvalidOption { name: "dimension", reason: format!("must be in 1..={hidden}, got {d}") })
+            }
+            Some(d) if !encoder.matryoshka() && d != hidden => {
+                return Err(EmbedError::InvalidOption {
+                    name: "dimension",
+                    reason: format!("this model was not trained for Matryoshka dimensions; only {hidden}"),
+                })
+            }
+            Some(d) if !encoder.matryoshka() => {
+                let _ = d;
+                None
+            }
+            Some(d) => Some(d),
+        };
+        let (tokenizer, counter) = tokenize::load(&dir.join("tokenizer.json"), max_len)?;
+        let pool = match options.threads {
+            Some(0) => return Err(EmbedError::InvalidOption { name: "threads", reason: "must be at least 1".into() }),
+            Some(n) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| EmbedError::InvalidOption { name: "threads", reason: e.to_string() })?,
+            ),
+            None => None,
+        };
+        Ok(Embedder {
+            dir,
+            encoder,
+            tokenizer,
+            counter,
+            device,
+            hidden,
+            dim: matryoshka.unwrap_or(hidden),
+            max_len,
+            batch_size: options.batch_size,
+            matryoshka,
+            pool,
+            fingerprint: OnceLock::new(),
+        })
+    }
+
+    /// Output dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Inputs longer than this many tokens (special tokens included) are truncated.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// The model directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Number of tokens the model's tokenizer makes of `text`, without special tokens and
+    /// without truncation: the count context assembly budgets with.
+    pub fn count_tokens(&self, text: &str) -> usize {
+        self.counter.encode(text, false).map_or(0, |e| e.get_ids().len())
+    }
+
+    /// Model name + sha256 of the weights + dimension. The hash is computed on first call
+    /// (reads the weights file once) and cached.
+    ///
+    /// # Errors
+    /// [`EmbedError::MissingFile`] if the weights file can no longer be read.
+    pub fn fingerprint(&self) -> Result<Fingerprint> {
+        if let Some(f) = self.fingerprint.get() {
+            return Ok(f.clone());
+        }
+        let path = self.dir.join("model.safetensors");
+        let mut file = std::fs::File::open(&path).map_err(|e| EmbedError::MissingFile { path: path.clone(), reason: e.to_string() })?;
+        let mut hasher = Sha256::new();
+        std::io::copy(&mut file, &mut hasher).map_err(|e| EmbedError::MissingFile { path: path.clone(), reason: e.to_string() })?;
+        let sha: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let model = self.dir.file_name().map_or_else(|| "model".to_string(), |n| n.to_string_lossy().into_owned());
+        let f = Fingerprint { model, weights_sha256: sha, dim: self.dim };
+        Ok(self.fingerprint.get_or_init(|| f).clone())
+    }
+
+    /// Embeds texts to be stored (nomic-style models get `search_document: `).
+    ///
+    /// # Errors
+    /// [`EmbedError::Inference`] if the model fails.
+    pub fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_with_prefix(texts, self.encoder.prefixes().0)
+    }
+
+    /// Embeds one search query (nomic-style models get `search_query: `).
+    ///
+    /// # Errors
+    /// As [`Embedder::embed_documents`].
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        let mut v = self.embed_queries(&[text])?;
+        v.pop().ok_or_else(|| EmbedError::Inference("no output".into()))
+    }
+
+    /// Embeds several queries.
+    ///
+    /// # Errors
+    /// As [`Embedder::embed_documents`].
+    pub fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_with_prefix(texts, self.encoder.prefixes().1)
+    }
+
+    /// Last hidden states of `text` exactly as given (no task prefix), one vector per token
+    /// (special tokens included): the encoder's output before pooling.
+    ///
+    /// # Errors
+    /// As [`Embedder::embed_documents`].
+    pub fn token_embeddings(&self, text: &str) -> Result<Vec<Vec<f32>>> {
+        let run = || {
+            let ids = tokenize::encode(&self.tokenizer, vec![text.to_string()])?;
+            let ids = ids.into_iter().next().unwrap_or_default();
+            let n = ids.len();
+            let ids_t = Tensor::from_vec(ids, (1, n), &self.device)?;
+            let mask_t = Tensor::from_vec(vec![1u32; n], (1, n), &self.device)?;
+            let hidden: Vec<f32> = self.encoder.forward(&ids_t, &mask_t)?.flatten_all()?.to_vec1()?;
+            Ok(hidden.chunks(self.hidden).map(<[f32]>::to_vec).collect())
+        };
+        match &self.pool {
+            Some(p) => p.install(run),
+            None => run(),
+        }
+    }
+
+    fn embed_with_prefix(&self, texts: &[&str], prefix: &str) -> Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let run = || {
+            let inputs: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
+            let ids = tokenize::encode(&self.tokenizer, inputs)?;
+            self.embed_ids(&ids)
+        };
+        match &self.pool {
+            Some(p) => p.install(run),
+            None => run(),
+        }
+    }
+
+    /// Embeds already-tokenised inputs: sorted by length, batched, padded per batch.
+    fn embed_ids(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| ids[i].len());
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); ids.len()];
+        for chunk in order.chunks(self.batch_size) {
+            let seq = chunk.iter().map(|&i| ids[i].len()).max().unwrap_or(0).max(1);
+            let b = chunk.len();
+            let mut flat = vec![0u32; b * seq];
+            let mut mask = vec![0u32; b * seq];
+            for (row, &i) in chunk.iter().enumerate() {
+                flat[row * seq..row * seq + ids[i].len()].copy_from_slice(&ids[i]);
+                mask[row * seq..row * seq + ids[i].len()].iter_mut().for_each(|m| *m = 1);
+            }
+            let ids_t = Tensor::from_vec(flat, (b, seq), &self.device)?;
+            let mask_t = Tensor::from_vec(mask.clone(), (b, seq), &self.device)?;
+            let hidden = self.encoder.forward(&ids_t, &mask_t)?;
+            let hidden: Vec<f32> = hidden.flatten_all()?.to_vec1()?;
+            let pooled = pool::mean_pool(&hidden, &mask, b, seq, self.hidden);
+            for (&i, mut v) in chunk.iter().zip(pooled) {
+                match self.matryoshka {
+                    Some(d) => v = pool::matryoshka(&v, d),
+                    None => pool::l2_normalize(&mut v),
+                }
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_device(n: usize) -> Result<Device> {
+    Device::new_cuda(n).map_err(|e| EmbedError::InvalidOption { name: "device", reason: e.to_string() })
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_device(_n: usize) -> Result<Device> {
+    Err(EmbedError::InvalidOption {
+        name: "device",
+        reason: "this build has no CUDA support; rebuild memloop-embed with `--features cuda` (needs the CUDA toolkit)".into(),
+    })
+}

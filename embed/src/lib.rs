@@ -1,0 +1,56 @@
+//! # memloop-embed
+//!
+//! ## Brief overview
+//! Local text embeddings with candle, matching the reference implementations: it knows text and
+//! vectors, nothing of storage.
+//!
+//! - [`Embedder`]: loads a model directory (config.json, tokenizer.json, model.safetensors via
+//!   mmap); [`Embedder::embed_documents`], [`Embedder::embed_query`],
+//!   [`Embedder::embed_queries`], [`Embedder::count_tokens`], [`Embedder::fingerprint`].
+//! - Architectures, read from config.json's `model_type`: `bert` (all-MiniLM-L6-v2, the
+//!   default, and the BERT family) and `nomic_bert` (nomic-embed-text: task prefixes applied for
+//!   you, Matryoshka dimensions through [`EmbedderOptions::dimension`]).
+//! - Recipe: truncation at the model's max length (256 for MiniLM), batches sorted by length and
+//!   padded to their own longest input, mean pooling over the attention mask, L2 normalisation.
+//! - [`default_model_dir`]: where `scripts/fetch-model.sh` puts the default model.
+//!
+//! ```no_run
+//! use memloop_embed::{default_model_dir, Embedder, EmbedderOptions};
+//! # fn main() -> Result<(), memloop_embed::EmbedError> {
+//! let embedder = Embedder::load(default_model_dir(), EmbedderOptions::default())?;
+//! let docs = embedder.embed_documents(&["Canberra is the capital city of Australia."])?;
+//! let query = embedder.embed_query("What is the capital of Australia?")?;
+//! let cosine: f32 = docs[0].iter().zip(&query).map(|(a, b)| a * b).sum();
+//! assert!(cosine > 0.7);
+//! # Ok(()) }
+//! ```
+#![deny(unsafe_code)]
+
+mod config;
+mod embedder;
+mod error;
+mod models;
+mod pool;
+mod tokenize;
+mod weights;
+
+use std::path::PathBuf;
+
+pub use embedder::{DeviceChoice, Embedder, EmbedderOptions, Fingerprint};
+pub use error::{EmbedError, Result};
+
+/// Name of the default model's directory.
+pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
+
+/// Directory of the default model: `$MEMLOOP_MODEL_DIR` if set, else
+/// `$XDG_CACHE_HOME/memloop/models/all-MiniLM-L6-v2` (`~/.cache/...` without XDG).
+pub fn default_model_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("MEMLOOP_MODEL_DIR") {
+        return PathBuf::from(d);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from(".cache"));
+    cache.join("memloop").join("models").join(DEFAULT_MODEL)
+}

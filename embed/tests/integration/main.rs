@@ -1,0 +1,8 @@
+//! Integration tests of `memloop-embed` against reference outputs: sentence-transformers for
+//! all-MiniLM-L6-v2 (the real model, fetched by `scripts/fetch-model.sh`), nomic's own PyTorch
+//! code for a tiny nomic-bert checkpoint (shipped in `tests/fixtures/nomic-tiny`).
+
+mod common;
+mod errors;
+mod minilm;
+mod nomic;
