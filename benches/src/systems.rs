@@ -95,7 +95,10 @@ impl AnnSystem for HnswRs {
     }
     fn build(&mut self, base: &Matrix<f32>, p: BuildParams) -> Result<()> {
         let hnsw = Hnsw::<f32, DistDot>::new(p.m, base.rows(), 16, p.ef_construction, DistDot {});
-        let items: Vec<(&[f32], usize)> = (0..base.rows()).map(|i| (base.row(i), i)).collect();
+        // DistDot asserts 1 - <a, b> >= 0 and panics when rounding makes a unit vector's
+        // self-product exceed 1; shrinking every vector by 1e-6 keeps the order and the assert.
+        let shrunk: Vec<f32> = base.data.iter().map(|x| x * (1.0 - 1e-6)).collect();
+        let items: Vec<(&[f32], usize)> = shrunk.chunks(base.dim).enumerate().map(|(i, r)| (r, i)).collect();
         hnsw.parallel_insert_slice(&items);
         self.hnsw = Some(hnsw);
         Ok(())
@@ -116,7 +119,8 @@ impl AnnSystem for HnswRs {
     fn search(&mut self, query: &[f32], k: usize, ef: usize, out: &mut Vec<u64>) {
         out.clear();
         if let Some(h) = &self.hnsw {
-            out.extend(h.search(query, k, ef).iter().map(|n| n.d_id as u64));
+            let q: Vec<f32> = query.iter().map(|x| x * (1.0 - 1e-6)).collect();
+            out.extend(h.search(&q, k, ef).iter().map(|n| n.d_id as u64));
         }
     }
 }

@@ -163,14 +163,29 @@ mod x86 {
     }
 }
 
-/// Hints the CPU to start loading the cache line at `ptr` (no-op off x86-64).
+/// Cache lines of a vector prefetched ahead of its use.
+const PREFETCH_LINES: usize = 4;
+
+/// Hints the CPU to start loading the first cache lines of `data` (no-op off x86-64).
 #[inline(always)]
 pub fn prefetch(data: &[f32]) {
     #[cfg(target_arch = "x86_64")]
-    {
+    for line in data.chunks(16).take(PREFETCH_LINES) {
         // SAFETY: prefetch is a hint that never faults, whatever the address; SSE is part of the
         // x86-64 baseline.
-        unsafe { std::arch::x86_64::_mm_prefetch(data.as_ptr().cast::<i8>(), std::arch::x86_64::_MM_HINT_T0) }
+        unsafe { std::arch::x86_64::_mm_prefetch(line.as_ptr().cast::<i8>(), std::arch::x86_64::_MM_HINT_T0) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
+/// Hints the CPU to load the cache line holding `data[0]` (no-op off x86-64).
+#[inline(always)]
+pub fn prefetch_bytes<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint that never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(data.as_ptr().cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = data;

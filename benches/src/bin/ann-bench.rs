@@ -81,6 +81,9 @@ struct Args {
     /// Measure filtered graph search against exact scan at several pass rates.
     #[arg(long)]
     filter_sweep: bool,
+    /// Keep the saved indexes in this directory (one subdirectory per system).
+    #[arg(long)]
+    save_dir: Option<PathBuf>,
     /// Internal: open the saved index of this system in this process and search.
     #[arg(long, hide = true)]
     probe: Option<String>,
@@ -128,7 +131,7 @@ fn main() -> Result<()> {
         pool.install(|| system.build(&base, p))?;
         let seconds = t0.elapsed().as_secs_f64();
         emit(&args, json!({"system": name, "phase": "build", "seconds": round(seconds, 2), "threads": args.threads, "n": base.rows()}));
-        let dir = work.path().join(&name);
+        let dir = args.save_dir.clone().unwrap_or_else(|| work.path().to_path_buf()).join(&name);
         std::fs::create_dir_all(&dir)?;
         system.save(&dir)?;
         drop(system);

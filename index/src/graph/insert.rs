@@ -147,8 +147,10 @@ impl Index {
             let found = search_layer(view, dot, q, &entry, self.params.ef_construction, l, s, |n| {
                 n != node && !view.is_deleted(n)
             });
+            // A new node gets M links on every level (as in hnswlib); level-0 lists of existing
+            // nodes may grow to M0 through reverse links before they are pruned.
             let max = self.params.max_links(l);
-            let chosen = select_neighbours(view, dot, &found, max);
+            let chosen = select_neighbours(view, dot, &found, self.params.m);
             view.with_links_mut(node, l, |ls| ls.clone_from(&chosen));
             for &nb in &chosen {
                 view.with_links_mut(nb, l, |ls| {

@@ -63,6 +63,7 @@ pub(crate) fn search_layer(
             break;
         }
         view.links_into(c.node, level, &mut links);
+        s.prefetch_visited(&links);
         links.retain(|&nb| s.visit(nb));
         for &nb in &links {
             prefetch(view.vector(nb));

@@ -27,8 +27,9 @@ impl Ord for Scored {
 /// [`crate::Index::search_with`]; [`crate::Index::search`] keeps one per thread for you.
 #[derive(Default)]
 pub struct SearchScratch {
-    visited: Vec<u32>,
-    epoch: u32,
+    /// Epoch stamps (u16 keeps the array small enough to stay in cache on large graphs).
+    visited: Vec<u16>,
+    epoch: u16,
     pub(crate) candidates: BinaryHeap<Scored>,
     pub(crate) results: BinaryHeap<Reverse<Scored>>,
     pub(crate) links: Vec<u32>,
@@ -59,6 +60,16 @@ impl SearchScratch {
         }
         self.candidates.clear();
         self.results.clear();
+    }
+
+    /// Hints the CPU to load the visited stamps of `nodes`.
+    #[inline]
+    pub(crate) fn prefetch_visited(&self, nodes: &[u32]) {
+        for &n in nodes {
+            if let Some(v) = self.visited.get(n as usize) {
+                crate::simd::prefetch_bytes(std::slice::from_ref(v));
+            }
+        }
     }
 
     /// Marks `node` visited; true if it was not visited before in this search.
