@@ -14,3 +14,8 @@ pub mod systems;
 pub mod texmex;
 
 pub use systems::AnnSystem;
+
+/// The README's Rust examples, compiled and run as doctests (this crate sees every other crate).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

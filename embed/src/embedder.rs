@@ -25,9 +25,13 @@ pub enum DeviceChoice {
 /// Options for [`Embedder::load`].
 #[derive(Debug, Clone)]
 pub struct EmbedderOptions {
-    /// Threads for inference; `None` uses every core.
+    /// Threads for this embedder's own work (tokenisation, batching, pooling); `None` uses the
+    /// global rayon pool. candle's compute kernels run on candle's process-wide pools, sized
+    /// once per process from `CANDLE_NUM_THREADS` / `RAYON_NUM_THREADS` (default: one per
+    /// physical core): set those before the first embedding to pin the whole process.
     pub threads: Option<usize>,
-    /// Inputs per forward pass (after sorting by length).
+    /// Inputs per forward pass (after sorting by length). Small batches keep candle's
+    /// intermediate tensors in cache: 8 measured fastest on 2 cores (BENCHMARKS.md).
     pub batch_size: usize,
     /// Truncate inputs to this many tokens; `None` takes the model's own limit
     /// (`max_seq_length` of sentence-transformers, else the architecture's).
@@ -40,7 +44,7 @@ pub struct EmbedderOptions {
 
 impl Default for EmbedderOptions {
     fn default() -> Self {
-        EmbedderOptions { threads: None, batch_size: 32, max_len: None, dimension: None, device: DeviceChoice::Cpu }
+        EmbedderOptions { threads: None, batch_size: 8, max_len: None, dimension: None, device: DeviceChoice::Cpu }
     }
 }
 

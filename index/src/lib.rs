@@ -51,8 +51,3 @@ mod tests {
         check::<Index>();
     }
 }
-
-/// The README's Rust examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;

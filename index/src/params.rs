@@ -32,7 +32,7 @@ pub const MAX_M: usize = 128;
 /// Largest supported dimension.
 pub const MAX_DIM: usize = 65_536;
 /// Default `exact_below`: measured with `ann-bench --filter-sweep` (BENCHMARKS.md).
-pub const DEFAULT_EXACT_BELOW: f32 = 0.03;
+pub const DEFAULT_EXACT_BELOW: f32 = 0.08;
 
 impl Params {
     /// Starts a builder for `dim`-dimensional vectors with M = 16, efConstruction = 200,

@@ -29,6 +29,9 @@ struct Args {
     /// Thread counts to measure.
     #[arg(long, default_value = "1,2", value_delimiter = ',')]
     threads: Vec<usize>,
+    /// Inputs per forward pass inside the embedder (`EmbedderOptions::batch_size`).
+    #[arg(long, default_value_t = 8)]
+    micro_batch: usize,
     /// Timed runs per figure (the median is reported).
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -44,12 +47,39 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    // candle sizes its compute pools once per process from these variables, so each thread
+    // count runs in its own child process.
+    if std::env::var_os("MEMLOOP_EMBED_BENCH_CHILD").is_none() {
+        for &threads in &args.threads {
+            let mut cmd = std::process::Command::new(std::env::current_exe()?);
+            let mut rest = Vec::new();
+            let mut skip_value = false;
+            for a in std::env::args().skip(1) {
+                if std::mem::take(&mut skip_value) {
+                    continue;
+                }
+                if a == "--threads" {
+                    skip_value = true;
+                } else if !a.starts_with("--threads=") {
+                    rest.push(a);
+                }
+            }
+            cmd.args(rest)
+                .arg(format!("--threads={threads}"))
+                .env("MEMLOOP_EMBED_BENCH_CHILD", "1")
+                .env("RAYON_NUM_THREADS", threads.to_string())
+                .env("CANDLE_NUM_THREADS", threads.to_string());
+            let status = cmd.status()?;
+            anyhow::ensure!(status.success(), "child for {threads} thread(s) failed");
+        }
+        return Ok(());
+    }
     let text = std::fs::read_to_string(&args.sentences).with_context(|| format!("read {}", args.sentences.display()))?;
     let sentences: Vec<String> = serde_json::from_str(&text)?;
     let all: Vec<&str> = sentences.iter().map(String::as_str).collect();
     let model = args.model.clone().unwrap_or_else(default_model_dir);
     for &threads in &args.threads {
-        let e = Embedder::load(&model, EmbedderOptions { threads: Some(threads), batch_size: 32, ..Default::default() })?;
+        let e = Embedder::load(&model, EmbedderOptions { threads: Some(threads), batch_size: args.micro_batch, ..Default::default() })?;
         let tokens: usize = all.iter().map(|s| e.count_tokens(s) + 2).sum();
         let _ = e.embed_documents(&all)?; // warm-up
         let b1 = median(
@@ -87,7 +117,7 @@ fn main() -> Result<()> {
         let line = json!({
             "system": "memloop", "threads": threads, "batch1_per_s": (b1 * 10.0).round() / 10.0,
             "batch32_per_s": (b32 * 10.0).round() / 10.0, "latency_ms": (latency * 100.0).round() / 100.0,
-            "mean_tokens": (tokens as f64 / all.len() as f64 * 10.0).round() / 10.0,
+            "mean_tokens": (tokens as f64 / all.len() as f64 * 10.0).round() / 10.0, "micro_batch": args.micro_batch,
         });
         if args.json {
             println!("{line}");

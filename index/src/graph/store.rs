@@ -158,6 +158,20 @@ impl<'a> View<'a> {
         (!self.is_deleted(n) && self.ext(n) == ext).then_some(n)
     }
 
+    /// Calls `f` with the node of every live id in `ids` (one lock acquisition for all).
+    pub(crate) fn for_each_found(&self, ids: &[u64], mut f: impl FnMut(u32)) {
+        let fresh_ids = self.store.fresh_ids.read();
+        for &ext in ids {
+            let node = match fresh_ids.get(&ext) {
+                Some(&n) => Some(n),
+                None => self.store.base.as_ref().and_then(|b| b.find(ext)).filter(|&n| self.ext(n) == ext),
+            };
+            if let Some(n) = node.filter(|&n| !self.is_deleted(n)) {
+                f(n);
+            }
+        }
+    }
+
     /// Copies the neighbours of `node` at `level` into `out` (ids outside the graph dropped).
     pub(crate) fn links_into(&self, node: u32, level: usize, out: &mut Vec<u32>) {
         out.clear();

@@ -133,7 +133,7 @@ impl Index {
             }
         };
         match filter.allowed_ids() {
-            Some(ids) => ids.iter().filter_map(|&id| view.find(id)).for_each(&mut offer),
+            Some(ids) => view.for_each_found(ids, &mut offer),
             None => (0..view.len())
                 .filter(|&n| !view.is_deleted(n) && filter.allows(view.ext(n)))
                 .for_each(&mut offer),
