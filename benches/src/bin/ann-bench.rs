@@ -8,7 +8,8 @@
 //! Prints, per system, a build line, an open line (measured in a fresh child process: open time
 //! and the RSS the open added) and one line per `ef` (recall@k against the truth, single-thread
 //! queries per second). Without `--truth` the truth is computed by brute force.
-//! `--make-data DIR` writes a clustered synthetic set; `--filter-sweep` measures where filtered
+//! `--make-data DIR` embeds `--base-texts` / `--query-texts` (one text per line) with the default
+//! model, or without them writes a clustered synthetic set; `--filter-sweep` measures where filtered
 //! graph search and exact scan cross over.
 
 use std::path::{Path, PathBuf};
@@ -69,6 +70,12 @@ struct Args {
     /// Write a clustered synthetic set (base.fvecs, query.fvecs) into this directory and exit.
     #[arg(long)]
     make_data: Option<PathBuf>,
+    /// With --make-data: embed these texts (one per line) with the default model as base vectors.
+    #[arg(long)]
+    base_texts: Option<PathBuf>,
+    /// With --make-data: embed these texts (one per line) as queries.
+    #[arg(long)]
+    query_texts: Option<PathBuf>,
     /// Base vectors for --make-data.
     #[arg(long, default_value_t = 100_000)]
     n: usize,
@@ -222,6 +229,23 @@ fn filter_sweep(args: &Args, base: &Matrix<f32>, queries: &Matrix<f32>) -> Resul
 
 fn make_data(args: &Args, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)?;
+    if let (Some(base), Some(queries)) = (&args.base_texts, &args.query_texts) {
+        let embedder = memloop_embed::Embedder::load(memloop_embed::default_model_dir(), Default::default())?;
+        for (src, name, kind) in [(base, "base.fvecs", "documents"), (queries, "query.fvecs", "queries")] {
+            let text = std::fs::read_to_string(src).with_context(|| format!("read {}", src.display()))?;
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            let t0 = Instant::now();
+            let mut flat = Vec::with_capacity(lines.len() * embedder.dim());
+            for (i, chunk) in lines.chunks(256).enumerate() {
+                let vecs = if kind == "queries" { embedder.embed_queries(chunk)? } else { embedder.embed_documents(chunk)? };
+                flat.extend(vecs.into_iter().flatten());
+                eprint!("\r{name}: {}/{} ({:.0}/s)", (i * 256 + chunk.len()), lines.len(), (i * 256 + chunk.len()) as f64 / t0.elapsed().as_secs_f64());
+            }
+            eprintln!();
+            write_fvecs(&dir.join(name), embedder.dim(), &flat)?;
+        }
+        return Ok(());
+    }
     let clusters = (args.n / 500).max(10);
     let all = clustered(args.n + args.queries, args.dim, clusters, 42);
     let (base, queries) = all.split_at(args.n * args.dim);

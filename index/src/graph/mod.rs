@@ -155,8 +155,7 @@ impl Index {
 
     /// Number of live items.
     pub fn len(&self) -> usize {
-        let v = self.store.view();
-        v.len() as usize - self.store.deleted_count.load(Ordering::Acquire)
+        self.store.view().live()
     }
 
     /// True if no live items.

@@ -89,6 +89,11 @@ impl<'a> View<'a> {
         self.store.base_len + self.fresh.len() as u32
     }
 
+    /// Live nodes (total minus tombstones).
+    pub(crate) fn live(&self) -> usize {
+        (self.len() as usize).saturating_sub(self.store.deleted_count.load(Ordering::Acquire))
+    }
+
     #[inline]
     fn fresh_node(&self, node: u32) -> Option<&FreshNode> {
         node.checked_sub(self.store.base_len).and_then(|i| self.fresh.get(i as usize))

@@ -83,7 +83,9 @@ impl Index {
             Vec::new()
         } else {
             match filter {
-                Some(f) if filter::pass_fraction(&view, f, self.len()) < self.params.exact_below => {
+                // Live count from this view: a second `view()` here would take the read lock
+                // recursively, which can deadlock behind a waiting writer.
+                Some(f) if filter::pass_fraction(&view, f, view.live()) < self.params.exact_below => {
                     self.exact_scan(&view, &q, k, f)
                 }
                 _ => self.graph_search(&view, &q, k, ef.max(k), filter, scratch),

@@ -43,6 +43,11 @@ fn searches_during_inserts_never_see_a_torn_state() {
                             let ip: f32 = q.iter().zip(v).map(|(a, b)| a * b).sum::<f32>() / qn;
                             assert!((ip - h.score).abs() < 1e-4, "score {} vs {}", h.score, ip);
                         }
+                        // Filtered searches take the same locks plus the filter's estimate.
+                        let limit = inserted.load(Ordering::Acquire) + 256;
+                        let even = index.search_filtered(q, 10, 32, &|id: u64| id % 2 == 0).unwrap();
+                        assert!(even.iter().all(|h| h.id % 2 == 0), "the filter was not applied");
+                        assert!(even.iter().all(|h| h.id < limit), "an id that was never inserted");
                         searches += 1;
                     }
                 }
