@@ -19,8 +19,8 @@ pub fn clustered(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
     for _ in 0..n {
         let c = rng.gen_range(0..clusters);
         let start = out.len();
-        for i in 0..dim {
-            out.push(centres[c][i] + spread[c] * gauss(&mut rng));
+        for &x in &centres[c] {
+            out.push(x + spread[c] * gauss(&mut rng));
         }
         let row = &mut out[start..];
         let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();

@@ -18,11 +18,7 @@ pub struct Matrix<T> {
 impl<T> Matrix<T> {
     /// Number of rows.
     pub fn rows(&self) -> usize {
-        if self.dim == 0 {
-            0
-        } else {
-            self.data.len() / self.dim
-        }
+        self.data.len().checked_div(self.dim).unwrap_or(0)
     }
     /// Row `i`.
     pub fn row(&self, i: usize) -> &[T] {

@@ -34,6 +34,7 @@ pub(crate) fn greedy(view: &View<'_>, dot: DotFn, q: &[f32], mut cur: Scored, le
 
 /// Beam search of width `ef` on `level`, starting at `entry`. Returns the accepted nodes found,
 /// best first.
+#[allow(clippy::too_many_arguments)] // the hot path: one call, no struct to assemble per level
 pub(crate) fn search_layer(
     view: &View<'_>,
     dot: DotFn,

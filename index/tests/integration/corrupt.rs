@@ -28,7 +28,7 @@ fn open_verify_search(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), IndexE
     let index = open_bytes(dir, name, bytes)?;
     // Whatever the contents, searching a file that opened must not panic.
     let _ = index.search(&[0.5; 24], 10, 32)?;
-    let _ = index.search_filtered(&[0.5; 24], 10, 32, &|id: u64| id % 2 == 0)?;
+    let _ = index.search_filtered(&[0.5; 24], 10, 32, &|id: u64| id.is_multiple_of(2))?;
     index.verify()
 }
 
