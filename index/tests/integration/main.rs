@@ -6,5 +6,6 @@ mod common;
 mod concurrent;
 mod corrupt;
 mod filter;
+mod model;
 mod persist;
 mod recall;
