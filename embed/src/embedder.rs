@@ -25,10 +25,11 @@ pub enum DeviceChoice {
 /// Options for [`Embedder::load`].
 #[derive(Debug, Clone)]
 pub struct EmbedderOptions {
-    /// Threads for this embedder's own work (tokenisation, batching, pooling); `None` uses the
-    /// global rayon pool. candle's compute kernels run on candle's process-wide pools, sized
-    /// once per process from `CANDLE_NUM_THREADS` / `RAYON_NUM_THREADS` (default: one per
-    /// physical core): set those before the first embedding to pin the whole process.
+    /// Threads for this embedder: tokenisation, pooling and candle's matrix multiplications run
+    /// on a pool of this size; `None` uses the global rayon pool. candle's element-wise kernels
+    /// run on its own process-wide pool, sized once per process from `CANDLE_NUM_THREADS`
+    /// (else `RAYON_NUM_THREADS`, else one per physical core): set that variable before the
+    /// first embedding to pin the whole process to n threads.
     pub threads: Option<usize>,
     /// Inputs per forward pass (after sorting by length). Small batches keep candle's
     /// intermediate tensors in cache: 8 measured fastest on 2 cores (BENCHMARKS.md).
