@@ -3,7 +3,7 @@
 
     python3 -m pip install torch sentence-transformers
     python3 benches/embed_peers.py --model DIR --threads 1,2 \
-        [--sentences ../shared/research/embedding_results/bench_sentences.json]
+        [--sentences benches/data/bench_sentences.json]
 
 DIR is the fetched all-MiniLM-L6-v2 folder (scripts/fetch-model.sh prints it).
 """
@@ -19,7 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True)
-    ap.add_argument("--sentences", default="../shared/research/embedding_results/bench_sentences.json")
+    ap.add_argument("--sentences", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "bench_sentences.json"))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=5)
     a = ap.parse_args()

@@ -13,7 +13,9 @@ pub fn clustered(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
         let v: f32 = rng.gen_range(0.0..1.0);
         (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
     };
-    let centres: Vec<Vec<f32>> = (0..clusters).map(|_| (0..dim).map(|_| gauss(&mut rng)).collect()).collect();
+    let centres: Vec<Vec<f32>> = (0..clusters)
+        .map(|_| (0..dim).map(|_| gauss(&mut rng)).collect())
+        .collect();
     let spread: Vec<f32> = (0..clusters).map(|_| rng.gen_range(0.35..0.9)).collect();
     let mut out = Vec::with_capacity(n * dim);
     for _ in 0..n {

@@ -58,7 +58,10 @@ impl AnnSystem for Memloop {
         "memloop"
     }
     fn build(&mut self, base: &Matrix<f32>, p: BuildParams) -> Result<()> {
-        let params = Params::builder(base.dim).m(p.m).ef_construction(p.ef_construction).build()?;
+        let params = Params::builder(base.dim)
+            .m(p.m)
+            .ef_construction(p.ef_construction)
+            .build()?;
         let index = Index::new(params)?;
         let ids: Vec<u64> = (0..base.rows() as u64).collect();
         index.insert_batch(&ids, &base.data)?;
@@ -66,7 +69,10 @@ impl AnnSystem for Memloop {
         Ok(())
     }
     fn save(&self, dir: &Path) -> Result<()> {
-        self.index.as_ref().context("not built")?.save(dir.join("memloop.idx"), 0)?;
+        self.index
+            .as_ref()
+            .context("not built")?
+            .save(dir.join("memloop.idx"), 0)?;
         Ok(())
     }
     fn open(&mut self, dir: &Path) -> Result<()> {
@@ -98,13 +104,20 @@ impl AnnSystem for HnswRs {
         // DistDot asserts 1 - <a, b> >= 0 and panics when rounding makes a unit vector's
         // self-product exceed 1; shrinking every vector by 1e-6 keeps the order and the assert.
         let shrunk: Vec<f32> = base.data.iter().map(|x| x * (1.0 - 1e-6)).collect();
-        let items: Vec<(&[f32], usize)> = shrunk.chunks(base.dim).enumerate().map(|(i, r)| (r, i)).collect();
+        let items: Vec<(&[f32], usize)> = shrunk
+            .chunks(base.dim)
+            .enumerate()
+            .map(|(i, r)| (r, i))
+            .collect();
         hnsw.parallel_insert_slice(&items);
         self.hnsw = Some(hnsw);
         Ok(())
     }
     fn save(&self, dir: &Path) -> Result<()> {
-        self.hnsw.as_ref().context("not built")?.file_dump(dir, "hnsw_rs")?;
+        self.hnsw
+            .as_ref()
+            .context("not built")?
+            .file_dump(dir, "hnsw_rs")?;
         Ok(())
     }
     fn open(&mut self, dir: &Path) -> Result<()> {

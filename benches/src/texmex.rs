@@ -26,7 +26,11 @@ impl<T> Matrix<T> {
     }
 }
 
-fn read_vecs<T>(path: &Path, limit: Option<usize>, conv: impl Fn([u8; 4]) -> T) -> Result<Matrix<T>> {
+fn read_vecs<T>(
+    path: &Path,
+    limit: Option<usize>,
+    conv: impl Fn([u8; 4]) -> T,
+) -> Result<Matrix<T>> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .with_context(|| format!("open {}", path.display()))?
@@ -37,13 +41,20 @@ fn read_vecs<T>(path: &Path, limit: Option<usize>, conv: impl Fn([u8; 4]) -> T) 
     let mut pos = 0usize;
     let mut rows = 0usize;
     while pos < bytes.len() && limit.is_none_or(|l| rows < l) {
-        let Some(head) = bytes.get(pos..pos + 4) else { bail!("{}: truncated row header", path.display()) };
+        let Some(head) = bytes.get(pos..pos + 4) else {
+            bail!("{}: truncated row header", path.display())
+        };
         let d = i32::from_le_bytes(head.try_into()?);
         if d <= 0 || (dim != 0 && d as usize != dim) {
-            bail!("{}: row {rows} has dimension {d}, expected {dim}", path.display());
+            bail!(
+                "{}: row {rows} has dimension {d}, expected {dim}",
+                path.display()
+            );
         }
         dim = d as usize;
-        let body = bytes.get(pos + 4..pos + 4 + 4 * dim).with_context(|| format!("{}: truncated row {rows}", path.display()))?;
+        let body = bytes
+            .get(pos + 4..pos + 4 + 4 * dim)
+            .with_context(|| format!("{}: truncated row {rows}", path.display()))?;
         data.extend(body.chunks_exact(4).map(|c| conv([c[0], c[1], c[2], c[3]])));
         pos += 4 + 4 * dim;
         rows += 1;
@@ -67,8 +78,15 @@ pub fn read_ivecs(path: &Path, limit: Option<usize>) -> Result<Matrix<i32>> {
     read_vecs(path, limit, i32::from_le_bytes)
 }
 
-fn write_vecs<T: Copy>(path: &Path, dim: usize, data: &[T], bytes: impl Fn(T) -> [u8; 4]) -> Result<()> {
-    let mut w = BufWriter::new(std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?);
+fn write_vecs<T: Copy>(
+    path: &Path,
+    dim: usize,
+    data: &[T],
+    bytes: impl Fn(T) -> [u8; 4],
+) -> Result<()> {
+    let mut w = BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?,
+    );
     for row in data.chunks(dim) {
         w.write_all(&(dim as i32).to_le_bytes())?;
         for &x in row {

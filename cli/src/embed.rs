@@ -27,18 +27,28 @@ pub struct EmbedArgs {
 
 pub fn run(args: &EmbedArgs) -> Result<()> {
     let dir = args.model.clone().unwrap_or_else(default_model_dir);
-    let embedder = Embedder::load(&dir, EmbedderOptions { threads: args.threads, ..Default::default() })
-        .with_context(|| format!("loading the model in {}", dir.display()))?;
+    let embedder = Embedder::load(
+        &dir,
+        EmbedderOptions {
+            threads: args.threads,
+            ..Default::default()
+        },
+    )
+    .with_context(|| format!("loading the model in {}", dir.display()))?;
     let stdin = std::io::stdin().lock();
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut batch: Vec<String> = Vec::with_capacity(args.batch.max(1));
     for (n, line) in stdin.lines().enumerate() {
         let line = line.context("reading stdin")?;
         if line.trim().is_empty() {
-            bail!("line {}: empty line; every line must be a JSON string (use \"\" for empty text)", n + 1);
+            bail!(
+                "line {}: empty line; every line must be a JSON string (use \"\" for empty text)",
+                n + 1
+            );
         }
-        let text: String = serde_json::from_str(&line)
-            .with_context(|| format!("line {}: expected a JSON string like \"some text\"", n + 1))?;
+        let text: String = serde_json::from_str(&line).with_context(|| {
+            format!("line {}: expected a JSON string like \"some text\"", n + 1)
+        })?;
         batch.push(text);
         if batch.len() >= args.batch.max(1) {
             flush(&embedder, &mut batch, args.query, &mut out)?;
@@ -54,7 +64,11 @@ fn flush(e: &Embedder, batch: &mut Vec<String>, query: bool, out: &mut impl Writ
         return Ok(());
     }
     let texts: Vec<&str> = batch.iter().map(String::as_str).collect();
-    let vectors = if query { e.embed_queries(&texts)? } else { e.embed_documents(&texts)? };
+    let vectors = if query {
+        e.embed_queries(&texts)?
+    } else {
+        e.embed_documents(&texts)?
+    };
     for v in vectors {
         serde_json::to_writer(&mut *out, &v)?;
         out.write_all(b"\n")?;

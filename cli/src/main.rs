@@ -10,7 +10,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "memloop", version, about = "On-device long-term memory for LLM agents")]
+#[command(
+    name = "memloop",
+    version,
+    about = "On-device long-term memory for LLM agents"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -19,7 +23,9 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Embed text: one JSON string per line on stdin, one JSON array of floats per line on stdout.
-    #[command(after_help = "Examples:\n  echo '\"hello world\"' | memloop embed\n  memloop embed --model ~/.cache/memloop/models/all-MiniLM-L6-v2 --query < questions.jsonl")]
+    #[command(
+        after_help = "Examples:\n  echo '\"hello world\"' | memloop embed\n  memloop embed --model ~/.cache/memloop/models/all-MiniLM-L6-v2 --query < questions.jsonl"
+    )]
     Embed(embed::EmbedArgs),
 }
 

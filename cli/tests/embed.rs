@@ -12,26 +12,47 @@ fn memloop(args: &[&str], stdin: &str) -> (bool, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
 }
 
 fn nomic_tiny() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../embed/tests/fixtures/nomic-tiny").display().to_string()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../embed/tests/fixtures/nomic-tiny")
+        .display()
+        .to_string()
 }
 
 #[test]
 fn embeds_json_lines_in_order() {
-    let (ok, out, err) = memloop(&["embed", "--model", &nomic_tiny(), "--batch", "2"], "\"hello world\"\n\"\"\n\"third line\"\n");
+    let (ok, out, err) = memloop(
+        &["embed", "--model", &nomic_tiny(), "--batch", "2"],
+        "\"hello world\"\n\"\"\n\"third line\"\n",
+    );
     assert!(ok, "{err}");
-    let rows: Vec<Vec<f32>> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<Vec<f32>> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|r| r.len() == 64));
     let norm: f32 = rows[0].iter().map(|x| x * x).sum::<f32>().sqrt();
     assert!((norm - 1.0).abs() < 1e-5);
     // Query mode uses the query prefix, so it differs from document mode for nomic models.
-    let (ok, q, _) = memloop(&["embed", "--model", &nomic_tiny(), "--query"], "\"hello world\"\n");
+    let (ok, q, _) = memloop(
+        &["embed", "--model", &nomic_tiny(), "--query"],
+        "\"hello world\"\n",
+    );
     assert!(ok);
     assert_ne!(q.lines().next(), out.lines().next());
 }

@@ -21,17 +21,34 @@ pub(crate) enum ModelConfig {
 
 impl ModelConfig {
     pub(crate) fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| EmbedError::MissingFile { path: path.to_path_buf(), reason: e.to_string() })?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| EmbedError::MalformedFile { path: path.to_path_buf(), reason: e.to_string() })?;
-        let found = value.get("model_type").and_then(|t| t.as_str()).unwrap_or("");
+        let text = std::fs::read_to_string(path).map_err(|e| EmbedError::MissingFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| EmbedError::MalformedFile {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+        let found = value
+            .get("model_type")
+            .and_then(|t| t.as_str())
+            .unwrap_or("");
         if !["bert", "nomic_bert"].contains(&found) {
-            let found = if found.is_empty() { "(none)".to_string() } else { found.to_string() };
-            return Err(EmbedError::UnsupportedArchitecture { path: path.to_path_buf(), found });
+            let found = if found.is_empty() {
+                "(none)".to_string()
+            } else {
+                found.to_string()
+            };
+            return Err(EmbedError::UnsupportedArchitecture {
+                path: path.to_path_buf(),
+                found,
+            });
         }
-        serde_json::from_value(value)
-            .map_err(|e| EmbedError::MalformedFile { path: path.to_path_buf(), reason: e.to_string() })
+        serde_json::from_value(value).map_err(|e| EmbedError::MalformedFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
     }
 
     /// Hidden size (the pooled embedding's dimension).
@@ -56,8 +73,16 @@ impl ModelConfig {
 /// `max_seq_length` from sentence-transformers' `sentence_bert_config.json`, if present.
 pub(crate) fn sentence_bert_max_len(dir: &Path) -> Result<Option<usize>> {
     let path = dir.join("sentence_bert_config.json");
-    let Ok(text) = std::fs::read_to_string(&path) else { return Ok(None) };
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| EmbedError::MalformedFile { path: path.clone(), reason: e.to_string() })?;
-    Ok(value.get("max_seq_length").and_then(serde_json::Value::as_u64).map(|n| n as usize))
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| EmbedError::MalformedFile {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+    Ok(value
+        .get("max_seq_length")
+        .and_then(serde_json::Value::as_u64)
+        .map(|n| n as usize))
 }

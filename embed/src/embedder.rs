@@ -45,7 +45,13 @@ pub struct EmbedderOptions {
 
 impl Default for EmbedderOptions {
     fn default() -> Self {
-        EmbedderOptions { threads: None, batch_size: 8, max_len: None, dimension: None, device: DeviceChoice::Cpu }
+        EmbedderOptions {
+            threads: None,
+            batch_size: 8,
+            max_len: None,
+            dimension: None,
+            device: DeviceChoice::Cpu,
+        }
     }
 }
 
@@ -63,7 +69,13 @@ pub struct Fingerprint {
 
 impl std::fmt::Display for Fingerprint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}@{}/{}", self.model, &self.weights_sha256[..self.weights_sha256.len().min(16)], self.dim)
+        write!(
+            f,
+            "{}@{}/{}",
+            self.model,
+            &self.weights_sha256[..self.weights_sha256.len().min(16)],
+            self.dim
+        )
     }
 }
 
@@ -85,7 +97,11 @@ pub struct Embedder {
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Embedder").field("dir", &self.dir).field("dim", &self.dim).field("max_len", &self.max_len).finish()
+        f.debug_struct("Embedder")
+            .field("dir", &self.dir)
+            .field("dim", &self.dim)
+            .field("max_len", &self.max_len)
+            .finish()
     }
 }
 
@@ -104,13 +120,19 @@ impl Embedder {
         let limit = config.max_positions();
         let max_len = match options.max_len {
             Some(n) if n < 2 || n > limit => {
-                return Err(EmbedError::InvalidOption { name: "max_len", reason: format!("must be in 2..={limit}, got {n}") })
+                return Err(EmbedError::InvalidOption {
+                    name: "max_len",
+                    reason: format!("must be in 2..={limit}, got {n}"),
+                })
             }
             Some(n) => n,
             None => sentence_bert_max_len(&dir)?.unwrap_or(limit).min(limit),
         };
         if options.batch_size == 0 {
-            return Err(EmbedError::InvalidOption { name: "batch_size", reason: "must be at least 1".into() });
+            return Err(EmbedError::InvalidOption {
+                name: "batch_size",
+                reason: "must be at least 1".into(),
+            });
         }
         let device = match options.device {
             DeviceChoice::Cpu => Device::Cpu,
@@ -118,17 +140,24 @@ impl Embedder {
         };
         let weights_path = dir.join("model.safetensors");
         let vb = weights::load(&weights_path, &device)?;
-        let encoder = Encoder::load(&config, vb)
-            .map_err(|e| EmbedError::WeightsMismatch { path: weights_path.clone(), reason: e.to_string() })?;
+        let encoder = Encoder::load(&config, vb).map_err(|e| EmbedError::WeightsMismatch {
+            path: weights_path.clone(),
+            reason: e.to_string(),
+        })?;
         let matryoshka = match options.dimension {
             None => None,
             Some(d) if d == 0 || d > hidden => {
-                return Err(EmbedError::InvalidOption { name: "dimension", reason: format!("must be in 1..={hidden}, got {d}") })
+                return Err(EmbedError::InvalidOption {
+                    name: "dimension",
+                    reason: format!("must be in 1..={hidden}, got {d}"),
+                })
             }
             Some(d) if !encoder.matryoshka() && d != hidden => {
                 return Err(EmbedError::InvalidOption {
                     name: "dimension",
-                    reason: format!("this model was not trained for Matryoshka dimensions; only {hidden}"),
+                    reason: format!(
+                        "this model was not trained for Matryoshka dimensions; only {hidden}"
+                    ),
                 })
             }
             Some(d) if !encoder.matryoshka() => {
@@ -139,12 +168,20 @@ impl Embedder {
         };
         let (tokenizer, counter) = tokenize::load(&dir.join("tokenizer.json"), max_len)?;
         let pool = match options.threads {
-            Some(0) => return Err(EmbedError::InvalidOption { name: "threads", reason: "must be at least 1".into() }),
+            Some(0) => {
+                return Err(EmbedError::InvalidOption {
+                    name: "threads",
+                    reason: "must be at least 1".into(),
+                })
+            }
             Some(n) => Some(
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(n)
                     .build()
-                    .map_err(|e| EmbedError::InvalidOption { name: "threads", reason: e.to_string() })?,
+                    .map_err(|e| EmbedError::InvalidOption {
+                        name: "threads",
+                        reason: e.to_string(),
+                    })?,
             ),
             None => None,
         };
@@ -182,7 +219,9 @@ impl Embedder {
     /// Number of tokens the model's tokenizer makes of `text`, without special tokens and
     /// without truncation: the count context assembly budgets with.
     pub fn count_tokens(&self, text: &str) -> usize {
-        self.counter.encode(text, false).map_or(0, |e| e.get_ids().len())
+        self.counter
+            .encode(text, false)
+            .map_or(0, |e| e.get_ids().len())
     }
 
     /// Model name + sha256 of the weights + dimension. The hash is computed on first call
@@ -195,12 +234,29 @@ impl Embedder {
             return Ok(f.clone());
         }
         let path = self.dir.join("model.safetensors");
-        let mut file = std::fs::File::open(&path).map_err(|e| EmbedError::MissingFile { path: path.clone(), reason: e.to_string() })?;
+        let mut file = std::fs::File::open(&path).map_err(|e| EmbedError::MissingFile {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
         let mut hasher = Sha256::new();
-        std::io::copy(&mut file, &mut hasher).map_err(|e| EmbedError::MissingFile { path: path.clone(), reason: e.to_string() })?;
-        let sha: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        let model = self.dir.file_name().map_or_else(|| "model".to_string(), |n| n.to_string_lossy().into_owned());
-        let f = Fingerprint { model, weights_sha256: sha, dim: self.dim };
+        std::io::copy(&mut file, &mut hasher).map_err(|e| EmbedError::MissingFile {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        let sha: String = hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let model = self
+            .dir
+            .file_name()
+            .map_or_else(|| "model".to_string(), |n| n.to_string_lossy().into_owned());
+        let f = Fingerprint {
+            model,
+            weights_sha256: sha,
+            dim: self.dim,
+        };
         Ok(self.fingerprint.get_or_init(|| f).clone())
     }
 
@@ -218,7 +274,8 @@ impl Embedder {
     /// As [`Embedder::embed_documents`].
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let mut v = self.embed_queries(&[text])?;
-        v.pop().ok_or_else(|| EmbedError::Inference("no output".into()))
+        v.pop()
+            .ok_or_else(|| EmbedError::Inference("no output".into()))
     }
 
     /// Embeds several queries.
@@ -241,7 +298,11 @@ impl Embedder {
             let n = ids.len();
             let ids_t = Tensor::from_vec(ids, (1, n), &self.device)?;
             let mask_t = Tensor::from_vec(vec![1u32; n], (1, n), &self.device)?;
-            let hidden: Vec<f32> = self.encoder.forward(&ids_t, &mask_t)?.flatten_all()?.to_vec1()?;
+            let hidden: Vec<f32> = self
+                .encoder
+                .forward(&ids_t, &mask_t)?
+                .flatten_all()?
+                .to_vec1()?;
             Ok(hidden.chunks(self.hidden).map(<[f32]>::to_vec).collect())
         };
         match &self.pool {
@@ -271,13 +332,20 @@ impl Embedder {
         order.sort_by_key(|&i| ids[i].len());
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); ids.len()];
         for chunk in order.chunks(self.batch_size) {
-            let seq = chunk.iter().map(|&i| ids[i].len()).max().unwrap_or(0).max(1);
+            let seq = chunk
+                .iter()
+                .map(|&i| ids[i].len())
+                .max()
+                .unwrap_or(0)
+                .max(1);
             let b = chunk.len();
             let mut flat = vec![0u32; b * seq];
             let mut mask = vec![0u32; b * seq];
             for (row, &i) in chunk.iter().enumerate() {
                 flat[row * seq..row * seq + ids[i].len()].copy_from_slice(&ids[i]);
-                mask[row * seq..row * seq + ids[i].len()].iter_mut().for_each(|m| *m = 1);
+                mask[row * seq..row * seq + ids[i].len()]
+                    .iter_mut()
+                    .for_each(|m| *m = 1);
             }
             let ids_t = Tensor::from_vec(flat, (b, seq), &self.device)?;
             let mask_t = Tensor::from_vec(mask.clone(), (b, seq), &self.device)?;
@@ -298,7 +366,10 @@ impl Embedder {
 
 #[cfg(feature = "cuda")]
 fn cuda_device(n: usize) -> Result<Device> {
-    Device::new_cuda(n).map_err(|e| EmbedError::InvalidOption { name: "device", reason: e.to_string() })
+    Device::new_cuda(n).map_err(|e| EmbedError::InvalidOption {
+        name: "device",
+        reason: e.to_string(),
+    })
 }
 
 #[cfg(not(feature = "cuda"))]

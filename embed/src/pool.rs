@@ -5,7 +5,13 @@
 //!   affine parameters (eps 1e-5) over the full vector, keep the first `d`, L2-normalise.
 
 /// Mean-pools `hidden` (`batch × seq × dim`, row-major) over the tokens whose `mask` is 1.
-pub(crate) fn mean_pool(hidden: &[f32], mask: &[u32], batch: usize, seq: usize, dim: usize) -> Vec<Vec<f32>> {
+pub(crate) fn mean_pool(
+    hidden: &[f32],
+    mask: &[u32],
+    batch: usize,
+    seq: usize,
+    dim: usize,
+) -> Vec<Vec<f32>> {
     (0..batch)
         .map(|b| {
             let mut acc = vec![0f32; dim];
@@ -51,7 +57,9 @@ mod tests {
     #[test]
     fn mean_pool_ignores_masked_tokens() {
         // batch 2, seq 3, dim 2; second row has one padded token.
-        let hidden = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 1.0, 3.0, 3.0, 100.0, 100.0];
+        let hidden = [
+            1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 1.0, 3.0, 3.0, 100.0, 100.0,
+        ];
         let mask = [1, 1, 1, 1, 1, 0];
         let p = mean_pool(&hidden, &mask, 2, 3, 2);
         assert_eq!(p[0], vec![3.0, 4.0]);
@@ -64,6 +72,9 @@ mod tests {
         let m = matryoshka(&v, 2);
         assert_eq!(m.len(), 2);
         assert!((m.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-6);
-        assert!(m[0] < 0.0 && m[1] < 0.0, "both below the mean after layer norm");
+        assert!(
+            m[0] < 0.0 && m[1] < 0.0,
+            "both below the mean after layer norm"
+        );
     }
 }

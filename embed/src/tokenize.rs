@@ -12,22 +12,38 @@ use crate::error::{EmbedError, Result};
 /// both, and so must we to reproduce its vectors).
 pub(crate) fn load(path: &Path, max_len: usize) -> Result<(Tokenizer, Tokenizer)> {
     if let Err(e) = std::fs::metadata(path) {
-        return Err(EmbedError::MissingFile { path: path.to_path_buf(), reason: e.to_string() });
+        return Err(EmbedError::MissingFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        });
     }
-    let mut tok = Tokenizer::from_file(path)
-        .map_err(|e| EmbedError::MalformedFile { path: path.to_path_buf(), reason: e.to_string() })?;
+    let mut tok = Tokenizer::from_file(path).map_err(|e| EmbedError::MalformedFile {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
     tok.with_padding(None);
     let mut counter = tok.clone();
     counter
         .with_truncation(None)
-        .map_err(|e| EmbedError::MalformedFile { path: path.to_path_buf(), reason: e.to_string() })?;
-    tok.with_truncation(Some(TruncationParams { max_length: max_len, ..Default::default() }))
-        .map_err(|e| EmbedError::MalformedFile { path: path.to_path_buf(), reason: e.to_string() })?;
+        .map_err(|e| EmbedError::MalformedFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+    tok.with_truncation(Some(TruncationParams {
+        max_length: max_len,
+        ..Default::default()
+    }))
+    .map_err(|e| EmbedError::MalformedFile {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
     Ok((tok, counter))
 }
 
 /// Token ids of each input (special tokens added, truncated).
 pub(crate) fn encode(tok: &Tokenizer, inputs: Vec<String>) -> Result<Vec<Vec<u32>>> {
-    let enc = tok.encode_batch(inputs, true).map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
+    let enc = tok
+        .encode_batch(inputs, true)
+        .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
     Ok(enc.into_iter().map(|e| e.get_ids().to_vec()).collect())
 }

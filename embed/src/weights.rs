@@ -16,10 +16,16 @@ use crate::error::{EmbedError, Result};
 /// Maps `path` and returns a builder over its tensors.
 pub(crate) fn load(path: &Path, device: &Device) -> Result<VarBuilder<'static>> {
     if let Err(e) = std::fs::metadata(path) {
-        return Err(EmbedError::MissingFile { path: path.to_path_buf(), reason: e.to_string() });
+        return Err(EmbedError::MissingFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        });
     }
     // SAFETY: the weights file is never modified by memloop, and the module docs state the
     // contract for everyone else: model directories are replaced, not edited in place.
     let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[path], DType::F32, device) };
-    vb.map_err(|e| EmbedError::MalformedFile { path: path.to_path_buf(), reason: e.to_string() })
+    vb.map_err(|e| EmbedError::MalformedFile {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
 }

@@ -119,7 +119,11 @@ pub enum IndexError {
 
 impl IndexError {
     pub(crate) fn io(path: &std::path::Path, op: &'static str, source: std::io::Error) -> Self {
-        IndexError::Io { path: path.to_path_buf(), op, source }
+        IndexError::Io {
+            path: path.to_path_buf(),
+            op,
+            source,
+        }
     }
 }
 

@@ -71,19 +71,34 @@ impl Params {
             return bad("m", format!("must be in 2..={MAX_M}, got {}", self.m));
         }
         if self.m0 < self.m || self.m0 > 2 * MAX_M {
-            return bad("m0", format!("must be in m..={}, got {}", 2 * MAX_M, self.m0));
+            return bad(
+                "m0",
+                format!("must be in m..={}, got {}", 2 * MAX_M, self.m0),
+            );
         }
         if self.ef_construction == 0 || self.ef_construction > 1 << 16 {
-            return bad("ef_construction", format!("must be in 1..=65536, got {}", self.ef_construction));
+            return bad(
+                "ef_construction",
+                format!("must be in 1..=65536, got {}", self.ef_construction),
+            );
         }
         if self.ef_search == 0 || self.ef_search > 1 << 16 {
-            return bad("ef_search", format!("must be in 1..=65536, got {}", self.ef_search));
+            return bad(
+                "ef_search",
+                format!("must be in 1..=65536, got {}", self.ef_search),
+            );
         }
         if !(self.ml.is_finite() && self.ml > 0.0) {
-            return bad("ml", format!("must be finite and positive, got {}", self.ml));
+            return bad(
+                "ml",
+                format!("must be finite and positive, got {}", self.ml),
+            );
         }
         if !(0.0..=1.0).contains(&self.exact_below) {
-            return bad("exact_below", format!("must be in 0..=1, got {}", self.exact_below));
+            return bad(
+                "exact_below",
+                format!("must be in 0..=1, got {}", self.exact_below),
+            );
         }
         Ok(())
     }

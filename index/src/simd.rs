@@ -96,7 +96,8 @@ mod x86 {
         while i + 32 <= n {
             // SAFETY: i + 32 <= n, so both 16-float loads at i and i + 16 are in bounds of a and b.
             unsafe {
-                acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)), acc0);
+                acc0 =
+                    _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)), acc0);
                 acc1 = _mm512_fmadd_ps(
                     _mm512_loadu_ps(pa.add(i + 16)),
                     _mm512_loadu_ps(pb.add(i + 16)),
@@ -107,7 +108,11 @@ mod x86 {
         }
         while i < n {
             let left = n - i;
-            let mask: __mmask16 = if left >= 16 { 0xffff } else { (1u16 << left) - 1 };
+            let mask: __mmask16 = if left >= 16 {
+                0xffff
+            } else {
+                (1u16 << left) - 1
+            };
             // SAFETY: the mask enables only lanes i..i + min(16, left), all < n; masked-off lanes
             // are not read (AVX-512 masked loads suppress faults on disabled lanes).
             unsafe {
@@ -144,7 +149,11 @@ mod x86 {
         while i + 8 <= n {
             // SAFETY: i + 8 <= n.
             unsafe {
-                acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), acc[0]);
+                acc[0] = _mm256_fmadd_ps(
+                    _mm256_loadu_ps(pa.add(i)),
+                    _mm256_loadu_ps(pb.add(i)),
+                    acc[0],
+                );
             }
             i += 8;
         }
@@ -173,7 +182,12 @@ pub fn prefetch(data: &[f32]) {
     for line in data.chunks(16).take(PREFETCH_LINES) {
         // SAFETY: prefetch is a hint that never faults, whatever the address; SSE is part of the
         // x86-64 baseline.
-        unsafe { std::arch::x86_64::_mm_prefetch(line.as_ptr().cast::<i8>(), std::arch::x86_64::_MM_HINT_T0) }
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(
+                line.as_ptr().cast::<i8>(),
+                std::arch::x86_64::_MM_HINT_T0,
+            )
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = data;
@@ -213,7 +227,9 @@ mod tests {
     use super::*;
 
     fn data(n: usize, seed: u32) -> Vec<f32> {
-        (0..n).map(|i| (((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 2001) as f32 / 1000.0 - 1.0).collect()
+        (0..n)
+            .map(|i| (((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 2001) as f32 / 1000.0 - 1.0)
+            .collect()
     }
 
     #[test]
@@ -221,11 +237,21 @@ mod tests {
         for n in (0..130).chain([255, 256, 257, 384, 768, 1023]) {
             let (a, b) = (data(n, 1), data(n, 7));
             let want = dot_scalar(&a, &b);
-            let exact: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
-            assert!((f64::from(want) - exact).abs() < 1e-4 * (1.0 + exact.abs()), "scalar n={n}");
+            let exact: f64 = a
+                .iter()
+                .zip(&b)
+                .map(|(x, y)| f64::from(*x) * f64::from(*y))
+                .sum();
+            assert!(
+                (f64::from(want) - exact).abs() < 1e-4 * (1.0 + exact.abs()),
+                "scalar n={n}"
+            );
             for (name, f) in kernels() {
                 let got = f(&a, &b);
-                assert!((got - want).abs() <= 1e-5 * (1.0 + want.abs()), "{name} n={n}: {got} vs {want}");
+                assert!(
+                    (got - want).abs() <= 1e-5 * (1.0 + want.abs()),
+                    "{name} n={n}: {got} vs {want}"
+                );
             }
         }
     }

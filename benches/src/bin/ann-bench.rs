@@ -108,12 +108,19 @@ fn main() -> Result<()> {
     let query_path = args.query.clone().context("--query is required")?;
     let queries = unit_rows(read_fvecs(&query_path, args.limit_query)?);
     if let Some(system) = &args.probe {
-        let truth = read_ivecs(args.truth.as_deref().context("probe needs --truth")?, args.limit_query)?;
+        let truth = read_ivecs(
+            args.truth.as_deref().context("probe needs --truth")?,
+            args.limit_query,
+        )?;
         return probe(&args, system, &queries, &truth);
     }
     let base = unit_rows(read_fvecs(&base_path, args.limit_base)?);
     if base.dim != queries.dim {
-        bail!("base has dimension {} but queries have {}", base.dim, queries.dim);
+        bail!(
+            "base has dimension {} but queries have {}",
+            base.dim,
+            queries.dim
+        );
     }
     if args.filter_sweep {
         return filter_sweep(&args, &base, &queries);
@@ -124,21 +131,40 @@ fn main() -> Result<()> {
         _ => {
             let t0 = Instant::now();
             let truth = brute_force(&base, &queries, args.k.max(100));
-            eprintln!("exact truth for {} queries in {:.1} s", queries.rows(), t0.elapsed().as_secs_f64());
-            let path = args.write_truth.clone().unwrap_or_else(|| work.path().join("truth.ivecs"));
+            eprintln!(
+                "exact truth for {} queries in {:.1} s",
+                queries.rows(),
+                t0.elapsed().as_secs_f64()
+            );
+            let path = args
+                .write_truth
+                .clone()
+                .unwrap_or_else(|| work.path().join("truth.ivecs"));
             write_ivecs(&path, args.k.max(100), &truth)?;
             path
         }
     };
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
-    let p = BuildParams { m: args.m, ef_construction: args.ef_construction };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()?;
+    let p = BuildParams {
+        m: args.m,
+        ef_construction: args.ef_construction,
+    };
     for name in std::iter::once("memloop".to_string()).chain(args.peer.iter().cloned()) {
         let mut system = by_name(&name)?;
         let t0 = Instant::now();
         pool.install(|| system.build(&base, p))?;
         let seconds = t0.elapsed().as_secs_f64();
-        emit(&args, json!({"system": name, "phase": "build", "seconds": round(seconds, 2), "threads": args.threads, "n": base.rows()}));
-        let dir = args.save_dir.clone().unwrap_or_else(|| work.path().to_path_buf()).join(&name);
+        emit(
+            &args,
+            json!({"system": name, "phase": "build", "seconds": round(seconds, 2), "threads": args.threads, "n": base.rows()}),
+        );
+        let dir = args
+            .save_dir
+            .clone()
+            .unwrap_or_else(|| work.path().to_path_buf())
+            .join(&name);
         std::fs::create_dir_all(&dir)?;
         system.save(&dir)?;
         drop(system);
@@ -153,7 +179,11 @@ fn main() -> Result<()> {
             .arg("--truth")
             .arg(&truth_path)
             .args(["--k", &args.k.to_string(), "--ef", &join(&args.ef)])
-            .args(args.limit_query.map(|l| vec!["--limit-query".to_string(), l.to_string()]).unwrap_or_default())
+            .args(
+                args.limit_query
+                    .map(|l| vec!["--limit-query".to_string(), l.to_string()])
+                    .unwrap_or_default(),
+            )
             .args(if args.json { vec!["--json"] } else { vec![] })
             .status()?;
         if !status.success() {
@@ -164,7 +194,10 @@ fn main() -> Result<()> {
 }
 
 fn probe(args: &Args, name: &str, queries: &Matrix<f32>, truth: &Matrix<i32>) -> Result<()> {
-    let dir = args.index_dir.as_deref().context("probe needs --index-dir")?;
+    let dir = args
+        .index_dir
+        .as_deref()
+        .context("probe needs --index-dir")?;
     let mut system = by_name(name)?;
     let before = rss_mb();
     let t0 = Instant::now();
@@ -172,11 +205,19 @@ fn probe(args: &Args, name: &str, queries: &Matrix<f32>, truth: &Matrix<i32>) ->
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     let rss = rss_mb() - before;
     let file_mb = dir_size(dir)? as f64 / (1024.0 * 1024.0);
-    emit(args, json!({"system": name, "phase": "open", "ms": round(ms, 3), "rss_mb": round(rss, 2), "file_mb": round(file_mb, 1)}));
+    emit(
+        args,
+        json!({"system": name, "phase": "open", "ms": round(ms, 3), "rss_mb": round(rss, 2), "file_mb": round(file_mb, 1)}),
+    );
     let mut out = Vec::with_capacity(args.k);
     // One untimed pass pages in what the searches touch, so every ef is measured warm.
     for i in 0..queries.rows() {
-        system.search(queries.row(i), args.k, args.ef.iter().copied().max().unwrap_or(64), &mut out);
+        system.search(
+            queries.row(i),
+            args.k,
+            args.ef.iter().copied().max().unwrap_or(64),
+            &mut out,
+        );
     }
     for &ef in &args.ef {
         let t0 = Instant::now();
@@ -184,21 +225,35 @@ fn probe(args: &Args, name: &str, queries: &Matrix<f32>, truth: &Matrix<i32>) ->
         for i in 0..queries.rows() {
             system.search(queries.row(i), args.k, ef, &mut out);
             let want = &truth.row(i)[..args.k.min(truth.dim)];
-            found += out.iter().filter(|id| want.contains(&(**id as i32))).count();
+            found += out
+                .iter()
+                .filter(|id| want.contains(&(**id as i32)))
+                .count();
         }
         let secs = t0.elapsed().as_secs_f64();
         let recall = found as f64 / (queries.rows() * args.k) as f64;
         let qps = queries.rows() as f64 / secs;
-        emit(args, json!({"system": name, "ef": ef, "recall": round(recall, 4), "qps": round(qps, 0)}));
+        emit(
+            args,
+            json!({"system": name, "ef": ef, "recall": round(recall, 4), "qps": round(qps, 0)}),
+        );
     }
-    emit(args, json!({"system": name, "phase": "searched", "rss_mb": round(rss_mb() - before, 2)}));
+    emit(
+        args,
+        json!({"system": name, "phase": "searched", "rss_mb": round(rss_mb() - before, 2)}),
+    );
     Ok(())
 }
 
 /// Where filtered graph search stops paying: recall and QPS of both strategies per pass rate.
 fn filter_sweep(args: &Args, base: &Matrix<f32>, queries: &Matrix<f32>) -> Result<()> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
-    let params = Params::builder(base.dim).m(args.m).ef_construction(args.ef_construction).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()?;
+    let params = Params::builder(base.dim)
+        .m(args.m)
+        .ef_construction(args.ef_construction)
+        .build()?;
     let mut index = Index::new(params)?;
     let ids: Vec<u64> = (0..base.rows() as u64).collect();
     pool.install(|| index.insert_batch(&ids, &base.data))?;
@@ -206,22 +261,37 @@ fn filter_sweep(args: &Args, base: &Matrix<f32>, queries: &Matrix<f32>) -> Resul
     let k = args.k;
     for pass in [0.002f64, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2] {
         let modulus = (1.0 / pass).round() as u64;
-        let allowed = IdFilter::new(ids.iter().copied().filter(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % modulus == 0));
+        let allowed = IdFilter::new(
+            ids.iter()
+                .copied()
+                .filter(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % modulus == 0),
+        );
         let mut results = Vec::new();
         for (mode, threshold) in [("exact", 1.0f32), ("graph", 0.0f32)] {
             index.set_exact_below(threshold)?;
             let t0 = Instant::now();
             let hits: Vec<Vec<u64>> = (0..queries.rows())
-                .map(|i| index.search_filtered(queries.row(i), k, ef, &allowed).map(|h| h.iter().map(|x| x.id).collect()))
+                .map(|i| {
+                    index
+                        .search_filtered(queries.row(i), k, ef, &allowed)
+                        .map(|h| h.iter().map(|x| x.id).collect())
+                })
                 .collect::<Result<_, _>>()?;
             let qps = queries.rows() as f64 / t0.elapsed().as_secs_f64();
             results.push((mode, hits, qps));
         }
         let exact = &results[0].1;
         for (mode, hits, qps) in &results {
-            let found: usize = hits.iter().zip(exact).map(|(h, e)| h.iter().filter(|x| e.contains(x)).count()).sum();
+            let found: usize = hits
+                .iter()
+                .zip(exact)
+                .map(|(h, e)| h.iter().filter(|x| e.contains(x)).count())
+                .sum();
             let recall = found as f64 / exact.iter().map(Vec::len).sum::<usize>().max(1) as f64;
-            emit(args, json!({"system": "memloop", "phase": "filter", "pass": pass, "mode": mode, "ef": ef, "recall": round(recall, 4), "qps": round(*qps, 0)}));
+            emit(
+                args,
+                json!({"system": "memloop", "phase": "filter", "pass": pass, "mode": mode, "ef": ef, "recall": round(recall, 4), "qps": round(*qps, 0)}),
+            );
         }
     }
     Ok(())
@@ -230,16 +300,30 @@ fn filter_sweep(args: &Args, base: &Matrix<f32>, queries: &Matrix<f32>) -> Resul
 fn make_data(args: &Args, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     if let (Some(base), Some(queries)) = (&args.base_texts, &args.query_texts) {
-        let embedder = memloop_embed::Embedder::load(memloop_embed::default_model_dir(), Default::default())?;
-        for (src, name, kind) in [(base, "base.fvecs", "documents"), (queries, "query.fvecs", "queries")] {
-            let text = std::fs::read_to_string(src).with_context(|| format!("read {}", src.display()))?;
+        let embedder =
+            memloop_embed::Embedder::load(memloop_embed::default_model_dir(), Default::default())?;
+        for (src, name, kind) in [
+            (base, "base.fvecs", "documents"),
+            (queries, "query.fvecs", "queries"),
+        ] {
+            let text =
+                std::fs::read_to_string(src).with_context(|| format!("read {}", src.display()))?;
             let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
             let t0 = Instant::now();
             let mut flat = Vec::with_capacity(lines.len() * embedder.dim());
             for (i, chunk) in lines.chunks(256).enumerate() {
-                let vecs = if kind == "queries" { embedder.embed_queries(chunk)? } else { embedder.embed_documents(chunk)? };
+                let vecs = if kind == "queries" {
+                    embedder.embed_queries(chunk)?
+                } else {
+                    embedder.embed_documents(chunk)?
+                };
                 flat.extend(vecs.into_iter().flatten());
-                eprint!("\r{name}: {}/{} ({:.0}/s)", (i * 256 + chunk.len()), lines.len(), (i * 256 + chunk.len()) as f64 / t0.elapsed().as_secs_f64());
+                eprint!(
+                    "\r{name}: {}/{} ({:.0}/s)",
+                    (i * 256 + chunk.len()),
+                    lines.len(),
+                    (i * 256 + chunk.len()) as f64 / t0.elapsed().as_secs_f64()
+                );
             }
             eprintln!();
             write_fvecs(&dir.join(name), embedder.dim(), &flat)?;
@@ -251,7 +335,13 @@ fn make_data(args: &Args, dir: &Path) -> Result<()> {
     let (base, queries) = all.split_at(args.n * args.dim);
     write_fvecs(&dir.join("base.fvecs"), args.dim, base)?;
     write_fvecs(&dir.join("query.fvecs"), args.dim, queries)?;
-    eprintln!("wrote {} base and {} query vectors ({} clusters) to {}", args.n, args.queries, clusters, dir.display());
+    eprintln!(
+        "wrote {} base and {} query vectors ({} clusters) to {}",
+        args.n,
+        args.queries,
+        clusters,
+        dir.display()
+    );
     Ok(())
 }
 
@@ -262,8 +352,9 @@ fn brute_force(base: &Matrix<f32>, queries: &Matrix<f32>, k: usize) -> Vec<i32> 
         .into_par_iter()
         .flat_map_iter(|i| {
             let q = queries.row(i);
-            let mut scored: Vec<(f32, i32)> =
-                (0..base.rows()).map(|j| (memloop_index::simd::dot(q, base.row(j)), j as i32)).collect();
+            let mut scored: Vec<(f32, i32)> = (0..base.rows())
+                .map(|j| (memloop_index::simd::dot(q, base.row(j)), j as i32))
+                .collect();
             scored.select_nth_unstable_by(k.saturating_sub(1), |a, b| b.0.total_cmp(&a.0));
             scored.truncate(k);
             scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
@@ -288,7 +379,10 @@ fn dir_size(dir: &Path) -> Result<u64> {
 }
 
 fn join(v: &[usize]) -> String {
-    v.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+    v.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn round(x: f64, digits: i32) -> f64 {

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p memloop-benches --bin embed-bench -- [--model DIR] \
-//!     [--sentences ../shared/research/embedding_results/bench_sentences.json] [--threads 1,2] --json
+//!     [--sentences benches/data/bench_sentences.json] [--threads 1,2] --json
 //! ```
 //! Same protocol as the reference figures (`research/embedding.md`, `benches/embed_peers.py`):
 //! 256 fixed sentences of 20–60 tokens; batch 1 over the first 128, batch 32 over all 256;
@@ -24,7 +24,7 @@ struct Args {
     #[arg(long)]
     model: Option<PathBuf>,
     /// JSON array of sentences.
-    #[arg(long, default_value = "../shared/research/embedding_results/bench_sentences.json")]
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/data/bench_sentences.json"))]
     sentences: PathBuf,
     /// Thread counts to measure.
     #[arg(long, default_value = "1,2", value_delimiter = ',')]
@@ -74,12 +74,20 @@ fn main() -> Result<()> {
         }
         return Ok(());
     }
-    let text = std::fs::read_to_string(&args.sentences).with_context(|| format!("read {}", args.sentences.display()))?;
+    let text = std::fs::read_to_string(&args.sentences)
+        .with_context(|| format!("read {}", args.sentences.display()))?;
     let sentences: Vec<String> = serde_json::from_str(&text)?;
     let all: Vec<&str> = sentences.iter().map(String::as_str).collect();
     let model = args.model.clone().unwrap_or_else(default_model_dir);
     for &threads in &args.threads {
-        let e = Embedder::load(&model, EmbedderOptions { threads: Some(threads), batch_size: args.micro_batch, ..Default::default() })?;
+        let e = Embedder::load(
+            &model,
+            EmbedderOptions {
+                threads: Some(threads),
+                batch_size: args.micro_batch,
+                ..Default::default()
+            },
+        )?;
         let tokens: usize = all.iter().map(|s| e.count_tokens(s) + 2).sum();
         let _ = e.embed_documents(&all)?; // warm-up
         let b1 = median(
@@ -104,7 +112,11 @@ fn main() -> Result<()> {
                 })
                 .collect(),
         );
-        let probe = all.iter().copied().find(|s| e.count_tokens(s) + 2 == 58).unwrap_or(all[0]);
+        let probe = all
+            .iter()
+            .copied()
+            .find(|s| e.count_tokens(s) + 2 == 58)
+            .unwrap_or(all[0]);
         let latency = median(
             (0..50)
                 .map(|_| {

@@ -12,7 +12,9 @@ pub(crate) struct Bert {
 
 impl Bert {
     pub(crate) fn load(vb: VarBuilder<'static>, config: &Config) -> candle_core::Result<Self> {
-        Ok(Bert { model: BertModel::load(vb, config)? })
+        Ok(Bert {
+            model: BertModel::load(vb, config)?,
+        })
     }
 
     pub(crate) fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {

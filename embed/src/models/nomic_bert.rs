@@ -13,7 +13,9 @@ pub(crate) struct NomicBert {
 
 impl NomicBert {
     pub(crate) fn load(vb: VarBuilder<'static>, config: &Config) -> candle_core::Result<Self> {
-        Ok(NomicBert { model: NomicBertModel::load(vb, config)? })
+        Ok(NomicBert {
+            model: NomicBertModel::load(vb, config)?,
+        })
     }
 
     pub(crate) fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {

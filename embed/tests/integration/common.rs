@@ -3,11 +3,17 @@ use std::path::PathBuf;
 use memloop_embed::{default_model_dir, Embedder, EmbedderOptions};
 
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
 }
 
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
     let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     dot / (na * nb)
@@ -18,7 +24,11 @@ pub fn json(path: PathBuf) -> serde_json::Value {
 }
 
 pub fn floats(v: &serde_json::Value) -> Vec<f32> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
 }
 
 /// The real default model. `scripts/test.sh` fetches it first; a missing model fails loudly.
@@ -29,5 +39,12 @@ pub fn minilm() -> Embedder {
         "the default model is not in {} — run scripts/fetch-model.sh (scripts/test.sh does)",
         dir.display()
     );
-    Embedder::load(&dir, EmbedderOptions { threads: Some(2), ..Default::default() }).unwrap()
+    Embedder::load(
+        &dir,
+        EmbedderOptions {
+            threads: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }

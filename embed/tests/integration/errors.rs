@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use memloop_embed::{Embedder, EmbedderOptions, EmbedError};
+use memloop_embed::{EmbedError, Embedder, EmbedderOptions};
 
 use crate::common::fixtures;
 
@@ -18,15 +18,24 @@ fn load(dir: &Path) -> Result<Embedder, EmbedError> {
 fn missing_files_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let e = load(&dir.path().join("nowhere")).unwrap_err();
-    assert!(matches!(&e, EmbedError::MissingFile { path, .. } if path.ends_with("config.json")), "{e}");
+    assert!(
+        matches!(&e, EmbedError::MissingFile { path, .. } if path.ends_with("config.json")),
+        "{e}"
+    );
     copy_model(dir.path());
     std::fs::remove_file(dir.path().join("tokenizer.json")).unwrap();
     let e = load(dir.path()).unwrap_err();
-    assert!(matches!(&e, EmbedError::MissingFile { path, .. } if path.ends_with("tokenizer.json")), "{e}");
+    assert!(
+        matches!(&e, EmbedError::MissingFile { path, .. } if path.ends_with("tokenizer.json")),
+        "{e}"
+    );
     copy_model(dir.path());
     std::fs::remove_file(dir.path().join("model.safetensors")).unwrap();
     let e = load(dir.path()).unwrap_err();
-    assert!(matches!(&e, EmbedError::MissingFile { path, .. } if path.ends_with("model.safetensors")), "{e}");
+    assert!(
+        matches!(&e, EmbedError::MissingFile { path, .. } if path.ends_with("model.safetensors")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -34,13 +43,28 @@ fn malformed_or_unknown_configs_are_typed() {
     let dir = tempfile::tempdir().unwrap();
     copy_model(dir.path());
     std::fs::write(dir.path().join("config.json"), "{ not json").unwrap();
-    assert!(matches!(load(dir.path()), Err(EmbedError::MalformedFile { .. })));
+    assert!(matches!(
+        load(dir.path()),
+        Err(EmbedError::MalformedFile { .. })
+    ));
     std::fs::write(dir.path().join("config.json"), r#"{"model_type": "llama"}"#).unwrap();
-    assert!(matches!(load(dir.path()), Err(EmbedError::UnsupportedArchitecture { found, .. }) if found == "llama"));
+    assert!(
+        matches!(load(dir.path()), Err(EmbedError::UnsupportedArchitecture { found, .. }) if found == "llama")
+    );
     std::fs::write(dir.path().join("config.json"), r#"{"hidden_size": 3}"#).unwrap();
-    assert!(matches!(load(dir.path()), Err(EmbedError::UnsupportedArchitecture { .. })));
-    std::fs::write(dir.path().join("config.json"), r#"{"model_type": "nomic_bert", "n_embd": "wide"}"#).unwrap();
-    assert!(matches!(load(dir.path()), Err(EmbedError::MalformedFile { .. })));
+    assert!(matches!(
+        load(dir.path()),
+        Err(EmbedError::UnsupportedArchitecture { .. })
+    ));
+    std::fs::write(
+        dir.path().join("config.json"),
+        r#"{"model_type": "nomic_bert", "n_embd": "wide"}"#,
+    )
+    .unwrap();
+    assert!(matches!(
+        load(dir.path()),
+        Err(EmbedError::MalformedFile { .. })
+    ));
 }
 
 #[test]
@@ -48,32 +72,64 @@ fn weights_that_do_not_fit_are_typed() {
     let dir = tempfile::tempdir().unwrap();
     copy_model(dir.path());
     // A config that asks for a wider model than the weights hold.
-    let cfg = std::fs::read_to_string(dir.path().join("config.json")).unwrap().replace("\"n_embd\": 64", "\"n_embd\": 128");
+    let cfg = std::fs::read_to_string(dir.path().join("config.json"))
+        .unwrap()
+        .replace("\"n_embd\": 64", "\"n_embd\": 128");
     std::fs::write(dir.path().join("config.json"), cfg).unwrap();
-    assert!(matches!(load(dir.path()), Err(EmbedError::WeightsMismatch { .. })));
+    assert!(matches!(
+        load(dir.path()),
+        Err(EmbedError::WeightsMismatch { .. })
+    ));
     // Truncated weights.
     copy_model(dir.path());
     let w = std::fs::read(dir.path().join("model.safetensors")).unwrap();
     std::fs::write(dir.path().join("model.safetensors"), &w[..w.len() / 2]).unwrap();
-    assert!(matches!(load(dir.path()), Err(EmbedError::MalformedFile { .. }) | Err(EmbedError::WeightsMismatch { .. })));
+    assert!(matches!(
+        load(dir.path()),
+        Err(EmbedError::MalformedFile { .. }) | Err(EmbedError::WeightsMismatch { .. })
+    ));
     std::fs::write(dir.path().join("model.safetensors"), b"garbage").unwrap();
-    assert!(matches!(load(dir.path()), Err(EmbedError::MalformedFile { .. })));
+    assert!(matches!(
+        load(dir.path()),
+        Err(EmbedError::MalformedFile { .. })
+    ));
 }
 
 #[test]
 fn bad_options_are_typed() {
     let dir = fixtures().join("nomic-tiny");
     for opts in [
-        EmbedderOptions { threads: Some(0), ..Default::default() },
-        EmbedderOptions { batch_size: 0, ..Default::default() },
-        EmbedderOptions { max_len: Some(1), ..Default::default() },
-        EmbedderOptions { dimension: Some(0), ..Default::default() },
+        EmbedderOptions {
+            threads: Some(0),
+            ..Default::default()
+        },
+        EmbedderOptions {
+            batch_size: 0,
+            ..Default::default()
+        },
+        EmbedderOptions {
+            max_len: Some(1),
+            ..Default::default()
+        },
+        EmbedderOptions {
+            dimension: Some(0),
+            ..Default::default()
+        },
     ] {
-        assert!(matches!(Embedder::load(&dir, opts), Err(EmbedError::InvalidOption { .. })));
+        assert!(matches!(
+            Embedder::load(&dir, opts),
+            Err(EmbedError::InvalidOption { .. })
+        ));
     }
     #[cfg(not(feature = "cuda"))]
     assert!(matches!(
-        Embedder::load(&dir, EmbedderOptions { device: memloop_embed::DeviceChoice::Cuda(0), ..Default::default() }),
+        Embedder::load(
+            &dir,
+            EmbedderOptions {
+                device: memloop_embed::DeviceChoice::Cuda(0),
+                ..Default::default()
+            }
+        ),
         Err(EmbedError::InvalidOption { name: "device", .. })
     ));
 }

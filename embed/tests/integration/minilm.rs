@@ -21,7 +21,10 @@ fn every_reference_text_matches_sentence_transformers() {
         assert!((norm - 1.0).abs() < 1e-5);
     }
     eprintln!("{} texts, worst cosine {worst:.7}", items.len());
-    assert!(items.iter().any(|i| i["truncated"].as_bool() == Some(true)), "the set includes truncated texts");
+    assert!(
+        items.iter().any(|i| i["truncated"].as_bool() == Some(true)),
+        "the set includes truncated texts"
+    );
 }
 
 /// Batch results equal one-by-one results (length sorting and padding change nothing).
@@ -29,15 +32,27 @@ fn every_reference_text_matches_sentence_transformers() {
 fn batches_equal_single_inputs() {
     let e = minilm();
     let reference = json(fixtures().join("minilm/reference_public.json"));
-    let texts: Vec<&str> = reference["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap()).collect();
+    let texts: Vec<&str> = reference["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["text"].as_str().unwrap())
+        .collect();
     let batch = e.embed_documents(&texts).unwrap();
     for (t, b) in texts.iter().zip(&batch).step_by(3) {
         let single = e.embed_documents(&[t]).unwrap();
-        let max = single[0].iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+        let max = single[0]
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max);
         assert!(max < 1e-5, "{t:?}: batch vs single differ by {max}");
     }
     // Queries use the same path for BERT models (no prefixes).
-    assert_eq!(e.embed_query(texts[0]).unwrap(), e.embed_documents(&[texts[0]]).unwrap()[0]);
+    assert_eq!(
+        e.embed_query(texts[0]).unwrap(),
+        e.embed_documents(&[texts[0]]).unwrap()[0]
+    );
 }
 
 #[test]
@@ -45,7 +60,9 @@ fn empty_and_whitespace_inputs_are_defined() {
     let e = minilm();
     let v = e.embed_documents(&["", " ", "\n\t  \n"]).unwrap();
     assert_eq!(v.len(), 3);
-    assert!(v.iter().all(|x| x.len() == 384 && x.iter().all(|f| f.is_finite())));
+    assert!(v
+        .iter()
+        .all(|x| x.len() == 384 && x.iter().all(|f| f.is_finite())));
     assert!(cosine(&v[0], &v[1]) > 0.99999 && cosine(&v[0], &v[2]) > 0.99999);
     assert!(e.embed_documents(&[]).unwrap().is_empty());
 }
@@ -54,7 +71,12 @@ fn empty_and_whitespace_inputs_are_defined() {
 fn semantics_and_token_counts() {
     let e = minilm();
     let q = e.embed_query("What is the capital of Australia?").unwrap();
-    let d = e.embed_documents(&["Canberra is the capital city of Australia.", "The quick brown fox jumps over the lazy dog."]).unwrap();
+    let d = e
+        .embed_documents(&[
+            "Canberra is the capital city of Australia.",
+            "The quick brown fox jumps over the lazy dog.",
+        ])
+        .unwrap();
     assert!((cosine(&q, &d[0]) - 0.763).abs() < 0.01);
     assert!(cosine(&q, &d[1]) < 0.1);
     assert_eq!(e.count_tokens("Café naïve"), 2); // accents stripped: "cafe", "naive"
@@ -67,7 +89,10 @@ fn semantics_and_token_counts() {
 fn fingerprint_names_the_weights() {
     let e = minilm();
     let f = e.fingerprint().unwrap();
-    assert_eq!(f.weights_sha256, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db");
+    assert_eq!(
+        f.weights_sha256,
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    );
     assert_eq!(f.dim, 384);
     assert_eq!(f, e.fingerprint().unwrap());
 }

@@ -1,13 +1,24 @@
-use memloop_embed::{Embedder, EmbedderOptions, EmbedError};
+use memloop_embed::{EmbedError, Embedder, EmbedderOptions};
 
 use crate::common::*;
 
 fn tiny(dimension: Option<usize>) -> Embedder {
-    Embedder::load(fixtures().join("nomic-tiny"), EmbedderOptions { dimension, threads: Some(2), ..Default::default() }).unwrap()
+    Embedder::load(
+        fixtures().join("nomic-tiny"),
+        EmbedderOptions {
+            dimension,
+            threads: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 fn items() -> Vec<serde_json::Value> {
-    json(fixtures().join("nomic-tiny/expected.json"))["items"].as_array().unwrap().clone()
+    json(fixtures().join("nomic-tiny/expected.json"))["items"]
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 fn embed(e: &Embedder, item: &serde_json::Value) -> Vec<f32> {
@@ -27,15 +38,26 @@ fn tiny_nomic_bert_matches_nomic_reference() {
         let got = embed(&e, &item);
         let want = floats(&item["embedding"]);
         let c = cosine(&got, &want);
-        let max = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
-        assert!(c >= 0.9999 && max < 1e-4, "{:?}: cosine {c}, max diff {max}", item["text"]);
+        let max = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            c >= 0.9999 && max < 1e-4,
+            "{:?}: cosine {c}, max diff {max}",
+            item["text"]
+        );
     }
 }
 
 #[test]
 fn tiny_nomic_bert_batches_equal_singles() {
     let e = tiny(None);
-    let docs: Vec<serde_json::Value> = items().into_iter().filter(|i| i["task"] == "search_document").collect();
+    let docs: Vec<serde_json::Value> = items()
+        .into_iter()
+        .filter(|i| i["task"] == "search_document")
+        .collect();
     let texts: Vec<&str> = docs.iter().map(|i| i["text"].as_str().unwrap()).collect();
     let batch = e.embed_documents(&texts).unwrap();
     for (item, got) in docs.iter().zip(&batch) {
@@ -46,7 +68,10 @@ fn tiny_nomic_bert_batches_equal_singles() {
 #[test]
 fn tiny_nomic_bert_hidden_states_match() {
     let e = tiny(None);
-    for item in items().iter().filter(|i| i.get("last_hidden_state").is_some_and(|h| !h.is_null())) {
+    for item in items()
+        .iter()
+        .filter(|i| i.get("last_hidden_state").is_some_and(|h| !h.is_null()))
+    {
         let got = e.token_embeddings(item["input"].as_str().unwrap()).unwrap();
         let want = item["last_hidden_state"].as_array().unwrap();
         assert_eq!(got.len(), want.len());
@@ -73,6 +98,18 @@ fn matryoshka_dimensions_match_reference() {
             assert!(cosine(&got, &want) >= 0.9999, "d={d} {:?}", item["text"]);
         }
     }
-    let bad = Embedder::load(fixtures().join("nomic-tiny"), EmbedderOptions { dimension: Some(65), ..Default::default() });
-    assert!(matches!(bad, Err(EmbedError::InvalidOption { name: "dimension", .. })));
+    let bad = Embedder::load(
+        fixtures().join("nomic-tiny"),
+        EmbedderOptions {
+            dimension: Some(65),
+            ..Default::default()
+        },
+    );
+    assert!(matches!(
+        bad,
+        Err(EmbedError::InvalidOption {
+            name: "dimension",
+            ..
+        })
+    ));
 }

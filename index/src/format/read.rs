@@ -29,22 +29,31 @@ pub(crate) struct BaseFile {
 
 impl std::fmt::Debug for BaseFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BaseFile").field("path", &self.path).field("len", &self.len).finish()
+        f.debug_struct("BaseFile")
+            .field("path", &self.path)
+            .field("len", &self.len)
+            .finish()
     }
 }
 
 impl BaseFile {
     pub(crate) fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| IndexError::io(path, "open index file", e))?;
-        let file_len = file.metadata().map_err(|e| IndexError::io(path, "stat index file", e))?.len();
-        let map = crate::mmap::map_readonly(&file).map_err(|e| IndexError::io(path, "map index file", e))?;
+        let file_len = file
+            .metadata()
+            .map_err(|e| IndexError::io(path, "stat index file", e))?
+            .len();
+        let map = crate::mmap::map_readonly(&file)
+            .map_err(|e| IndexError::io(path, "map index file", e))?;
         let corrupted = |section: &'static str, detail: String| IndexError::Corrupted {
             path: path.to_path_buf(),
             section,
             detail,
         };
         if map.len() >= MAGIC.len() && map[..MAGIC.len()] != MAGIC {
-            return Err(IndexError::NotAnIndex { path: path.to_path_buf() });
+            return Err(IndexError::NotAnIndex {
+                path: path.to_path_buf(),
+            });
         }
         let Ok((h, _)) = Header::ref_from_prefix(&map[..]) else {
             return Err(IndexError::Truncated {
@@ -83,10 +92,16 @@ impl BaseFile {
             });
         }
         if h.checksum_algo.get() != CHECKSUM_XXH3 {
-            return Err(corrupted("header", format!("unknown checksum algorithm {}", h.checksum_algo.get())));
+            return Err(corrupted(
+                "header",
+                format!("unknown checksum algorithm {}", h.checksum_algo.get()),
+            ));
         }
         if h.metric.get() != METRIC_IP {
-            return Err(corrupted("header", format!("unknown metric {}", h.metric.get())));
+            return Err(corrupted(
+                "header",
+                format!("unknown metric {}", h.metric.get()),
+            ));
         }
         if h.reserved.iter().any(|b| *b != 0) {
             return Err(corrupted("header", "reserved bytes are not zero".into()));
@@ -101,19 +116,32 @@ impl BaseFile {
             seed: h.seed.get(),
             exact_below: f32::from_bits(h.exact_below_bits.get()),
         };
-        params.validate().map_err(|e| corrupted("header", e.to_string()))?;
+        params
+            .validate()
+            .map_err(|e| corrupted("header", e.to_string()))?;
         let n = h.node_count.get();
         if n >= u64::from(u32::MAX) {
-            return Err(corrupted("header", format!("node count {n} exceeds the u32 node id space")));
+            return Err(corrupted(
+                "header",
+                format!("node count {n} exceeds the u32 node id space"),
+            ));
         }
         let max_level = h.max_level.get() as usize;
         if max_level > MAX_LEVEL {
-            return Err(corrupted("header", format!("max level {max_level} exceeds {MAX_LEVEL}")));
+            return Err(corrupted(
+                "header",
+                format!("max level {max_level} exceeds {MAX_LEVEL}"),
+            ));
         }
         let entry = match h.entry_point.get() {
             u32::MAX if n == 0 => None,
             e if u64::from(e) < n => Some((e, max_level)),
-            e => return Err(corrupted("header", format!("entry point {e} is not a node (n = {n})"))),
+            e => {
+                return Err(corrupted(
+                    "header",
+                    format!("entry point {e} is not a node (n = {n})"),
+                ))
+            }
         };
         let dim = params.dim as u64;
         let expected_len = [
@@ -132,23 +160,48 @@ impl BaseFile {
             let e = &h.sections[i];
             let (off, len) = (e.offset.get(), e.length.get());
             if len != expected_len[i] {
-                return Err(corrupted(s.name(), format!("length {len}, expected {}", expected_len[i])));
+                return Err(corrupted(
+                    s.name(),
+                    format!("length {len}, expected {}", expected_len[i]),
+                ));
             }
             if off % ALIGN != 0 || off < HEADER_LEN as u64 {
-                return Err(corrupted(s.name(), format!("offset {off} is not a 64-byte boundary after the header")));
+                return Err(corrupted(
+                    s.name(),
+                    format!("offset {off} is not a 64-byte boundary after the header"),
+                ));
             }
-            let end = off.checked_add(len).ok_or_else(|| corrupted(s.name(), "offset overflows".into()))?;
+            let end = off
+                .checked_add(len)
+                .ok_or_else(|| corrupted(s.name(), "offset overflows".into()))?;
             if end > file_len || end > map.len() as u64 {
-                return Err(IndexError::Truncated { path: path.to_path_buf(), what: s.name(), needed: end, actual: file_len });
+                return Err(IndexError::Truncated {
+                    path: path.to_path_buf(),
+                    what: s.name(),
+                    needed: end,
+                    actual: file_len,
+                });
             }
             ranges[i] = off as usize..end as usize;
             checksums[i] = e.checksum.get();
         }
         if h.sections[7].offset.get() != 0 || h.sections[7].length.get() != 0 {
-            return Err(corrupted("header", "unused section slot is not zero".into()));
+            return Err(corrupted(
+                "header",
+                "unused section slot is not zero".into(),
+            ));
         }
         let checkpoint = h.checkpoint.get();
-        let base = BaseFile { path: path.to_path_buf(), map, params, len: n as u32, entry, checkpoint, ranges, checksums };
+        let base = BaseFile {
+            path: path.to_path_buf(),
+            map,
+            params,
+            len: n as u32,
+            entry,
+            checkpoint,
+            ranges,
+            checksums,
+        };
         // Alignment of typed views follows from the 64-byte offsets and the page-aligned map;
         // check it once here so accessors never see a failed cast.
         let aligned = bytemuck::try_cast_slice::<u8, f32>(base.bytes(Section::Vectors)).is_ok()
@@ -158,7 +211,10 @@ impl BaseFile {
             && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::ExtIds)).is_ok()
             && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::IdIndex)).is_ok();
         if !aligned {
-            return Err(corrupted("header", "sections are not aligned in memory".into()));
+            return Err(corrupted(
+                "header",
+                "sections are not aligned in memory".into(),
+            ));
         }
         Ok(base)
     }
@@ -169,7 +225,10 @@ impl BaseFile {
         let mut covered: Vec<Range<usize>> = self.ranges.to_vec();
         covered.sort_by_key(|r| r.start);
         let mut pos = HEADER_LEN;
-        for r in covered.iter().chain(std::iter::once(&(self.map.len()..self.map.len()))) {
+        for r in covered
+            .iter()
+            .chain(std::iter::once(&(self.map.len()..self.map.len())))
+        {
             let gap = self.map.get(pos..r.start.max(pos)).unwrap_or(&[]);
             if gap.iter().any(|b| *b != 0) {
                 return Err(IndexError::Corrupted {
@@ -236,7 +295,9 @@ impl BaseFile {
 
     #[inline]
     pub(crate) fn level(&self, node: u32) -> usize {
-        self.levels().get(node as usize).map_or(0, |l| (*l as usize).min(MAX_LEVEL))
+        self.levels()
+            .get(node as usize)
+            .map_or(0, |l| (*l as usize).min(MAX_LEVEL))
     }
 
     /// Neighbour list of `node` at `level`, as stored (ids still need a bounds check).
@@ -251,7 +312,9 @@ impl BaseFile {
                 return &[];
             }
             stride = 1 + self.params.m;
-            let Some(&off) = self.upper_offsets().get(node as usize) else { return &[] };
+            let Some(&off) = self.upper_offsets().get(node as usize) else {
+                return &[];
+            };
             let s = off as usize + (level - 1) * stride;
             self.upper().get(s..s + stride)
         };

@@ -46,7 +46,9 @@ impl SectionWriter {
     }
 
     fn raw(&mut self, bytes: &[u8]) -> Result<()> {
-        self.out.write_all(bytes).map_err(|e| IndexError::io(&self.tmp, "write index file", e))?;
+        self.out
+            .write_all(bytes)
+            .map_err(|e| IndexError::io(&self.tmp, "write index file", e))?;
         self.pos += bytes.len() as u64;
         Ok(())
     }
@@ -95,12 +97,18 @@ impl SectionWriter {
             move |e| IndexError::io(&tmp, op, e)
         };
         self.out.flush().map_err(io("write index file"))?;
-        let mut file = self.out.into_inner().map_err(|e| IndexError::io(&self.tmp, "flush index file", e.into_error()))?;
-        file.seek(SeekFrom::Start(0)).map_err(io("seek index file"))?;
-        file.write_all(header.as_bytes()).map_err(io("write index header"))?;
+        let mut file = self
+            .out
+            .into_inner()
+            .map_err(|e| IndexError::io(&self.tmp, "flush index file", e.into_error()))?;
+        file.seek(SeekFrom::Start(0))
+            .map_err(io("seek index file"))?;
+        file.write_all(header.as_bytes())
+            .map_err(io("write index header"))?;
         file.sync_all().map_err(io("fsync index file"))?;
         drop(file);
-        std::fs::rename(&self.tmp, &self.dest).map_err(|e| IndexError::io(&self.dest, "rename index file into place", e))?;
+        std::fs::rename(&self.tmp, &self.dest)
+            .map_err(|e| IndexError::io(&self.dest, "rename index file into place", e))?;
         sync_dir(&self.dest)
     }
 }
@@ -114,7 +122,8 @@ pub(crate) fn sync_dir(path: &Path) -> Result<()> {
     #[cfg(unix)]
     {
         let d = File::open(dir).map_err(|e| IndexError::io(dir, "open directory for fsync", e))?;
-        d.sync_all().map_err(|e| IndexError::io(dir, "fsync directory", e))?;
+        d.sync_all()
+            .map_err(|e| IndexError::io(dir, "fsync directory", e))?;
     }
     #[cfg(not(unix))]
     let _ = dir;

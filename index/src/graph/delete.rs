@@ -37,10 +37,20 @@ impl Index {
                     continue;
                 }
                 view.with_links_mut(x, level, |ls| {
-                    let Some(pos) = ls.iter().position(|&n| n == node) else { return };
+                    let Some(pos) = ls.iter().position(|&n| n == node) else {
+                        return;
+                    };
                     ls.swap_remove(pos);
-                    let extra = outs.iter().copied().filter(|&o| o != x && o != node && !view.is_deleted(o));
-                    let ids: Vec<u32> = ls.iter().copied().filter(|&n| !view.is_deleted(n)).chain(extra).collect();
+                    let extra = outs
+                        .iter()
+                        .copied()
+                        .filter(|&o| o != x && o != node && !view.is_deleted(o));
+                    let ids: Vec<u32> = ls
+                        .iter()
+                        .copied()
+                        .filter(|&n| !view.is_deleted(n))
+                        .chain(extra)
+                        .collect();
                     *ls = reselect(&view, dot, x, ids.into_iter(), max);
                 });
             }

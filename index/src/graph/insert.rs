@@ -17,7 +17,7 @@ use super::Index;
 use crate::error::{IndexError, Result};
 use crate::params::MAX_LEVEL;
 use crate::search::layer::{greedy, search_layer};
-use crate::search::scratch::{SearchScratch, Scored};
+use crate::search::scratch::{Scored, SearchScratch};
 
 /// Items reserved and linked per chunk of a batch.
 const CHUNK: usize = 2048;
@@ -47,10 +47,19 @@ impl Index {
     /// # Errors
     /// As [`Index::insert_batch`], or [`IndexError::Cancelled`] with the number of items
     /// inserted (a prefix of `ids`).
-    pub fn insert_batch_cancellable(&self, ids: &[u64], vectors: &[f32], cancel: &AtomicBool) -> Result<()> {
+    pub fn insert_batch_cancellable(
+        &self,
+        ids: &[u64],
+        vectors: &[f32],
+        cancel: &AtomicBool,
+    ) -> Result<()> {
         let dim = self.params.dim;
         if vectors.len() != ids.len() * dim {
-            let got = if ids.is_empty() { vectors.len() } else { vectors.len() / ids.len() };
+            let got = if ids.is_empty() {
+                vectors.len()
+            } else {
+                vectors.len() / ids.len()
+            };
             return Err(IndexError::DimensionMismatch { expected: dim, got });
         }
         let mut normalised = vectors.to_vec();
@@ -78,7 +87,9 @@ impl Index {
             if chunk_ids.len() == 1 {
                 self.link(&view, first, &mut SearchScratch::new());
             } else {
-                (first..last).into_par_iter().for_each_init(SearchScratch::new, |s, node| self.link(&view, node, s));
+                (first..last)
+                    .into_par_iter()
+                    .for_each_init(SearchScratch::new, |s, node| self.link(&view, node, s));
             }
             done += chunk_ids.len();
         }
@@ -94,7 +105,10 @@ impl Index {
                 return Err(IndexError::DuplicateId(dup));
             }
             if u64::from(view.len()) + ids.len() as u64 >= u64::from(u32::MAX) {
-                return Err(IndexError::InvalidParameter { name: "len", reason: "an index holds fewer than 2^32 - 1 nodes".into() });
+                return Err(IndexError::InvalidParameter {
+                    name: "len",
+                    reason: "an index holds fewer than 2^32 - 1 nodes".into(),
+                });
             }
         }
         let dim = self.params.dim;
@@ -109,7 +123,11 @@ impl Index {
                     ext: id,
                     level: level as u8,
                     deleted: AtomicBool::new(false),
-                    links: Mutex::new((0..=level).map(|l| Vec::with_capacity(self.params.max_links(l))).collect()),
+                    links: Mutex::new(
+                        (0..=level)
+                            .map(|l| Vec::with_capacity(self.params.max_links(l)))
+                            .collect(),
+                    ),
                 });
             }
             first
@@ -135,18 +153,30 @@ impl Index {
     fn link(&self, view: &View<'_>, node: u32, s: &mut SearchScratch) {
         let dot = self.dot;
         let level = view.level(node);
-        let Some((ep, top)) = self.entry_or_become(node, level) else { return };
+        let Some((ep, top)) = self.entry_or_become(node, level) else {
+            return;
+        };
         let q = view.vector(node);
         let mut links = Vec::new();
-        let mut cur = Scored { sim: dot(q, view.vector(ep)), node: ep };
+        let mut cur = Scored {
+            sim: dot(q, view.vector(ep)),
+            node: ep,
+        };
         for l in (level + 1..=top).rev() {
             cur = greedy(view, dot, q, cur, l, &mut links);
         }
         let mut entry = vec![cur];
         for l in (0..=level.min(top)).rev() {
-            let found = search_layer(view, dot, q, &entry, self.params.ef_construction, l, s, |n| {
-                n != node && !view.is_deleted(n)
-            });
+            let found = search_layer(
+                view,
+                dot,
+                q,
+                &entry,
+                self.params.ef_construction,
+                l,
+                s,
+                |n| n != node && !view.is_deleted(n),
+            );
             // A new node gets M links on every level (as in hnswlib); level-0 lists of existing
             // nodes may grow to M0 through reverse links before they are pruned.
             let max = self.params.max_links(l);

@@ -39,7 +39,10 @@ pub struct Index {
 
 impl std::fmt::Debug for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Index").field("params", &self.params).field("len", &self.len()).finish()
+        f.debug_struct("Index")
+            .field("params", &self.params)
+            .field("len", &self.len())
+            .finish()
     }
 }
 
@@ -113,7 +116,9 @@ impl Index {
     /// # Errors
     /// [`IndexError::ChecksumMismatch`] or [`IndexError::Corrupted`] naming the section.
     pub fn verify(&self) -> Result<()> {
-        let Some(base) = &self.store.base else { return Ok(()) };
+        let Some(base) = &self.store.base else {
+            return Ok(());
+        };
         base.verify()?;
         let n = base.len;
         for node in 0..n {
@@ -121,8 +126,14 @@ impl Index {
                 if let Some(bad) = base.links(node, level).iter().find(|&&x| x >= n) {
                     return Err(IndexError::Corrupted {
                         path: base.path().to_path_buf(),
-                        section: if level == 0 { "level-0 adjacency section" } else { "upper adjacency section" },
-                        detail: format!("node {node} level {level} links to {bad}, past the {n} nodes"),
+                        section: if level == 0 {
+                            "level-0 adjacency section"
+                        } else {
+                            "upper adjacency section"
+                        },
+                        detail: format!(
+                            "node {node} level {level} links to {bad}, past the {n} nodes"
+                        ),
                     });
                 }
             }
@@ -195,7 +206,10 @@ impl Index {
     /// Every live external id, in node order.
     pub fn ids(&self) -> Vec<u64> {
         let v = self.store.view();
-        (0..v.len()).filter(|&n| !v.is_deleted(n)).map(|n| v.ext(n)).collect()
+        (0..v.len())
+            .filter(|&n| !v.is_deleted(n))
+            .map(|n| v.ext(n))
+            .collect()
     }
 
     pub(crate) fn entry(&self) -> Option<(u32, usize)> {

@@ -43,7 +43,10 @@ impl Index {
         }
         let entry = match self.entry() {
             Some((e, l)) if !view.is_deleted(e) => Some((e, l)),
-            _ => live.iter().map(|&n| (n, view.level(n))).max_by_key(|&(n, l)| (l, std::cmp::Reverse(n))),
+            _ => live
+                .iter()
+                .map(|&n| (n, view.level(n)))
+                .max_by_key(|&(n, l)| (l, std::cmp::Reverse(n))),
         };
 
         let mut w = SectionWriter::create(path)?;
@@ -55,15 +58,22 @@ impl Index {
 
         let mut links = Vec::new();
         let mut block: Vec<u32> = Vec::new();
-        let mut put_block = |w: &mut SectionWriter, n: u32, level: usize, max: usize, links: &mut Vec<u32>| {
-            view.links_into(n, level, links);
-            block.clear();
-            block.push(0);
-            block.extend(links.iter().map(|&x| remap[x as usize]).filter(|&x| x != u32::MAX).take(max));
-            block[0] = (block.len() - 1) as u32;
-            block.resize(1 + max, 0);
-            w.put(bytemuck::cast_slice(&block))
-        };
+        let mut put_block =
+            |w: &mut SectionWriter, n: u32, level: usize, max: usize, links: &mut Vec<u32>| {
+                view.links_into(n, level, links);
+                block.clear();
+                block.push(0);
+                block.extend(
+                    links
+                        .iter()
+                        .map(|&x| remap[x as usize])
+                        .filter(|&x| x != u32::MAX)
+                        .take(max),
+                );
+                block[0] = (block.len() - 1) as u32;
+                block.resize(1 + max, 0);
+                w.put(bytemuck::cast_slice(&block))
+            };
         w.begin(Section::Level0)?;
         for &n in &live {
             put_block(&mut w, n, 0, p.m0, &mut links)?;
@@ -106,7 +116,11 @@ impl Index {
         w.end();
 
         w.begin(Section::IdIndex)?;
-        let mut pairs: Vec<[u64; 2]> = ext.iter().enumerate().map(|(i, &e)| [e, i as u64]).collect();
+        let mut pairs: Vec<[u64; 2]> = ext
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| [e, i as u64])
+            .collect();
         pairs.sort_unstable();
         w.put(bytemuck::cast_slice(&pairs))?;
         w.end();

@@ -12,7 +12,12 @@ use crate::search::scratch::Scored;
 use crate::simd::DotFn;
 
 /// Picks at most `max` of `candidates` (sorted best first, similarities to the base node).
-pub(crate) fn select_neighbours(view: &View<'_>, dot: DotFn, candidates: &[Scored], max: usize) -> Vec<u32> {
+pub(crate) fn select_neighbours(
+    view: &View<'_>,
+    dot: DotFn,
+    candidates: &[Scored],
+    max: usize,
+) -> Vec<u32> {
     let mut kept: Vec<u32> = Vec::with_capacity(max);
     let mut pruned: Vec<u32> = Vec::new();
     for &c in candidates {
@@ -34,9 +39,20 @@ pub(crate) fn select_neighbours(view: &View<'_>, dot: DotFn, candidates: &[Score
 }
 
 /// Re-selects the neighbours of `base` from `ids` (its current links plus newcomers).
-pub(crate) fn reselect(view: &View<'_>, dot: DotFn, base: u32, ids: impl Iterator<Item = u32>, max: usize) -> Vec<u32> {
+pub(crate) fn reselect(
+    view: &View<'_>,
+    dot: DotFn,
+    base: u32,
+    ids: impl Iterator<Item = u32>,
+    max: usize,
+) -> Vec<u32> {
     let vb = view.vector(base);
-    let mut cands: Vec<Scored> = ids.map(|node| Scored { sim: dot(vb, view.vector(node)), node }).collect();
+    let mut cands: Vec<Scored> = ids
+        .map(|node| Scored {
+            sim: dot(vb, view.vector(node)),
+            node,
+        })
+        .collect();
     cands.sort_unstable_by(|a, b| b.cmp(a));
     cands.dedup_by_key(|c| c.node);
     select_neighbours(view, dot, &cands, max)

@@ -53,9 +53,13 @@ impl Store {
             base_len,
             fresh: RwLock::new(Vec::new()),
             fresh_ids: RwLock::new(FxHashMap::default()),
-            overlay: (0..STRIPES).map(|_| RwLock::new(FxHashMap::default())).collect(),
+            overlay: (0..STRIPES)
+                .map(|_| RwLock::new(FxHashMap::default()))
+                .collect(),
             overlay_len: AtomicUsize::new(0),
-            base_deleted: (0..(base_len as usize).div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            base_deleted: (0..(base_len as usize).div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             deleted_count: AtomicUsize::new(0),
         }
     }
@@ -66,8 +70,18 @@ impl Store {
             Some(b) => (b.vectors(), b.level0()),
             None => (&[][..], &[][..]),
         };
-        let (dim, stride) = self.base.as_ref().map_or((0, 1), |b| (b.params.dim, 1 + b.params.m0));
-        View { store: self, fresh: self.fresh.read(), vectors, level0, dim, stride }
+        let (dim, stride) = self
+            .base
+            .as_ref()
+            .map_or((0, 1), |b| (b.params.dim, 1 + b.params.m0));
+        View {
+            store: self,
+            fresh: self.fresh.read(),
+            vectors,
+            level0,
+            dim,
+            stride,
+        }
     }
 }
 
@@ -96,7 +110,8 @@ impl<'a> View<'a> {
 
     #[inline]
     fn fresh_node(&self, node: u32) -> Option<&FreshNode> {
-        node.checked_sub(self.store.base_len).and_then(|i| self.fresh.get(i as usize))
+        node.checked_sub(self.store.base_len)
+            .and_then(|i| self.fresh.get(i as usize))
     }
 
     #[inline]
@@ -121,7 +136,11 @@ impl<'a> View<'a> {
     #[inline]
     pub(crate) fn ext(&self, node: u32) -> u64 {
         if node < self.store.base_len {
-            self.store.base.as_ref().and_then(|b| b.ext_ids().get(node as usize).copied()).unwrap_or(u64::MAX)
+            self.store
+                .base
+                .as_ref()
+                .and_then(|b| b.ext_ids().get(node as usize).copied())
+                .unwrap_or(u64::MAX)
         } else {
             self.fresh_node(node).map_or(u64::MAX, |f| f.ext)
         }
@@ -136,7 +155,8 @@ impl<'a> View<'a> {
             let word = &self.store.base_deleted[node as usize / 64];
             word.load(Ordering::Acquire) & (1 << (node % 64)) != 0
         } else {
-            self.fresh_node(node).is_none_or(|f| f.deleted.load(Ordering::Acquire))
+            self.fresh_node(node)
+                .is_none_or(|f| f.deleted.load(Ordering::Acquire))
         }
     }
 
@@ -146,7 +166,8 @@ impl<'a> View<'a> {
             let bit = 1u64 << (node % 64);
             self.store.base_deleted[node as usize / 64].fetch_or(bit, Ordering::AcqRel) & bit == 0
         } else {
-            self.fresh_node(node).is_some_and(|f| !f.deleted.swap(true, Ordering::AcqRel))
+            self.fresh_node(node)
+                .is_some_and(|f| !f.deleted.swap(true, Ordering::AcqRel))
         };
         if newly {
             self.store.deleted_count.fetch_add(1, Ordering::AcqRel);
@@ -169,7 +190,12 @@ impl<'a> View<'a> {
         for &ext in ids {
             let node = match fresh_ids.get(&ext) {
                 Some(&n) => Some(n),
-                None => self.store.base.as_ref().and_then(|b| b.find(ext)).filter(|&n| self.ext(n) == ext),
+                None => self
+                    .store
+                    .base
+                    .as_ref()
+                    .and_then(|b| b.find(ext))
+                    .filter(|&n| self.ext(n) == ext),
             };
             if let Some(n) = node.filter(|&n| !self.is_deleted(n)) {
                 f(n);
@@ -193,7 +219,11 @@ impl<'a> View<'a> {
             }
             if level == 0 {
                 let s = node as usize * self.stride;
-                if let Some((count, ids)) = self.level0.get(s..s + self.stride).and_then(<[u32]>::split_first) {
+                if let Some((count, ids)) = self
+                    .level0
+                    .get(s..s + self.stride)
+                    .and_then(<[u32]>::split_first)
+                {
                     let count = (*count as usize).min(ids.len());
                     out.extend(ids[..count].iter().copied().filter(|&n| n < len));
                 }
@@ -210,7 +240,12 @@ impl<'a> View<'a> {
     /// Runs `f` on the mutable neighbour list of `node` at `level` under that node's lock.
     ///
     /// `f` must not call back into methods that take links locks (`links_into`, this one).
-    pub(crate) fn with_links_mut<R>(&self, node: u32, level: usize, f: impl FnOnce(&mut Vec<u32>) -> R) -> Option<R> {
+    pub(crate) fn with_links_mut<R>(
+        &self,
+        node: u32,
+        level: usize,
+        f: impl FnOnce(&mut Vec<u32>) -> R,
+    ) -> Option<R> {
         if node < self.store.base_len {
             let base = self.store.base.as_ref()?;
             let node_level = base.level(node);
@@ -222,7 +257,13 @@ impl<'a> View<'a> {
             let links = stripe.entry(node).or_insert_with(|| {
                 self.store.overlay_len.fetch_add(1, Ordering::AcqRel);
                 (0..=node_level)
-                    .map(|l| base.links(node, l).iter().copied().filter(|&n| n < len).collect())
+                    .map(|l| {
+                        base.links(node, l)
+                            .iter()
+                            .copied()
+                            .filter(|&n| n < len)
+                            .collect()
+                    })
                     .collect()
             });
             links.get_mut(level).map(f)

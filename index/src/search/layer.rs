@@ -10,12 +10,19 @@
 
 use std::cmp::Reverse;
 
-use super::scratch::{SearchScratch, Scored};
+use super::scratch::{Scored, SearchScratch};
 use crate::graph::store::View;
 use crate::simd::{prefetch, DotFn};
 
 /// Greedy walk on `level` from `cur` towards the query; returns the local best.
-pub(crate) fn greedy(view: &View<'_>, dot: DotFn, q: &[f32], mut cur: Scored, level: usize, links: &mut Vec<u32>) -> Scored {
+pub(crate) fn greedy(
+    view: &View<'_>,
+    dot: DotFn,
+    q: &[f32],
+    mut cur: Scored,
+    level: usize,
+    links: &mut Vec<u32>,
+) -> Scored {
     loop {
         let mut changed = false;
         view.links_into(cur.node, level, links);

@@ -10,8 +10,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub use filter::{Filter, IdFilter};
-pub use scratch::SearchScratch;
 use scratch::Scored;
+pub use scratch::SearchScratch;
 
 use crate::error::{IndexError, Result};
 use crate::graph::store::View;
@@ -48,7 +48,13 @@ impl Index {
     ///
     /// # Errors
     /// As [`Index::search`].
-    pub fn search_filtered(&self, query: &[f32], k: usize, ef: usize, filter: &dyn Filter) -> Result<Vec<Hit>> {
+    pub fn search_filtered(
+        &self,
+        query: &[f32],
+        k: usize,
+        ef: usize,
+        filter: &dyn Filter,
+    ) -> Result<Vec<Hit>> {
         SCRATCH.with(|s| match s.try_borrow_mut() {
             Ok(mut s) => self.search_with(query, k, ef, Some(filter), &mut s),
             Err(_) => self.search_with(query, k, ef, Some(filter), &mut SearchScratch::new()),
@@ -72,7 +78,10 @@ impl Index {
     ) -> Result<Vec<Hit>> {
         let dim = self.params.dim;
         if query.len() != dim {
-            return Err(IndexError::DimensionMismatch { expected: dim, got: query.len() });
+            return Err(IndexError::DimensionMismatch {
+                expected: dim,
+                got: query.len(),
+            });
         }
         let mut q = std::mem::take(&mut scratch.query);
         q.clear();
@@ -85,7 +94,9 @@ impl Index {
             match filter {
                 // Live count from this view: a second `view()` here would take the read lock
                 // recursively, which can deadlock behind a waiting writer.
-                Some(f) if filter::pass_fraction(&view, f, view.live()) < self.params.exact_below => {
+                Some(f)
+                    if filter::pass_fraction(&view, f, view.live()) < self.params.exact_below =>
+                {
                     self.exact_scan(&view, &q, k, f)
                 }
                 _ => self.graph_search(&view, &q, k, ef.max(k), filter, scratch),
@@ -104,10 +115,15 @@ impl Index {
         filter: Option<&dyn Filter>,
         s: &mut SearchScratch,
     ) -> Vec<Hit> {
-        let Some((ep, top)) = self.entry() else { return Vec::new() };
+        let Some((ep, top)) = self.entry() else {
+            return Vec::new();
+        };
         let dot = self.dot;
         let mut links = std::mem::take(&mut s.links);
-        let mut cur = Scored { sim: dot(q, view.vector(ep)), node: ep };
+        let mut cur = Scored {
+            sim: dot(q, view.vector(ep)),
+            node: ep,
+        };
         for level in (1..=top).rev() {
             cur = layer::greedy(view, dot, q, cur, level, &mut links);
         }
@@ -118,7 +134,14 @@ impl Index {
                 !view.is_deleted(n) && f.allows(view.ext(n))
             }),
         };
-        found.into_iter().take(k).map(|sc| Hit { id: view.ext(sc.node), score: sc.sim }).collect()
+        found
+            .into_iter()
+            .take(k)
+            .map(|sc| Hit {
+                id: view.ext(sc.node),
+                score: sc.sim,
+            })
+            .collect()
     }
 
     /// Exact top-k over the items `filter` passes.
@@ -126,7 +149,10 @@ impl Index {
         let dot = self.dot;
         let mut heap: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(k + 1);
         let mut offer = |node: u32| {
-            let sc = Scored { sim: dot(q, view.vector(node)), node };
+            let sc = Scored {
+                sim: dot(q, view.vector(node)),
+                node,
+            };
             if heap.len() < k {
                 heap.push(Reverse(sc));
             } else if heap.peek().is_some_and(|w| sc > w.0) {
@@ -142,7 +168,12 @@ impl Index {
         }
         let mut hits: Vec<Scored> = heap.into_iter().map(|r| r.0).collect();
         hits.sort_unstable_by(|a, b| b.cmp(a));
-        hits.into_iter().map(|sc| Hit { id: view.ext(sc.node), score: sc.sim }).collect()
+        hits.into_iter()
+            .map(|sc| Hit {
+                id: view.ext(sc.node),
+                score: sc.sim,
+            })
+            .collect()
     }
 
     /// Exact top-k by brute force over every live item (the ground truth for recall tests).
@@ -153,7 +184,10 @@ impl Index {
         let all = |_: u64| true;
         let dim = self.params.dim;
         if query.len() != dim {
-            return Err(IndexError::DimensionMismatch { expected: dim, got: query.len() });
+            return Err(IndexError::DimensionMismatch {
+                expected: dim,
+                got: query.len(),
+            });
         }
         let mut q = query.to_vec();
         crate::simd::normalize(&mut q).map_err(|reason| IndexError::InvalidVector { reason })?;

@@ -18,7 +18,9 @@ impl PartialOrd for Scored {
 }
 impl Ord for Scored {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.sim.total_cmp(&other.sim).then(other.node.cmp(&self.node))
+        self.sim
+            .total_cmp(&other.sim)
+            .then(other.node.cmp(&self.node))
     }
 }
 
@@ -38,7 +40,9 @@ pub struct SearchScratch {
 
 impl std::fmt::Debug for SearchScratch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SearchScratch").field("capacity", &self.visited.len()).finish()
+        f.debug_struct("SearchScratch")
+            .field("capacity", &self.visited.len())
+            .finish()
     }
 }
 

@@ -19,7 +19,11 @@ fn recall_holds_after_30_percent_churn_and_deleted_ids_never_return() {
     let ids: Vec<u64> = (0..n as u64).collect();
     index.insert_batch(&ids, &base).unwrap();
     // Delete every id ≡ 0, 3 or 6 (mod 10): 30%, spread over all clusters.
-    let deleted: HashSet<u64> = ids.iter().copied().filter(|i| [0, 3, 6].contains(&(i % 10))).collect();
+    let deleted: HashSet<u64> = ids
+        .iter()
+        .copied()
+        .filter(|i| [0, 3, 6].contains(&(i % 10)))
+        .collect();
     for &id in &deleted {
         index.delete(id).unwrap();
     }
@@ -46,8 +50,12 @@ fn recall_holds_after_30_percent_churn_and_deleted_ids_never_return() {
     let churned = search_all(&index, &queries, dim, 10, 128);
     let r_churn = recall(&churned, &want, 10);
     eprintln!("recall@10 fresh {r_fresh:.4}, after churn {r_churn:.4}");
-    assert!(r_churn >= r_fresh - 0.02, "churned {r_churn} vs fresh {r_fresh}");
-    let no_deleted = |hits: &[Vec<memloop_index::Hit>]| hits.iter().flatten().all(|h| !deleted.contains(&h.id));
+    assert!(
+        r_churn >= r_fresh - 0.02,
+        "churned {r_churn} vs fresh {r_fresh}"
+    );
+    let no_deleted =
+        |hits: &[Vec<memloop_index::Hit>]| hits.iter().flatten().all(|h| !deleted.contains(&h.id));
     assert!(no_deleted(&churned));
     assert!(no_deleted(&search_all(&index, &queries, dim, 100, 200)));
 
@@ -88,7 +96,11 @@ fn repeated_churn_rounds_keep_recall() {
     }
     assert_eq!(index.len(), 5000);
     let queries = data.take(200);
-    let r = recall(&search_all(&index, &queries, dim, 10, 128), &exact_all(&index, &queries, dim, 10), 10);
+    let r = recall(
+        &search_all(&index, &queries, dim, 10, 128),
+        &exact_all(&index, &queries, dim, 10),
+        10,
+    );
     eprintln!("recall@10 after 5 churn rounds: {r:.4}");
     assert!(r >= 0.95);
 }

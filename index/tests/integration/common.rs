@@ -16,15 +16,24 @@ pub struct Clustered {
 impl Clustered {
     pub fn new(dim: usize, clusters: usize, seed: u64) -> Self {
         let mut rng = StdRng::seed_from_u64(seed);
-        let centres = (0..clusters).map(|_| (0..dim).map(|_| gauss(&mut rng)).collect()).collect();
+        let centres = (0..clusters)
+            .map(|_| (0..dim).map(|_| gauss(&mut rng)).collect())
+            .collect();
         let spread = (0..clusters).map(|_| rng.gen_range(0.35..0.9)).collect();
-        Clustered { centres, spread, rng, dim }
+        Clustered {
+            centres,
+            spread,
+            rng,
+            dim,
+        }
     }
 
     pub fn next(&mut self) -> Vec<f32> {
         let c = self.rng.gen_range(0..self.centres.len());
         let s = self.spread[c];
-        let mut v: Vec<f32> = (0..self.dim).map(|i| self.centres[c][i] + s * gauss(&mut self.rng)).collect();
+        let mut v: Vec<f32> = (0..self.dim)
+            .map(|i| self.centres[c][i] + s * gauss(&mut self.rng))
+            .collect();
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter_mut().for_each(|x| *x /= norm);
         v
@@ -42,12 +51,19 @@ fn gauss(rng: &mut StdRng) -> f32 {
 }
 
 pub fn params(dim: usize) -> Params {
-    Params::builder(dim).m(16).ef_construction(200).build().unwrap()
+    Params::builder(dim)
+        .m(16)
+        .ef_construction(200)
+        .build()
+        .unwrap()
 }
 
 /// Seed for this run: `MEMLOOP_TEST_SEED` or a fixed default; printed so failures can be rerun.
 pub fn seed(default: u64) -> u64 {
-    let s = std::env::var("MEMLOOP_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default);
+    let s = std::env::var("MEMLOOP_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default);
     eprintln!("seed = {s} (set MEMLOOP_TEST_SEED to rerun)");
     s
 }
@@ -64,10 +80,22 @@ pub fn recall(got: &[Vec<Hit>], want: &[Vec<Hit>], k: usize) -> f64 {
     hit as f64 / total.max(1) as f64
 }
 
-pub fn search_all(index: &Index, queries: &[f32], dim: usize, k: usize, ef: usize) -> Vec<Vec<Hit>> {
-    queries.chunks(dim).map(|q| index.search(q, k, ef).unwrap()).collect()
+pub fn search_all(
+    index: &Index,
+    queries: &[f32],
+    dim: usize,
+    k: usize,
+    ef: usize,
+) -> Vec<Vec<Hit>> {
+    queries
+        .chunks(dim)
+        .map(|q| index.search(q, k, ef).unwrap())
+        .collect()
 }
 
 pub fn exact_all(index: &Index, queries: &[f32], dim: usize, k: usize) -> Vec<Vec<Hit>> {
-    queries.chunks(dim).map(|q| index.search_exact(q, k).unwrap()).collect()
+    queries
+        .chunks(dim)
+        .map(|q| index.search_exact(q, k).unwrap())
+        .collect()
 }

@@ -16,14 +16,21 @@ fn searches_during_inserts_never_see_a_torn_state() {
     let vectors = Arc::new(data.take(n));
     let queries = Arc::new(data.take(50));
     let index = Arc::new(Index::new(params(dim)).unwrap());
-    index.insert_batch(&(0..1000).collect::<Vec<u64>>(), &vectors[..1000 * dim]).unwrap();
+    index
+        .insert_batch(&(0..1000).collect::<Vec<u64>>(), &vectors[..1000 * dim])
+        .unwrap();
     let inserted = Arc::new(AtomicU64::new(1000));
     let stop = Arc::new(AtomicBool::new(false));
 
     let readers: Vec<_> = (0..3)
         .map(|t| {
-            let (index, vectors, queries, inserted, stop) =
-                (index.clone(), vectors.clone(), queries.clone(), inserted.clone(), stop.clone());
+            let (index, vectors, queries, inserted, stop) = (
+                index.clone(),
+                vectors.clone(),
+                queries.clone(),
+                inserted.clone(),
+                stop.clone(),
+            );
             std::thread::spawn(move || {
                 let mut searches = 0u64;
                 while !stop.load(Ordering::Acquire) {
@@ -45,9 +52,17 @@ fn searches_during_inserts_never_see_a_torn_state() {
                         }
                         // Filtered searches take the same locks plus the filter's estimate.
                         let limit = inserted.load(Ordering::Acquire) + 256;
-                        let even = index.search_filtered(q, 10, 32, &|id: u64| id.is_multiple_of(2)).unwrap();
-                        assert!(even.iter().all(|h| h.id % 2 == 0), "the filter was not applied");
-                        assert!(even.iter().all(|h| h.id < limit), "an id that was never inserted");
+                        let even = index
+                            .search_filtered(q, 10, 32, &|id: u64| id.is_multiple_of(2))
+                            .unwrap();
+                        assert!(
+                            even.iter().all(|h| h.id % 2 == 0),
+                            "the filter was not applied"
+                        );
+                        assert!(
+                            even.iter().all(|h| h.id < limit),
+                            "an id that was never inserted"
+                        );
                         searches += 1;
                     }
                 }
@@ -59,7 +74,9 @@ fn searches_during_inserts_never_see_a_torn_state() {
     for start in (1000..n).step_by(256) {
         let end = (start + 256).min(n);
         let ids: Vec<u64> = (start as u64..end as u64).collect();
-        index.insert_batch(&ids, &vectors[start * dim..end * dim]).unwrap();
+        index
+            .insert_batch(&ids, &vectors[start * dim..end * dim])
+            .unwrap();
         inserted.store(end as u64, Ordering::Release);
         if start % 1024 == 0 {
             index.delete((start / 4) as u64).unwrap();

@@ -36,9 +36,24 @@ fn open_verify_search(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), IndexE
 fn truncated_files_give_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let (_, good) = saved_index(dir.path());
-    for len in [0, 1, 7, 8, 100, 511, 512, 513, 600, good.len() / 2, good.len() - 1] {
+    for len in [
+        0,
+        1,
+        7,
+        8,
+        100,
+        511,
+        512,
+        513,
+        600,
+        good.len() / 2,
+        good.len() - 1,
+    ] {
         let r = open_bytes(dir.path(), "t.idx", &good[..len]);
-        assert!(matches!(r, Err(IndexError::Truncated { .. })), "len {len}: {r:?}");
+        assert!(
+            matches!(r, Err(IndexError::Truncated { .. })),
+            "len {len}: {r:?}"
+        );
     }
 }
 
@@ -48,22 +63,36 @@ fn wrong_magic_garbage_and_future_versions_are_refused() {
     let (_, good) = saved_index(dir.path());
     let mut bad = good.clone();
     bad[1] = b'X';
-    assert!(matches!(open_bytes(dir.path(), "m.idx", &bad), Err(IndexError::NotAnIndex { .. })));
-    let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-    assert!(matches!(open_bytes(dir.path(), "g.idx", &garbage), Err(IndexError::NotAnIndex { .. })));
+    assert!(matches!(
+        open_bytes(dir.path(), "m.idx", &bad),
+        Err(IndexError::NotAnIndex { .. })
+    ));
+    let garbage: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    assert!(matches!(
+        open_bytes(dir.path(), "g.idx", &garbage),
+        Err(IndexError::NotAnIndex { .. })
+    ));
     let mut future = good.clone();
     future[8..12].copy_from_slice(&7u32.to_le_bytes());
     assert!(matches!(
         open_bytes(dir.path(), "v.idx", &future),
         Err(IndexError::UnsupportedVersion { found: 7, .. })
     ));
-    assert!(matches!(open_bytes(dir.path(), "z.idx", &vec![0u8; 2048]), Err(IndexError::NotAnIndex { .. })));
+    assert!(matches!(
+        open_bytes(dir.path(), "z.idx", &vec![0u8; 2048]),
+        Err(IndexError::NotAnIndex { .. })
+    ));
     let missing = Index::open(dir.path().join("nope.idx"));
     assert!(matches!(missing, Err(IndexError::Io { .. })));
     // Trailing bytes are caught by verify.
     let mut longer = good.clone();
     longer.extend_from_slice(&[1, 2, 3]);
-    assert!(matches!(open_verify_search(dir.path(), "l.idx", &longer), Err(IndexError::Corrupted { .. })));
+    assert!(matches!(
+        open_verify_search(dir.path(), "l.idx", &longer),
+        Err(IndexError::Corrupted { .. })
+    ));
 }
 
 proptest! {

@@ -2,8 +2,17 @@ use memloop_index::{Filter, Hit, IdFilter, Index};
 
 use crate::common::*;
 
-fn filtered_recall(index: &Index, queries: &[f32], dim: usize, filter: &dyn Filter, pass: impl Fn(u64) -> bool) -> f64 {
-    let got: Vec<Vec<Hit>> = queries.chunks(dim).map(|q| index.search_filtered(q, 10, 128, filter).unwrap()).collect();
+fn filtered_recall(
+    index: &Index,
+    queries: &[f32],
+    dim: usize,
+    filter: &dyn Filter,
+    pass: impl Fn(u64) -> bool,
+) -> f64 {
+    let got: Vec<Vec<Hit>> = queries
+        .chunks(dim)
+        .map(|q| index.search_filtered(q, 10, 128, filter).unwrap())
+        .collect();
     for hits in &got {
         assert!(hits.iter().all(|h| pass(h.id)), "a hit fails the filter");
     }
@@ -35,7 +44,10 @@ fn filtered_search_keeps_recall_at_1_and_10_percent_pass_rates() {
         let set = IdFilter::new(ids.iter().copied().filter(|&i| pass(i)));
         let r_set = filtered_recall(&index, &queries, dim, &set, pass);
         eprintln!("{name} pass: recall@10 predicate {r_pred:.4}, id set {r_set:.4}");
-        assert!(r_pred >= 0.95 && r_set >= 0.95, "{name}: {r_pred} / {r_set}");
+        assert!(
+            r_pred >= 0.95 && r_set >= 0.95,
+            "{name}: {r_pred} / {r_set}"
+        );
     }
 }
 
@@ -47,7 +59,10 @@ fn a_filter_that_passes_nothing_or_deleted_items_returns_only_live_passing_items
     let ids: Vec<u64> = (0..500).collect();
     index.insert_batch(&ids, &data.take(500)).unwrap();
     let q = data.next();
-    assert!(index.search_filtered(&q, 10, 64, &|_: u64| false).unwrap().is_empty());
+    assert!(index
+        .search_filtered(&q, 10, 64, &|_: u64| false)
+        .unwrap()
+        .is_empty());
     index.delete(3).unwrap();
     let only = IdFilter::new([3, 4, 1_000_000]);
     let hits = index.search_filtered(&q, 10, 64, &only).unwrap();

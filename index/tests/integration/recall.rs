@@ -53,17 +53,38 @@ fn caller_errors_are_typed_and_change_nothing() {
     use memloop_index::IndexError;
     let index = Index::new(params(4)).unwrap();
     index.insert(1, &[1.0, 0.0, 0.0, 0.0]).unwrap();
-    assert!(matches!(index.insert(2, &[1.0, 0.0]), Err(IndexError::DimensionMismatch { expected: 4, got: 2 })));
-    assert!(matches!(index.insert(2, &[0.0; 4]), Err(IndexError::InvalidVector { .. })));
-    assert!(matches!(index.insert(2, &[f32::NAN, 0.0, 0.0, 1.0]), Err(IndexError::InvalidVector { .. })));
-    assert!(matches!(index.insert(1, &[0.0, 1.0, 0.0, 0.0]), Err(IndexError::DuplicateId(1))));
+    assert!(matches!(
+        index.insert(2, &[1.0, 0.0]),
+        Err(IndexError::DimensionMismatch {
+            expected: 4,
+            got: 2
+        })
+    ));
+    assert!(matches!(
+        index.insert(2, &[0.0; 4]),
+        Err(IndexError::InvalidVector { .. })
+    ));
+    assert!(matches!(
+        index.insert(2, &[f32::NAN, 0.0, 0.0, 1.0]),
+        Err(IndexError::InvalidVector { .. })
+    ));
+    assert!(matches!(
+        index.insert(1, &[0.0, 1.0, 0.0, 0.0]),
+        Err(IndexError::DuplicateId(1))
+    ));
     assert!(matches!(
         index.insert_batch(&[5, 5], &[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]),
         Err(IndexError::DuplicateId(5))
     ));
     assert!(matches!(index.delete(99), Err(IndexError::NotFound(99))));
-    assert!(matches!(index.search(&[1.0; 3], 1, 8), Err(IndexError::DimensionMismatch { .. })));
-    assert!(matches!(index.search(&[0.0; 4], 1, 8), Err(IndexError::InvalidVector { .. })));
+    assert!(matches!(
+        index.search(&[1.0; 3], 1, 8),
+        Err(IndexError::DimensionMismatch { .. })
+    ));
+    assert!(matches!(
+        index.search(&[0.0; 4], 1, 8),
+        Err(IndexError::InvalidVector { .. })
+    ));
     assert_eq!(index.len(), 1);
     assert!(matches!(
         memloop_index::Params::builder(0).build(),
