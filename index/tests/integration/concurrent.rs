@@ -35,8 +35,10 @@ fn searches_during_inserts_never_see_a_torn_state() {
                 let mut searches = 0u64;
                 while !stop.load(Ordering::Acquire) {
                     for q in queries.chunks(dim).skip(t).step_by(3) {
-                        let limit = inserted.load(Ordering::Acquire) + 256; // ids of a chunk in flight
                         let hits = index.search(q, 10, 32).unwrap();
+                        // Read after the search: anything it saw was reserved by then, and at any
+                        // moment reserved ids are below `inserted` + one chunk in flight.
+                        let limit = inserted.load(Ordering::Acquire) + 256;
                         assert!(!hits.is_empty());
                         let mut seen = std::collections::HashSet::new();
                         for w in hits.windows(2) {
@@ -51,10 +53,10 @@ fn searches_during_inserts_never_see_a_torn_state() {
                             assert!((ip - h.score).abs() < 1e-4, "score {} vs {}", h.score, ip);
                         }
                         // Filtered searches take the same locks plus the filter's estimate.
-                        let limit = inserted.load(Ordering::Acquire) + 256;
                         let even = index
                             .search_filtered(q, 10, 32, &|id: u64| id.is_multiple_of(2))
                             .unwrap();
+                        let limit = inserted.load(Ordering::Acquire) + 256;
                         assert!(
                             even.iter().all(|h| h.id % 2 == 0),
                             "the filter was not applied"
