@@ -30,6 +30,15 @@ thread_local! {
     static SCRATCH: RefCell<SearchScratch> = RefCell::new(SearchScratch::new());
 }
 
+/// Runs `f` with this thread's scratch (a fresh one if it is in use, e.g. re-entered from a
+/// filter that searches).
+fn with_thread_scratch<R>(f: impl FnOnce(&mut SearchScratch) -> R) -> R {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut SearchScratch::new()),
+    })
+}
+
 impl Index {
     /// The `k` nearest live items to `query` with beam width `ef` (raised to `k` if smaller).
     ///
@@ -38,10 +47,7 @@ impl Index {
     /// # Errors
     /// [`IndexError::DimensionMismatch`] or [`IndexError::InvalidVector`] for a bad query.
     pub fn search(&self, query: &[f32], k: usize, ef: usize) -> Result<Vec<Hit>> {
-        SCRATCH.with(|s| match s.try_borrow_mut() {
-            Ok(mut s) => self.search_with(query, k, ef, None, &mut s),
-            Err(_) => self.search_with(query, k, ef, None, &mut SearchScratch::new()),
-        })
+        with_thread_scratch(|s| self.search_with(query, k, ef, None, s))
     }
 
     /// Like [`Index::search`], returning only items that `filter` allows.
@@ -55,10 +61,7 @@ impl Index {
         ef: usize,
         filter: &dyn Filter,
     ) -> Result<Vec<Hit>> {
-        SCRATCH.with(|s| match s.try_borrow_mut() {
-            Ok(mut s) => self.search_with(query, k, ef, Some(filter), &mut s),
-            Err(_) => self.search_with(query, k, ef, Some(filter), &mut SearchScratch::new()),
-        })
+        with_thread_scratch(|s| self.search_with(query, k, ef, Some(filter), s))
     }
 
     /// The general search: caller-provided scratch, optional filter.
