@@ -63,11 +63,14 @@ proptest! {
                 Op::Insert(id, seed) => {
                     let v = vector(seed);
                     let r = index.insert(id, &v);
-                    if model.contains_key(&id) {
-                        prop_assert!(matches!(r, Err(IndexError::DuplicateId(d)) if d == id));
-                    } else {
-                        prop_assert!(r.is_ok());
-                        model.insert(id, unit(&v));
+                    match model.entry(id) {
+                        std::collections::btree_map::Entry::Occupied(_) => {
+                            prop_assert!(matches!(r, Err(IndexError::DuplicateId(d)) if d == id));
+                        }
+                        std::collections::btree_map::Entry::Vacant(slot) => {
+                            prop_assert!(r.is_ok());
+                            slot.insert(unit(&v));
+                        }
                     }
                 }
                 Op::Delete(id) => {
