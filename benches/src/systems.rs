@@ -89,6 +89,11 @@ impl AnnSystem for Memloop {
     }
 }
 
+/// hnsw_rs's `DistDot` asserts 1 - <a, b> >= 0 and panics when rounding makes a unit vector's
+/// self-product exceed 1; scaling every base and query vector by this factor keeps all rankings
+/// and the assert.
+const HNSW_RS_SHRINK: f32 = 1.0 - 1e-6;
+
 /// hnsw_rs 0.3.5 with its inner-product distance (`DistDot`, unit vectors).
 #[derive(Default)]
 pub struct HnswRs {
@@ -101,9 +106,7 @@ impl AnnSystem for HnswRs {
     }
     fn build(&mut self, base: &Matrix<f32>, p: BuildParams) -> Result<()> {
         let hnsw = Hnsw::<f32, DistDot>::new(p.m, base.rows(), 16, p.ef_construction, DistDot {});
-        // DistDot asserts 1 - <a, b> >= 0 and panics when rounding makes a unit vector's
-        // self-product exceed 1; shrinking every vector by 1e-6 keeps the order and the assert.
-        let shrunk: Vec<f32> = base.data.iter().map(|x| x * (1.0 - 1e-6)).collect();
+        let shrunk: Vec<f32> = base.data.iter().map(|x| x * HNSW_RS_SHRINK).collect();
         let items: Vec<(&[f32], usize)> = shrunk
             .chunks(base.dim)
             .enumerate()
@@ -132,7 +135,7 @@ impl AnnSystem for HnswRs {
     fn search(&mut self, query: &[f32], k: usize, ef: usize, out: &mut Vec<u64>) {
         out.clear();
         if let Some(h) = &self.hnsw {
-            let q: Vec<f32> = query.iter().map(|x| x * (1.0 - 1e-6)).collect();
+            let q: Vec<f32> = query.iter().map(|x| x * HNSW_RS_SHRINK).collect();
             out.extend(h.search(&q, k, ef).iter().map(|n| n.d_id as u64));
         }
     }

@@ -160,10 +160,8 @@ impl Embedder {
                     ),
                 })
             }
-            Some(d) if !encoder.matryoshka() => {
-                let _ = d;
-                None
-            }
+            // The full dimension of a non-Matryoshka model is simply the plain output.
+            Some(_) if !encoder.matryoshka() => None,
             Some(d) => Some(d),
         };
         let (tokenizer, counter) = tokenize::load(&dir.join("tokenizer.json"), max_len)?;
@@ -305,9 +303,14 @@ impl Embedder {
                 .to_vec1()?;
             Ok(hidden.chunks(self.hidden).map(<[f32]>::to_vec).collect())
         };
+        self.in_pool(run)
+    }
+
+    /// Runs `f` on this embedder's thread pool, if it has one.
+    fn in_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
-            Some(p) => p.install(run),
-            None => run(),
+            Some(p) => p.install(f),
+            None => f(),
         }
     }
 
@@ -320,10 +323,7 @@ impl Embedder {
             let ids = tokenize::encode(&self.tokenizer, inputs)?;
             self.embed_ids(&ids)
         };
-        match &self.pool {
-            Some(p) => p.install(run),
-            None => run(),
-        }
+        self.in_pool(run)
     }
 
     /// Embeds already-tokenised inputs: sorted by length, batched, padded per batch.

@@ -318,12 +318,16 @@ impl BaseFile {
             let s = off as usize + (level - 1) * stride;
             self.upper().get(s..s + stride)
         };
-        match block {
-            Some(b) => {
-                let count = (b[0] as usize).min(stride - 1);
-                &b[1..1 + count]
-            }
-            None => &[],
-        }
+        block.map_or(&[], block_links)
+    }
+}
+
+/// The neighbour ids of one stored block `[count, id, id, …]`, the count clamped to the block
+/// (a corrupted count cannot read past it).
+#[inline]
+pub(crate) fn block_links(block: &[u32]) -> &[u32] {
+    match block.split_first() {
+        Some((count, ids)) => &ids[..(*count as usize).min(ids.len())],
+        None => &[],
     }
 }

@@ -67,6 +67,8 @@ impl Index {
             crate::simd::normalize(v).map_err(|reason| IndexError::InvalidVector { reason })?;
         }
         let _gate = self.gate.read();
+        // Checked up front so a caller error changes nothing; `reserve_nodes` checks again per
+        // chunk under the reservation lock, against inserts racing from other threads.
         {
             let mut seen = FxHashSet::default();
             let view = self.store.view();

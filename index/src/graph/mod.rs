@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::{IndexError, Result};
-use crate::format::BaseFile;
+use crate::format::{BaseFile, Section};
 use crate::params::Params;
 use crate::simd::DotFn;
 use store::Store;
@@ -127,10 +127,11 @@ impl Index {
                     return Err(IndexError::Corrupted {
                         path: base.path().to_path_buf(),
                         section: if level == 0 {
-                            "level-0 adjacency section"
+                            Section::Level0
                         } else {
-                            "upper adjacency section"
-                        },
+                            Section::Upper
+                        }
+                        .name(),
                         detail: format!(
                             "node {node} level {level} links to {bad}, past the {n} nodes"
                         ),

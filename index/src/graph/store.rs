@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use rustc_hash::FxHashMap;
 
+use crate::format::read::block_links;
 use crate::format::BaseFile;
 
 const STRIPES: usize = 256;
@@ -219,13 +220,8 @@ impl<'a> View<'a> {
             }
             if level == 0 {
                 let s = node as usize * self.stride;
-                if let Some((count, ids)) = self
-                    .level0
-                    .get(s..s + self.stride)
-                    .and_then(<[u32]>::split_first)
-                {
-                    let count = (*count as usize).min(ids.len());
-                    out.extend(ids[..count].iter().copied().filter(|&n| n < len));
+                if let Some(block) = self.level0.get(s..s + self.stride) {
+                    out.extend(block_links(block).iter().copied().filter(|&n| n < len));
                 }
             } else if let Some(b) = &self.store.base {
                 out.extend(b.links(node, level).iter().copied().filter(|&n| n < len));

@@ -79,17 +79,12 @@ impl Index {
         filter: Option<&dyn Filter>,
         scratch: &mut SearchScratch,
     ) -> Result<Vec<Hit>> {
-        let dim = self.params.dim;
-        if query.len() != dim {
-            return Err(IndexError::DimensionMismatch {
-                expected: dim,
-                got: query.len(),
-            });
-        }
         let mut q = std::mem::take(&mut scratch.query);
-        q.clear();
-        q.extend_from_slice(query);
-        crate::simd::normalize(&mut q).map_err(|reason| IndexError::InvalidVector { reason })?;
+        let unit = self.unit_query(query, &mut q);
+        if let Err(e) = unit {
+            scratch.query = q;
+            return Err(e);
+        }
         let view = self.store.view();
         let out = if k == 0 {
             Vec::new()
@@ -179,12 +174,8 @@ impl Index {
             .collect()
     }
 
-    /// Exact top-k by brute force over every live item (the ground truth for recall tests).
-    ///
-    /// # Errors
-    /// As [`Index::search`].
-    pub fn search_exact(&self, query: &[f32], k: usize) -> Result<Vec<Hit>> {
-        let all = |_: u64| true;
+    /// Checks `query`'s dimension and writes its unit-length copy into `out`.
+    fn unit_query(&self, query: &[f32], out: &mut Vec<f32>) -> Result<()> {
         let dim = self.params.dim;
         if query.len() != dim {
             return Err(IndexError::DimensionMismatch {
@@ -192,8 +183,19 @@ impl Index {
                 got: query.len(),
             });
         }
-        let mut q = query.to_vec();
-        crate::simd::normalize(&mut q).map_err(|reason| IndexError::InvalidVector { reason })?;
+        out.clear();
+        out.extend_from_slice(query);
+        crate::simd::normalize(out).map_err(|reason| IndexError::InvalidVector { reason })
+    }
+
+    /// Exact top-k by brute force over every live item (the ground truth for recall tests).
+    ///
+    /// # Errors
+    /// As [`Index::search`].
+    pub fn search_exact(&self, query: &[f32], k: usize) -> Result<Vec<Hit>> {
+        let all = |_: u64| true;
+        let mut q = Vec::new();
+        self.unit_query(query, &mut q)?;
         let view = self.store.view();
         Ok(self.exact_scan(&view, &q, k, &all))
     }
