@@ -167,7 +167,12 @@ impl Index {
         for l in (level + 1..=top).rev() {
             cur = greedy(view, dot, q, cur, l, &mut links);
         }
+        // First the node's own lists on every level, then the reverse links. Until a reverse
+        // link exists no search can reach the node, so no search ever sees it with a lower
+        // level still unlinked (a search that reached it on level 1 before its level-0 list
+        // was set would stop there).
         let mut entry = vec![cur];
+        let mut chosen_per_level = Vec::with_capacity(level.min(top) + 1);
         for l in (0..=level.min(top)).rev() {
             let found = search_layer(
                 view,
@@ -181,31 +186,57 @@ impl Index {
             );
             // A new node gets M links on every level (as in hnswlib); level-0 lists of existing
             // nodes may grow to M0 through reverse links before they are pruned.
-            let max = self.params.max_links(l);
             let chosen = select_neighbours(view, dot, &found, self.params.m);
             view.with_links_mut(node, l, |ls| ls.clone_from(&chosen));
-            for &nb in &chosen {
-                view.with_links_mut(nb, l, |ls| {
-                    if ls.contains(&node) {
-                        return;
-                    }
-                    if ls.len() < max {
-                        ls.push(node);
-                    } else {
-                        let ids = ls.iter().copied().chain(std::iter::once(node));
-                        *ls = reselect(view, dot, nb, ids, max);
-                    }
-                });
-            }
+            chosen_per_level.push((l, chosen));
             if !found.is_empty() {
                 entry = found;
             }
+        }
+        for (l, chosen) in chosen_per_level {
+            self.link_back(view, node, l, &chosen);
         }
         if level > top {
             let mut e = self.entry.write();
             if e.is_none_or(|(_, t)| level > t) {
                 *e = Some((node, level));
             }
+        }
+    }
+
+    /// Adds `node` to the level-`l` lists of its chosen neighbours.
+    fn link_back(&self, view: &View<'_>, node: u32, l: usize, chosen: &[u32]) {
+        let dot = self.dot;
+        let max = self.params.max_links(l);
+        let mut linked_back = false;
+        for &nb in chosen {
+            view.with_links_mut(nb, l, |ls| {
+                if !ls.contains(&node) {
+                    if ls.len() < max {
+                        ls.push(node);
+                    } else {
+                        let ids = ls.iter().copied().chain(std::iter::once(node));
+                        *ls = reselect(view, dot, nb, ids, max);
+                    }
+                }
+                linked_back |= ls.contains(&node);
+            });
+        }
+        // When every neighbour pruned the new node away (dense clusters of near-equal vectors
+        // shadow each other in the heuristic), nothing would point at it and no search could
+        // reach it: the nearest neighbour then trades its least similar link for it.
+        if let (false, Some(&nearest)) = (linked_back, chosen.first()) {
+            view.with_links_mut(nearest, l, |ls| {
+                let vn = view.vector(nearest);
+                let worst = ls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &x)| (dot(vn, view.vector(x)), i))
+                    .min_by(|a, b| a.0.total_cmp(&b.0));
+                if let Some((_, i)) = worst {
+                    ls[i] = node;
+                }
+            });
         }
     }
 

@@ -85,6 +85,10 @@ impl Index {
             scratch.query = q;
             return Err(e);
         }
+        // The entry point is read before the view is taken: a concurrent insert can make a
+        // new node the entry, and a view taken earlier would not contain it (its links would
+        // look empty and the search would stop at it).
+        let entry = self.entry();
         let view = self.store.view();
         let out = if k == 0 {
             Vec::new()
@@ -97,7 +101,7 @@ impl Index {
                 {
                     self.exact_scan(&view, &q, k, f)
                 }
-                _ => self.graph_search(&view, &q, k, ef.max(k), filter, scratch),
+                _ => self.graph_search(&view, entry, &q, k, ef.max(k), filter, scratch),
             }
         };
         scratch.query = q;
@@ -107,13 +111,14 @@ impl Index {
     fn graph_search(
         &self,
         view: &View<'_>,
+        entry: Option<(u32, usize)>,
         q: &[f32],
         k: usize,
         ef: usize,
         filter: Option<&dyn Filter>,
         s: &mut SearchScratch,
     ) -> Vec<Hit> {
-        let Some((ep, top)) = self.entry() else {
+        let Some((ep, top)) = entry else {
             return Vec::new();
         };
         let dot = self.dot;

@@ -39,7 +39,9 @@ fn searches_during_inserts_never_see_a_torn_state() {
                         // Read after the search: anything it saw was reserved by then, and at any
                         // moment reserved ids are below `inserted` + one chunk in flight.
                         let limit = inserted.load(Ordering::Acquire) + 256;
-                        assert!(!hits.is_empty());
+                        // Never fewer than k: a search must not reach a node whose lower
+                        // levels are still unlinked and stop there.
+                        assert_eq!(hits.len(), 10, "a search during inserts came back short");
                         let mut seen = std::collections::HashSet::new();
                         for w in hits.windows(2) {
                             assert!(w[0].score >= w[1].score);
@@ -57,6 +59,7 @@ fn searches_during_inserts_never_see_a_torn_state() {
                             .search_filtered(q, 10, 32, &|id: u64| id.is_multiple_of(2))
                             .unwrap();
                         let limit = inserted.load(Ordering::Acquire) + 256;
+                        assert_eq!(even.len(), 10, "a filtered search came back short");
                         assert!(
                             even.iter().all(|h| h.id % 2 == 0),
                             "the filter was not applied"
