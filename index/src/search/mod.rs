@@ -108,6 +108,7 @@ impl Index {
         Ok(out)
     }
 
+    #[allow(clippy::too_many_arguments)] // the hot path, called from one place
     fn graph_search(
         &self,
         view: &View<'_>,

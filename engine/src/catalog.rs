@@ -1,0 +1,168 @@
+//! The in-memory catalog: for every live memory, the fields filters test, so a filtered search
+//! evaluates its predicate without touching the database.
+//!
+//! Loaded on open from the `catalog` table (a compact record per item); kept in step by the
+//! writer after each commit. Namespaces and tags are interned to `u32`s.
+
+use rustc_hash::FxHashMap;
+
+use crate::clock::Timestamp;
+use crate::error::{db, Result};
+use crate::filter::MemoryFilter;
+use crate::item::{Kind, MemoryId, MemoryItem};
+use crate::store::{CatalogRecord, Store, CATALOG};
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+
+/// One memory's filterable fields.
+#[derive(Debug, Clone)]
+struct Entry {
+    kind: Kind,
+    flags: u8,
+    created: Timestamp,
+    namespace: u32,
+    tags: Box<[u32]>,
+}
+
+/// A filter resolved against the catalog's interned names.
+#[derive(Debug, Clone)]
+pub(crate) struct Compiled {
+    namespace: Option<u32>,
+    kinds: u16,
+    tags: Vec<u32>,
+    from: Timestamp,
+    until: Timestamp,
+    include_superseded: bool,
+}
+
+/// Filterable fields of every live memory.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    entries: FxHashMap<MemoryId, Entry>,
+    names: Vec<String>,
+    ids: FxHashMap<String, u32>,
+    superseded: usize,
+}
+
+impl Catalog {
+    /// Loads the catalog table.
+    pub(crate) fn load(store: &Store) -> Result<Catalog> {
+        let mut cat = Catalog::default();
+        let tx = store.db.begin_read().map_err(db)?;
+        let table = tx.open_table(CATALOG).map_err(db)?;
+        let len = table.len().map_err(db)? as usize;
+        cat.entries.reserve(len);
+        for row in table.iter().map_err(db)? {
+            let (k, v) = row.map_err(db)?;
+            let id = k.value();
+            let rec = CatalogRecord::decode(v.value())
+                .ok_or_else(|| store.corrupt(format!("catalog record of {id}")))?;
+            cat.insert(id, &rec);
+        }
+        Ok(cat)
+    }
+
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(s.to_string());
+        self.ids.insert(s.to_string(), i);
+        i
+    }
+
+    fn insert(&mut self, id: MemoryId, rec: &CatalogRecord<'_>) {
+        let namespace = self.intern(rec.namespace);
+        let tags = rec.tags.iter().map(|t| self.intern(t)).collect();
+        let entry = Entry {
+            kind: rec.kind,
+            flags: rec.flags,
+            created: rec.created,
+            namespace,
+            tags,
+        };
+        if entry.flags & crate::store::record::SUPERSEDED != 0 {
+            self.superseded += 1;
+        }
+        if let Some(old) = self.entries.insert(id, entry) {
+            if old.flags & crate::store::record::SUPERSEDED != 0 {
+                self.superseded -= 1;
+            }
+        }
+    }
+
+    /// Records `item`'s current fields.
+    pub(crate) fn upsert(&mut self, item: &MemoryItem) {
+        self.insert(item.id, &CatalogRecord::of(item));
+    }
+
+    /// Forgets `id`.
+    pub(crate) fn remove(&mut self, id: MemoryId) {
+        if let Some(old) = self.entries.remove(&id) {
+            if old.flags & crate::store::record::SUPERSEDED != 0 {
+                self.superseded -= 1;
+            }
+        }
+    }
+
+    /// Number of live memories (current and superseded).
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Resolves `f`; `None` when it can match nothing (an unknown namespace or tag).
+    pub(crate) fn compile(&self, f: &MemoryFilter) -> Option<Compiled> {
+        let namespace = match &f.namespace {
+            Some(ns) => Some(*self.ids.get(ns.as_str())?),
+            None => None,
+        };
+        let tags = f
+            .tags
+            .iter()
+            .map(|t| self.ids.get(t.as_str()).copied())
+            .collect::<Option<Vec<u32>>>()?;
+        let kinds = f.kinds.iter().fold(0u16, |m, k| m | 1 << k.code());
+        Some(Compiled {
+            namespace,
+            kinds: if kinds == 0 { u16::MAX } else { kinds },
+            tags,
+            from: f.created_from.unwrap_or(Timestamp::MIN),
+            until: f.created_until.unwrap_or(Timestamp::MAX),
+            include_superseded: f.include_superseded,
+        })
+    }
+
+    /// True if `c` lets everything through (so a search needs no predicate).
+    pub(crate) fn passes_all(&self, c: &Compiled) -> bool {
+        c.namespace.is_none()
+            && c.kinds == u16::MAX
+            && c.tags.is_empty()
+            && c.from == Timestamp::MIN
+            && c.until == Timestamp::MAX
+            && (c.include_superseded || self.superseded == 0)
+    }
+
+    /// True if memory `id` passes `c`.
+    pub(crate) fn allows(&self, c: &Compiled, id: MemoryId) -> bool {
+        let Some(e) = self.entries.get(&id) else {
+            return false;
+        };
+        (c.include_superseded || e.flags & crate::store::record::SUPERSEDED == 0)
+            && c.namespace.is_none_or(|ns| ns == e.namespace)
+            && c.kinds & (1 << e.kind.code()) != 0
+            && (c.from..c.until).contains(&e.created)
+            && c.tags.iter().all(|t| e.tags.contains(t))
+    }
+
+    /// Ids passing `c`, ascending.
+    pub(crate) fn matching(&self, c: &Compiled) -> Vec<MemoryId> {
+        let mut ids: Vec<MemoryId> = self
+            .entries
+            .keys()
+            .copied()
+            .filter(|&id| self.allows(c, id))
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+}

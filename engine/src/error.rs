@@ -1,0 +1,98 @@
+//! The engine's error type.
+//!
+//! Errors fall into groups a caller reacts to differently:
+//! - **caller errors** ([`Error::InvalidInput`], [`Error::NotFound`]): the request was wrong;
+//!   nothing changed.
+//! - **store state** ([`Error::Locked`], [`Error::ModelMismatch`], [`Error::Corrupt`],
+//!   [`Error::UnsupportedVersion`]): the directory cannot be used as asked.
+//! - **parts** ([`Error::Store`], [`Error::Index`], [`Error::Embed`], [`Error::Io`]): a component
+//!   failed; a write that fails leaves the store as it was before the write.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The request is malformed (empty text, bad parameter, …); nothing changed.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// No memory has this id.
+    #[error("no memory with id {0}")]
+    NotFound(u64),
+    /// Another process holds the store open for writing.
+    #[error("{path}: store is locked by process {pid} (close it there first)")]
+    Locked {
+        /// The store directory.
+        path: PathBuf,
+        /// The process that holds the lock, as it recorded itself (0 if unknown).
+        pid: u32,
+    },
+    /// The store was built with another embedding model; its vectors cannot be compared with
+    /// this model's. Export it and import into a store of this model to re-embed.
+    #[error("{path}: store was built with model {store} but {loaded} is loaded; open it with that model, or export and import to re-embed")]
+    ModelMismatch {
+        /// The store directory.
+        path: PathBuf,
+        /// Fingerprint recorded in the store.
+        store: String,
+        /// Fingerprint of the loaded model.
+        loaded: String,
+    },
+    /// A file is not what it should be (bad magic, checksum, truncated record, undecodable item).
+    #[error("{path}: corrupt: {detail}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A file was written by a newer memloop than this one.
+    #[error("{path}: format version {found} is newer than this build reads ({supported}); upgrade memloop")]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// Version found.
+        found: u32,
+        /// Newest version this build reads.
+        supported: u32,
+    },
+    /// The embedded database failed.
+    #[error("store database: {0}")]
+    Store(#[from] redb::Error),
+    /// The vector index failed.
+    #[error("index: {0}")]
+    Index(#[from] memloop_index::IndexError),
+    /// The embedder failed.
+    #[error("embedder: {0}")]
+    Embed(#[from] memloop_embed::EmbedError),
+    /// An I/O operation failed.
+    #[error("{path}: {op}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done.
+        op: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(path: &std::path::Path, op: &'static str, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.to_path_buf(),
+            op,
+            source,
+        }
+    }
+}
+
+/// Converts any of redb's error types into [`Error::Store`].
+pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
+    Error::Store(e.into())
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

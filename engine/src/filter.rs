@@ -1,0 +1,55 @@
+//! Which memories a recall, scan or export may touch.
+
+use crate::clock::Timestamp;
+use crate::item::Kind;
+
+/// Restricts recalls, scans and exports. The default matches every current (not superseded)
+/// memory; each set field narrows it further, and all must hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemoryFilter {
+    /// Only this namespace.
+    pub namespace: Option<String>,
+    /// Only these kinds (empty: any kind).
+    pub kinds: Vec<Kind>,
+    /// Only memories carrying every one of these tags.
+    pub tags: Vec<String>,
+    /// Only memories created at or after this time.
+    pub created_from: Option<Timestamp>,
+    /// Only memories created before this time.
+    pub created_until: Option<Timestamp>,
+    /// Also superseded versions (out of default ranking).
+    pub include_superseded: bool,
+}
+
+impl MemoryFilter {
+    /// The default filter: every current memory.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Only this namespace.
+    pub fn namespace(mut self, ns: impl Into<String>) -> Self {
+        self.namespace = Some(ns.into());
+        self
+    }
+    /// Also this kind.
+    pub fn kind(mut self, kind: Kind) -> Self {
+        self.kinds.push(kind);
+        self
+    }
+    /// Also requires this tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+    /// Only memories created in `[from, until)`.
+    pub fn created_between(mut self, from: Timestamp, until: Timestamp) -> Self {
+        self.created_from = Some(from);
+        self.created_until = Some(until);
+        self
+    }
+    /// Also superseded versions.
+    pub fn include_superseded(mut self, yes: bool) -> Self {
+        self.include_superseded = yes;
+        self
+    }
+}

@@ -1,0 +1,433 @@
+//! The memory item and its stable on-disk encoding.
+//!
+//! An item is stored as one version byte followed by its bincode (`=2.0.1`, standard config)
+//! encoding; a later format adds a new version and keeps decoding the old ones.
+
+use bincode::{Decode, Encode};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::clock::Timestamp;
+
+/// A memory's id, unique within a store, never reused.
+pub type MemoryId = u64;
+
+/// Namespace used when none is given.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// What a memory is (the structural-memory paper's kinds plus MaxMind's tasks and reflections).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    Encode,
+    Decode,
+    Serialize,
+    Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A span of a document.
+    #[default]
+    Chunk,
+    /// A (head, relation, tail) triple.
+    Triple,
+    /// An atomic fact.
+    Fact,
+    /// A summary of other memories or documents.
+    Summary,
+    /// A task the agent carried out.
+    Task,
+    /// A lesson drawn from a task (SAGE's reflection).
+    Reflection,
+    /// The merged record of a subject (a file, a tool, …).
+    Subject,
+    /// A whole document.
+    Document,
+}
+
+impl Kind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Kind; 8] = [
+        Kind::Chunk,
+        Kind::Triple,
+        Kind::Fact,
+        Kind::Summary,
+        Kind::Task,
+        Kind::Reflection,
+        Kind::Subject,
+        Kind::Document,
+    ];
+
+    /// The lowercase name used in JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Chunk => "chunk",
+            Kind::Triple => "triple",
+            Kind::Fact => "fact",
+            Kind::Summary => "summary",
+            Kind::Task => "task",
+            Kind::Reflection => "reflection",
+            Kind::Subject => "subject",
+            Kind::Document => "document",
+        }
+    }
+
+    /// Parses a lowercase name.
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    pub(crate) fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub(crate) fn from_code(c: u8) -> Option<Kind> {
+        Kind::ALL.get(c as usize).copied()
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// It worked.
+    Success,
+    /// It did not.
+    Failure,
+}
+
+/// A (head, relation, tail) triple.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Triple {
+    /// The subject entity.
+    pub head: String,
+    /// The relation.
+    pub relation: String,
+    /// The object entity.
+    pub tail: String,
+}
+
+/// Where a memory came from: a document id and an optional byte span in it.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// The document's id (a path, URL, message id …).
+    pub document: String,
+    /// Start and end offsets in the document, if known.
+    #[serde(default)]
+    pub span: Option<(u64, u64)>,
+}
+
+/// One stored memory.
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct MemoryItem {
+    /// The id.
+    pub id: MemoryId,
+    /// What it is.
+    pub kind: Kind,
+    /// The original text (the precision that is embedded).
+    pub text: String,
+    /// A concise version, if any.
+    pub concise: Option<String>,
+    /// A brief version, if any.
+    pub brief: Option<String>,
+    /// Triple fields, for [`Kind::Triple`].
+    pub triple: Option<Triple>,
+    /// The subject key, for memories about one subject (a file path, a tool name).
+    pub subject: Option<String>,
+    /// Where it came from; a merged duplicate adds its sources here (provenance).
+    pub sources: Vec<Source>,
+    /// The namespace (a user, an agent, a project).
+    pub namespace: String,
+    /// Free-form tags, sorted and unique.
+    pub tags: Vec<String>,
+    /// When it was first remembered.
+    pub created: Timestamp,
+    /// When its content or metadata last changed.
+    pub updated: Timestamp,
+    /// When it was last returned by a recall.
+    pub accessed: Timestamp,
+    /// Importance in [0, 1].
+    pub importance: f32,
+    /// How the task ended, for tasks.
+    pub outcome: Option<Outcome>,
+    /// How many times it was remembered (duplicates merged into it).
+    pub count: u32,
+    /// Pinned memories are never forgotten.
+    pub pinned: bool,
+    /// The older version this one replaced.
+    pub supersedes: Option<MemoryId>,
+    /// The newer version that replaced this one; set means out of default ranking.
+    pub superseded_by: Option<MemoryId>,
+}
+
+/// The encoding version written by this build.
+pub(crate) const ITEM_VERSION: u8 = 1;
+
+impl MemoryItem {
+    /// True if a newer version replaced it.
+    pub fn is_superseded(&self) -> bool {
+        self.superseded_by.is_some()
+    }
+
+    /// The content hash duplicates are detected by (namespace, kind, text).
+    pub fn content_hash(&self) -> [u8; 32] {
+        content_hash(&self.namespace, self.kind, &self.text)
+    }
+
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = vec![ITEM_VERSION];
+        // Encoding into a Vec cannot fail for these types (no maps with failing keys, no limits).
+        bincode::encode_into_std_write(self, &mut out, bincode::config::standard())
+            .expect("encoding an item into memory cannot fail");
+        out
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<MemoryItem, String> {
+        match bytes.split_first() {
+            Some((&ITEM_VERSION, rest)) => {
+                let (item, used) = bincode::decode_from_slice(rest, bincode::config::standard())
+                    .map_err(|e| format!("undecodable item: {e}"))?;
+                if used != rest.len() {
+                    return Err(format!("{} trailing bytes after item", rest.len() - used));
+                }
+                Ok(item)
+            }
+            Some((v, _)) => Err(format!("item encoding version {v} is not supported")),
+            None => Err("empty item record".into()),
+        }
+    }
+}
+
+/// sha256 of namespace, kind and text, separated so no two triples collide.
+pub fn content_hash(namespace: &str, kind: Kind, text: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update((namespace.len() as u64).to_le_bytes());
+    h.update(namespace.as_bytes());
+    h.update([kind.code()]);
+    h.update(text.as_bytes());
+    h.finalize().into()
+}
+
+/// What to remember: the text and its metadata. Build with [`NewMemory::new`] and the setters,
+/// or deserialize from JSON (`{"text": …, "kind": "fact", "tags": […]}`; unknown fields are an
+/// error).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewMemory {
+    /// The original text (required, non-empty).
+    pub text: String,
+    /// Kind (default chunk).
+    #[serde(default)]
+    pub kind: Kind,
+    /// Concise version.
+    #[serde(default)]
+    pub concise: Option<String>,
+    /// Brief version.
+    #[serde(default)]
+    pub brief: Option<String>,
+    /// Triple fields.
+    #[serde(default)]
+    pub triple: Option<Triple>,
+    /// Subject key.
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// Source document and span.
+    #[serde(default)]
+    pub source: Option<Source>,
+    /// Namespace (default [`DEFAULT_NAMESPACE`]).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Importance in [0, 1] (default 0.5).
+    #[serde(default)]
+    pub importance: Option<f32>,
+    /// Task outcome.
+    #[serde(default)]
+    pub outcome: Option<Outcome>,
+    /// Never forget it.
+    #[serde(default)]
+    pub pinned: bool,
+}
+
+impl NewMemory {
+    /// A chunk with this text in the default namespace.
+    pub fn new(text: impl Into<String>) -> Self {
+        NewMemory {
+            text: text.into(),
+            ..Default::default()
+        }
+    }
+    /// Sets the kind.
+    pub fn kind(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self
+    }
+    /// Sets the namespace.
+    pub fn namespace(mut self, ns: impl Into<String>) -> Self {
+        self.namespace = Some(ns.into());
+        self
+    }
+    /// Adds a tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+    /// Sets the importance.
+    pub fn importance(mut self, importance: f32) -> Self {
+        self.importance = Some(importance);
+        self
+    }
+    /// Sets the concise and brief versions.
+    pub fn precisions(mut self, concise: impl Into<String>, brief: impl Into<String>) -> Self {
+        self.concise = Some(concise.into());
+        self.brief = Some(brief.into());
+        self
+    }
+    /// Sets the source.
+    pub fn source(mut self, document: impl Into<String>, span: Option<(u64, u64)>) -> Self {
+        self.source = Some(Source {
+            document: document.into(),
+            span,
+        });
+        self
+    }
+    /// Sets the subject key.
+    pub fn subject(mut self, subject: impl Into<String>) -> Self {
+        self.subject = Some(subject.into());
+        self
+    }
+    /// Sets the triple fields (and nothing else: the text stays as given).
+    pub fn triple(mut self, head: &str, relation: &str, tail: &str) -> Self {
+        self.triple = Some(Triple {
+            head: head.into(),
+            relation: relation.into(),
+            tail: tail.into(),
+        });
+        self
+    }
+    /// Sets the outcome.
+    pub fn outcome(mut self, outcome: Outcome) -> Self {
+        self.outcome = Some(outcome);
+        self
+    }
+    /// Pins it.
+    pub fn pinned(mut self, pinned: bool) -> Self {
+        self.pinned = pinned;
+        self
+    }
+
+    /// Checks the input and fills defaults: trims nothing, but rejects empty text, importance
+    /// outside [0, 1], empty tags or namespace.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.text.trim().is_empty() {
+            return Err("text is empty".into());
+        }
+        if let Some(i) = self.importance {
+            if !(0.0..=1.0).contains(&i) {
+                return Err(format!("importance {i} is outside [0, 1]"));
+            }
+        }
+        if matches!(&self.namespace, Some(ns) if ns.is_empty()) {
+            return Err("namespace is empty".into());
+        }
+        if self.tags.iter().any(|t| t.is_empty()) {
+            return Err("a tag is empty".into());
+        }
+        Ok(())
+    }
+
+    /// The namespace, defaulted.
+    pub(crate) fn namespace_or_default(&self) -> &str {
+        self.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)
+    }
+
+    /// The item this input becomes under `id` at time `now`.
+    pub(crate) fn into_item(self, id: MemoryId, now: Timestamp) -> MemoryItem {
+        let namespace = self.namespace_or_default().to_string();
+        let mut tags = self.tags;
+        tags.sort();
+        tags.dedup();
+        MemoryItem {
+            id,
+            kind: self.kind,
+            text: self.text,
+            concise: self.concise,
+            brief: self.brief,
+            triple: self.triple,
+            subject: self.subject,
+            sources: self.source.into_iter().collect(),
+            namespace,
+            tags,
+            created: now,
+            updated: now,
+            accessed: now,
+            importance: self.importance.unwrap_or(0.5),
+            outcome: self.outcome,
+            count: 1,
+            pinned: self.pinned,
+            supersedes: None,
+            superseded_by: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_round_trips_and_rejects_bad_versions() {
+        let item = NewMemory::new("the sky is blue")
+            .kind(Kind::Fact)
+            .tag("b")
+            .tag("a")
+            .tag("b")
+            .source("doc", Some((1, 5)))
+            .into_item(7, 99);
+        assert_eq!(item.tags, ["a", "b"]);
+        let bytes = item.encode();
+        assert_eq!(MemoryItem::decode(&bytes).unwrap(), item);
+        let mut future = bytes.clone();
+        future[0] = 9;
+        assert!(MemoryItem::decode(&future)
+            .unwrap_err()
+            .contains("version 9"));
+        assert!(MemoryItem::decode(&bytes[..bytes.len() - 1]).is_err());
+        assert!(MemoryItem::decode(&[]).is_err());
+    }
+
+    #[test]
+    fn content_hash_separates_namespace_kind_and_text() {
+        let a = content_hash("ab", Kind::Fact, "c");
+        assert_ne!(a, content_hash("a", Kind::Fact, "bc"));
+        assert_ne!(a, content_hash("ab", Kind::Chunk, "c"));
+        assert_eq!(a, content_hash("ab", Kind::Fact, "c"));
+    }
+
+    #[test]
+    fn new_memory_json_rejects_unknown_fields_and_bad_values() {
+        let m: NewMemory = serde_json::from_str(r#"{"text":"x","kind":"fact"}"#).unwrap();
+        assert_eq!(m.kind, Kind::Fact);
+        assert!(serde_json::from_str::<NewMemory>(r#"{"text":"x","colour":1}"#).is_err());
+        assert!(serde_json::from_str::<NewMemory>(r#"{"text":"x","kind":"poem"}"#).is_err());
+        assert!(NewMemory::new(" ").validate().is_err());
+        assert!(NewMemory::new("x").importance(2.0).validate().is_err());
+    }
+}

@@ -1,0 +1,60 @@
+//! # memloop
+//!
+//! ## Brief overview
+//! An embedded, on-device long-term memory engine for LLM agents. Point [`Memory::open`] at a
+//! directory: memories are embedded locally (all-MiniLM-L6-v2 by default, through
+//! `memloop-embed`), stored durably in redb, and recalled through a memory-mapped HNSW index
+//! (`memloop-index`).
+//!
+//! - [`Memory`]: [`Memory::remember`] / [`Memory::remember_batch`] (with exact and
+//!   near-duplicate merging), [`Memory::get`], [`Memory::update`] (keeps history),
+//!   [`Memory::forget`], [`Memory::scan`], [`Memory::recall`] with a [`MemoryFilter`],
+//!   [`Memory::checkpoint`], [`Memory::export`] / [`Memory::import`].
+//! - [`MemoryItem`] / [`NewMemory`] / [`Kind`]: what is stored.
+//! - [`Options`]: model, [`Clock`], [`Durability`], de-duplication threshold, index settings.
+//! - [`Error`]: every failure, typed.
+//!
+//! Guarantees: an acknowledged write (one that returned `Ok` in [`Durability::Synced`] mode)
+//! survives `kill -9` and power loss; the index is a cache that is replayed or rebuilt from the
+//! database, never trusted over it; one process writes a store at a time, a second gets
+//! [`Error::Locked`] at once.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use memloop::{HashingEmbedder, Kind, Memory, NewMemory, Options, Query};
+//! # fn main() -> memloop::Result<()> {
+//! let dir = tempfile::tempdir().unwrap();
+//! // A model-free embedder keeps this example fast; `Options::default()` loads MiniLM.
+//! let options = Options::with_embedder(Arc::new(HashingEmbedder::new(64)));
+//! let memory = Memory::open(dir.path(), options)?;
+//! let id = memory.remember(NewMemory::new("the build uses cargo nextest").kind(Kind::Fact))?;
+//! let again = memory.remember(NewMemory::new("the build uses cargo nextest").kind(Kind::Fact))?;
+//! assert_eq!(id, again); // merged, not copied
+//! assert_eq!(memory.get(id)?.unwrap().count, 2);
+//! let hits = memory.recall(&Query::new("which build tool").k(1).kind(Kind::Fact))?;
+//! assert_eq!(hits[0].item.id, id);
+//! # Ok(()) }
+//! ```
+#![deny(unsafe_code)]
+
+mod catalog;
+mod clock;
+mod embedder;
+mod error;
+mod filter;
+mod item;
+mod memory;
+mod options;
+mod store;
+mod transfer;
+
+pub use clock::{Clock, Timestamp};
+pub use embedder::{load_model, HashingEmbedder, TextEmbedder};
+pub use error::{Error, Result};
+pub use filter::MemoryFilter;
+pub use item::{
+    content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Source, Triple, DEFAULT_NAMESPACE,
+};
+pub use memory::{Hit, IndexRecovery, Memory, OpenReport, Query, Stats, Update};
+pub use options::{Durability, Options};
+pub use transfer::ImportReport;

@@ -1,0 +1,76 @@
+//! The background thread: checkpoints after enough changes or time, flushes grouped writes.
+
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+
+use super::Inner;
+use crate::options::Durability;
+
+/// How often the thread wakes to look.
+const TICK: Duration = Duration::from_millis(250);
+/// Grouped writes are flushed at least this often.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+/// Handle to the running thread.
+pub(crate) struct Background {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Background {
+    pub(crate) fn start(inner: &Arc<Inner>) -> Background {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let weak: Weak<Inner> = Arc::downgrade(inner);
+        let signal = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("memloop-checkpoint".into())
+            .spawn(move || run(&weak, &signal))
+            .ok();
+        Background { stop, thread }
+    }
+
+    /// Stops the thread and waits for it.
+    pub(crate) fn stop(mut self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn run(inner: &Weak<Inner>, stop: &(Mutex<bool>, Condvar)) {
+    let mut last_flush = std::time::Instant::now();
+    loop {
+        {
+            let mut stopped = stop.0.lock();
+            if *stopped {
+                return;
+            }
+            stop.1.wait_for(&mut stopped, TICK);
+            if *stopped {
+                return;
+            }
+        }
+        let Some(inner) = inner.upgrade() else { return };
+        let (due, flush) = {
+            let w = inner.writer.lock();
+            let due = w.unsaved >= inner.options.checkpoint_every
+                || w.first_unsaved
+                    .is_some_and(|t| t.elapsed() >= inner.options.checkpoint_interval);
+            (due, w.unflushed && last_flush.elapsed() >= FLUSH_EVERY)
+        };
+        // Failures here are retried at the next tick; the database keeps every acknowledged
+        // write meanwhile, and `checkpoint`/`close` report errors to the caller.
+        if due {
+            let _ = inner.checkpoint();
+        } else if flush && inner.options.durability == Durability::Grouped {
+            let mut w = inner.writer.lock();
+            let _ = inner.flush_locked(&mut w);
+            last_flush = std::time::Instant::now();
+        }
+    }
+}

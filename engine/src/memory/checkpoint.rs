@@ -1,0 +1,49 @@
+//! Checkpoints: the index saved with the sequence number it covers, the change log pruned.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use memloop_index::Index;
+
+use super::{Inner, Memory, INDEX_FILE};
+use crate::error::Result;
+use crate::store::Tx;
+
+impl Memory {
+    /// Makes every write durable, saves the index (compacted, atomically replacing the old
+    /// file) and prunes the change log it covers. Writes wait while it runs; reads do not.
+    /// Also runs in the background (see [`crate::Options::checkpoint_every`]) and on close.
+    ///
+    /// # Errors
+    /// [`crate::Error::Index`] or [`crate::Error::Store`]; the previous checkpoint then stays
+    /// valid and nothing is lost.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.inner.checkpoint()
+    }
+}
+
+impl Inner {
+    pub(crate) fn checkpoint(&self) -> Result<()> {
+        let mut w = self.writer.lock();
+        // The index file must never claim changes the database could still lose.
+        self.flush_locked(&mut w)?;
+        let seq = self.store.meta_u64("seq")?;
+        let path = self.dir.join(INDEX_FILE);
+        if seq == self.saved() && (path.exists() || seq == 0) {
+            return Ok(());
+        }
+        let index = self.index.read().clone();
+        index.save(&path, seq)?;
+        let mut reopened = Index::open(&path)?;
+        reopened.set_exact_below(index.params().exact_below)?;
+        *self.index.write() = Arc::new(reopened);
+        self.saved_seq.store(seq, Ordering::Release);
+        let mut tx = Tx::begin(&self.store, true)?;
+        tx.prune_changes(seq)?;
+        tx.set_meta("pruned_through", &seq.to_le_bytes())?;
+        tx.commit()?;
+        w.unsaved = 0;
+        w.first_unsaved = None;
+        Ok(())
+    }
+}

@@ -1,0 +1,228 @@
+//! Opening a store: lock, database, model check, catalog, index recovery.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use memloop_index::{Index, Params};
+use parking_lot::{Mutex, RwLock};
+use redb::{ReadableDatabase, ReadableTable};
+
+use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
+use crate::catalog::Catalog;
+use crate::embedder::{load_model, TextEmbedder};
+use crate::error::{db, Error, Result};
+use crate::options::Options;
+use crate::store::lock::ProcessLock;
+use crate::store::manifest::{Manifest, STORE_VERSION};
+use crate::store::{decode_vector, Op, Store, Tx, CHANGES, VECTORS};
+
+impl Memory {
+    /// Opens the store in `dir`, creating it if needed.
+    ///
+    /// # Errors
+    /// [`Error::Locked`] at once if another process has it open; [`Error::ModelMismatch`] if
+    /// it was built with another model; [`Error::UnsupportedVersion`] for a newer format;
+    /// [`Error::Embed`] if the model cannot be loaded; [`Error::Store`] / [`Error::Io`].
+    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Memory> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create store directory", e))?;
+        let lock = ProcessLock::acquire(dir)?;
+        let embedder: Arc<dyn TextEmbedder> = match &options.embedder {
+            Some(e) => e.clone(),
+            None => Arc::new(load_model(options.model_dir.as_deref())?),
+        };
+        let started = Instant::now();
+        let store = Store::open(dir)?;
+        let fingerprint = check_model(dir, &store, embedder.as_ref())?;
+        Manifest::new(fingerprint.clone(), embedder.dim()).sync_to(dir)?;
+        let catalog = Catalog::load(&store)?;
+        let (index, recovery) = load_index(dir, &store, &options, embedder.dim(), catalog.len())?;
+        let saved_seq = index.checkpoint();
+        let inner = Arc::new(Inner {
+            dir: dir.to_path_buf(),
+            store,
+            index: RwLock::new(Arc::new(index)),
+            catalog: RwLock::new(catalog),
+            embedder,
+            fingerprint,
+            open_report: OpenReport {
+                index: recovery,
+                store_open: started.elapsed(),
+            },
+            options,
+            writer: Mutex::new(WriterState::default()),
+            accessed: Mutex::default(),
+            saved_seq: AtomicU64::new(saved_seq),
+            _lock: lock,
+        });
+        if matches!(inner.open_report.index, IndexRecovery::Rebuilt(_)) {
+            // A rebuild is expensive; make it stick.
+            inner.checkpoint()?;
+        }
+        let background = background::Background::start(&inner);
+        Ok(Memory {
+            inner,
+            background: Some(background),
+        })
+    }
+}
+
+/// Records the model in a new store, or checks it against the stored one.
+fn check_model(dir: &Path, store: &Store, embedder: &dyn TextEmbedder) -> Result<String> {
+    let loaded = embedder.fingerprint();
+    let version = store.meta_u64("version")?;
+    if version > u64::from(STORE_VERSION) {
+        return Err(Error::UnsupportedVersion {
+            path: store.path.clone(),
+            found: version as u32,
+            supported: STORE_VERSION,
+        });
+    }
+    match store.meta("model")? {
+        Some(stored) => {
+            let stored = String::from_utf8_lossy(&stored).into_owned();
+            if stored != loaded {
+                return Err(Error::ModelMismatch {
+                    path: dir.to_path_buf(),
+                    store: stored,
+                    loaded,
+                });
+            }
+        }
+        None => {
+            let mut tx = Tx::begin(store, true)?;
+            tx.set_meta("model", loaded.as_bytes())?;
+            tx.set_meta("version", &u64::from(STORE_VERSION).to_le_bytes())?;
+            tx.commit()?;
+        }
+    }
+    Ok(loaded)
+}
+
+/// Opens the index file and replays the change log into it, or rebuilds it from the stored
+/// vectors when it is missing, unreadable, from another store, or out of step.
+fn load_index(
+    dir: &Path,
+    store: &Store,
+    options: &Options,
+    dim: usize,
+    live: usize,
+) -> Result<(Index, IndexRecovery)> {
+    let path = dir.join(INDEX_FILE);
+    let seq = store.meta_u64("seq")?;
+    let pruned = store.meta_u64("pruned_through")?;
+    let reason: Option<String> = if !path.exists() {
+        (live > 0).then(|| "no index file".to_string())
+    } else {
+        let opened = if options.verify_index {
+            Index::open_verified(&path)
+        } else {
+            Index::open(&path)
+        };
+        match opened {
+            Err(e) => Some(format!("index file unusable: {e}")),
+            Ok(ix) if ix.dim() != dim => Some(format!(
+                "index holds {}-d vectors, the model makes {dim}-d",
+                ix.dim()
+            )),
+            Ok(ix) if ix.checkpoint() > seq => Some(format!(
+                "index checkpoint {} is past the store's last change {seq}",
+                ix.checkpoint()
+            )),
+            Ok(ix) if ix.checkpoint() < pruned => Some(format!(
+                "index checkpoint {} predates the change log (pruned through {pruned})",
+                ix.checkpoint()
+            )),
+            Ok(ix) => {
+                let replayed = replay(store, &ix, seq)?;
+                if ix.len() == live {
+                    let recovery = if replayed == 0 {
+                        IndexRecovery::Clean
+                    } else {
+                        IndexRecovery::Replayed(replayed)
+                    };
+                    return Ok((ix, recovery));
+                }
+                Some(format!(
+                    "index holds {} vectors after replay, the store {live}",
+                    ix.len()
+                ))
+            }
+        }
+    };
+    let index = Index::new(params(options, dim)?)?;
+    match reason {
+        None => Ok((index, IndexRecovery::Clean)),
+        Some(why) => {
+            rebuild(store, &index)?;
+            Ok((index, IndexRecovery::Rebuilt(why)))
+        }
+    }
+}
+
+pub(crate) fn params(options: &Options, dim: usize) -> Result<Params> {
+    Ok(Params::builder(dim)
+        .m(options.index_m)
+        .ef_construction(options.index_ef_construction)
+        .ef_search(options.recall_ef)
+        .build()?)
+}
+
+/// Applies the logged changes in (index checkpoint, `seq`] to `index`; returns how many ids
+/// it touched.
+fn replay(store: &Store, index: &Index, seq: u64) -> Result<usize> {
+    let tx = store.db.begin_read().map_err(db)?;
+    let changes = tx.open_table(CHANGES).map_err(db)?;
+    let vectors = tx.open_table(VECTORS).map_err(db)?;
+    let mut touched = Vec::new();
+    for row in changes.range(index.checkpoint() + 1..=seq).map_err(db)? {
+        let (_, v) = row.map_err(db)?;
+        let (id, op) = v.value();
+        if op != Op::Meta as u8 {
+            touched.push(id);
+        }
+    }
+    touched.sort_unstable();
+    touched.dedup();
+    let (mut ids, mut flat) = (Vec::new(), Vec::new());
+    for &id in &touched {
+        if index.contains(id) {
+            index.delete(id)?;
+        }
+        if let Some(v) = vectors.get(id).map_err(db)? {
+            let v = decode_vector(v.value())
+                .ok_or_else(|| store.corrupt(format!("vector {id} has a ragged length")))?;
+            ids.push(id);
+            flat.extend_from_slice(&v);
+        }
+    }
+    index.insert_batch(&ids, &flat)?;
+    Ok(touched.len())
+}
+
+/// Inserts every stored vector into the empty `index`.
+fn rebuild(store: &Store, index: &Index) -> Result<()> {
+    let tx = store.db.begin_read().map_err(db)?;
+    let vectors = tx.open_table(VECTORS).map_err(db)?;
+    let (mut ids, mut flat) = (Vec::new(), Vec::new());
+    for row in vectors.iter().map_err(db)? {
+        let (k, v) = row.map_err(db)?;
+        let id = k.value();
+        let v = decode_vector(v.value())
+            .filter(|v| v.len() == index.dim())
+            .ok_or_else(|| store.corrupt(format!("vector {id} has the wrong length")))?;
+        ids.push(id);
+        flat.extend_from_slice(&v);
+    }
+    index.insert_batch(&ids, &flat)?;
+    Ok(())
+}
+
+impl Inner {
+    /// The index checkpoint recorded as saved.
+    pub(crate) fn saved(&self) -> u64 {
+        self.saved_seq.load(Ordering::Acquire)
+    }
+}

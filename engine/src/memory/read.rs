@@ -1,0 +1,172 @@
+//! Reads: get, scan, recall. None of them takes the writer lock.
+
+use super::Memory;
+use crate::error::{Error, Result};
+use crate::filter::MemoryFilter;
+use crate::item::{Kind, MemoryId, MemoryItem};
+
+/// A recall request: query text, how many hits, and a filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// The query text.
+    pub text: String,
+    /// Hits wanted (default 5).
+    pub k: usize,
+    /// Which memories may be returned.
+    pub filter: MemoryFilter,
+    /// Search beam; `None` uses [`crate::Options::recall_ef`].
+    pub ef: Option<usize>,
+}
+
+impl Query {
+    /// Top 5 current memories for `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Query {
+            text: text.into(),
+            k: 5,
+            filter: MemoryFilter::default(),
+            ef: None,
+        }
+    }
+    /// Sets the number of hits.
+    pub fn k(mut self, k: usize) -> Self {
+        self.k = k;
+        self
+    }
+    /// Sets the whole filter.
+    pub fn filter(mut self, filter: MemoryFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+    /// Only this namespace.
+    pub fn namespace(mut self, ns: impl Into<String>) -> Self {
+        self.filter.namespace = Some(ns.into());
+        self
+    }
+    /// Also this kind.
+    pub fn kind(mut self, kind: Kind) -> Self {
+        self.filter.kinds.push(kind);
+        self
+    }
+    /// Also requires this tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.filter.tags.push(tag.into());
+        self
+    }
+}
+
+/// One recalled memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The memory.
+    pub item: MemoryItem,
+    /// Cosine similarity to the query.
+    pub score: f32,
+    /// Position in the result, from 0.
+    pub rank: usize,
+}
+
+/// The most hits one recall returns.
+pub const MAX_K: usize = 10_000;
+
+impl Memory {
+    /// The memory `id`, if it exists.
+    ///
+    /// # Errors
+    /// [`Error::Store`] or [`Error::Corrupt`].
+    pub fn get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
+        self.inner.store.item(id)
+    }
+
+    /// The memories passing `filter`, by ascending id, at most `limit`.
+    ///
+    /// # Errors
+    /// [`Error::Store`] or [`Error::Corrupt`].
+    pub fn scan(&self, filter: &MemoryFilter, limit: usize) -> Result<Vec<MemoryItem>> {
+        let ids = {
+            let cat = self.inner.catalog.read();
+            match cat.compile(filter) {
+                Some(c) => cat.matching(&c),
+                None => Vec::new(),
+            }
+        };
+        let ids: Vec<MemoryId> = ids.into_iter().take(limit).collect();
+        self.inner.store.items(&ids)
+    }
+
+    /// Single-step recall: embeds the query and returns the `k` most similar memories that
+    /// pass the filter, best first. Records the access time of each hit.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an empty query or `k` outside 1..=[`MAX_K`];
+    /// [`Error::Embed`], [`Error::Index`], [`Error::Store`].
+    pub fn recall(&self, query: &Query) -> Result<Vec<Hit>> {
+        if query.text.trim().is_empty() {
+            return Err(Error::InvalidInput("query text is empty".into()));
+        }
+        check_k(query.k)?;
+        let vector = self.inner.embedder.embed_query(&query.text)?;
+        self.recall_vector(&vector, query.k, &query.filter, query.ef)
+    }
+
+    /// Recall by a query vector made with this store's model.
+    ///
+    /// # Errors
+    /// As [`Memory::recall`]; [`Error::Index`] for a vector of the wrong dimension.
+    pub fn recall_vector(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: &MemoryFilter,
+        ef: Option<usize>,
+    ) -> Result<Vec<Hit>> {
+        check_k(k)?;
+        let ef = ef.unwrap_or(self.inner.options.recall_ef).max(k);
+        let index = self.inner.index.read().clone();
+        let found = {
+            let cat = self.inner.catalog.read();
+            let Some(c) = cat.compile(filter) else {
+                return Ok(Vec::new());
+            };
+            if cat.passes_all(&c) {
+                index.search(vector, k, ef)?
+            } else {
+                let pred = |id: u64| cat.allows(&c, id);
+                index.search_filtered(vector, k, ef, &pred)?
+            }
+        };
+        let mut found = found;
+        // Equal scores rank by id, so two stores with the same memories rank them alike.
+        found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        let ids: Vec<MemoryId> = found.iter().map(|h| h.id).collect();
+        let mut items = self.inner.store.items(&ids)?.into_iter().peekable();
+        let now = self.inner.now();
+        let mut hits = Vec::with_capacity(found.len());
+        // Items forgotten between the search and the read are skipped; order is kept.
+        for h in found {
+            if items.peek().is_some_and(|i| i.id == h.id) {
+                let mut item = items.next().expect("peeked");
+                item.accessed = now;
+                hits.push(Hit {
+                    item,
+                    score: h.score,
+                    rank: hits.len(),
+                });
+            }
+        }
+        let mut pending = self.inner.accessed.lock();
+        for h in &hits {
+            pending.insert(h.item.id, now);
+        }
+        Ok(hits)
+    }
+}
+
+fn check_k(k: usize) -> Result<()> {
+    if k == 0 || k > MAX_K {
+        return Err(Error::InvalidInput(format!(
+            "k = {k} is outside 1..={MAX_K}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,97 @@
+//! How a store is opened: model, clock, durability, deduplication and index settings.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::clock::Clock;
+use crate::embedder::TextEmbedder;
+
+/// When a write is durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Every write (or batch) is fsynced before it returns: an acknowledged memory survives a
+    /// crash or power loss. The default.
+    #[default]
+    Synced,
+    /// Writes are committed without fsync and made durable together by
+    /// [`crate::Memory::flush`], a checkpoint, or close: much faster bulk ingest; a crash loses
+    /// the writes since the last flush, never older ones, and never corrupts the store.
+    Grouped,
+}
+
+/// Options for [`crate::Memory::open`]. `Options::default()` loads the default model.
+#[derive(Clone)]
+pub struct Options {
+    /// The embedder to use; when `None`, the model in `model_dir` is loaded.
+    pub embedder: Option<Arc<dyn TextEmbedder>>,
+    /// Model directory when `embedder` is `None` (default: the default model's cache directory).
+    pub model_dir: Option<PathBuf>,
+    /// Where times come from.
+    pub clock: Clock,
+    /// When writes are durable.
+    pub durability: Durability,
+    /// Cosine similarity at or above which a new memory is merged into an existing one of the
+    /// same namespace and kind (`None` turns near-duplicate detection off; exact duplicates are
+    /// always merged). Default 0.95.
+    pub dedup_threshold: Option<f32>,
+    /// HNSW links per node (M). Default 16.
+    pub index_m: usize,
+    /// HNSW construction beam (efConstruction). Default 200.
+    pub index_ef_construction: usize,
+    /// HNSW search beam for recalls (raised to k when smaller). Default 96.
+    pub recall_ef: usize,
+    /// Checkpoint the index in the background after this many changes. Default 10,000.
+    pub checkpoint_every: u64,
+    /// …or this long after the first unsaved change. Default 60 s.
+    pub checkpoint_interval: Duration,
+    /// Check every checksum of the index file on open (reads the whole file) instead of the
+    /// O(1) structural checks. Default false.
+    pub verify_index: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            embedder: None,
+            model_dir: None,
+            clock: Clock::System,
+            durability: Durability::Synced,
+            dedup_threshold: Some(0.95),
+            index_m: 16,
+            index_ef_construction: 200,
+            recall_ef: 96,
+            checkpoint_every: 10_000,
+            checkpoint_interval: Duration::from_secs(60),
+            verify_index: false,
+        }
+    }
+}
+
+impl Options {
+    /// Default options with this embedder.
+    pub fn with_embedder(embedder: Arc<dyn TextEmbedder>) -> Self {
+        Options {
+            embedder: Some(embedder),
+            ..Default::default()
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("embedder", &self.embedder.as_ref().map(|e| e.fingerprint()))
+            .field("model_dir", &self.model_dir)
+            .field("clock", &self.clock)
+            .field("durability", &self.durability)
+            .field("dedup_threshold", &self.dedup_threshold)
+            .field("index_m", &self.index_m)
+            .field("index_ef_construction", &self.index_ef_construction)
+            .field("recall_ef", &self.recall_ef)
+            .field("checkpoint_every", &self.checkpoint_every)
+            .field("checkpoint_interval", &self.checkpoint_interval)
+            .field("verify_index", &self.verify_index)
+            .finish()
+    }
+}

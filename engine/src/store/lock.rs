@@ -1,0 +1,48 @@
+//! The process lock: one writer per store directory.
+//!
+//! An exclusive advisory lock (`flock`) on `LOCK`, holding the owner's pid. The kernel drops it
+//! when the process dies, `kill -9` included, so a crash never leaves a stale lock behind.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Held for as long as the store is open.
+#[derive(Debug)]
+pub(crate) struct ProcessLock {
+    _file: File,
+}
+
+impl ProcessLock {
+    /// Takes the lock of store `dir`, or fails at once with the holder's pid.
+    pub(crate) fn acquire(dir: &Path) -> Result<ProcessLock> {
+        let path = dir.join("LOCK");
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, "open lock file", e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut s = String::new();
+                let _ = file.read_to_string(&mut s);
+                return Err(Error::Locked {
+                    path: dir.to_path_buf(),
+                    pid: s.trim().parse().unwrap_or(0),
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(Error::io(&path, "lock", e)),
+        }
+        file.set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| write!(file, "{}", std::process::id()))
+            .and_then(|()| file.flush())
+            .map_err(|e| Error::io(&path, "write pid", e))?;
+        Ok(ProcessLock { _file: file })
+    }
+}

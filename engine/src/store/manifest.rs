@@ -1,0 +1,45 @@
+//! `manifest.json`: a human-readable description of the store (format version, model).
+//!
+//! The database holds the same facts and is the source of truth; the manifest is rewritten from
+//! it whenever it is missing or stale, so tools can inspect a store without opening it.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+/// Store directory format version.
+pub(crate) const STORE_VERSION: u32 = 1;
+
+/// The manifest's content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    pub(crate) format: String,
+    pub(crate) version: u32,
+    pub(crate) model: String,
+    pub(crate) dim: usize,
+}
+
+impl Manifest {
+    pub(crate) fn new(model: String, dim: usize) -> Self {
+        Manifest {
+            format: "memloop-store".into(),
+            version: STORE_VERSION,
+            model,
+            dim,
+        }
+    }
+
+    /// Writes the manifest into `dir` unless an identical one is there (atomic replace).
+    pub(crate) fn sync_to(&self, dir: &Path) -> Result<()> {
+        let path = dir.join("manifest.json");
+        if let Ok(bytes) = std::fs::read(&path) {
+            if serde_json::from_slice::<Manifest>(&bytes).ok().as_ref() == Some(self) {
+                return Ok(());
+            }
+        }
+        let json = serde_json::to_vec_pretty(self).expect("a manifest always serialises");
+        crate::store::write_atomic(&path, &json)
+    }
+}

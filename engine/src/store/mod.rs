@@ -1,0 +1,315 @@
+//! The source of truth: a redb database (items, vectors, content hashes, change log, metadata).
+//!
+//! Tables:
+//! - `items`: id → versioned item encoding ([`crate::MemoryItem`]).
+//! - `vectors`: id → the item's embedding, little-endian `f32`s (so the index can always be
+//!   rebuilt without the model).
+//! - `catalog`: id → the few fields filters need ([`CatalogRecord`]), loaded into memory on open.
+//! - `hashes`: content hash → id, for exact de-duplication.
+//! - `changes`: sequence number → (id, op): the change log the index replays past its
+//!   checkpoint; pruned once a checkpoint covers it.
+//! - `meta`: next id, last sequence number, model fingerprint, format version.
+//!
+//! Every write is one redb transaction; its durability is [`redb::Durability::Immediate`]
+//! (fsync) unless the store is in grouped mode.
+
+pub(crate) mod lock;
+pub(crate) mod manifest;
+pub(crate) mod record;
+
+use std::path::{Path, PathBuf};
+
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
+
+pub(crate) use record::CatalogRecord;
+
+use crate::error::{db, Error, Result};
+use crate::item::{MemoryId, MemoryItem};
+
+pub(crate) const ITEMS: TableDefinition<u64, &[u8]> = TableDefinition::new("items");
+pub(crate) const VECTORS: TableDefinition<u64, &[u8]> = TableDefinition::new("vectors");
+pub(crate) const CATALOG: TableDefinition<u64, &[u8]> = TableDefinition::new("catalog");
+pub(crate) const HASHES: TableDefinition<&[u8], u64> = TableDefinition::new("hashes");
+pub(crate) const CHANGES: TableDefinition<u64, (u64, u8)> = TableDefinition::new("changes");
+pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+
+/// What a logged change did to an item's vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Op {
+    /// The item was added or its vector replaced.
+    Put = 1,
+    /// The item was removed.
+    Delete = 2,
+    /// Only metadata changed (the index is unaffected).
+    Meta = 3,
+}
+
+/// The database of one store directory.
+pub(crate) struct Store {
+    pub(crate) db: Database,
+    pub(crate) path: PathBuf,
+}
+
+impl Store {
+    /// Opens or creates `dir/store.redb`, creating every table.
+    pub(crate) fn open(dir: &Path) -> Result<Store> {
+        let path = dir.join("store.redb");
+        let database = Database::create(&path).map_err(db)?;
+        let tx = database.begin_write().map_err(db)?;
+        tx.open_table(ITEMS).map_err(db)?;
+        tx.open_table(VECTORS).map_err(db)?;
+        tx.open_table(CATALOG).map_err(db)?;
+        tx.open_table(HASHES).map_err(db)?;
+        tx.open_table(CHANGES).map_err(db)?;
+        tx.open_table(META).map_err(db)?;
+        tx.commit().map_err(db)?;
+        Ok(Store { db: database, path })
+    }
+
+    pub(crate) fn corrupt(&self, detail: impl Into<String>) -> Error {
+        Error::Corrupt {
+            path: self.path.clone(),
+            detail: detail.into(),
+        }
+    }
+
+    /// A metadata value.
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let tx = self.db.begin_read().map_err(db)?;
+        let t = tx.open_table(META).map_err(db)?;
+        Ok(t.get(key).map_err(db)?.map(|v| v.value().to_vec()))
+    }
+
+    /// A u64 metadata value (0 when absent).
+    pub(crate) fn meta_u64(&self, key: &str) -> Result<u64> {
+        match self.meta(key)? {
+            None => Ok(0),
+            Some(b) => {
+                Ok(u64::from_le_bytes(b.as_slice().try_into().map_err(
+                    |_| self.corrupt(format!("meta `{key}` is not a u64")),
+                )?))
+            }
+        }
+    }
+
+    /// The item `id`, if present.
+    pub(crate) fn item(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
+        let tx = self.db.begin_read().map_err(db)?;
+        let t = tx.open_table(ITEMS).map_err(db)?;
+        t.get(id)
+            .map_err(db)?
+            .map(|v| {
+                MemoryItem::decode(v.value()).map_err(|e| self.corrupt(format!("item {id}: {e}")))
+            })
+            .transpose()
+    }
+
+    /// The items `ids` (missing ones skipped), read in one transaction.
+    pub(crate) fn items(&self, ids: &[MemoryId]) -> Result<Vec<MemoryItem>> {
+        let tx = self.db.begin_read().map_err(db)?;
+        let t = tx.open_table(ITEMS).map_err(db)?;
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(v) = t.get(id).map_err(db)? {
+                out.push(
+                    MemoryItem::decode(v.value())
+                        .map_err(|e| self.corrupt(format!("item {id}: {e}")))?,
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// The id holding `hash`, if any.
+    pub(crate) fn by_hash(&self, hash: &[u8; 32]) -> Result<Option<MemoryId>> {
+        let tx = self.db.begin_read().map_err(db)?;
+        let t = tx.open_table(HASHES).map_err(db)?;
+        Ok(t.get(hash.as_slice()).map_err(db)?.map(|v| v.value()))
+    }
+}
+
+/// One write transaction with the bookkeeping every change needs (next id, sequence numbers,
+/// change log).
+pub(crate) struct Tx {
+    tx: WriteTransaction,
+    next_id: u64,
+    start_seq: u64,
+    seq: u64,
+}
+
+impl Tx {
+    /// Begins a write; `synced` selects an fsync at commit.
+    pub(crate) fn begin(store: &Store, synced: bool) -> Result<Tx> {
+        let next_id = store.meta_u64("next_id")?.max(1);
+        let seq = store.meta_u64("seq")?;
+        let mut tx = store.db.begin_write().map_err(db)?;
+        tx.set_durability(if synced {
+            redb::Durability::Immediate
+        } else {
+            redb::Durability::None
+        })
+        .map_err(|e| store.corrupt(format!("durability: {e}")))?;
+        Ok(Tx {
+            tx,
+            next_id,
+            start_seq: seq,
+            seq,
+        })
+    }
+
+    /// A fresh id.
+    pub(crate) fn allocate_id(&mut self) -> MemoryId {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Makes sure ids up to `id` are never allocated again (import keeps foreign ids).
+    pub(crate) fn reserve_id(&mut self, id: MemoryId) {
+        self.next_id = self.next_id.max(id + 1);
+    }
+
+    /// Changes logged so far in this transaction.
+    pub(crate) fn changes(&self) -> u64 {
+        self.seq - self.start_seq
+    }
+
+    fn log(&mut self, id: MemoryId, op: Op) -> Result<()> {
+        self.seq += 1;
+        let mut t = self.tx.open_table(CHANGES).map_err(db)?;
+        t.insert(self.seq, (id, op as u8)).map_err(db)?;
+        Ok(())
+    }
+
+    /// Writes `item` (and its vector when it changed), its catalog record and, for a current
+    /// version, its content hash.
+    pub(crate) fn put(&mut self, item: &MemoryItem, vector: Option<&[f32]>) -> Result<()> {
+        self.tx
+            .open_table(ITEMS)
+            .map_err(db)?
+            .insert(item.id, item.encode().as_slice())
+            .map_err(db)?;
+        self.tx
+            .open_table(CATALOG)
+            .map_err(db)?
+            .insert(item.id, CatalogRecord::of(item).encode().as_slice())
+            .map_err(db)?;
+        if !item.is_superseded() {
+            // Only current versions own their content hash.
+            self.tx
+                .open_table(HASHES)
+                .map_err(db)?
+                .insert(item.content_hash().as_slice(), item.id)
+                .map_err(db)?;
+        }
+        if let Some(v) = vector {
+            self.tx
+                .open_table(VECTORS)
+                .map_err(db)?
+                .insert(item.id, encode_vector(v).as_slice())
+                .map_err(db)?;
+        }
+        self.log(item.id, if vector.is_some() { Op::Put } else { Op::Meta })
+    }
+
+    /// Removes `item` entirely (its hash entry too, if it still points at it).
+    pub(crate) fn delete(&mut self, item: &MemoryItem) -> Result<()> {
+        self.tx
+            .open_table(ITEMS)
+            .map_err(db)?
+            .remove(item.id)
+            .map_err(db)?;
+        self.tx
+            .open_table(VECTORS)
+            .map_err(db)?
+            .remove(item.id)
+            .map_err(db)?;
+        self.tx
+            .open_table(CATALOG)
+            .map_err(db)?
+            .remove(item.id)
+            .map_err(db)?;
+        let hash = item.content_hash();
+        let mut hashes = self.tx.open_table(HASHES).map_err(db)?;
+        let owner = hashes.get(hash.as_slice()).map_err(db)?.map(|v| v.value());
+        if owner == Some(item.id) {
+            hashes.remove(hash.as_slice()).map_err(db)?;
+        }
+        drop(hashes);
+        self.log(item.id, Op::Delete)
+    }
+
+    /// Removes the hash entry of a text that changed, if it points at `id`.
+    pub(crate) fn unhash(&mut self, hash: &[u8; 32], id: MemoryId) -> Result<()> {
+        let mut hashes = self.tx.open_table(HASHES).map_err(db)?;
+        let owner = hashes.get(hash.as_slice()).map_err(db)?.map(|v| v.value());
+        if owner == Some(id) {
+            hashes.remove(hash.as_slice()).map_err(db)?;
+        }
+        Ok(())
+    }
+
+    /// Sets a metadata value.
+    pub(crate) fn set_meta(&mut self, key: &str, value: &[u8]) -> Result<()> {
+        self.tx
+            .open_table(META)
+            .map_err(db)?
+            .insert(key, value)
+            .map_err(db)?;
+        Ok(())
+    }
+
+    /// Drops change-log entries up to `seq` (a checkpoint covers them).
+    pub(crate) fn prune_changes(&mut self, seq: u64) -> Result<()> {
+        let mut t = self.tx.open_table(CHANGES).map_err(db)?;
+        t.retain_in(..=seq, |_, _| false).map_err(db)?;
+        Ok(())
+    }
+
+    /// Commits; returns the last sequence number written.
+    pub(crate) fn commit(mut self) -> Result<u64> {
+        let (next_id, seq) = (self.next_id, self.seq);
+        self.set_meta("next_id", &next_id.to_le_bytes())?;
+        self.set_meta("seq", &seq.to_le_bytes())?;
+        self.tx.commit().map_err(db)?;
+        Ok(seq)
+    }
+}
+
+/// Encodes a vector as little-endian f32s.
+pub(crate) fn encode_vector(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Decodes a stored vector (little-endian f32s); `None` for a ragged length.
+pub(crate) fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
+    if !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+/// Writes `bytes` to `path` atomically: temporary file, fsync, rename, directory fsync.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, "create", e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| Error::io(&tmp, "write", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "rename", e))?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// fsyncs a directory so a rename in it is durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, "fsync directory", e))
+}

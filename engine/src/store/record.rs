@@ -1,0 +1,124 @@
+//! The catalog record: the fields filters need, in a compact encoding that loads fast.
+//!
+//! Layout (little-endian): version u8, kind u8, flags u8 (bit 0 superseded, bit 1 pinned),
+//! created i64, namespace (u16 length + UTF-8), tag count u16, tags (u16 length + UTF-8 each).
+
+use crate::clock::Timestamp;
+use crate::item::{Kind, MemoryItem};
+
+const VERSION: u8 = 1;
+pub(crate) const SUPERSEDED: u8 = 1;
+pub(crate) const PINNED: u8 = 2;
+
+/// The filterable fields of one item, borrowed from its encoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CatalogRecord<'a> {
+    pub(crate) kind: Kind,
+    pub(crate) flags: u8,
+    pub(crate) created: Timestamp,
+    pub(crate) namespace: &'a str,
+    pub(crate) tags: Vec<&'a str>,
+}
+
+impl<'a> CatalogRecord<'a> {
+    pub(crate) fn of(item: &'a MemoryItem) -> Self {
+        let mut flags = 0;
+        if item.is_superseded() {
+            flags |= SUPERSEDED;
+        }
+        if item.pinned {
+            flags |= PINNED;
+        }
+        CatalogRecord {
+            kind: item.kind,
+            flags,
+            created: item.created,
+            namespace: &item.namespace,
+            tags: item.tags.iter().map(String::as_str).collect(),
+        }
+    }
+
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = vec![VERSION, self.kind.code(), self.flags];
+        out.extend_from_slice(&self.created.to_le_bytes());
+        put_str(&mut out, self.namespace);
+        out.extend_from_slice(&(self.tags.len().min(u16::MAX as usize) as u16).to_le_bytes());
+        for t in self.tags.iter().take(u16::MAX as usize) {
+            put_str(&mut out, t);
+        }
+        out
+    }
+
+    pub(crate) fn decode(b: &'a [u8]) -> Option<Self> {
+        let mut r = Reader(b);
+        if r.u8()? != VERSION {
+            return None;
+        }
+        let kind = Kind::from_code(r.u8()?)?;
+        let flags = r.u8()?;
+        let created = i64::from_le_bytes(r.take(8)?.try_into().ok()?);
+        let namespace = r.str()?;
+        let n = u16::from_le_bytes(r.take(2)?.try_into().ok()?);
+        let tags = (0..n).map(|_| r.str()).collect::<Option<Vec<_>>>()?;
+        r.0.is_empty().then_some(CatalogRecord {
+            kind,
+            flags,
+            created,
+            namespace,
+            tags,
+        })
+    }
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    // Namespaces and tags are short; anything longer than 64 KiB is cut at a char boundary.
+    let mut end = s.len().min(u16::MAX as usize);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.extend_from_slice(&(end as u16).to_le_bytes());
+    out.extend_from_slice(&s.as_bytes()[..end]);
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Some(a)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    fn str(&mut self) -> Option<&'a str> {
+        let n = u16::from_le_bytes(self.take(2)?.try_into().ok()?) as usize;
+        std::str::from_utf8(self.take(n)?).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::item::NewMemory;
+
+    #[test]
+    fn round_trips_and_rejects_truncation() {
+        let item = NewMemory::new("x")
+            .kind(Kind::Task)
+            .namespace("proj/ü")
+            .tag("a")
+            .tag("bb")
+            .pinned(true)
+            .into_item(3, -5);
+        let rec = CatalogRecord::of(&item);
+        let bytes = rec.encode();
+        assert_eq!(CatalogRecord::decode(&bytes), Some(rec));
+        for cut in 0..bytes.len() {
+            assert_eq!(CatalogRecord::decode(&bytes[..cut]), None);
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! Memory transfer: one portable, checksummed file per export; import merges it.
+//!
+//! File layout (little-endian):
+//! ```text
+//! magic     8 bytes  \x89MLEXP\r\n
+//! version   u32      1
+//! model     u32 length + UTF-8 fingerprint of the embedding model
+//! dim       u32      vector dimension
+//! records   repeated: tag u8 = 1, length u32, xxh3-64 of the payload u64, payload
+//!           payload = item length u32, item (versioned encoding), dim × f32 vector
+//! end       tag u8 = 0, record count u64, xxh3-64 of every byte before the end tag
+//! ```
+//! A file that is truncated, altered or has trailing bytes is rejected before anything is
+//! imported.
+
+use redb::ReadableDatabase;
+use std::path::Path;
+
+use rustc_hash::FxHashMap;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+use crate::error::{db, Error, Result};
+use crate::filter::MemoryFilter;
+use crate::item::{MemoryId, MemoryItem};
+use crate::memory::Memory;
+use crate::store::{decode_vector, VECTORS};
+
+const MAGIC: &[u8; 8] = b"\x89MLEXP\r\n";
+const VERSION: u32 = 1;
+/// Records imported per transaction.
+const CHUNK: usize = 512;
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Records in the file.
+    pub records: usize,
+    /// New memories added.
+    pub added: usize,
+    /// Existing memories whose metadata the (newer) imported record replaced.
+    pub merged: usize,
+    /// Records already present with metadata at least as new.
+    pub unchanged: usize,
+    /// True if the file came from another model and its texts were re-embedded.
+    pub reembedded: bool,
+}
+
+impl Memory {
+    /// Writes the memories passing `filter` (superseded versions included: history travels
+    /// with them) to one portable file at `path`, atomically. Returns how many were written.
+    ///
+    /// # Errors
+    /// [`Error::Io`] or [`Error::Store`]; `path` is then untouched.
+    pub fn export(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
+        let path = path.as_ref();
+        let filter = filter.clone().include_superseded(true);
+        let items = self.scan(&filter, usize::MAX)?;
+        let dim = self.embedder().dim();
+        let mut out = Vec::with_capacity(64 + items.len() * (dim * 4 + 256));
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        put_bytes(&mut out, self.fingerprint().as_bytes());
+        out.extend_from_slice(&(dim as u32).to_le_bytes());
+        {
+            let tx = self.store().db.begin_read().map_err(db)?;
+            let vectors = tx.open_table(VECTORS).map_err(db)?;
+            for item in &items {
+                let v = vectors
+                    .get(item.id)
+                    .map_err(db)?
+                    .ok_or_else(|| self.store().corrupt(format!("no vector for {}", item.id)))?;
+                let mut payload = Vec::new();
+                put_bytes(&mut payload, &item.encode());
+                payload.extend_from_slice(v.value());
+                out.push(1);
+                out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+                out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
+                out.extend_from_slice(&payload);
+            }
+        }
+        let sum = xxh3_64(&out);
+        out.push(0);
+        out.extend_from_slice(&(items.len() as u64).to_le_bytes());
+        out.extend_from_slice(&sum.to_le_bytes());
+        crate::store::write_atomic(path, &out)?;
+        Ok(items.len())
+    }
+
+    /// Merges an export file into this store. Memories already here (same namespace, kind and
+    /// text) are not copied: their metadata is replaced when the imported record is newer.
+    /// New memories keep their ids when those are free here. A file from another model is
+    /// re-embedded with this store's model.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] / [`Error::UnsupportedVersion`] for a bad file (nothing imported);
+    /// [`Error::Embed`], [`Error::Store`], [`Error::Index`].
+    pub fn import(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        let file = parse(path, &bytes)?;
+        let dim = self.embedder().dim();
+        let reembedded = file.model != self.fingerprint();
+        if !reembedded && file.dim != dim {
+            return Err(corrupt(path, "dimension differs from the model it names"));
+        }
+        let mut report = ImportReport {
+            records: file.records.len(),
+            reembedded,
+            ..Default::default()
+        };
+        let mut remap: FxHashMap<MemoryId, MemoryId> = FxHashMap::default();
+        let mut history = self.superseded_versions()?;
+        for chunk in file.records.chunks(CHUNK) {
+            let vectors: Vec<Vec<f32>> = if reembedded {
+                let texts: Vec<&str> = chunk.iter().map(|(i, _)| i.text.as_str()).collect();
+                self.embedder().embed_documents(&texts)?
+            } else {
+                chunk.iter().map(|(_, v)| v.clone()).collect()
+            };
+            let records = chunk.iter().map(|(i, _)| i.clone()).zip(vectors).collect();
+            self.import_records(records, &mut remap, &mut history, &mut report)?;
+        }
+        self.relink(&remap)?;
+        Ok(report)
+    }
+}
+
+/// A parsed export file.
+struct ExportFile {
+    model: String,
+    dim: usize,
+    records: Vec<(MemoryItem, Vec<f32>)>,
+}
+
+fn corrupt(path: &Path, detail: impl Into<String>) -> Error {
+    Error::Corrupt {
+        path: path.to_path_buf(),
+        detail: detail.into(),
+    }
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    out.extend_from_slice(b);
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.bytes.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+}
+
+/// Checks and decodes a whole export file.
+fn parse(path: &Path, bytes: &[u8]) -> Result<ExportFile> {
+    let mut c = Cursor { bytes, pos: 0 };
+    if c.take(8) != Some(MAGIC.as_slice()) {
+        return Err(corrupt(
+            path,
+            "not a memloop export file (wrong magic bytes)",
+        ));
+    }
+    let truncated = || corrupt(path, "truncated");
+    let version = c.u32().ok_or_else(truncated)?;
+    if version != VERSION {
+        return Err(Error::UnsupportedVersion {
+            path: path.to_path_buf(),
+            found: version,
+            supported: VERSION,
+        });
+    }
+    let model = std::str::from_utf8(c.bytes().ok_or_else(truncated)?)
+        .map_err(|_| corrupt(path, "model fingerprint is not UTF-8"))?
+        .to_string();
+    let dim = c.u32().ok_or_else(truncated)? as usize;
+    let mut records = Vec::new();
+    loop {
+        let at = c.pos;
+        match c.take(1).ok_or_else(truncated)?[0] {
+            1 => {
+                let len = c.u32().ok_or_else(truncated)? as usize;
+                let sum = c.u64().ok_or_else(truncated)?;
+                let payload = c.take(len).ok_or_else(truncated)?;
+                if xxh3_64(payload) != sum {
+                    return Err(corrupt(
+                        path,
+                        format!("record {} checksum mismatch", records.len()),
+                    ));
+                }
+                let mut p = Cursor {
+                    bytes: payload,
+                    pos: 0,
+                };
+                let bad = || corrupt(path, format!("record {} is malformed", records.len()));
+                let item = MemoryItem::decode(p.bytes().ok_or_else(bad)?)
+                    .map_err(|e| corrupt(path, format!("record {}: {e}", records.len())))?;
+                let vector = decode_vector(&payload[p.pos..])
+                    .filter(|v| v.len() == dim)
+                    .ok_or_else(bad)?;
+                records.push((item, vector));
+            }
+            0 => {
+                let count = c.u64().ok_or_else(truncated)?;
+                let sum = c.u64().ok_or_else(truncated)?;
+                if count != records.len() as u64 {
+                    return Err(corrupt(
+                        path,
+                        format!("end says {count} records, found {}", records.len()),
+                    ));
+                }
+                let mut h = Xxh3::new();
+                h.update(&bytes[..at]);
+                if h.digest() != sum {
+                    return Err(corrupt(path, "file checksum mismatch"));
+                }
+                if c.pos != bytes.len() {
+                    return Err(corrupt(path, "trailing bytes after the end record"));
+                }
+                return Ok(ExportFile {
+                    model,
+                    dim,
+                    records,
+                });
+            }
+            t => {
+                return Err(corrupt(
+                    path,
+                    format!("unknown record tag {t} at byte {at}"),
+                ))
+            }
+        }
+    }
+}
+
+/// The key a superseded version is recognised by across stores: content and creation time.
+pub(crate) fn version_key(item: &MemoryItem) -> [u8; 40] {
+    let mut k = [0u8; 40];
+    k[..32].copy_from_slice(&item.content_hash());
+    k[32..].copy_from_slice(&item.created.to_le_bytes());
+    k
+}
+
+impl Memory {
+    /// Superseded versions in this store, by version key.
+    pub(crate) fn superseded_versions(&self) -> Result<FxHashMap<[u8; 40], MemoryId>> {
+        let filter = MemoryFilter::new().include_superseded(true);
+        Ok(self
+            .scan(&filter, usize::MAX)?
+            .into_iter()
+            .filter(MemoryItem::is_superseded)
+            .map(|i| (version_key(&i), i.id))
+            .collect())
+    }
+}
+
+/// Copies the metadata of `newer` onto `local` (content and id stay).
+pub(crate) fn take_metadata(local: &mut MemoryItem, newer: &MemoryItem) {
+    local.concise = newer.concise.clone();
+    local.brief = newer.brief.clone();
+    local.triple = newer.triple.clone();
+    local.subject = newer.subject.clone();
+    local.tags = newer.tags.clone();
+    local.importance = newer.importance;
+    local.outcome = newer.outcome;
+    local.pinned = newer.pinned;
+    local.updated = newer.updated;
+    local.accessed = local.accessed.max(newer.accessed);
+    local.count = local.count.max(newer.count);
+    for s in &newer.sources {
+        if !local.sources.contains(s) {
+            local.sources.push(s.clone());
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Helpers shared by the engine tests.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use memloop::{Clock, HashingEmbedder, Memory, Options};
+
+/// Options with the model-free test embedder of dimension `dim` and a manual clock at `t0`.
+pub fn hashing(dim: usize, clock: &Clock) -> Options {
+    Options {
+        clock: clock.clone(),
+        ..Options::with_embedder(Arc::new(HashingEmbedder::new(dim)))
+    }
+}
+
+/// Opens `dir` with the 256-d hashing embedder.
+pub fn open(dir: &Path, clock: &Clock) -> Memory {
+    Memory::open(dir, hashing(256, clock)).expect("open store")
+}
+
+/// A corpus of distinct sentences about numbered topics.
+pub fn sentences(n: usize) -> Vec<String> {
+    const NOUNS: [&str; 12] = [
+        "falcon", "compiler", "glacier", "violin", "harbor", "orchid", "reactor", "canyon",
+        "lantern", "meadow", "quartz", "tundra",
+    ];
+    const VERBS: [&str; 8] = [
+        "watches", "repairs", "paints", "measures", "crosses", "guards", "sells", "studies",
+    ];
+    (0..n)
+        .map(|i| {
+            format!(
+                "the {} {} the {} near station {} code k{}",
+                NOUNS[i % 12],
+                VERBS[(i / 12) % 8],
+                NOUNS[(i / 96 + 5) % 12],
+                i,
+                (i * 7919) % 10007
+            )
+        })
+        .collect()
+}

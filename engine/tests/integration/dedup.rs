@@ -1,0 +1,201 @@
+//! No duplicates, no lost history: exact and near-duplicate merging, versioned updates.
+
+use memloop::{Clock, Error, Kind, MemoryFilter, NewMemory, Query, Update};
+
+use crate::common::open;
+
+#[test]
+fn exact_duplicates_merge_with_count_newest_metadata_and_provenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(1_000);
+    let m = open(dir.path(), &clock);
+    let a = m
+        .remember(
+            NewMemory::new("Paris is the capital of France")
+                .kind(Kind::Fact)
+                .tag("geo")
+                .source("atlas", Some((0, 30))),
+        )
+        .unwrap();
+    clock.advance(10).unwrap();
+    let b = m
+        .remember(
+            NewMemory::new("Paris is the capital of France")
+                .kind(Kind::Fact)
+                .tag("europe")
+                .importance(0.9)
+                .source("wiki", None),
+        )
+        .unwrap();
+    assert_eq!(a, b);
+    let item = m.get(a).unwrap().unwrap();
+    assert_eq!(item.count, 2);
+    assert_eq!(item.tags, ["europe", "geo"]);
+    assert_eq!(item.importance, 0.9);
+    assert_eq!(item.sources.len(), 2);
+    assert_eq!((item.created, item.updated), (1_000, 1_010));
+    // Another kind or namespace is another memory.
+    let c = m
+        .remember(NewMemory::new("Paris is the capital of France"))
+        .unwrap();
+    let d = m
+        .remember(
+            NewMemory::new("Paris is the capital of France")
+                .kind(Kind::Fact)
+                .namespace("other"),
+        )
+        .unwrap();
+    assert_eq!(
+        [c, d].iter().filter(|&&x| x != a).count(),
+        2,
+        "kind and namespace separate memories"
+    );
+    assert_eq!(m.stats().unwrap().memories, 3);
+}
+
+#[test]
+fn near_duplicates_merge_within_namespace_and_kind_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(0);
+    let m = open(dir.path(), &clock);
+    let a = m
+        .remember(NewMemory::new(
+            "the quick brown fox jumps over the lazy dog today",
+        ))
+        .unwrap();
+    // Same words, different punctuation and case: identical hashing vectors, different hash.
+    let b = m
+        .remember(NewMemory::new(
+            "The quick brown fox jumps over the lazy dog, today!",
+        ))
+        .unwrap();
+    assert_eq!(a, b);
+    assert_eq!(m.get(a).unwrap().unwrap().count, 2);
+    let other_ns = m
+        .remember(
+            NewMemory::new("The quick brown fox jumps over the lazy dog, today!").namespace("x"),
+        )
+        .unwrap();
+    assert_ne!(other_ns, a);
+    let different = m
+        .remember(NewMemory::new(
+            "a completely unrelated sentence about taxes",
+        ))
+        .unwrap();
+    assert_ne!(different, a);
+}
+
+#[test]
+fn duplicates_inside_one_batch_merge_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(dir.path(), &Clock::manual(0));
+    let ids = m
+        .remember_batch(vec![
+            NewMemory::new("alpha beta gamma"),
+            NewMemory::new("delta epsilon"),
+            NewMemory::new("alpha beta gamma"),
+            NewMemory::new("Alpha, beta, gamma."),
+        ])
+        .unwrap();
+    assert_eq!(ids[0], ids[2]);
+    assert_eq!(ids[0], ids[3]);
+    assert_ne!(ids[0], ids[1]);
+    assert_eq!(m.get(ids[0]).unwrap().unwrap().count, 3);
+    assert_eq!(m.stats().unwrap().memories, 2);
+}
+
+#[test]
+fn updating_text_keeps_the_old_version_superseded_and_linked() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(0);
+    let m = open(dir.path(), &clock);
+    let old = m
+        .remember(NewMemory::new("the office is on floor three").kind(Kind::Fact))
+        .unwrap();
+    clock.advance(5).unwrap();
+    let new = m
+        .update(
+            old,
+            Update {
+                text: Some("the office moved to floor seven".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_ne!(old, new);
+    let (o, n) = (m.get(old).unwrap().unwrap(), m.get(new).unwrap().unwrap());
+    assert_eq!(o.superseded_by, Some(new));
+    assert_eq!(n.supersedes, Some(old));
+    assert_eq!(o.text, "the office is on floor three");
+    // Out of default ranking, retrievable on request.
+    let q = Query::new("office floor three").k(5);
+    assert!(m.recall(&q).unwrap().iter().all(|h| h.item.id != old));
+    let all = m
+        .recall(
+            &q.clone()
+                .filter(MemoryFilter::new().include_superseded(true)),
+        )
+        .unwrap();
+    assert_eq!(all[0].item.id, old);
+    // The superseded version cannot be updated; metadata updates stay in place.
+    assert!(matches!(
+        m.update(old, Update::default()),
+        Err(Error::InvalidInput(_))
+    ));
+    let same = m
+        .update(
+            new,
+            Update {
+                importance: Some(0.8),
+                tags: Some(vec!["hr".into()]),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(same, new);
+    assert_eq!(m.get(new).unwrap().unwrap().tags, ["hr"]);
+    // Remembering the old text again is a new current memory, not a merge into history.
+    let again = m
+        .remember(NewMemory::new("the office is on floor three").kind(Kind::Fact))
+        .unwrap();
+    assert!(again != old && again != new);
+}
+
+#[test]
+fn forget_removes_from_store_and_recall_and_bad_input_is_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(dir.path(), &Clock::manual(0));
+    let id = m
+        .remember(NewMemory::new("ephemeral note about kiwis"))
+        .unwrap();
+    m.forget(id).unwrap();
+    assert!(m.get(id).unwrap().is_none());
+    assert!(m.recall(&Query::new("kiwis")).unwrap().is_empty());
+    assert!(matches!(m.forget(id), Err(Error::NotFound(x)) if x == id));
+    assert!(matches!(
+        m.remember(NewMemory::new("  ")),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        m.remember(NewMemory::new("x").importance(1.5)),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        m.recall(&Query::new("x").k(0)),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        m.recall(&Query::new("")),
+        Err(Error::InvalidInput(_))
+    ));
+    let bad = m.remember_embedded(vec![(NewMemory::new("v"), vec![0.0; 64])]);
+    assert!(matches!(bad, Err(Error::InvalidInput(_))));
+    let bad = m.remember_embedded(vec![(NewMemory::new("v"), vec![1.0; 3])]);
+    assert!(matches!(bad, Err(Error::InvalidInput(_))));
+    // A failed batch writes nothing.
+    let before = m.stats().unwrap().memories;
+    assert!(m
+        .remember_batch(vec![NewMemory::new("fine"), NewMemory::new("")])
+        .is_err());
+    assert_eq!(m.stats().unwrap().memories, before);
+}

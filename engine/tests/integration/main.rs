@@ -1,0 +1,9 @@
+//! Engine integration tests: one binary, one module per topic.
+
+mod common;
+mod concurrent;
+mod dedup;
+mod filters;
+mod model;
+mod persist;
+mod transfer;

@@ -1,0 +1,169 @@
+//! Reopening, process lock, model check, index recovery (replay after a crash, rebuild of a
+//! bad index file).
+
+use std::process::Command;
+
+use memloop::{Clock, Error, IndexRecovery, Memory, NewMemory, Query};
+
+use crate::common::{hashing, open, sentences};
+
+fn results(m: &Memory, queries: &[String]) -> Vec<Vec<(u64, u32)>> {
+    queries
+        .iter()
+        .map(|q| {
+            m.recall(&Query::new(q.as_str()).k(10))
+                .unwrap()
+                .iter()
+                .map(|h| (h.item.id, (h.score * 1e5) as u32))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn reopen_returns_identical_recall_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(0);
+    let texts = sentences(600);
+    let queries: Vec<String> = texts
+        .iter()
+        .step_by(37)
+        .map(|t| t.replace("the ", ""))
+        .collect();
+    let before = {
+        let m = open(dir.path(), &clock);
+        m.remember_batch(texts.iter().map(NewMemory::new).collect())
+            .unwrap();
+        results(&m, &queries)
+    };
+    let m = open(dir.path(), &clock);
+    assert_eq!(m.open_report().index, IndexRecovery::Clean);
+    assert_eq!(results(&m, &queries), before);
+    assert_eq!(m.stats().unwrap().memories, 600);
+}
+
+#[test]
+fn a_second_writer_gets_a_clear_locked_error_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(0);
+    let m = open(dir.path(), &clock);
+    let started = std::time::Instant::now();
+    let err = Memory::open(dir.path(), hashing(64, &clock)).unwrap_err();
+    assert!(started.elapsed().as_secs() < 2);
+    match &err {
+        Error::Locked { pid, .. } => assert_eq!(*pid, std::process::id()),
+        e => panic!("expected Locked, got {e}"),
+    }
+    assert!(err.to_string().contains("locked by process"));
+    drop(m);
+    open(dir.path(), &clock);
+}
+
+#[test]
+fn another_model_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(0);
+    drop(open(dir.path(), &clock));
+    match Memory::open(dir.path(), hashing(32, &clock)) {
+        Err(Error::ModelMismatch { store, loaded, .. }) => {
+            assert!(store.contains("256") && loaded.contains("32"));
+        }
+        other => panic!("expected ModelMismatch, got {other:?}"),
+    }
+    let manifest = std::fs::read_to_string(dir.path().join("manifest.json")).unwrap();
+    assert!(manifest.contains("hashing-v1:256"));
+}
+
+#[test]
+fn a_garbage_truncated_or_stale_index_is_rebuilt_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(0);
+    let texts = sentences(300);
+    let queries: Vec<String> = texts.iter().step_by(29).cloned().collect();
+    let (before, stale) = {
+        let m = open(dir.path(), &clock);
+        m.remember_batch(texts[..150].iter().map(NewMemory::new).collect())
+            .unwrap();
+        m.checkpoint().unwrap();
+        let stale = std::fs::read(dir.path().join("index.mlx")).unwrap();
+        m.remember_batch(texts[150..].iter().map(NewMemory::new).collect())
+            .unwrap();
+        (results(&m, &queries), stale)
+    };
+    let path = dir.path().join("index.mlx");
+    let good = std::fs::read(&path).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("garbage", b"this is not an index at all".repeat(100)),
+        ("truncated", good[..good.len() / 2].to_vec()),
+        ("stale", stale),
+        ("empty", Vec::new()),
+    ];
+    for (name, bytes) in cases {
+        std::fs::write(&path, &bytes).unwrap();
+        let m = open(dir.path(), &clock);
+        assert!(
+            matches!(m.open_report().index, IndexRecovery::Rebuilt(_)),
+            "{name}: {:?}",
+            m.open_report().index
+        );
+        let after = results(&m, &queries);
+        for (a, b) in after.iter().zip(&before) {
+            assert_eq!(a[0], b[0], "{name}: top hit differs after rebuild");
+        }
+        drop(m);
+        // The rebuilt index was checkpointed: the next open is clean.
+        assert_eq!(
+            open(dir.path(), &clock).open_report().index,
+            IndexRecovery::Clean,
+            "{name}"
+        );
+    }
+    std::fs::remove_file(&path).unwrap();
+    let m = open(dir.path(), &clock);
+    assert!(matches!(m.open_report().index, IndexRecovery::Rebuilt(_)));
+    assert_eq!(m.stats().unwrap().indexed, 300);
+}
+
+/// Run as a child process by `changes_after_a_crash_are_replayed`: writes past a checkpoint,
+/// then aborts without closing.
+#[test]
+fn crash_child() {
+    let Some(dir) = std::env::var_os("MEMLOOP_TEST_CRASH_DIR") else {
+        return;
+    };
+    let m = open(std::path::Path::new(&dir), &Clock::manual(0));
+    let texts = sentences(50);
+    m.remember_batch(texts[..30].iter().map(NewMemory::new).collect())
+        .unwrap();
+    m.checkpoint().unwrap();
+    for t in &texts[30..] {
+        m.remember(NewMemory::new(t.as_str())).unwrap();
+    }
+    m.forget(1).unwrap();
+    std::process::abort();
+}
+
+#[test]
+fn changes_after_a_crash_are_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "persist::crash_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("MEMLOOP_TEST_CRASH_DIR", dir.path())
+        .output()
+        .unwrap()
+        .status;
+    assert!(!status.success(), "the child must die by abort");
+    let m = open(dir.path(), &Clock::manual(0));
+    assert_eq!(m.open_report().index, IndexRecovery::Replayed(21));
+    assert_eq!(m.stats().unwrap().memories, 49);
+    assert!(m.get(1).unwrap().is_none());
+    for (i, t) in sentences(50).iter().enumerate().skip(1) {
+        let hits = m.recall(&Query::new(t.as_str()).k(1)).unwrap();
+        assert_eq!(hits[0].item.text, *t, "memory {i}");
+    }
+}
