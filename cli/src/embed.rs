@@ -1,7 +1,7 @@
 //! `memloop embed`.
 
 use std::io::{BufRead, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -10,10 +10,6 @@ use memloop_embed::{default_model_dir, Embedder, EmbedderOptions};
 /// Arguments of `memloop embed`.
 #[derive(Args, Debug)]
 pub struct EmbedArgs {
-    /// Model directory (config.json, tokenizer.json, model.safetensors); default: the fetched
-    /// all-MiniLM-L6-v2 ($MEMLOOP_MODEL_DIR or ~/.cache/memloop/models/all-MiniLM-L6-v2).
-    #[arg(long)]
-    model: Option<PathBuf>,
     /// Embed as search queries (nomic-style models get the query prefix).
     #[arg(long)]
     query: bool,
@@ -25,8 +21,9 @@ pub struct EmbedArgs {
     batch: usize,
 }
 
-pub fn run(args: &EmbedArgs) -> Result<()> {
-    let dir = args.model.clone().unwrap_or_else(default_model_dir);
+/// Runs `memloop embed` with the model in `model` (the default model when `None`).
+pub fn run(model: Option<&Path>, args: &EmbedArgs) -> Result<()> {
+    let dir = model.map_or_else(default_model_dir, Path::to_path_buf);
     let embedder = Embedder::load(
         &dir,
         EmbedderOptions {

@@ -1,27 +1,61 @@
 //! `memloop`: the command-line front of the memory engine.
-//!
-//! Built so far: `memloop embed`, which turns JSON Lines of text into JSON Lines of vectors with
-//! a local model. The store commands arrive with the engine.
 
+mod commands;
 mod embed;
+mod output;
+mod store_args;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use store_args::StoreArgs;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "memloop",
     version,
-    about = "On-device long-term memory for LLM agents"
+    about = "On-device long-term memory for LLM agents",
+    after_help = "Examples:\n  memloop --store ./mem remember \"The staging DB password rotates on Mondays\" --kind fact --tag ops\n  memloop --store ./mem recall \"when do passwords change?\" --k 3\n  memloop --store ./mem ingest notes.jsonl --jsonl\n  memloop --store ./mem export backup.mlx"
 )]
 struct Cli {
+    #[command(flatten)]
+    store: StoreArgs,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Remember one text; prints its id (or the id of the memory it duplicates).
+    #[command(
+        after_help = "Example:\n  memloop --store ./mem remember \"Alice prefers tea\" --kind fact --namespace alice --tag prefs"
+    )]
+    Remember(commands::RememberArgs),
+    /// Show one memory.
+    #[command(after_help = "Example:\n  memloop --store ./mem get 42 --json")]
+    Get(commands::GetArgs),
+    /// The memories most similar to a query.
+    #[command(
+        after_help = "Example:\n  memloop --store ./mem recall \"what does Alice drink?\" --k 3 --kind fact --json"
+    )]
+    Recall(commands::RecallArgs),
+    /// Remember many memories from JSON Lines; prints {\"id\":N} per memory once it is durable.
+    #[command(
+        after_help = "Example:\n  memloop --store ./mem ingest memories.jsonl --jsonl --batch 64"
+    )]
+    Ingest(commands::IngestArgs),
+    /// Delete one memory.
+    #[command(after_help = "Example:\n  memloop --store ./mem forget 42")]
+    Forget(commands::ForgetArgs),
+    /// Write the store (or one namespace) to a portable file.
+    #[command(
+        after_help = "Example:\n  memloop --store ./mem export backup.mlx --namespace alice"
+    )]
+    Export(commands::ExportArgs),
+    /// Merge an exported file into the store (re-embeds if it came from another model).
+    #[command(after_help = "Example:\n  memloop --store ./other import backup.mlx")]
+    Import(commands::ImportArgs),
     /// Embed text: one JSON string per line on stdin, one JSON array of floats per line on stdout.
     #[command(
         after_help = "Examples:\n  echo '\"hello world\"' | memloop embed\n  memloop embed --model ~/.cache/memloop/models/all-MiniLM-L6-v2 --query < questions.jsonl"
@@ -31,8 +65,16 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Embed(args) => embed::run(&args),
+    let s = &cli.store;
+    let result = match &cli.command {
+        Command::Remember(a) => commands::remember(s, a),
+        Command::Get(a) => commands::get(s, a),
+        Command::Recall(a) => commands::recall(s, a),
+        Command::Ingest(a) => commands::ingest(s, a),
+        Command::Forget(a) => commands::forget(s, a),
+        Command::Export(a) => commands::export(s, a),
+        Command::Import(a) => commands::import(s, a),
+        Command::Embed(a) => embed::run(s.model.as_deref(), a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

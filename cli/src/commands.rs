@@ -1,0 +1,267 @@
+//! The store commands: remember, get, recall, ingest, forget, export, import.
+
+use std::io::{BufRead, BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use memloop::{Durability, Kind, MemoryFilter, NewMemory, Query};
+use serde_json::json;
+
+use crate::output::{hit_json, hit_line, item_json, item_text};
+use crate::store_args::StoreArgs;
+
+fn parse_kind(s: &str) -> Result<Kind, String> {
+    Kind::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown kind `{s}` (one of: {})", all.join(", "))
+    })
+}
+
+/// `memloop remember`.
+#[derive(Args, Debug)]
+pub struct RememberArgs {
+    /// The text to remember.
+    text: String,
+    /// Kind of memory.
+    #[arg(long, default_value = "chunk", value_parser = parse_kind)]
+    kind: Kind,
+    /// Namespace.
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Tag (repeat for several).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Importance in [0, 1].
+    #[arg(long)]
+    importance: Option<f32>,
+    /// Print `{"id": N}`.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let m = NewMemory {
+        text: a.text.clone(),
+        kind: a.kind,
+        namespace: a.namespace.clone(),
+        tags: a.tags.clone(),
+        importance: a.importance,
+        ..Default::default()
+    };
+    let id = memory.remember(m)?;
+    memory.close()?;
+    if a.json {
+        println!("{}", json!({ "id": id }));
+    } else {
+        println!("{id}");
+    }
+    Ok(())
+}
+
+/// `memloop get`.
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    /// Memory id.
+    id: u64,
+    /// Print the item as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn get(store: &StoreArgs, a: &GetArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let Some(item) = memory.get(a.id)? else {
+        bail!("no memory with id {}", a.id);
+    };
+    if a.json {
+        println!("{}", item_json(&item));
+    } else {
+        print!("{}", item_text(&item));
+    }
+    Ok(())
+}
+
+/// `memloop recall`.
+#[derive(Args, Debug)]
+pub struct RecallArgs {
+    /// The query.
+    query: String,
+    /// Number of hits.
+    #[arg(long, default_value_t = 5)]
+    k: usize,
+    /// Only this namespace.
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Only these kinds (repeat for several).
+    #[arg(long = "kind", value_parser = parse_kind)]
+    kinds: Vec<Kind>,
+    /// Only memories with every one of these tags.
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Also superseded versions.
+    #[arg(long)]
+    history: bool,
+    /// Print a JSON array of hits.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let filter = MemoryFilter {
+        namespace: a.namespace.clone(),
+        kinds: a.kinds.clone(),
+        tags: a.tags.clone(),
+        include_superseded: a.history,
+        ..Default::default()
+    };
+    let hits = memory.recall(&Query::new(a.query.as_str()).k(a.k).filter(filter))?;
+    memory.close()?;
+    if a.json {
+        let arr: Vec<_> = hits.iter().map(hit_json).collect();
+        println!("{}", serde_json::Value::Array(arr));
+    } else if hits.is_empty() {
+        println!("no memories match");
+    } else {
+        for h in &hits {
+            println!("{}", hit_line(h));
+        }
+    }
+    Ok(())
+}
+
+/// `memloop ingest`.
+#[derive(Args, Debug)]
+pub struct IngestArgs {
+    /// JSON Lines file (`-` for stdin): one object per line, `{"text": …, "kind": …,
+    /// "namespace": …, "tags": […], "importance": …, "source": {"document": …}}`.
+    file: PathBuf,
+    /// Read JSON Lines (required for now: plain text and markdown ingestion is not built yet).
+    #[arg(long)]
+    jsonl: bool,
+    /// Memories embedded and committed together.
+    #[arg(long, default_value_t = 32)]
+    batch: usize,
+    /// Commit without fsync and sync once at the end (faster; a crash loses the unsynced
+    /// tail, and ids are then printed only at the end).
+    #[arg(long)]
+    grouped: bool,
+}
+
+pub fn ingest(store: &StoreArgs, a: &IngestArgs) -> Result<()> {
+    if !a.jsonl {
+        bail!("only JSON Lines input is supported yet: pass --jsonl");
+    }
+    if a.batch == 0 {
+        bail!("--batch must be at least 1");
+    }
+    let input: Box<dyn BufRead> = if a.file.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let f = std::fs::File::open(&a.file)
+            .with_context(|| format!("cannot open {}", a.file.display()))?;
+        Box::new(std::io::BufReader::new(f))
+    };
+    let durability = if a.grouped {
+        Durability::Grouped
+    } else {
+        Durability::Synced
+    };
+    let memory = store.open(durability)?;
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut pending_ids = Vec::new();
+    let mut batch = Vec::with_capacity(a.batch);
+    let mut lines = input.lines().enumerate();
+    loop {
+        let next = lines.next();
+        if let Some((i, line)) = &next {
+            let line = line
+                .as_ref()
+                .map_err(|e| anyhow::anyhow!("reading input: {e}"))?;
+            if !line.trim().is_empty() {
+                let m: NewMemory = serde_json::from_str(line)
+                    .with_context(|| format!("line {}: not a memory object", i + 1))?;
+                batch.push(m);
+            }
+        }
+        if batch.len() >= a.batch || (next.is_none() && !batch.is_empty()) {
+            let ids = memory.remember_batch(std::mem::take(&mut batch))?;
+            if a.grouped {
+                pending_ids.extend(ids);
+            } else {
+                // Synced: the commit returned, so these ids are durable.
+                for id in ids {
+                    writeln!(out, "{}", json!({ "id": id }))?;
+                }
+                out.flush()?;
+            }
+        }
+        if next.is_none() {
+            break;
+        }
+    }
+    memory.flush()?;
+    for id in pending_ids {
+        writeln!(out, "{}", json!({ "id": id }))?;
+    }
+    out.flush()?;
+    memory.close()?;
+    Ok(())
+}
+
+/// `memloop forget`.
+#[derive(Args, Debug)]
+pub struct ForgetArgs {
+    /// Memory id.
+    id: u64,
+}
+
+pub fn forget(store: &StoreArgs, a: &ForgetArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    memory.forget(a.id)?;
+    memory.close()?;
+    Ok(())
+}
+
+/// `memloop export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// File to write.
+    path: PathBuf,
+    /// Only this namespace.
+    #[arg(long)]
+    namespace: Option<String>,
+}
+
+pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let filter = MemoryFilter {
+        namespace: a.namespace.clone(),
+        ..Default::default()
+    };
+    let n = memory.export(&a.path, &filter)?;
+    memory.close()?;
+    println!("{}", json!({ "exported": n, "path": a.path }));
+    Ok(())
+}
+
+/// `memloop import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Export file to merge.
+    path: PathBuf,
+}
+
+pub fn import(store: &StoreArgs, a: &ImportArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let r = memory.import(&a.path)?;
+    memory.close()?;
+    println!(
+        "{}",
+        json!({ "records": r.records, "added": r.added, "merged": r.merged,
+                "unchanged": r.unchanged, "reembedded": r.reembedded })
+    );
+    Ok(())
+}

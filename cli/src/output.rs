@@ -1,0 +1,57 @@
+//! Printing items and hits, as JSON or as text for people.
+
+use memloop::{Hit, MemoryItem};
+use serde_json::{json, Value};
+
+/// An item as a JSON object.
+pub fn item_json(item: &MemoryItem) -> Value {
+    serde_json::to_value(item).expect("items always serialise")
+}
+
+/// A hit as a flat JSON object: id, score, rank, kind, text, and the whole item.
+pub fn hit_json(hit: &Hit) -> Value {
+    json!({
+        "id": hit.item.id,
+        "score": hit.score,
+        "rank": hit.rank,
+        "kind": hit.item.kind,
+        "namespace": hit.item.namespace,
+        "text": hit.item.text,
+        "item": item_json(&hit.item),
+    })
+}
+
+/// One line per hit: rank, score, id, kind, text (shortened).
+pub fn hit_line(hit: &Hit) -> String {
+    format!(
+        "{:>3}  {:.3}  #{:<6} {:<10} {}",
+        hit.rank + 1,
+        hit.score,
+        hit.item.id,
+        hit.item.kind,
+        shorten(&hit.item.text, 90)
+    )
+}
+
+/// An item for people: one field per line.
+pub fn item_text(item: &MemoryItem) -> String {
+    let mut s = format!(
+        "#{} {} in {} (count {}, importance {:.2})\n{}\n",
+        item.id, item.kind, item.namespace, item.count, item.importance, item.text
+    );
+    if !item.tags.is_empty() {
+        s += &format!("tags: {}\n", item.tags.join(", "));
+    }
+    if let Some(n) = item.superseded_by {
+        s += &format!("superseded by #{n}\n");
+    }
+    s
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &one_line[..i]),
+        None => one_line,
+    }
+}

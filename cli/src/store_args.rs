@@ -1,0 +1,51 @@
+//! Options every store command shares, and opening the store with them.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use memloop::{Durability, Memory, Options};
+
+/// Where the store is and how to open it.
+#[derive(Args, Debug, Clone)]
+pub struct StoreArgs {
+    /// Store directory (created if missing).
+    #[arg(long, global = true, default_value = "./memloop-store")]
+    pub store: PathBuf,
+    /// Model directory (config.json, tokenizer.json, model.safetensors); default: the fetched
+    /// all-MiniLM-L6-v2 ($MEMLOOP_MODEL_DIR or ~/.cache/memloop/models/all-MiniLM-L6-v2).
+    #[arg(long, global = true)]
+    pub model: Option<PathBuf>,
+    /// Cosine similarity at which a new memory merges into an existing one of the same
+    /// namespace and kind, or `off` (exact duplicates always merge).
+    #[arg(long, global = true, default_value = "0.95", value_parser = parse_threshold)]
+    pub dedup_threshold: Threshold,
+}
+
+/// A de-duplication threshold or none.
+#[derive(Debug, Clone, Copy)]
+pub struct Threshold(pub Option<f32>);
+
+fn parse_threshold(s: &str) -> Result<Threshold, String> {
+    if s == "off" {
+        return Ok(Threshold(None));
+    }
+    match s.parse::<f32>() {
+        Ok(x) if (-1.0..=1.0).contains(&x) => Ok(Threshold(Some(x))),
+        _ => Err(format!("`{s}` is not a cosine in [-1, 1] or `off`")),
+    }
+}
+
+impl StoreArgs {
+    /// Opens the store with these settings.
+    pub fn open(&self, durability: Durability) -> Result<Memory> {
+        let options = Options {
+            model_dir: self.model.clone(),
+            dedup_threshold: self.dedup_threshold.0,
+            durability,
+            ..Options::default()
+        };
+        Memory::open(&self.store, options)
+            .with_context(|| format!("cannot open store {}", self.store.display()))
+    }
+}

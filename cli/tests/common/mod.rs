@@ -1,0 +1,44 @@
+//! Running the real `memloop` binary.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Exit success, stdout, stderr.
+pub struct Run {
+    pub ok: bool,
+    pub out: String,
+    pub err: String,
+}
+
+/// Runs `memloop --store STORE ARGS…` with `stdin`.
+pub fn memloop_in(store: &Path, args: &[&str], stdin: &str) -> Run {
+    let mut full = vec!["--store", store.to_str().unwrap()];
+    full.extend_from_slice(args);
+    memloop(&full, stdin)
+}
+
+/// Runs `memloop ARGS…` with `stdin`.
+pub fn memloop(args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memloop"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run {
+        ok: out.status.success(),
+        out: String::from_utf8(out.stdout).unwrap(),
+        err: String::from_utf8(out.stderr).unwrap(),
+    }
+}

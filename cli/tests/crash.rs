@@ -1,0 +1,164 @@
+//! Durability under `kill -9`: a real child process ingests with synced writes and is killed
+//! with SIGKILL at random moments; every id it acknowledged must survive, intact and
+//! recallable, and the store must keep accepting writes.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use memloop::{Memory, Options, Query};
+use rand::{Rng, SeedableRng};
+
+const ROUNDS: usize = 50;
+const PER_ROUND: usize = 48;
+
+const SUBJECTS: [&str; 16] = [
+    "The lighthouse keeper",
+    "Our billing service",
+    "A migrating stork",
+    "The night shift nurse",
+    "The chess engine",
+    "My grandmother",
+    "The Kubernetes scheduler",
+    "A glacier in Patagonia",
+    "The jazz quartet",
+    "The compiler backend",
+    "A street food vendor",
+    "The Mars rover",
+    "The county library",
+    "An espresso machine",
+    "The wind farm",
+    "The payroll spreadsheet",
+];
+const EVENTS: [&str; 12] = [
+    "logged an unexpected spike",
+    "was repaired after a storm",
+    "moved to a new location",
+    "started failing on Tuesdays",
+    "received a generous donation",
+    "needed three new parts",
+    "broke an old record",
+    "was featured in the local paper",
+    "lost power for an hour",
+    "doubled its throughput",
+    "switched suppliers",
+    "hosted a visiting delegation",
+];
+
+/// The `i`-th test memory: distinct wording, so no two are duplicates.
+fn text(i: usize) -> String {
+    format!(
+        "{} {} during week {} of year {}.",
+        SUBJECTS[i % 16],
+        EVENTS[(i / 16) % 12],
+        i % 52 + 1,
+        1900 + i
+    )
+}
+
+#[test]
+fn acknowledged_writes_survive_sigkill_at_random_moments() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x6b696c6c);
+    let mut acked: Vec<(u64, String)> = Vec::new();
+    let mut killed_mid_ingest = 0;
+    for round in 0..ROUNDS {
+        let lines: Vec<String> = (round * PER_ROUND..(round + 1) * PER_ROUND)
+            .map(text)
+            .collect();
+        let input: String = lines
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}\n",
+                    serde_json::json!({ "text": t, "tags": [format!("r{round}")] })
+                )
+            })
+            .collect();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_memloop"))
+            .args([
+                "--store",
+                store.to_str().unwrap(),
+                "--dedup-threshold",
+                "off",
+            ])
+            .args(["ingest", "-", "--jsonl", "--batch", "4"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                if tx.send(v["id"].as_u64().unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        // Kill somewhere between model loading and the end of the ingest.
+        let deadline = Instant::now() + Duration::from_millis(rng.gen_range(150..1500));
+        let mut ids = Vec::new();
+        while Instant::now() < deadline {
+            if let Ok(id) = rx.recv_timeout(Duration::from_millis(5)) {
+                ids.push(id);
+            }
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        // Ids printed before the kill were acknowledged; drain what was already in the pipe.
+        while let Ok(id) = rx.recv_timeout(Duration::from_millis(50)) {
+            ids.push(id);
+        }
+        if ids.len() < PER_ROUND {
+            killed_mid_ingest += 1;
+        }
+        acked.extend(ids.iter().copied().zip(lines.iter().cloned()));
+
+        let memory = Memory::open(&store, Options::default()).unwrap();
+        for (id, t) in &acked {
+            let item = memory
+                .get(*id)
+                .unwrap()
+                .unwrap_or_else(|| panic!("round {round}: acknowledged id {id} lost"));
+            assert_eq!(&item.text, t, "round {round}: id {id} changed");
+        }
+        for (id, t) in acked.iter().rev().take(3) {
+            let hits = memory.recall(&Query::new(t.as_str()).k(1)).unwrap();
+            assert_eq!(hits[0].item.id, *id, "round {round}: recall of {t:?}");
+        }
+        drop(memory);
+    }
+    assert!(
+        killed_mid_ingest >= 10,
+        "only {killed_mid_ingest} kills landed mid-ingest"
+    );
+    assert!(
+        acked.len() > ROUNDS,
+        "too few acknowledged writes ({})",
+        acked.len()
+    );
+    // The store still accepts writes.
+    let r = common::memloop_in(&store, &["remember", "written after fifty crashes"], "");
+    assert!(r.ok, "{}", r.err);
+    let memory = Memory::open(&store, Options::default()).unwrap();
+    let hits = memory
+        .recall(&Query::new("written after fifty crashes").k(1))
+        .unwrap();
+    assert_eq!(hits[0].item.text, "written after fifty crashes");
+    eprintln!(
+        "{} acknowledged writes, {killed_mid_ingest} of {ROUNDS} kills mid-ingest",
+        acked.len()
+    );
+}

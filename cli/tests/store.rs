@@ -1,0 +1,227 @@
+//! The store commands through the real binary and the real default model.
+
+mod common;
+
+use common::memloop_in;
+use serde_json::Value;
+
+#[test]
+fn remember_get_recall_forget_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    let r = memloop_in(
+        s,
+        &[
+            "remember",
+            "Alice prefers tea over coffee",
+            "--kind",
+            "fact",
+            "--namespace",
+            "alice",
+            "--tag",
+            "prefs",
+        ],
+        "",
+    );
+    assert!(r.ok, "{}", r.err);
+    let alice: u64 = r.out.trim().parse().unwrap();
+    let r = memloop_in(
+        s,
+        &["remember", "The CI pipeline caches cargo builds", "--json"],
+        "",
+    );
+    let ci: Value = serde_json::from_str(r.out.trim()).unwrap();
+    let ci = ci["id"].as_u64().unwrap();
+    assert_ne!(alice, ci);
+    // An exact duplicate prints the survivor's id.
+    let r = memloop_in(
+        s,
+        &[
+            "remember",
+            "Alice prefers tea over coffee",
+            "--kind",
+            "fact",
+            "--namespace",
+            "alice",
+        ],
+        "",
+    );
+    assert_eq!(r.out.trim().parse::<u64>().unwrap(), alice);
+
+    let r = memloop_in(s, &["get", &alice.to_string(), "--json"], "");
+    let item: Value = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(item["text"], "Alice prefers tea over coffee");
+    assert_eq!(item["kind"], "fact");
+    assert_eq!(item["count"], 2);
+    assert_eq!(item["tags"][0], "prefs");
+
+    let r = memloop_in(
+        s,
+        &[
+            "recall",
+            "what does Alice like to drink?",
+            "--k",
+            "2",
+            "--json",
+        ],
+        "",
+    );
+    assert!(r.ok, "{}", r.err);
+    let hits: Vec<Value> = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(hits.len(), 2);
+    assert_eq!(hits[0]["id"], alice);
+    assert!(hits[0]["score"].as_f64().unwrap() > hits[1]["score"].as_f64().unwrap());
+    for f in ["id", "score", "rank", "kind", "text", "namespace"] {
+        assert!(hits[0].get(f).is_some(), "hit lacks {f}");
+    }
+    let r = memloop_in(
+        s,
+        &[
+            "recall",
+            "drink",
+            "--namespace",
+            "alice",
+            "--kind",
+            "chunk",
+            "--json",
+        ],
+        "",
+    );
+    assert_eq!(r.out.trim(), "[]");
+    let r = memloop_in(
+        s,
+        &["recall", "what does Alice like to drink?", "--k", "1"],
+        "",
+    );
+    assert!(r.out.contains("Alice prefers tea"), "{}", r.out);
+
+    assert!(memloop_in(s, &["forget", &ci.to_string()], "").ok);
+    let r = memloop_in(s, &["get", &ci.to_string()], "");
+    assert!(!r.ok && r.err.contains(&format!("no memory with id {ci}")));
+}
+
+#[test]
+fn ingest_prints_ids_in_order_and_rejects_bad_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    let input = "{\"text\":\"Paris is the capital of France\",\"kind\":\"fact\",\"tags\":[\"geo\"]}\n\n{\"text\":\"Rust has no garbage collector\",\"namespace\":\"tech\"}\n";
+    let r = memloop_in(s, &["ingest", "-", "--jsonl", "--batch", "1"], input);
+    assert!(r.ok, "{}", r.err);
+    let ids: Vec<u64> = r
+        .out
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(ids.len(), 2);
+    let r = memloop_in(s, &["get", &ids[1].to_string(), "--json"], "");
+    assert!(r.out.contains("\"namespace\":\"tech\""));
+
+    let file = dir.path().join("in.jsonl");
+    std::fs::write(&file, "{\"text\":\"fine\"}\n{\"text\": 3}\n").unwrap();
+    let r = memloop_in(s, &["ingest", file.to_str().unwrap(), "--jsonl"], "");
+    assert!(!r.ok && r.err.contains("line 2"), "{}", r.err);
+    let r = memloop_in(
+        s,
+        &["ingest", "-", "--jsonl"],
+        "{\"text\":\"x\",\"color\":1}\n",
+    );
+    assert!(!r.ok && r.err.contains("unknown field"), "{}", r.err);
+    let r = memloop_in(s, &["ingest", "-"], "");
+    assert!(!r.ok && r.err.contains("--jsonl"));
+    let r = memloop_in(s, &["ingest", "/nonexistent.jsonl", "--jsonl"], "");
+    assert!(!r.ok && r.err.contains("/nonexistent.jsonl"));
+    let r = memloop_in(
+        s,
+        &["ingest", "-", "--jsonl", "--grouped"],
+        "{\"text\":\"grouped one\"}\n{\"text\":\"grouped two\"}\n",
+    );
+    assert!(r.ok);
+    assert_eq!(r.out.lines().count(), 2);
+}
+
+#[test]
+fn export_import_moves_memories_between_stores() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let input = "{\"text\":\"The deploy key lives in vault\"}\n{\"text\":\"Lunch is at noon\",\"namespace\":\"team\"}\n";
+    assert!(memloop_in(a.path(), &["ingest", "-", "--jsonl"], input).ok);
+    let file = a.path().join("x.mlx");
+    let r = memloop_in(a.path(), &["export", file.to_str().unwrap()], "");
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(
+        serde_json::from_str::<Value>(&r.out).unwrap()["exported"],
+        2
+    );
+    let r = memloop_in(b.path(), &["import", file.to_str().unwrap()], "");
+    let rep: Value = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(
+        (rep["added"].as_u64(), rep["reembedded"].as_bool()),
+        (Some(2), Some(false))
+    );
+    let r = memloop_in(b.path(), &["import", file.to_str().unwrap()], "");
+    assert_eq!(serde_json::from_str::<Value>(&r.out).unwrap()["added"], 0);
+    let r = memloop_in(
+        b.path(),
+        &["recall", "where is the deploy key", "--k", "1", "--json"],
+        "",
+    );
+    assert!(r.out.contains("vault"));
+    let r = memloop_in(b.path(), &["export", "/nonexistent-dir/x.mlx"], "");
+    assert!(!r.ok && r.err.contains("/nonexistent-dir"));
+    std::fs::write(&file, b"garbage").unwrap();
+    let r = memloop_in(b.path(), &["import", file.to_str().unwrap()], "");
+    assert!(
+        !r.ok && r.err.contains("not a memloop export file"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn errors_are_clear_and_exit_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    let r = memloop_in(s, &["remember", "x", "--kind", "poem"], "");
+    assert!(!r.ok && r.err.contains("unknown kind `poem`"));
+    let r = memloop_in(s, &["remember", "  "], "");
+    assert!(!r.ok && r.err.contains("text is empty"), "{}", r.err);
+    let r = memloop_in(s, &["remember", "x", "--importance", "3"], "");
+    assert!(!r.ok && r.err.contains("importance"), "{}", r.err);
+    let r = memloop_in(s, &["recall", "x", "--k", "0"], "");
+    assert!(!r.ok && r.err.contains("k = 0"), "{}", r.err);
+    let r = memloop_in(s, &["--model", "/nonexistent/model", "remember", "x"], "");
+    assert!(!r.ok && r.err.contains("/nonexistent/model"), "{}", r.err);
+    let r = memloop_in(s, &["--dedup-threshold", "7", "remember", "x"], "");
+    assert!(!r.ok && r.err.contains("not a cosine"));
+    let r = memloop_in(s, &["get", "notanumber"], "");
+    assert!(!r.ok);
+    let r = memloop_in(s, &["forget", "12345"], "");
+    assert!(
+        !r.ok && r.err.contains("no memory with id 12345"),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn a_second_process_gets_a_locked_error_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let held = memloop::Memory::open(dir.path(), memloop::Options::default()).unwrap();
+    let started = std::time::Instant::now();
+    let r = memloop_in(dir.path(), &["remember", "hello"], "");
+    assert!(!r.ok);
+    assert!(
+        r.err.contains(&format!(
+            "store is locked by process {}",
+            std::process::id()
+        )),
+        "{}",
+        r.err
+    );
+    assert!(started.elapsed().as_secs() < 10);
+    drop(held);
+    assert!(memloop_in(dir.path(), &["remember", "hello"], "").ok);
+}
