@@ -105,11 +105,6 @@ impl Catalog {
         }
     }
 
-    /// Number of live memories (current and superseded).
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     /// Resolves `f`; `None` when it can match nothing (an unknown namespace or tag).
     pub(crate) fn compile(&self, f: &MemoryFilter) -> Option<Compiled> {
         let namespace = match &f.namespace {
@@ -164,5 +159,86 @@ impl Catalog {
             .collect();
         ids.sort_unstable();
         ids
+    }
+}
+
+/// The catalog, loaded on a background thread so opening a store does not wait for it; the
+/// first operation that needs it waits for the load.
+pub(crate) struct CatalogSlot {
+    ready: std::sync::OnceLock<parking_lot::RwLock<Catalog>>,
+    loading: parking_lot::Mutex<Option<std::thread::JoinHandle<Result<Catalog>>>>,
+    failed: std::sync::OnceLock<String>,
+    path: std::path::PathBuf,
+}
+
+impl CatalogSlot {
+    /// Starts loading the catalog of `store`. Writers must wait for [`CatalogSlot::get`]
+    /// before committing, so the loaded snapshot misses no write.
+    pub(crate) fn load_in_background(store: std::sync::Arc<Store>) -> Self {
+        let path = store.path.clone();
+        let handle = std::thread::Builder::new()
+            .name("memloop-catalog".into())
+            .spawn(move || Catalog::load(&store));
+        let (loading, failed) = match handle {
+            Ok(h) => (Some(h), std::sync::OnceLock::new()),
+            Err(e) => {
+                let f = std::sync::OnceLock::new();
+                let _ = f.set(format!("cannot start the catalog loader: {e}"));
+                (None, f)
+            }
+        };
+        CatalogSlot {
+            ready: std::sync::OnceLock::new(),
+            loading: parking_lot::Mutex::new(loading),
+            failed,
+            path,
+        }
+    }
+
+    /// The catalog if it is loaded already.
+    pub(crate) fn try_get(&self) -> Option<&parking_lot::RwLock<Catalog>> {
+        self.ready.get()
+    }
+
+    /// The catalog, waiting for the load.
+    pub(crate) fn get(&self) -> Result<&parking_lot::RwLock<Catalog>> {
+        if let Some(c) = self.ready.get() {
+            return Ok(c);
+        }
+        let mut loading = self.loading.lock();
+        if let Some(c) = self.ready.get() {
+            return Ok(c);
+        }
+        if let Some(handle) = loading.take() {
+            match handle.join() {
+                Ok(Ok(cat)) => {
+                    let _ = self.ready.set(parking_lot::RwLock::new(cat));
+                    return Ok(self.ready.get().expect("just set"));
+                }
+                Ok(Err(e)) => {
+                    let _ = self.failed.set(e.to_string());
+                }
+                Err(_) => {
+                    let _ = self.failed.set("the catalog loader panicked".into());
+                }
+            }
+        }
+        Err(crate::Error::Corrupt {
+            path: self.path.clone(),
+            detail: self
+                .failed
+                .get()
+                .cloned()
+                .unwrap_or_else(|| "catalog unavailable".into()),
+        })
+    }
+}
+
+impl Drop for CatalogSlot {
+    fn drop(&mut self) {
+        // The loader holds the database open; wait for it so closing a store really closes it.
+        if let Some(h) = self.loading.get_mut().take() {
+            let _ = h.join();
+        }
     }
 }

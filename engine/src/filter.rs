@@ -26,6 +26,15 @@ impl MemoryFilter {
     pub fn new() -> Self {
         Self::default()
     }
+    /// True if only `include_superseded` may be set: no namespace, kind, tag or time bound.
+    pub fn is_unrestricted(&self) -> bool {
+        self.namespace.is_none()
+            && self.kinds.is_empty()
+            && self.tags.is_empty()
+            && self.created_from.is_none()
+            && self.created_until.is_none()
+    }
+
     /// Only this namespace.
     pub fn namespace(mut self, ns: impl Into<String>) -> Self {
         self.namespace = Some(ns.into());

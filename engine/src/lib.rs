@@ -58,3 +58,14 @@ pub use item::{
 pub use memory::{Hit, IndexRecovery, Memory, OpenReport, Query, Stats, Update};
 pub use options::{Durability, Options};
 pub use transfer::ImportReport;
+
+#[cfg(test)]
+mod tests {
+    /// `Memory` is shared across threads: reads run concurrently with a writer.
+    #[test]
+    fn memory_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<crate::Memory>();
+        assert_send_sync::<crate::Options>();
+    }
+}

@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap;
 pub use read::{Hit, Query};
 pub use write::Update;
 
-use crate::catalog::Catalog;
+use crate::catalog::CatalogSlot;
 use crate::clock::{Clock, Timestamp};
 use crate::embedder::TextEmbedder;
 use crate::item::MemoryId;
@@ -58,9 +58,9 @@ pub struct Memory {
 /// State shared with the background checkpointer.
 pub(crate) struct Inner {
     dir: PathBuf,
-    store: Store,
+    store: Arc<Store>,
     index: RwLock<Arc<Index>>,
-    catalog: RwLock<Catalog>,
+    catalog: CatalogSlot,
     embedder: Arc<dyn TextEmbedder>,
     fingerprint: String,
     options: Options,
@@ -155,7 +155,7 @@ impl Memory {
     /// [`crate::Error::Store`].
     pub fn stats(&self) -> crate::Result<Stats> {
         Ok(Stats {
-            memories: self.inner.catalog.read().len(),
+            memories: self.inner.store.count()?,
             indexed: self.inner.index.read().len(),
             seq: self.inner.store.meta_u64("seq")?,
             checkpoint: self

@@ -10,7 +10,7 @@ use parking_lot::{Mutex, RwLock};
 use redb::{ReadableDatabase, ReadableTable};
 
 use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
-use crate::catalog::Catalog;
+use crate::catalog::CatalogSlot;
 use crate::embedder::{load_model, TextEmbedder};
 use crate::error::{db, Error, Result};
 use crate::options::Options;
@@ -37,14 +37,16 @@ impl Memory {
         let store = Store::open(dir)?;
         let fingerprint = check_model(dir, &store, embedder.as_ref())?;
         Manifest::new(fingerprint.clone(), embedder.dim()).sync_to(dir)?;
-        let catalog = Catalog::load(&store)?;
-        let (index, recovery) = load_index(dir, &store, &options, embedder.dim(), catalog.len())?;
+        let live = store.count()?;
+        let (index, recovery) = load_index(dir, &store, &options, embedder.dim(), live)?;
+        let store = Arc::new(store);
+        let catalog = CatalogSlot::load_in_background(store.clone());
         let saved_seq = index.checkpoint();
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
             store,
             index: RwLock::new(Arc::new(index)),
-            catalog: RwLock::new(catalog),
+            catalog,
             embedder,
             fingerprint,
             open_report: OpenReport {

@@ -66,6 +66,10 @@ pub struct Hit {
     pub rank: usize,
 }
 
+/// Extra candidates searched while the catalog loads, to make up for superseded versions
+/// dropped after the search.
+const UNLOADED_MARGIN: usize = 16;
+
 /// The most hits one recall returns.
 pub const MAX_K: usize = 10_000;
 
@@ -84,7 +88,7 @@ impl Memory {
     /// [`Error::Store`] or [`Error::Corrupt`].
     pub fn scan(&self, filter: &MemoryFilter, limit: usize) -> Result<Vec<MemoryItem>> {
         let ids = {
-            let cat = self.inner.catalog.read();
+            let cat = self.inner.catalog.get()?.read();
             match cat.compile(filter) {
                 Some(c) => cat.matching(&c),
                 None => Vec::new(),
@@ -123,16 +127,25 @@ impl Memory {
         check_k(k)?;
         let ef = ef.unwrap_or(self.inner.options.recall_ef).max(k);
         let index = self.inner.index.read().clone();
-        let found = {
-            let cat = self.inner.catalog.read();
-            let Some(c) = cat.compile(filter) else {
-                return Ok(Vec::new());
-            };
-            if cat.passes_all(&c) {
-                index.search(vector, k, ef)?
-            } else {
-                let pred = |id: u64| cat.allows(&c, id);
-                index.search_filtered(vector, k, ef, &pred)?
+        let found = match self.inner.catalog.try_get() {
+            // Right after open the catalog may still be loading; a recall without filters does
+            // not wait for it (superseded versions are dropped after reading the items).
+            None if filter.is_unrestricted() => index.search(vector, k + UNLOADED_MARGIN, ef)?,
+            slot => {
+                let cat = match slot {
+                    Some(c) => c,
+                    None => self.inner.catalog.get()?,
+                }
+                .read();
+                let Some(c) = cat.compile(filter) else {
+                    return Ok(Vec::new());
+                };
+                if cat.passes_all(&c) {
+                    index.search(vector, k, ef)?
+                } else {
+                    let pred = |id: u64| cat.allows(&c, id);
+                    index.search_filtered(vector, k, ef, &pred)?
+                }
             }
         };
         let mut found = found;
@@ -144,8 +157,14 @@ impl Memory {
         let mut hits = Vec::with_capacity(found.len());
         // Items forgotten between the search and the read are skipped; order is kept.
         for h in found {
+            if hits.len() == k {
+                break;
+            }
             if items.peek().is_some_and(|i| i.id == h.id) {
                 let mut item = items.next().expect("peeked");
+                if item.is_superseded() && !filter.include_superseded {
+                    continue;
+                }
                 item.accessed = now;
                 hits.push(Hit {
                     item,

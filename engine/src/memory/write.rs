@@ -216,6 +216,8 @@ impl Inner {
         &self,
         f: impl FnOnce(&Inner, &mut Tx, &mut Applied) -> Result<T>,
     ) -> Result<T> {
+        // The catalog must be loaded before anything commits (its snapshot must miss nothing).
+        self.catalog.get()?;
         let mut w = self.writer.lock();
         let synced = self.options.durability == Durability::Synced;
         let mut tx = Tx::begin(&self.store, synced)?;
@@ -246,7 +248,7 @@ impl Inner {
                 .collect();
             index.insert_batch(&ids, &flat)?;
         }
-        let mut cat = self.catalog.write();
+        let mut cat = self.catalog.get()?.write();
         for item in &applied.items {
             cat.upsert(item);
         }
@@ -347,7 +349,7 @@ impl Inner {
             }
         }
         let filter = crate::filter::MemoryFilter::new().namespace(ns).kind(kind);
-        let cat = self.catalog.read();
+        let cat = self.catalog.get()?.read();
         if let Some(c) = cat.compile(&filter) {
             let index = self.index.read().clone();
             let pred = |id: u64| cat.allows(&c, id);

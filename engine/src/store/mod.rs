@@ -19,7 +19,10 @@ pub(crate) mod record;
 
 use std::path::{Path, PathBuf};
 
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
+use redb::{
+    Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle,
+    WriteTransaction,
+};
 
 pub(crate) use record::CatalogRecord;
 
@@ -56,6 +59,9 @@ impl Store {
     pub(crate) fn open(dir: &Path) -> Result<Store> {
         let path = dir.join("store.redb");
         let database = Database::create(&path).map_err(db)?;
+        if Self::has_tables(&database)? {
+            return Ok(Store { db: database, path });
+        }
         let tx = database.begin_write().map_err(db)?;
         tx.open_table(ITEMS).map_err(db)?;
         tx.open_table(VECTORS).map_err(db)?;
@@ -65,6 +71,19 @@ impl Store {
         tx.open_table(META).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(Store { db: database, path })
+    }
+
+    /// True if every table exists (a store created before), so open needs no write.
+    fn has_tables(database: &Database) -> Result<bool> {
+        let tx = database.begin_read().map_err(db)?;
+        let names: Vec<String> = tx
+            .list_tables()
+            .map_err(db)?
+            .map(|t| t.name().to_string())
+            .collect();
+        Ok(["items", "vectors", "catalog", "hashes", "changes", "meta"]
+            .iter()
+            .all(|n| names.iter().any(|x| x == n)))
     }
 
     pub(crate) fn corrupt(&self, detail: impl Into<String>) -> Error {
@@ -119,6 +138,13 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// Number of stored memories (O(1)).
+    pub(crate) fn count(&self) -> Result<usize> {
+        let tx = self.db.begin_read().map_err(db)?;
+        let t = tx.open_table(ITEMS).map_err(db)?;
+        Ok(t.len().map_err(db)? as usize)
     }
 
     /// The id holding `hash`, if any.

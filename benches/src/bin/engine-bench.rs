@@ -1,0 +1,225 @@
+//! `engine-bench`: the memloop engine with the real MiniLM model.
+//!
+//! ```text
+//! cargo run --release -p memloop-benches --bin engine-bench -- \
+//!     --texts base.txt --vectors base.fvecs --queries query.txt --sizes 10000,100000 --json
+//! ```
+//! `base.txt` / `base.fvecs` are texts and their MiniLM embeddings (made by
+//! `benches/ann_real.sh`, or `ann-bench --make-data --base-texts`), used to fill large stores
+//! without embedding 100k texts on a laptop; everything measured as "with embedding" embeds
+//! with the real model inside the timed region.
+//!
+//! Figures (one JSON line each with `--json`):
+//! - `remember_synced`: single `remember` calls, each embedded and fsynced.
+//! - `remember_synced_store_only`: single writes of pre-embedded memories, each fsynced.
+//! - `remember_batch`: `remember_batch` of 64 texts at a time, embedded (synced per batch).
+//! - `bulk_load`: pre-embedded memories in batches of 1,000, grouped durability (store,
+//!   de-duplication search and index insert all included).
+//! - `recall` at each size: p50 / p99 latency with query embedding, and store-only
+//!   (`recall_vector`).
+//! - `open` at each size: store open (model already loaded), model load, and open to the first
+//!   recall answered, after a clean close.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use memloop::{Durability, Memory, MemoryFilter, NewMemory, Options, Query, TextEmbedder};
+use memloop_benches::texmex::read_fvecs;
+use serde_json::json;
+
+#[derive(Parser, Debug)]
+#[command(about = "memloop engine throughput, latency and open time")]
+struct Args {
+    /// Model directory (default: the fetched all-MiniLM-L6-v2).
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Texts, one per line.
+    #[arg(long)]
+    texts: PathBuf,
+    /// Their embeddings by the same model (fvecs), row i for line i.
+    #[arg(long)]
+    vectors: PathBuf,
+    /// Query texts, one per line.
+    #[arg(long)]
+    queries: PathBuf,
+    /// Store sizes for recall and open figures.
+    #[arg(long, default_value = "10000,100000", value_delimiter = ',')]
+    sizes: Vec<usize>,
+    /// Recalls timed per size.
+    #[arg(long, default_value_t = 1000)]
+    recalls: usize,
+    /// Single synced writes timed.
+    #[arg(long, default_value_t = 200)]
+    singles: usize,
+    /// Where to build the stores (default: a temporary directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Only time opening this existing store and its first recall (5 runs).
+    #[arg(long)]
+    reopen: Option<PathBuf>,
+    /// Print JSON lines.
+    #[arg(long)]
+    json: bool,
+}
+
+fn lines(path: &Path) -> Result<Vec<String>> {
+    Ok(std::fs::read_to_string(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .lines()
+        .map(str::to_string)
+        .collect())
+}
+
+fn pct(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+struct Report {
+    json: bool,
+}
+
+impl Report {
+    fn emit(&self, v: serde_json::Value) {
+        if self.json {
+            println!("{v}");
+        } else {
+            eprintln!("{v:#}");
+        }
+    }
+}
+
+fn main() -> Result<()> {
+    let a = Args::parse();
+    let report = Report { json: a.json };
+    let texts = lines(&a.texts)?;
+    let queries = lines(&a.queries)?;
+    let max = a.sizes.iter().copied().max().unwrap_or(0);
+    let vectors = read_fvecs(&a.vectors, Some(max))?;
+    if texts.len() < max || vectors.rows() < max {
+        bail!(
+            "need {max} texts and vectors, have {} and {}",
+            texts.len(),
+            vectors.rows()
+        );
+    }
+    let model_started = Instant::now();
+    let embedder: Arc<dyn TextEmbedder> = Arc::new(memloop::load_model(a.model.as_deref())?);
+    let fingerprint = embedder.fingerprint();
+    let model_load = model_started.elapsed();
+    if let Some(dir) = &a.reopen {
+        for _ in 0..5 {
+            let t = Instant::now();
+            let m = Memory::open(dir, Options::with_embedder(embedder.clone()))?;
+            let opened = t.elapsed();
+            m.recall(&Query::new(queries[0].as_str()).k(10))?;
+            report.emit(json!({"figure": "reopen", "store_open_ms": m.open_report().store_open.as_secs_f64() * 1e3,
+                "open_ms": opened.as_secs_f64() * 1e3, "open_to_first_recall_ms": t.elapsed().as_secs_f64() * 1e3}));
+        }
+        return Ok(());
+    }
+    let tmp = tempfile::tempdir()?;
+    let root = a.dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
+    let options = |durability| Options {
+        durability,
+        ..Options::with_embedder(embedder.clone())
+    };
+
+    // Single writes with the real model, then pre-embedded, each synced.
+    {
+        let m = Memory::open(root.join("singles"), options(Durability::Synced))?;
+        let t = Instant::now();
+        for text in texts.iter().take(a.singles) {
+            m.remember(NewMemory::new(text.as_str()))?;
+        }
+        let s = t.elapsed().as_secs_f64();
+        report.emit(json!({"figure": "remember_synced", "n": a.singles, "per_s": a.singles as f64 / s, "ms_each": s * 1e3 / a.singles as f64}));
+        let t = Instant::now();
+        for i in a.singles..a.singles * 3 {
+            m.remember_embedded(vec![(
+                NewMemory::new(texts[i].as_str()),
+                vectors.row(i).to_vec(),
+            )])?;
+        }
+        let s = t.elapsed().as_secs_f64();
+        let n = a.singles * 2;
+        report.emit(json!({"figure": "remember_synced_store_only", "n": n, "per_s": n as f64 / s, "ms_each": s * 1e3 / n as f64}));
+        let n = 2048.min(texts.len());
+        let t = Instant::now();
+        for chunk in texts[..n].chunks(64) {
+            m.remember_batch(chunk.iter().map(|t| NewMemory::new(t.as_str())).collect())?;
+        }
+        let s = t.elapsed().as_secs_f64();
+        report
+            .emit(json!({"figure": "remember_batch", "batch": 64, "n": n, "per_s": n as f64 / s}));
+    }
+
+    for &size in &a.sizes {
+        let dir = root.join(format!("store-{size}"));
+        {
+            let m = Memory::open(&dir, options(Durability::Grouped))?;
+            let t = Instant::now();
+            for start in (0..size).step_by(1000) {
+                let end = (start + 1000).min(size);
+                let batch = (start..end)
+                    .map(|i| (NewMemory::new(texts[i].as_str()), vectors.row(i).to_vec()))
+                    .collect();
+                m.remember_embedded(batch)?;
+            }
+            m.flush()?;
+            let load = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            m.checkpoint()?;
+            let checkpoint = t.elapsed().as_secs_f64();
+            let stats = m.stats()?;
+            report.emit(
+                json!({"figure": "bulk_load", "size": size, "memories": stats.memories,
+                "per_s": size as f64 / load, "seconds": load, "checkpoint_s": checkpoint}),
+            );
+            m.close()?;
+        }
+        // Open after a clean close, then recall.
+        let t = Instant::now();
+        let m = Memory::open(&dir, options(Durability::Synced))?;
+        let opened = t.elapsed();
+        let first = m.recall(&Query::new(queries[0].as_str()).k(10))?;
+        let to_first = t.elapsed();
+        assert!(!first.is_empty());
+        report.emit(json!({"figure": "open", "size": size,
+            "store_open_ms": m.open_report().store_open.as_secs_f64() * 1e3,
+            "open_ms": opened.as_secs_f64() * 1e3,
+            "open_to_first_recall_ms": to_first.as_secs_f64() * 1e3,
+            "model_load_ms": model_load.as_secs_f64() * 1e3,
+            "index": format!("{:?}", m.open_report().index)}));
+
+        let n = a.recalls.min(queries.len());
+        let mut with_embed = Vec::with_capacity(n);
+        let mut embed_only = Vec::with_capacity(n);
+        let mut store_only = Vec::with_capacity(n);
+        let filter = MemoryFilter::new();
+        for q in &queries[..n] {
+            let t = Instant::now();
+            let v = embedder.embed_query(q)?;
+            embed_only.push(t.elapsed());
+            let t = Instant::now();
+            m.recall_vector(&v, 10, &filter, None)?;
+            store_only.push(t.elapsed());
+            let t = Instant::now();
+            m.recall(&Query::new(q.as_str()).k(10))?;
+            with_embed.push(t.elapsed());
+        }
+        for v in [&mut with_embed, &mut embed_only, &mut store_only] {
+            v.sort();
+        }
+        report.emit(json!({"figure": "recall", "size": size, "k": 10, "n": n,
+            "p50_ms": pct(&with_embed, 0.5), "p99_ms": pct(&with_embed, 0.99),
+            "query_embed_p50_ms": pct(&embed_only, 0.5),
+            "store_only_p50_ms": pct(&store_only, 0.5), "store_only_p99_ms": pct(&store_only, 0.99)}));
+        m.close()?;
+    }
+    report.emit(json!({"figure": "model", "fingerprint": fingerprint}));
+    Ok(())
+}
