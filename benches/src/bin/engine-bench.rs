@@ -138,9 +138,9 @@ fn main() -> Result<()> {
         let s = t.elapsed().as_secs_f64();
         report.emit(json!({"figure": "remember_synced", "n": a.singles, "per_s": a.singles as f64 / s, "ms_each": s * 1e3 / a.singles as f64}));
         let t = Instant::now();
-        for i in a.singles..a.singles * 3 {
+        for (i, text) in texts.iter().enumerate().take(a.singles * 3).skip(a.singles) {
             m.remember_embedded(vec![(
-                NewMemory::new(texts[i].as_str()),
+                NewMemory::new(text.as_str()),
                 vectors.row(i).to_vec(),
             )])?;
         }
