@@ -42,6 +42,7 @@ mod clock;
 mod embedder;
 mod error;
 mod filter;
+pub mod forget;
 mod item;
 mod memory;
 mod options;

@@ -1,0 +1,587 @@
+//! A kinetic tournament over lines: the minimum of `v_i(t) = v0_i + slope_i·(t − t0_i)` as time
+//! only moves forward.
+//!
+//! Structure: a kinetic segment tree (a kinetic tournament, Basch, Guibas & Hershberger,
+//! "Data structures for mobile data", SODA 1997, laid out as an array segment tree over a slot
+//! arena, as recommended by memloop's research note on kinetic queues). Every internal node keeps
+//! the winner (minimum) of its subtree at the current time and `melt`, the earliest future time
+//! at which the winner of any node in its subtree changes. The tree is its own event queue:
+//! `advance(t)` visits exactly the nodes whose `melt ≤ t`, children first, and recomputes each
+//! once.
+//!
+//! Bounds (n items, capacity the next power of two): insert / remove / set_line / pop
+//! O(log n); peek O(1); `at_most(θ)` O(k log n) for k results; `advance` O(1 + E log n) for E
+//! certificate failures; for lines, a kinetic tournament processes O(n log n) events over all
+//! time (each pair of lines crosses at most once). Memory: O(n).
+//!
+//! Robustness:
+//! - the order is the total key (value at now, slope, id): at a crossing the faster-decaying
+//!   item already counts as smaller ("the order at now + ε"), so ties cannot loop, and equal
+//!   or zero slopes (never crossing) work;
+//! - lines are anchored (value at an anchor time), so values stay accurate at large times;
+//! - winners are always re-evaluated at the current time, never trusted from the past; a
+//!   crossing computed at or before now (rounding) is retried just after now, so one `advance`
+//!   never loops;
+//! - time must not go backwards (an error), but any jump forward is one `advance`.
+
+use rustc_hash::FxHashMap;
+
+/// Time in the queue's unit (the engine uses seconds since its epoch).
+pub type Time = f64;
+
+/// A line anchored at `t0`: value `v0 + slope·(t − t0)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Line {
+    /// Value at `t0`.
+    pub v0: f64,
+    /// Change per unit of time (negative for decay).
+    pub slope: f64,
+    /// Anchor time.
+    pub t0: Time,
+}
+
+impl Line {
+    /// The value at `t`.
+    #[inline]
+    pub fn eval(&self, t: Time) -> f64 {
+        self.v0 + self.slope * (t - self.t0)
+    }
+}
+
+/// Work done by one [`KineticQueue::advance`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AdvanceStats {
+    /// Internal nodes recomputed (certificate failures and their ancestors).
+    pub recomputed: u64,
+}
+
+/// Errors of the queue.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KineticError {
+    /// `advance` to a time before the current one.
+    #[error("time {to} is before the queue's current time {now}")]
+    TimeWentBack {
+        /// Current time.
+        now: Time,
+        /// Requested time.
+        to: Time,
+    },
+    /// The id is already in the queue.
+    #[error("id {0} is already in the queue")]
+    Duplicate(u64),
+    /// A line with a non-finite value or slope.
+    #[error("line of id {0} is not finite")]
+    NotFinite(u64),
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The minimum of a set of lines under monotone time.
+#[derive(Debug, Clone)]
+pub struct KineticQueue {
+    now: Time,
+    /// Leaf slots: (id, line) or empty.
+    slots: Vec<Option<(u64, Line)>>,
+    free: Vec<u32>,
+    by_id: FxHashMap<u64, u32>,
+    /// Power of two ≥ slots.len(); node `cap + s` is slot `s`'s leaf, node 1 the root.
+    cap: usize,
+    winner: Vec<u32>,
+    melt: Vec<Time>,
+}
+
+impl KineticQueue {
+    /// An empty queue at time `now`.
+    pub fn new(now: Time) -> Self {
+        let mut q = KineticQueue {
+            now,
+            slots: Vec::new(),
+            free: Vec::new(),
+            by_id: FxHashMap::default(),
+            cap: 1,
+            winner: Vec::new(),
+            melt: Vec::new(),
+        };
+        q.rebuild(1);
+        q
+    }
+
+    /// The current time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// True if empty.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// The line of `id`.
+    pub fn line(&self, id: u64) -> Option<Line> {
+        self.by_id
+            .get(&id)
+            .and_then(|&s| self.slots[s as usize].map(|(_, l)| l))
+    }
+
+    /// Adds `id` with `line`.
+    ///
+    /// # Errors
+    /// [`KineticError::Duplicate`] or [`KineticError::NotFinite`].
+    pub fn insert(&mut self, id: u64, line: Line) -> Result<(), KineticError> {
+        check(id, &line)?;
+        if self.by_id.contains_key(&id) {
+            return Err(KineticError::Duplicate(id));
+        }
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(None);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.slots[slot as usize] = Some((id, line));
+        self.by_id.insert(id, slot);
+        if self.slots.len() > self.cap {
+            self.rebuild(self.cap * 2);
+        } else {
+            self.update_leaf(slot);
+        }
+        Ok(())
+    }
+
+    /// Removes `id`; returns its line.
+    pub fn remove(&mut self, id: u64) -> Option<Line> {
+        let slot = self.by_id.remove(&id)?;
+        let (_, line) = self.slots[slot as usize].take()?;
+        self.free.push(slot);
+        if self.by_id.len() * 4 < self.slots.len() && self.slots.len() > 64 {
+            self.compact();
+        } else {
+            self.update_leaf(slot);
+        }
+        Some(line)
+    }
+
+    /// Replaces the line of `id` (a reinforcement); returns the old one, or `None` (and
+    /// inserts) if `id` was absent.
+    ///
+    /// # Errors
+    /// [`KineticError::NotFinite`].
+    pub fn set_line(&mut self, id: u64, line: Line) -> Result<Option<Line>, KineticError> {
+        check(id, &line)?;
+        match self.by_id.get(&id) {
+            Some(&slot) => {
+                let old = self.slots[slot as usize].replace((id, line)).map(|(_, l)| l);
+                self.update_leaf(slot);
+                Ok(old)
+            }
+            None => self.insert(id, line).map(|()| None),
+        }
+    }
+
+    /// Moves time forward to `t`, processing every winner change up to `t`.
+    ///
+    /// # Errors
+    /// [`KineticError::TimeWentBack`] if `t` is before the current time (nothing changes).
+    pub fn advance(&mut self, t: Time) -> Result<AdvanceStats, KineticError> {
+        if t < self.now || t.is_nan() {
+            return Err(KineticError::TimeWentBack { now: self.now, to: t });
+        }
+        self.now = t;
+        let mut stats = AdvanceStats::default();
+        if self.melt[1] <= t {
+            self.visit(1, &mut stats);
+        }
+        Ok(stats)
+    }
+
+    /// The minimum item and its value now.
+    pub fn peek_min(&self) -> Option<(u64, f64)> {
+        let w = self.winner[1];
+        (w != NONE).then(|| {
+            let (id, l) = self.slots[w as usize].expect("winners are occupied slots");
+            (id, l.eval(self.now))
+        })
+    }
+
+    /// Removes and returns the minimum item and its value now.
+    pub fn pop_min(&mut self) -> Option<(u64, f64)> {
+        let (id, v) = self.peek_min()?;
+        self.remove(id);
+        Some((id, v))
+    }
+
+    /// Every item whose value now is at most `theta`, with its value (in no particular
+    /// order). Output-sensitive: subtrees whose minimum is above `theta` are skipped.
+    pub fn at_most(&self, theta: f64) -> Vec<(u64, f64)> {
+        let mut out = Vec::new();
+        let mut stack = vec![1usize];
+        while let Some(n) = stack.pop() {
+            let w = self.winner[n];
+            if w == NONE {
+                continue;
+            }
+            let (id, l) = self.slots[w as usize].expect("winners are occupied slots");
+            let v = l.eval(self.now);
+            if v > theta {
+                continue;
+            }
+            if n >= self.cap {
+                out.push((id, v));
+            } else {
+                stack.push(2 * n);
+                stack.push(2 * n + 1);
+            }
+        }
+        out
+    }
+
+    /// All items, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, Line)> + '_ {
+        self.slots.iter().flatten().copied()
+    }
+
+    fn visit(&mut self, n: usize, stats: &mut AdvanceStats) {
+        if n >= self.cap {
+            return;
+        }
+        for c in [2 * n, 2 * n + 1] {
+            if self.melt[c] <= self.now {
+                self.visit(c, stats);
+            }
+        }
+        self.recompute(n);
+        stats.recomputed += 1;
+    }
+
+    /// True if slot `a` is before slot `b` now: (value, slope, id).
+    fn less(&self, a: u32, b: u32) -> bool {
+        let (ia, la) = self.slots[a as usize].expect("occupied");
+        let (ib, lb) = self.slots[b as usize].expect("occupied");
+        let (va, vb) = (la.eval(self.now), lb.eval(self.now));
+        va.total_cmp(&vb)
+            .then(la.slope.total_cmp(&lb.slope))
+            .then(ia.cmp(&ib))
+            .is_lt()
+    }
+
+    fn recompute(&mut self, n: usize) {
+        let (l, r) = (2 * n, 2 * n + 1);
+        let (wl, wr) = (self.winner[l], self.winner[r]);
+        let child_melt = self.melt[l].min(self.melt[r]);
+        let (w, melt) = match (wl, wr) {
+            (NONE, NONE) => (NONE, Time::INFINITY),
+            (x, NONE) | (NONE, x) => (x, child_melt),
+            (a, b) => {
+                let (w, loser) = if self.less(a, b) { (a, b) } else { (b, a) };
+                (w, child_melt.min(self.crossing(w, loser)))
+            }
+        };
+        self.winner[n] = w;
+        self.melt[n] = melt;
+    }
+
+    /// When the loser's line drops below the winner's (∞ if never).
+    fn crossing(&self, w: u32, loser: u32) -> Time {
+        let (_, lw) = self.slots[w as usize].expect("occupied");
+        let (_, ll) = self.slots[loser as usize].expect("occupied");
+        if ll.slope >= lw.slope {
+            return Time::INFINITY;
+        }
+        let gap = ll.eval(self.now) - lw.eval(self.now); // ≥ 0 up to rounding
+        let t = self.now + gap / (lw.slope - ll.slope);
+        // A few ulps early: waking before the true crossing only recomputes the same winner,
+        // waking after it would leave a stale winner at the crossing time itself.
+        let early = t - (t.abs() * 8.0 * f64::EPSILON + f64::MIN_POSITIVE);
+        if early > self.now {
+            early
+        } else {
+            // The crossing is at now or within rounding of it: look again just after now.
+            self.now.next_up()
+        }
+    }
+
+    fn update_leaf(&mut self, slot: u32) {
+        let mut n = self.cap + slot as usize;
+        self.winner[n] = if self.slots[slot as usize].is_some() {
+            slot
+        } else {
+            NONE
+        };
+        self.melt[n] = Time::INFINITY;
+        while n > 1 {
+            n /= 2;
+            self.recompute(n);
+        }
+    }
+
+    /// Rebuilds every node for capacity `cap` (a power of two ≥ slots) in O(cap).
+    fn rebuild(&mut self, cap: usize) {
+        self.cap = cap.max(1).next_power_of_two();
+        self.winner = vec![NONE; 2 * self.cap];
+        self.melt = vec![Time::INFINITY; 2 * self.cap];
+        for (s, item) in self.slots.iter().enumerate() {
+            if item.is_some() {
+                self.winner[self.cap + s] = s as u32;
+            }
+        }
+        for n in (1..self.cap).rev() {
+            self.recompute(n);
+        }
+    }
+
+    /// Packs the items into the first slots and shrinks the tree.
+    fn compact(&mut self) {
+        let items: Vec<(u64, Line)> = self.slots.drain(..).flatten().collect();
+        self.free.clear();
+        self.by_id.clear();
+        for (s, (id, l)) in items.into_iter().enumerate() {
+            self.slots.push(Some((id, l)));
+            self.by_id.insert(id, s as u32);
+        }
+        self.rebuild(self.slots.len());
+    }
+
+    /// Checks every node against its definition (tests).
+    #[cfg(test)]
+    pub(crate) fn check_invariants(&self) {
+        for n in 1..self.cap {
+            let (l, r) = (2 * n, 2 * n + 1);
+            let expect = match (self.winner[l], self.winner[r]) {
+                (NONE, NONE) => NONE,
+                (x, NONE) | (NONE, x) => x,
+                (a, b) => {
+                    if self.less(a, b) {
+                        a
+                    } else {
+                        b
+                    }
+                }
+            };
+            assert_eq!(self.winner[n], expect, "node {n} winner at {}", self.now);
+            assert!(self.melt[n] > self.now, "node {n} melt {} ≤ now {}", self.melt[n], self.now);
+        }
+        assert_eq!(self.by_id.len(), self.slots.iter().flatten().count());
+    }
+}
+
+fn check(id: u64, l: &Line) -> Result<(), KineticError> {
+    if l.v0.is_finite() && l.slope.is_finite() && l.t0.is_finite() {
+        Ok(())
+    } else {
+        Err(KineticError::NotFinite(id))
+    }
+}
+
+/// The brute-force reference: every query scans all items. The oracle of the property tests
+/// and the baseline of `kinetic-bench`.
+#[derive(Debug, Clone, Default)]
+pub struct BruteForceQueue {
+    now: Time,
+    items: FxHashMap<u64, Line>,
+}
+
+impl BruteForceQueue {
+    /// An empty queue at `now`.
+    pub fn new(now: Time) -> Self {
+        BruteForceQueue {
+            now,
+            items: FxHashMap::default(),
+        }
+    }
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+    /// True if empty.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+    /// Adds or replaces.
+    pub fn set_line(&mut self, id: u64, line: Line) {
+        self.items.insert(id, line);
+    }
+    /// Removes.
+    pub fn remove(&mut self, id: u64) -> Option<Line> {
+        self.items.remove(&id)
+    }
+    /// Moves time forward.
+    ///
+    /// # Errors
+    /// As [`KineticQueue::advance`].
+    pub fn advance(&mut self, t: Time) -> Result<(), KineticError> {
+        if t < self.now || t.is_nan() {
+            return Err(KineticError::TimeWentBack { now: self.now, to: t });
+        }
+        self.now = t;
+        Ok(())
+    }
+    /// The minimum by (value, slope, id).
+    pub fn peek_min(&self) -> Option<(u64, f64)> {
+        self.items
+            .iter()
+            .map(|(&id, l)| (l.eval(self.now), l.slope, id))
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)))
+            .map(|(v, _, id)| (id, v))
+    }
+    /// Removes the minimum.
+    pub fn pop_min(&mut self) -> Option<(u64, f64)> {
+        let m = self.peek_min()?;
+        self.items.remove(&m.0);
+        Some(m)
+    }
+    /// Items at most `theta` now.
+    pub fn at_most(&self, theta: f64) -> Vec<(u64, f64)> {
+        self.items
+            .iter()
+            .map(|(&id, l)| (id, l.eval(self.now)))
+            .filter(|&(_, v)| v <= theta)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(u64, i32, i32),
+        Remove(u64),
+        SetLine(u64, i32, i32),
+        Advance(u32),
+        Pop,
+        AtMost(i32),
+    }
+
+    /// Dyadic values (multiples of 1/64, small numerators): every evaluation and comparison is
+    /// exact in f64, so the queue must agree with the oracle exactly.
+    fn dy(x: i32) -> f64 {
+        f64::from(x) / 64.0
+    }
+
+    fn op(ids: u64, slopes: i32) -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0..ids, -512i32..512, -slopes..=0).prop_map(|(i, v, s)| Op::Insert(i, v, s)),
+            1 => (0..ids).prop_map(Op::Remove),
+            2 => (0..ids, -512i32..512, -slopes..=0).prop_map(|(i, v, s)| Op::SetLine(i, v, s)),
+            3 => (0u32..96).prop_map(Op::Advance),
+            1 => Just(Op::Pop),
+            1 => (-1024i32..512).prop_map(Op::AtMost),
+        ]
+    }
+
+    fn sorted(mut v: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    fn run(ops: &[Op]) {
+        let mut q = KineticQueue::new(0.0);
+        let mut o = BruteForceQueue::new(0.0);
+        let mut now = 0.0;
+        for op in ops {
+            match *op {
+                Op::Insert(id, v, s) => {
+                    let line = Line { v0: dy(v), slope: dy(s), t0: now };
+                    let r = q.insert(id, line);
+                    if o.items.contains_key(&id) {
+                        assert_eq!(r, Err(KineticError::Duplicate(id)));
+                    } else {
+                        r.unwrap();
+                        o.set_line(id, line);
+                    }
+                }
+                Op::Remove(id) => assert_eq!(q.remove(id), o.remove(id)),
+                Op::SetLine(id, v, s) => {
+                    let line = Line { v0: dy(v), slope: dy(s), t0: now };
+                    let had = o.items.insert(id, line);
+                    assert_eq!(q.set_line(id, line).unwrap(), had);
+                }
+                Op::Advance(dt) => {
+                    now += dy(dt as i32);
+                    q.advance(now).unwrap();
+                    o.advance(now).unwrap();
+                }
+                Op::Pop => assert_eq!(q.pop_min(), o.pop_min()),
+                Op::AtMost(th) => assert_eq!(sorted(q.at_most(dy(th))), sorted(o.at_most(dy(th)))),
+            }
+            assert_eq!(q.peek_min(), o.peek_min(), "after {op:?} at {now}");
+            assert_eq!(q.len(), o.len());
+            q.check_invariants();
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        /// 96 sequences × up to 160 operations ≈ 15k operations against the oracle.
+        #[test]
+        fn agrees_with_brute_force(ops in proptest::collection::vec(op(40, 64), 1..160)) {
+            run(&ops);
+        }
+
+        /// All slopes equal (no crossings at all) and many identical lines.
+        #[test]
+        fn equal_slopes_and_identical_lines(ops in proptest::collection::vec(op(12, 0), 1..160)) {
+            run(&ops);
+        }
+
+        /// Few distinct slopes, many items: many ties and simultaneous crossings.
+        #[test]
+        fn few_slopes_many_events(ops in proptest::collection::vec(op(200, 2), 1..200)) {
+            run(&ops);
+        }
+    }
+
+    #[test]
+    fn twenty_thousand_random_operations_with_growth_and_shrink() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let ops: Vec<Op> = (0..20_000)
+            .map(|i| {
+                // Grow for the first half, shrink in the second: crosses powers of two both ways.
+                let insert_bias = if i < 10_000 { 6 } else { 1 };
+                match rng.gen_range(0..10 + insert_bias) {
+                    0..=1 => Op::Remove(rng.gen_range(0..2000)),
+                    2..=3 => Op::SetLine(rng.gen_range(0..2000), rng.gen_range(-512..512), rng.gen_range(-64..=0)),
+                    4..=5 => Op::Advance(rng.gen_range(0..32)),
+                    6..=7 => Op::Pop,
+                    8 => Op::AtMost(rng.gen_range(-2048..0)),
+                    _ => Op::Insert(rng.gen_range(0..2000), rng.gen_range(-512..512), rng.gen_range(-64..=0)),
+                }
+            })
+            .collect();
+        run(&ops);
+    }
+
+    #[test]
+    fn float_lines_at_epoch_scale_times_and_huge_jumps() {
+        // Ebbinghaus keys in log space with times in seconds since 1970: no exactness, so
+        // compare the minimum's value within a relative epsilon, and never loop.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let t0 = 1.7e9;
+        let mut q = KineticQueue::new(t0);
+        let mut o = BruteForceQueue::new(t0);
+        let mut now = t0;
+        for i in 0..5_000u64 {
+            let s: f64 = rng.gen_range(60.0..1e7);
+            let w: f64 = rng.gen_range(0.01..1.0);
+            let line = Line { v0: w.ln(), slope: -1.0 / s, t0: now };
+            q.set_line(i % 700, line).unwrap();
+            o.set_line(i % 700, line);
+            now += if i % 1000 == 999 { 1e8 } else { rng.gen_range(0.0..100.0) };
+            q.advance(now).unwrap();
+            o.advance(now).unwrap();
+            let (a, b) = (q.peek_min().unwrap().1, o.peek_min().unwrap().1);
+            assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} vs {b}");
+        }
+        assert!(matches!(q.advance(now - 1.0), Err(KineticError::TimeWentBack { .. })));
+        assert!(matches!(q.insert(1, Line { v0: f64::NAN, slope: 0.0, t0: 0.0 }), Err(KineticError::NotFinite(1))));
+    }
+}
