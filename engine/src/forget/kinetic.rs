@@ -74,36 +74,52 @@ pub enum KineticError {
     NotFinite(u64),
 }
 
-const NONE: u32 = u32::MAX;
+/// The id that marks an empty node (not accepted as an item id).
+const EMPTY: u64 = u64::MAX;
+
+/// A tree node: the winner of its subtree (its id and line, copied in so a recompute reads
+/// only the two adjacent child nodes) and the subtree's next winner change.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    id: u64,
+    line: Line,
+    melt: Time,
+}
+
+const EMPTY_NODE: Node = Node {
+    id: EMPTY,
+    line: Line {
+        v0: 0.0,
+        slope: 0.0,
+        t0: 0.0,
+    },
+    melt: Time::INFINITY,
+};
 
 /// The minimum of a set of lines under monotone time.
 #[derive(Debug, Clone)]
 pub struct KineticQueue {
     now: Time,
-    /// Leaf slots: (id, line) or empty.
-    slots: Vec<Option<(u64, Line)>>,
+    /// Number of leaf slots in use or free (slots ≥ this are unused).
+    used: usize,
     free: Vec<u32>,
     by_id: FxHashMap<u64, u32>,
-    /// Power of two ≥ slots.len(); node `cap + s` is slot `s`'s leaf, node 1 the root.
+    /// Power of two ≥ used; node `cap + s` is slot `s`'s leaf, node 1 the root.
     cap: usize,
-    winner: Vec<u32>,
-    melt: Vec<Time>,
+    nodes: Vec<Node>,
 }
 
 impl KineticQueue {
     /// An empty queue at time `now`.
     pub fn new(now: Time) -> Self {
-        let mut q = KineticQueue {
+        KineticQueue {
             now,
-            slots: Vec::new(),
+            used: 0,
             free: Vec::new(),
             by_id: FxHashMap::default(),
             cap: 1,
-            winner: Vec::new(),
-            melt: Vec::new(),
-        };
-        q.rebuild(1);
-        q
+            nodes: vec![EMPTY_NODE; 2],
+        }
     }
 
     /// The current time.
@@ -125,13 +141,14 @@ impl KineticQueue {
     pub fn line(&self, id: u64) -> Option<Line> {
         self.by_id
             .get(&id)
-            .and_then(|&s| self.slots[s as usize].map(|(_, l)| l))
+            .map(|&s| self.nodes[self.cap + s as usize].line)
     }
 
     /// Adds `id` with `line`.
     ///
     /// # Errors
-    /// [`KineticError::Duplicate`] or [`KineticError::NotFinite`].
+    /// [`KineticError::Duplicate`] or [`KineticError::NotFinite`] (also for the reserved id
+    /// `u64::MAX`).
     pub fn insert(&mut self, id: u64, line: Line) -> Result<(), KineticError> {
         check(id, &line)?;
         if self.by_id.contains_key(&id) {
@@ -140,29 +157,33 @@ impl KineticQueue {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
-                self.slots.push(None);
-                (self.slots.len() - 1) as u32
+                self.used += 1;
+                if self.used > self.cap {
+                    self.resize(self.cap * 2);
+                }
+                (self.used - 1) as u32
             }
         };
-        self.slots[slot as usize] = Some((id, line));
         self.by_id.insert(id, slot);
-        if self.slots.len() > self.cap {
-            self.rebuild(self.cap * 2);
-        } else {
-            self.update_leaf(slot);
-        }
+        self.set_leaf(
+            slot,
+            Node {
+                id,
+                line,
+                melt: Time::INFINITY,
+            },
+        );
         Ok(())
     }
 
     /// Removes `id`; returns its line.
     pub fn remove(&mut self, id: u64) -> Option<Line> {
         let slot = self.by_id.remove(&id)?;
-        let (_, line) = self.slots[slot as usize].take()?;
+        let line = self.nodes[self.cap + slot as usize].line;
         self.free.push(slot);
-        if self.by_id.len() * 4 < self.slots.len() && self.slots.len() > 64 {
+        self.set_leaf(slot, EMPTY_NODE);
+        if self.by_id.len() * 4 < self.used && self.used > 64 {
             self.compact();
-        } else {
-            self.update_leaf(slot);
         }
         Some(line)
     }
@@ -176,9 +197,16 @@ impl KineticQueue {
         check(id, &line)?;
         match self.by_id.get(&id) {
             Some(&slot) => {
-                let old = self.slots[slot as usize].replace((id, line)).map(|(_, l)| l);
-                self.update_leaf(slot);
-                Ok(old)
+                let old = self.nodes[self.cap + slot as usize].line;
+                self.set_leaf(
+                    slot,
+                    Node {
+                        id,
+                        line,
+                        melt: Time::INFINITY,
+                    },
+                );
+                Ok(Some(old))
             }
             None => self.insert(id, line).map(|()| None),
         }
@@ -190,11 +218,14 @@ impl KineticQueue {
     /// [`KineticError::TimeWentBack`] if `t` is before the current time (nothing changes).
     pub fn advance(&mut self, t: Time) -> Result<AdvanceStats, KineticError> {
         if t < self.now || t.is_nan() {
-            return Err(KineticError::TimeWentBack { now: self.now, to: t });
+            return Err(KineticError::TimeWentBack {
+                now: self.now,
+                to: t,
+            });
         }
         self.now = t;
         let mut stats = AdvanceStats::default();
-        if self.melt[1] <= t {
+        if self.nodes[1].melt <= t {
             self.visit(1, &mut stats);
         }
         Ok(stats)
@@ -202,11 +233,8 @@ impl KineticQueue {
 
     /// The minimum item and its value now.
     pub fn peek_min(&self) -> Option<(u64, f64)> {
-        let w = self.winner[1];
-        (w != NONE).then(|| {
-            let (id, l) = self.slots[w as usize].expect("winners are occupied slots");
-            (id, l.eval(self.now))
-        })
+        let root = &self.nodes[1];
+        (root.id != EMPTY).then(|| (root.id, root.line.eval(self.now)))
     }
 
     /// Removes and returns the minimum item and its value now.
@@ -222,17 +250,16 @@ impl KineticQueue {
         let mut out = Vec::new();
         let mut stack = vec![1usize];
         while let Some(n) = stack.pop() {
-            let w = self.winner[n];
-            if w == NONE {
+            let node = &self.nodes[n];
+            if node.id == EMPTY {
                 continue;
             }
-            let (id, l) = self.slots[w as usize].expect("winners are occupied slots");
-            let v = l.eval(self.now);
+            let v = node.line.eval(self.now);
             if v > theta {
                 continue;
             }
             if n >= self.cap {
-                out.push((id, v));
+                out.push((node.id, v));
             } else {
                 stack.push(2 * n);
                 stack.push(2 * n + 1);
@@ -241,9 +268,12 @@ impl KineticQueue {
         out
     }
 
-    /// All items, in slot order.
+    /// All items.
     pub fn iter(&self) -> impl Iterator<Item = (u64, Line)> + '_ {
-        self.slots.iter().flatten().copied()
+        self.nodes[self.cap..self.cap + self.used]
+            .iter()
+            .filter(|n| n.id != EMPTY)
+            .map(|n| (n.id, n.line))
     }
 
     fn visit(&mut self, n: usize, stats: &mut AdvanceStats) {
@@ -251,7 +281,7 @@ impl KineticQueue {
             return;
         }
         for c in [2 * n, 2 * n + 1] {
-            if self.melt[c] <= self.now {
+            if self.nodes[c].melt <= self.now {
                 self.visit(c, stats);
             }
         }
@@ -259,37 +289,36 @@ impl KineticQueue {
         stats.recomputed += 1;
     }
 
-    /// True if slot `a` is before slot `b` now: (value, slope, id).
-    fn less(&self, a: u32, b: u32) -> bool {
-        let (ia, la) = self.slots[a as usize].expect("occupied");
-        let (ib, lb) = self.slots[b as usize].expect("occupied");
-        let (va, vb) = (la.eval(self.now), lb.eval(self.now));
+    /// True if `a` is before `b` now: (value, slope, id).
+    #[inline]
+    fn less(&self, a: &Node, b: &Node) -> bool {
+        let (va, vb) = (a.line.eval(self.now), b.line.eval(self.now));
         va.total_cmp(&vb)
-            .then(la.slope.total_cmp(&lb.slope))
-            .then(ia.cmp(&ib))
+            .then(a.line.slope.total_cmp(&b.line.slope))
+            .then(a.id.cmp(&b.id))
             .is_lt()
     }
 
+    #[inline]
     fn recompute(&mut self, n: usize) {
-        let (l, r) = (2 * n, 2 * n + 1);
-        let (wl, wr) = (self.winner[l], self.winner[r]);
-        let child_melt = self.melt[l].min(self.melt[r]);
-        let (w, melt) = match (wl, wr) {
-            (NONE, NONE) => (NONE, Time::INFINITY),
-            (x, NONE) | (NONE, x) => (x, child_melt),
-            (a, b) => {
-                let (w, loser) = if self.less(a, b) { (a, b) } else { (b, a) };
-                (w, child_melt.min(self.crossing(w, loser)))
+        let (l, r) = (self.nodes[2 * n], self.nodes[2 * n + 1]);
+        let child_melt = l.melt.min(r.melt);
+        let (w, melt) = match (l.id == EMPTY, r.id == EMPTY) {
+            (true, true) => (EMPTY_NODE, Time::INFINITY),
+            (false, true) => (l, child_melt),
+            (true, false) => (r, child_melt),
+            (false, false) => {
+                let (w, loser) = if self.less(&l, &r) { (l, r) } else { (r, l) };
+                (w, child_melt.min(self.crossing(&w, &loser)))
             }
         };
-        self.winner[n] = w;
-        self.melt[n] = melt;
+        self.nodes[n] = Node { melt, ..w };
     }
 
     /// When the loser's line drops below the winner's (∞ if never).
-    fn crossing(&self, w: u32, loser: u32) -> Time {
-        let (_, lw) = self.slots[w as usize].expect("occupied");
-        let (_, ll) = self.slots[loser as usize].expect("occupied");
+    #[inline]
+    fn crossing(&self, w: &Node, loser: &Node) -> Time {
+        let (lw, ll) = (w.line, loser.line);
         if ll.slope >= lw.slope {
             return Time::INFINITY;
         }
@@ -306,72 +335,83 @@ impl KineticQueue {
         }
     }
 
-    fn update_leaf(&mut self, slot: u32) {
+    fn set_leaf(&mut self, slot: u32, node: Node) {
         let mut n = self.cap + slot as usize;
-        self.winner[n] = if self.slots[slot as usize].is_some() {
-            slot
-        } else {
-            NONE
-        };
-        self.melt[n] = Time::INFINITY;
+        self.nodes[n] = node;
         while n > 1 {
             n /= 2;
             self.recompute(n);
         }
     }
 
-    /// Rebuilds every node for capacity `cap` (a power of two ≥ slots) in O(cap).
-    fn rebuild(&mut self, cap: usize) {
-        self.cap = cap.max(1).next_power_of_two();
-        self.winner = vec![NONE; 2 * self.cap];
-        self.melt = vec![Time::INFINITY; 2 * self.cap];
-        for (s, item) in self.slots.iter().enumerate() {
-            if item.is_some() {
-                self.winner[self.cap + s] = s as u32;
-            }
-        }
-        for n in (1..self.cap).rev() {
+    /// Rebuilds the tree for capacity `cap` (a power of two ≥ used slots) in O(cap).
+    fn resize(&mut self, cap: usize) {
+        let cap = cap.max(1).next_power_of_two();
+        let mut nodes = vec![EMPTY_NODE; 2 * cap];
+        let keep = self.used.min(cap).min(self.cap);
+        nodes[cap..cap + keep].copy_from_slice(&self.nodes[self.cap..self.cap + keep]);
+        self.nodes = nodes;
+        self.cap = cap;
+        for n in (1..cap).rev() {
             self.recompute(n);
         }
     }
 
     /// Packs the items into the first slots and shrinks the tree.
     fn compact(&mut self) {
-        let items: Vec<(u64, Line)> = self.slots.drain(..).flatten().collect();
+        let items: Vec<Node> = self
+            .iter()
+            .map(|(id, line)| Node {
+                id,
+                line,
+                melt: Time::INFINITY,
+            })
+            .collect();
         self.free.clear();
         self.by_id.clear();
-        for (s, (id, l)) in items.into_iter().enumerate() {
-            self.slots.push(Some((id, l)));
-            self.by_id.insert(id, s as u32);
+        self.used = items.len();
+        let cap = items.len().max(1).next_power_of_two();
+        self.nodes = vec![EMPTY_NODE; 2 * cap];
+        self.cap = cap;
+        for (s, node) in items.into_iter().enumerate() {
+            self.by_id.insert(node.id, s as u32);
+            self.nodes[cap + s] = node;
         }
-        self.rebuild(self.slots.len());
+        for n in (1..cap).rev() {
+            self.recompute(n);
+        }
     }
 
     /// Checks every node against its definition (tests).
     #[cfg(test)]
     pub(crate) fn check_invariants(&self) {
         for n in 1..self.cap {
-            let (l, r) = (2 * n, 2 * n + 1);
-            let expect = match (self.winner[l], self.winner[r]) {
-                (NONE, NONE) => NONE,
-                (x, NONE) | (NONE, x) => x,
-                (a, b) => {
-                    if self.less(a, b) {
-                        a
+            let (l, r) = (self.nodes[2 * n], self.nodes[2 * n + 1]);
+            let expect = match (l.id == EMPTY, r.id == EMPTY) {
+                (true, true) => EMPTY,
+                (false, true) => l.id,
+                (true, false) => r.id,
+                (false, false) => {
+                    if self.less(&l, &r) {
+                        l.id
                     } else {
-                        b
+                        r.id
                     }
                 }
             };
-            assert_eq!(self.winner[n], expect, "node {n} winner at {}", self.now);
-            assert!(self.melt[n] > self.now, "node {n} melt {} ≤ now {}", self.melt[n], self.now);
+            assert_eq!(self.nodes[n].id, expect, "node {n} winner at {}", self.now);
+            assert!(
+                self.nodes[n].melt > self.now,
+                "node {n} melt ≤ now {}",
+                self.now
+            );
         }
-        assert_eq!(self.by_id.len(), self.slots.iter().flatten().count());
+        assert_eq!(self.by_id.len(), self.iter().count());
     }
 }
 
 fn check(id: u64, l: &Line) -> Result<(), KineticError> {
-    if l.v0.is_finite() && l.slope.is_finite() && l.t0.is_finite() {
+    if id != EMPTY && l.v0.is_finite() && l.slope.is_finite() && l.t0.is_finite() {
         Ok(())
     } else {
         Err(KineticError::NotFinite(id))
@@ -416,7 +456,10 @@ impl BruteForceQueue {
     /// As [`KineticQueue::advance`].
     pub fn advance(&mut self, t: Time) -> Result<(), KineticError> {
         if t < self.now || t.is_nan() {
-            return Err(KineticError::TimeWentBack { now: self.now, to: t });
+            return Err(KineticError::TimeWentBack {
+                now: self.now,
+                to: t,
+            });
         }
         self.now = t;
         Ok(())
@@ -426,7 +469,11 @@ impl BruteForceQueue {
         self.items
             .iter()
             .map(|(&id, l)| (l.eval(self.now), l.slope, id))
-            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)))
+            .min_by(|a, b| {
+                a.0.total_cmp(&b.0)
+                    .then(a.1.total_cmp(&b.1))
+                    .then(a.2.cmp(&b.2))
+            })
             .map(|(v, _, id)| (id, v))
     }
     /// Removes the minimum.
@@ -490,7 +537,11 @@ mod tests {
         for op in ops {
             match *op {
                 Op::Insert(id, v, s) => {
-                    let line = Line { v0: dy(v), slope: dy(s), t0: now };
+                    let line = Line {
+                        v0: dy(v),
+                        slope: dy(s),
+                        t0: now,
+                    };
                     let r = q.insert(id, line);
                     if o.items.contains_key(&id) {
                         assert_eq!(r, Err(KineticError::Duplicate(id)));
@@ -501,7 +552,11 @@ mod tests {
                 }
                 Op::Remove(id) => assert_eq!(q.remove(id), o.remove(id)),
                 Op::SetLine(id, v, s) => {
-                    let line = Line { v0: dy(v), slope: dy(s), t0: now };
+                    let line = Line {
+                        v0: dy(v),
+                        slope: dy(s),
+                        t0: now,
+                    };
                     let had = o.items.insert(id, line);
                     assert_eq!(q.set_line(id, line).unwrap(), had);
                 }
@@ -549,11 +604,19 @@ mod tests {
                 let insert_bias = if i < 10_000 { 6 } else { 1 };
                 match rng.gen_range(0..10 + insert_bias) {
                     0..=1 => Op::Remove(rng.gen_range(0..2000)),
-                    2..=3 => Op::SetLine(rng.gen_range(0..2000), rng.gen_range(-512..512), rng.gen_range(-64..=0)),
+                    2..=3 => Op::SetLine(
+                        rng.gen_range(0..2000),
+                        rng.gen_range(-512..512),
+                        rng.gen_range(-64..=0),
+                    ),
                     4..=5 => Op::Advance(rng.gen_range(0..32)),
                     6..=7 => Op::Pop,
                     8 => Op::AtMost(rng.gen_range(-2048..0)),
-                    _ => Op::Insert(rng.gen_range(0..2000), rng.gen_range(-512..512), rng.gen_range(-64..=0)),
+                    _ => Op::Insert(
+                        rng.gen_range(0..2000),
+                        rng.gen_range(-512..512),
+                        rng.gen_range(-64..=0),
+                    ),
                 }
             })
             .collect();
@@ -572,16 +635,37 @@ mod tests {
         for i in 0..5_000u64 {
             let s: f64 = rng.gen_range(60.0..1e7);
             let w: f64 = rng.gen_range(0.01..1.0);
-            let line = Line { v0: w.ln(), slope: -1.0 / s, t0: now };
+            let line = Line {
+                v0: w.ln(),
+                slope: -1.0 / s,
+                t0: now,
+            };
             q.set_line(i % 700, line).unwrap();
             o.set_line(i % 700, line);
-            now += if i % 1000 == 999 { 1e8 } else { rng.gen_range(0.0..100.0) };
+            now += if i % 1000 == 999 {
+                1e8
+            } else {
+                rng.gen_range(0.0..100.0)
+            };
             q.advance(now).unwrap();
             o.advance(now).unwrap();
             let (a, b) = (q.peek_min().unwrap().1, o.peek_min().unwrap().1);
             assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{a} vs {b}");
         }
-        assert!(matches!(q.advance(now - 1.0), Err(KineticError::TimeWentBack { .. })));
-        assert!(matches!(q.insert(1, Line { v0: f64::NAN, slope: 0.0, t0: 0.0 }), Err(KineticError::NotFinite(1))));
+        assert!(matches!(
+            q.advance(now - 1.0),
+            Err(KineticError::TimeWentBack { .. })
+        ));
+        assert!(matches!(
+            q.insert(
+                1,
+                Line {
+                    v0: f64::NAN,
+                    slope: 0.0,
+                    t0: 0.0
+                }
+            ),
+            Err(KineticError::NotFinite(1))
+        ));
     }
 }
