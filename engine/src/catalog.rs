@@ -9,6 +9,8 @@ use rustc_hash::FxHashMap;
 use crate::clock::Timestamp;
 use crate::error::{db, Result};
 use crate::filter::MemoryFilter;
+use crate::forget::state::Forgetting;
+use crate::forget::ForgetPolicy;
 use crate::item::{Kind, MemoryId, MemoryItem};
 use crate::store::{CatalogRecord, Store, CATALOG};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
@@ -21,6 +23,7 @@ struct Entry {
     created: Timestamp,
     namespace: u32,
     tags: Box<[u32]>,
+    tier: crate::item::Tier,
 }
 
 /// A filter resolved against the catalog's interned names.
@@ -34,19 +37,30 @@ pub(crate) struct Compiled {
     include_superseded: bool,
 }
 
-/// Filterable fields of every live memory.
-#[derive(Debug, Default)]
+/// Filterable fields of every live memory, and their forgetting state.
+#[derive(Debug)]
 pub(crate) struct Catalog {
     entries: FxHashMap<MemoryId, Entry>,
     names: Vec<String>,
     ids: FxHashMap<String, u32>,
     superseded: usize,
+    per_namespace: FxHashMap<u32, usize>,
+    tiers: [usize; 2],
+    pub(crate) forgetting: Forgetting,
 }
 
 impl Catalog {
     /// Loads the catalog table.
-    pub(crate) fn load(store: &Store) -> Result<Catalog> {
-        let mut cat = Catalog::default();
+    pub(crate) fn load(store: &Store, policy: ForgetPolicy, now: Timestamp) -> Result<Catalog> {
+        let mut cat = Catalog {
+            entries: FxHashMap::default(),
+            names: Vec::new(),
+            ids: FxHashMap::default(),
+            superseded: 0,
+            per_namespace: FxHashMap::default(),
+            tiers: [0; 2],
+            forgetting: Forgetting::new(policy, now),
+        };
         let tx = store.db.begin_read().map_err(db)?;
         let table = tx.open_table(CATALOG).map_err(db)?;
         let len = table.len().map_err(db)? as usize;
@@ -80,15 +94,16 @@ impl Catalog {
             created: rec.created,
             namespace,
             tags,
+            tier: rec.decay.tier,
         };
+        self.remove(id);
         if entry.flags & crate::store::record::SUPERSEDED != 0 {
             self.superseded += 1;
         }
-        if let Some(old) = self.entries.insert(id, entry) {
-            if old.flags & crate::store::record::SUPERSEDED != 0 {
-                self.superseded -= 1;
-            }
-        }
+        *self.per_namespace.entry(namespace).or_default() += 1;
+        self.tiers[rec.decay.tier as usize] += 1;
+        self.forgetting.upsert(id, namespace, rec.decay);
+        self.entries.insert(id, entry);
     }
 
     /// Records `item`'s current fields.
@@ -102,7 +117,30 @@ impl Catalog {
             if old.flags & crate::store::record::SUPERSEDED != 0 {
                 self.superseded -= 1;
             }
+            if let Some(n) = self.per_namespace.get_mut(&old.namespace) {
+                *n -= 1;
+            }
+            self.tiers[old.tier as usize] -= 1;
+            self.forgetting.remove(id);
         }
+    }
+
+    /// True if a sweep at `now` would move something.
+    pub(crate) fn sweep_due(&self, now: Timestamp) -> bool {
+        self.forgetting
+            .due(now, self.entries.len(), &self.per_namespace)
+    }
+
+    /// Plans a sweep at `now` (see `Forgetting::plan`).
+    pub(crate) fn plan_sweep(&mut self, now: Timestamp) -> Vec<crate::forget::state::Move> {
+        let live = self.entries.len();
+        let per_ns = self.per_namespace.clone();
+        self.forgetting.plan(now, live, &per_ns)
+    }
+
+    /// Memories per tier: [working, long-term].
+    pub(crate) fn tiers(&self) -> [usize; 2] {
+        self.tiers
     }
 
     /// Resolves `f`; `None` when it can match nothing (an unknown namespace or tag).
@@ -174,11 +212,15 @@ pub(crate) struct CatalogSlot {
 impl CatalogSlot {
     /// Starts loading the catalog of `store`. Writers must wait for [`CatalogSlot::get`]
     /// before committing, so the loaded snapshot misses no write.
-    pub(crate) fn load_in_background(store: std::sync::Arc<Store>) -> Self {
+    pub(crate) fn load_in_background(
+        store: std::sync::Arc<Store>,
+        policy: ForgetPolicy,
+        now: Timestamp,
+    ) -> Self {
         let path = store.path.clone();
         let handle = std::thread::Builder::new()
             .name("memloop-catalog".into())
-            .spawn(move || Catalog::load(&store));
+            .spawn(move || Catalog::load(&store, policy, now));
         let (loading, failed) = match handle {
             Ok(h) => (Some(h), std::sync::OnceLock::new()),
             Err(e) => {

@@ -99,6 +99,17 @@ impl std::fmt::Display for Kind {
     }
 }
 
+/// Where a memory stands in forgetting (forgotten memories are deleted, so have no tier).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Encode, Decode, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Retention at or above θ1: served at full precision.
+    #[default]
+    Working,
+    /// Retention between θ2 and θ1: still searchable, served at a lower precision.
+    LongTerm,
+}
+
 /// How a task ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -173,10 +184,73 @@ pub struct MemoryItem {
     pub supersedes: Option<MemoryId>,
     /// The newer version that replaced this one; set means out of default ranking.
     pub superseded_by: Option<MemoryId>,
+    /// Forgetting tier.
+    pub tier: Tier,
+    /// Decay strength S in seconds (retention falls by e per S for Ebbinghaus decay, by 1 per
+    /// S for linear decay); grows with each reinforcement.
+    pub strength: f64,
+    /// When the decay clock last restarted (creation or the last reinforcement).
+    pub decay_anchor: Timestamp,
+    /// Times it was reinforced (recall hits, positive feedback).
+    pub reinforced: u32,
+}
+
+/// Version 1 of the item encoding (before forgetting), still read.
+#[derive(Decode)]
+struct ItemV1 {
+    id: MemoryId,
+    kind: Kind,
+    text: String,
+    concise: Option<String>,
+    brief: Option<String>,
+    triple: Option<Triple>,
+    subject: Option<String>,
+    sources: Vec<Source>,
+    namespace: String,
+    tags: Vec<String>,
+    created: Timestamp,
+    updated: Timestamp,
+    accessed: Timestamp,
+    importance: f32,
+    outcome: Option<Outcome>,
+    count: u32,
+    pinned: bool,
+    supersedes: Option<MemoryId>,
+    superseded_by: Option<MemoryId>,
+}
+
+impl From<ItemV1> for MemoryItem {
+    fn from(v: ItemV1) -> Self {
+        MemoryItem {
+            id: v.id,
+            kind: v.kind,
+            text: v.text,
+            concise: v.concise,
+            brief: v.brief,
+            triple: v.triple,
+            subject: v.subject,
+            sources: v.sources,
+            namespace: v.namespace,
+            tags: v.tags,
+            created: v.created,
+            updated: v.updated,
+            accessed: v.accessed,
+            importance: v.importance,
+            outcome: v.outcome,
+            count: v.count,
+            pinned: v.pinned,
+            supersedes: v.supersedes,
+            superseded_by: v.superseded_by,
+            tier: Tier::Working,
+            strength: 0.0, // unset: the policy's default for its kind and importance
+            decay_anchor: v.created,
+            reinforced: 0,
+        }
+    }
 }
 
 /// The encoding version written by this build.
-pub(crate) const ITEM_VERSION: u8 = 1;
+pub(crate) const ITEM_VERSION: u8 = 2;
 
 impl MemoryItem {
     /// True if a newer version replaced it.
@@ -198,15 +272,17 @@ impl MemoryItem {
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<MemoryItem, String> {
-        match bytes.split_first() {
-            Some((&ITEM_VERSION, rest)) => {
-                let (item, used) = bincode::decode_from_slice(rest, bincode::config::standard())
-                    .map_err(|e| format!("undecodable item: {e}"))?;
-                if used != rest.len() {
-                    return Err(format!("{} trailing bytes after item", rest.len() - used));
-                }
-                Ok(item)
+        fn exact<T: Decode<()>>(rest: &[u8]) -> Result<T, String> {
+            let (item, used) = bincode::decode_from_slice(rest, bincode::config::standard())
+                .map_err(|e| format!("undecodable item: {e}"))?;
+            if used != rest.len() {
+                return Err(format!("{} trailing bytes after item", rest.len() - used));
             }
+            Ok(item)
+        }
+        match bytes.split_first() {
+            Some((&ITEM_VERSION, rest)) => exact(rest),
+            Some((1, rest)) => exact::<ItemV1>(rest).map(MemoryItem::from),
             Some((v, _)) => Err(format!("item encoding version {v} is not supported")),
             None => Err("empty item record".into()),
         }
@@ -384,6 +460,10 @@ impl NewMemory {
             pinned: self.pinned,
             supersedes: None,
             superseded_by: None,
+            tier: Tier::Working,
+            strength: 0.0,
+            decay_anchor: now,
+            reinforced: 0,
         }
     }
 }

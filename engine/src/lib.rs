@@ -53,10 +53,15 @@ pub use clock::{Clock, Timestamp};
 pub use embedder::{load_model, HashingEmbedder, TextEmbedder};
 pub use error::{Error, Result};
 pub use filter::MemoryFilter;
+pub use forget::{DecayModel, ForgetPolicy, ForgetReason};
 pub use item::{
-    content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Source, Triple, DEFAULT_NAMESPACE,
+    content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Source, Tier, Triple,
+    DEFAULT_NAMESPACE,
 };
-pub use memory::{Hit, IndexRecovery, Memory, OpenReport, Query, Stats, Update};
+pub use memory::{
+    DecayReport, ForgetEvent, Hit, IndexRecovery, Memory, OpenReport, Query, Stats, SweepReport,
+    Update,
+};
 pub use options::{Durability, Options};
 pub use transfer::ImportReport;
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::embedder::TextEmbedder;
+use crate::forget::ForgetPolicy;
 
 /// When a write is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,6 +49,9 @@ pub struct Options {
     /// Check every checksum of the index file on open (reads the whole file) instead of the
     /// O(1) structural checks. Default false.
     pub verify_index: bool,
+    /// Decay, tiers, reinforcement and capacity ([`ForgetPolicy::default`]: Ebbinghaus decay,
+    /// θ1 = 0.3, θ2 = 0.02, no capacity bound).
+    pub forgetting: ForgetPolicy,
 }
 
 impl Default for Options {
@@ -64,6 +68,7 @@ impl Default for Options {
             checkpoint_every: 10_000,
             checkpoint_interval: Duration::from_secs(60),
             verify_index: false,
+            forgetting: ForgetPolicy::default(),
         }
     }
 }
@@ -92,6 +97,7 @@ impl std::fmt::Debug for Options {
             .field("checkpoint_every", &self.checkpoint_every)
             .field("checkpoint_interval", &self.checkpoint_interval)
             .field("verify_index", &self.verify_index)
+            .field("forgetting", &self.forgetting)
             .finish()
     }
 }

@@ -526,7 +526,7 @@ mod tests {
     }
 
     fn sorted(mut v: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
-        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.sort_by_key(|a| a.0);
         v
     }
 

@@ -1,4 +1,10 @@
-//! Forgetting: decay models, the kinetic queue that finds the least important memory at any
-//! time, and the deadline index that fires tier changes.
+//! Forgetting: decay models and policy, the kinetic queue that finds the least retained
+//! memory at any time, and the deadline indexes that fire tier changes.
 
 pub mod kinetic;
+mod policy;
+pub(crate) mod state;
+
+pub(crate) use policy::DecayFields;
+pub use policy::{DecayModel, ForgetPolicy};
+pub use state::ForgetReason;

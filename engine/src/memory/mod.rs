@@ -14,6 +14,7 @@ mod checkpoint;
 mod import;
 mod open;
 mod read;
+mod sweep;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 
 pub use read::{Hit, Query};
+pub use sweep::{DecayReport, ForgetEvent, SweepReport};
 pub use write::Update;
 
 use crate::catalog::CatalogSlot;
@@ -65,12 +67,36 @@ pub(crate) struct Inner {
     fingerprint: String,
     options: Options,
     writer: Mutex<WriterState>,
-    /// Recall access times not yet written (flushed with the next write or checkpoint).
-    accessed: Mutex<FxHashMap<MemoryId, Timestamp>>,
+    /// Recall access times and reinforcements not yet written (flushed with the next write or
+    /// checkpoint).
+    accessed: Mutex<FxHashMap<MemoryId, Touch>>,
     /// Sequence number the index file on disk covers.
     saved_seq: AtomicU64,
     open_report: OpenReport,
     _lock: ProcessLock,
+}
+
+/// A recall's effect on a memory, kept in memory until the next write.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Touch {
+    pub(crate) accessed: Timestamp,
+    /// Strength, anchor and count after the reinforcement.
+    pub(crate) reinforced: Option<(f64, Timestamp, u32)>,
+}
+
+impl Touch {
+    /// Applies the touch to `item`.
+    pub(crate) fn apply(&self, item: &mut crate::item::MemoryItem) {
+        item.accessed = item.accessed.max(self.accessed);
+        if let Some((strength, anchor, n)) = self.reinforced {
+            if anchor >= item.decay_anchor {
+                item.strength = strength;
+                item.decay_anchor = anchor;
+                item.reinforced = n;
+                item.tier = crate::item::Tier::Working;
+            }
+        }
+    }
 }
 
 /// Bookkeeping guarded by the writer lock.
@@ -105,10 +131,14 @@ pub struct OpenReport {
 }
 
 /// Counts describing a store.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Stats {
     /// Live memories (superseded versions included).
     pub memories: usize,
+    /// Memories in the working tier.
+    pub working: usize,
+    /// Memories in the long-term tier.
+    pub long_term: usize,
     /// Vectors in the index.
     pub indexed: usize,
     /// Last change sequence number.
@@ -154,8 +184,11 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::Store`].
     pub fn stats(&self) -> crate::Result<Stats> {
+        let tiers = self.inner.catalog.get()?.read().tiers();
         Ok(Stats {
             memories: self.inner.store.count()?,
+            working: tiers[0],
+            long_term: tiers[1],
             indexed: self.inner.index.read().len(),
             seq: self.inner.store.meta_u64("seq")?,
             checkpoint: self

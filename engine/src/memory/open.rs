@@ -27,6 +27,7 @@ impl Memory {
     /// [`Error::Embed`] if the model cannot be loaded; [`Error::Store`] / [`Error::Io`].
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Memory> {
         let dir = dir.as_ref();
+        options.forgetting.validate().map_err(Error::InvalidInput)?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create store directory", e))?;
         let lock = ProcessLock::acquire(dir)?;
         let embedder: Arc<dyn TextEmbedder> = match &options.embedder {
@@ -40,7 +41,11 @@ impl Memory {
         let live = store.count()?;
         let (index, recovery) = load_index(dir, &store, &options, embedder.dim(), live)?;
         let store = Arc::new(store);
-        let catalog = CatalogSlot::load_in_background(store.clone());
+        let catalog = CatalogSlot::load_in_background(
+            store.clone(),
+            options.forgetting.clone(),
+            options.clock.now(),
+        );
         let saved_seq = index.checkpoint();
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),

@@ -154,7 +154,7 @@ impl Memory {
         let ids: Vec<MemoryId> = found.iter().map(|h| h.id).collect();
         let mut items = self.inner.store.items(&ids)?.into_iter().peekable();
         let now = self.inner.now();
-        let mut hits = Vec::with_capacity(found.len());
+        let mut hits: Vec<Hit> = Vec::with_capacity(found.len());
         // Items forgotten between the search and the read are skipped; order is kept.
         for h in found {
             if hits.len() == k {
@@ -173,11 +173,43 @@ impl Memory {
                 });
             }
         }
-        let mut pending = self.inner.accessed.lock();
-        for h in &hits {
-            pending.insert(h.item.id, now);
-        }
+        self.inner.touch(&mut hits, now)?;
         Ok(hits)
+    }
+}
+
+impl super::Inner {
+    /// Records a recall of `hits` at `now`: access time, and a reinforcement (spaced
+    /// repetition) when forgetting is on. The catalog sees it at once; the database with the
+    /// next write or checkpoint.
+    fn touch(&self, hits: &mut [Hit], now: crate::clock::Timestamp) -> Result<()> {
+        let policy = &self.options.forgetting;
+        let mut pending = self.accessed.lock();
+        let mut reinforced = Vec::new();
+        for h in hits.iter_mut() {
+            if let Some(earlier) = pending.get(&h.item.id) {
+                earlier.apply(&mut h.item);
+            }
+            h.item.accessed = now;
+            let mut touch = super::Touch {
+                accessed: now,
+                reinforced: None,
+            };
+            if policy.enabled && !h.item.pinned {
+                policy.reinforce(&mut h.item, now);
+                touch.reinforced = Some((h.item.strength, h.item.decay_anchor, h.item.reinforced));
+                reinforced.push(h.item.clone());
+            }
+            pending.insert(h.item.id, touch);
+        }
+        drop(pending);
+        if !reinforced.is_empty() {
+            let mut cat = self.catalog.get()?.write();
+            for item in &reinforced {
+                cat.upsert(item);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -82,14 +82,16 @@ impl Memory {
             let v = unit(v, dim).map_err(|e| Error::InvalidInput(format!("memory {i}: {e}")))?;
             checked.push((m, v));
         }
-        self.inner.write(|inner, tx, applied| {
+        let ids = self.inner.write(|inner, tx, applied| {
             let mut ids = Vec::with_capacity(checked.len());
             let mut staged = Staged::default();
             for (m, v) in checked {
                 ids.push(inner.remember_one(tx, applied, &mut staged, m, v)?);
             }
             Ok(ids)
-        })
+        })?;
+        self.inner.maybe_sweep();
+        Ok(ids)
     }
 
     /// Changes memory `id`. A new text makes a new version: the old one stays, superseded
@@ -159,6 +161,14 @@ impl Memory {
                     new.text = text;
                     new.created = now;
                     new.count = 1;
+                    new.tier = crate::item::Tier::Working;
+                    new.decay_anchor = now;
+                    new.reinforced = 0;
+                    new.strength = inner
+                        .options
+                        .forgetting
+                        .initial_strength_ms(new.kind, new.importance)
+                        / 1000.0;
                     new.supersedes = Some(old.id);
                     old.superseded_by = Some(new.id);
                     tx.put(&old, None)?;
@@ -220,8 +230,13 @@ impl Inner {
         self.catalog.get()?;
         let mut w = self.writer.lock();
         let synced = self.options.durability == Durability::Synced;
+        if !self.accessed.lock().is_empty() {
+            // Committed on their own first, so `f` reads items with their touches applied.
+            let mut tx = Tx::begin(&self.store, synced)?;
+            self.write_accessed(&mut tx)?;
+            tx.commit()?;
+        }
         let mut tx = Tx::begin(&self.store, synced)?;
-        self.write_accessed(&mut tx)?;
         let mut applied = Applied::default();
         let out = f(self, &mut tx, &mut applied)?;
         let changes = tx.changes();
@@ -258,18 +273,25 @@ impl Inner {
         Ok(())
     }
 
-    /// Writes pending recall access times into `tx`.
+    /// Writes pending recall access times and reinforcements into `tx`.
     pub(crate) fn write_accessed(&self, tx: &mut Tx) -> Result<()> {
         let pending = std::mem::take(&mut *self.accessed.lock());
-        for (id, t) in pending {
+        for (id, touch) in pending {
             if let Some(mut item) = self.store.item(id)? {
-                if t > item.accessed {
-                    item.accessed = t;
-                    tx.put(&item, None)?;
-                }
+                touch.apply(&mut item);
+                tx.put(&item, None)?;
             }
         }
         Ok(())
+    }
+
+    /// Memory `id` as stored, with any pending recall touch applied.
+    pub(crate) fn current(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
+        let mut item = self.store.item(id)?;
+        if let (Some(item), Some(t)) = (item.as_mut(), self.accessed.lock().get(&id)) {
+            t.apply(item);
+        }
+        Ok(item)
     }
 
     /// Makes grouped writes durable with one synced commit.
@@ -317,7 +339,12 @@ impl Inner {
             return Ok(id);
         }
         let id = tx.allocate_id();
-        let item = m.into_item(id, now);
+        let mut item = m.into_item(id, now);
+        item.strength = self
+            .options
+            .forgetting
+            .initial_strength_ms(item.kind, item.importance)
+            / 1000.0;
         tx.put(&item, Some(&v))?;
         staged.by_hash.insert(hash, id);
         staged.items.insert(id, item.clone());

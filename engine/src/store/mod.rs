@@ -35,6 +35,8 @@ pub(crate) const CATALOG: TableDefinition<u64, &[u8]> = TableDefinition::new("ca
 pub(crate) const HASHES: TableDefinition<&[u8], u64> = TableDefinition::new("hashes");
 pub(crate) const CHANGES: TableDefinition<u64, (u64, u8)> = TableDefinition::new("changes");
 pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+pub(crate) const FORGET_LOG: TableDefinition<(i64, u64), &[u8]> =
+    TableDefinition::new("forget_log");
 
 /// What a logged change did to an item's vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +71,7 @@ impl Store {
         tx.open_table(HASHES).map_err(db)?;
         tx.open_table(CHANGES).map_err(db)?;
         tx.open_table(META).map_err(db)?;
+        tx.open_table(FORGET_LOG).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(Store { db: database, path })
     }
@@ -81,9 +84,17 @@ impl Store {
             .map_err(db)?
             .map(|t| t.name().to_string())
             .collect();
-        Ok(["items", "vectors", "catalog", "hashes", "changes", "meta"]
-            .iter()
-            .all(|n| names.iter().any(|x| x == n)))
+        Ok([
+            "items",
+            "vectors",
+            "catalog",
+            "hashes",
+            "changes",
+            "meta",
+            "forget_log",
+        ]
+        .iter()
+        .all(|n| names.iter().any(|x| x == n)))
     }
 
     pub(crate) fn corrupt(&self, detail: impl Into<String>) -> Error {
@@ -273,6 +284,16 @@ impl Tx {
         if owner == Some(id) {
             hashes.remove(hash.as_slice()).map_err(db)?;
         }
+        Ok(())
+    }
+
+    /// Records a forgetting event (JSON) at time `at`.
+    pub(crate) fn log_forget(&mut self, at: i64, id: MemoryId, event: &[u8]) -> Result<()> {
+        self.tx
+            .open_table(FORGET_LOG)
+            .map_err(db)?
+            .insert((at, id), event)
+            .map_err(db)?;
         Ok(())
     }
 

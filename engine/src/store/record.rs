@@ -1,23 +1,27 @@
 //! The catalog record: the fields filters need, in a compact encoding that loads fast.
 //!
-//! Layout (little-endian): version u8, kind u8, flags u8 (bit 0 superseded, bit 1 pinned),
-//! created i64, namespace (u16 length + UTF-8), tag count u16, tags (u16 length + UTF-8 each).
+//! Layout (little-endian): version u8 (2), kind u8, flags u8 (bit 0 superseded, bit 1
+//! pinned), created i64, namespace (u16 length + UTF-8), tag count u16, tags (u16 length +
+//! UTF-8 each), then the decay fields: importance f32, strength f64 (seconds), decay anchor
+//! i64, tier u8. Version 1 records (without decay fields) are still read.
 
 use crate::clock::Timestamp;
-use crate::item::{Kind, MemoryItem};
+use crate::forget::DecayFields;
+use crate::item::{Kind, MemoryItem, Tier};
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 pub(crate) const SUPERSEDED: u8 = 1;
 pub(crate) const PINNED: u8 = 2;
 
 /// The filterable fields of one item, borrowed from its encoding.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CatalogRecord<'a> {
     pub(crate) kind: Kind,
     pub(crate) flags: u8,
     pub(crate) created: Timestamp,
     pub(crate) namespace: &'a str,
     pub(crate) tags: Vec<&'a str>,
+    pub(crate) decay: DecayFields,
 }
 
 impl<'a> CatalogRecord<'a> {
@@ -35,6 +39,7 @@ impl<'a> CatalogRecord<'a> {
             created: item.created,
             namespace: &item.namespace,
             tags: item.tags.iter().map(String::as_str).collect(),
+            decay: DecayFields::of(item),
         }
     }
 
@@ -46,12 +51,17 @@ impl<'a> CatalogRecord<'a> {
         for t in self.tags.iter().take(u16::MAX as usize) {
             put_str(&mut out, t);
         }
+        out.extend_from_slice(&self.decay.importance.to_le_bytes());
+        out.extend_from_slice(&self.decay.strength.to_le_bytes());
+        out.extend_from_slice(&self.decay.anchor.to_le_bytes());
+        out.push(self.decay.tier as u8);
         out
     }
 
     pub(crate) fn decode(b: &'a [u8]) -> Option<Self> {
         let mut r = Reader(b);
-        if r.u8()? != VERSION {
+        let version = r.u8()?;
+        if version != VERSION && version != 1 {
             return None;
         }
         let kind = Kind::from_code(r.u8()?)?;
@@ -60,12 +70,36 @@ impl<'a> CatalogRecord<'a> {
         let namespace = r.str()?;
         let n = u16::from_le_bytes(r.take(2)?.try_into().ok()?);
         let tags = (0..n).map(|_| r.str()).collect::<Option<Vec<_>>>()?;
+        let decay = if version == 1 {
+            DecayFields {
+                kind,
+                importance: 0.5,
+                strength: 0.0,
+                anchor: created,
+                pinned: flags & PINNED != 0,
+                tier: Tier::Working,
+            }
+        } else {
+            DecayFields {
+                kind,
+                importance: f32::from_le_bytes(r.take(4)?.try_into().ok()?),
+                strength: f64::from_le_bytes(r.take(8)?.try_into().ok()?),
+                anchor: i64::from_le_bytes(r.take(8)?.try_into().ok()?),
+                pinned: flags & PINNED != 0,
+                tier: match r.u8()? {
+                    0 => Tier::Working,
+                    1 => Tier::LongTerm,
+                    _ => return None,
+                },
+            }
+        };
         r.0.is_empty().then_some(CatalogRecord {
             kind,
             flags,
             created,
             namespace,
             tags,
+            decay,
         })
     }
 }

@@ -4,6 +4,7 @@ mod common;
 mod concurrent;
 mod dedup;
 mod filters;
+mod forgetting;
 mod model;
 mod persist;
 mod transfer;

@@ -1,0 +1,186 @@
+//! Applying the forgetting policy: sweeps, the forgetting log, decay explanations.
+
+use redb::ReadableDatabase;
+use serde::{Deserialize, Serialize};
+
+use super::{Inner, Memory};
+use crate::clock::Timestamp;
+use crate::error::{db, Result};
+use crate::forget::ForgetReason;
+use crate::item::{Kind, MemoryId, Tier};
+use crate::store::FORGET_LOG;
+
+/// What one sweep moved.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SweepReport {
+    /// The time it applied the policy at.
+    pub at: Timestamp,
+    /// Working → long-term.
+    pub demoted: usize,
+    /// Deleted because retention fell below θ2.
+    pub forgotten: usize,
+    /// Deleted because a capacity was exceeded (least retained first).
+    pub evicted: usize,
+}
+
+/// One recorded demotion or deletion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForgetEvent {
+    /// The memory.
+    pub id: MemoryId,
+    /// When.
+    pub at: Timestamp,
+    /// Why.
+    pub reason: ForgetReason,
+    /// Its retention then.
+    pub value: f64,
+    /// The threshold it crossed (θ1, θ2), or the capacity for evictions.
+    pub threshold: f64,
+    /// Its kind.
+    pub kind: Kind,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its text (the original precision).
+    pub text: String,
+}
+
+/// A memory's decay, now and ahead.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DecayReport {
+    /// The memory.
+    pub id: MemoryId,
+    /// Retention now.
+    pub value: f64,
+    /// Tier now.
+    pub tier: Tier,
+    /// Strength S in seconds.
+    pub strength_s: f64,
+    /// When its decay clock last restarted.
+    pub anchor: Timestamp,
+    /// Times reinforced.
+    pub reinforced: u32,
+    /// Pinned memories never decay.
+    pub pinned: bool,
+    /// When it crosses θ1 (leaves working memory); `None` if it never will or already has.
+    pub demote_at: Option<Timestamp>,
+    /// When it crosses θ2 (is forgotten); `None` if it never will.
+    pub forget_at: Option<Timestamp>,
+}
+
+impl Memory {
+    /// Applies the forgetting policy at the clock's current time: demotes memories below θ1,
+    /// deletes those below θ2 and, over capacity, the least retained — durably, recording each
+    /// move (see [`Memory::forgotten`]). Also runs after writes when something is due.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] / [`crate::Error::Index`]; nothing moved then.
+    pub fn sweep(&self) -> Result<SweepReport> {
+        self.inner.sweep()
+    }
+
+    /// The demotions and deletions recorded at or after `since`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
+    pub fn forgotten(&self, since: Timestamp) -> Result<Vec<ForgetEvent>> {
+        let store = &self.inner.store;
+        let tx = store.db.begin_read().map_err(db)?;
+        let t = tx.open_table(FORGET_LOG).map_err(db)?;
+        let mut out = Vec::new();
+        for row in t.range((since, 0)..).map_err(db)? {
+            let (_, v) = row.map_err(db)?;
+            out.push(
+                serde_json::from_slice(v.value())
+                    .map_err(|e| store.corrupt(format!("forget log: {e}")))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Memory `id`'s retention now, tier, and when it will cross θ1 and θ2.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`].
+    pub fn explain_decay(&self, id: MemoryId) -> Result<DecayReport> {
+        let item = self.inner.current(id)?.ok_or(crate::Error::NotFound(id))?;
+        let p = &self.inner.options.forgetting;
+        let now = self.inner.now();
+        let future = |t: Option<Timestamp>| t.filter(|&t| t > now);
+        Ok(DecayReport {
+            id,
+            value: p.retention(&item, now),
+            tier: item.tier,
+            strength_s: p.strength_ms(&crate::forget::DecayFields::of(&item)) / 1000.0,
+            anchor: item.decay_anchor,
+            reinforced: item.reinforced,
+            pinned: item.pinned,
+            demote_at: future(p.crossing(&item, p.working_threshold)),
+            forget_at: p.crossing(&item, p.forget_threshold),
+        })
+    }
+}
+
+impl Inner {
+    /// Sweeps if something is due (cheap check); errors are left for the next sweep.
+    pub(crate) fn maybe_sweep(&self) {
+        let now = self.now();
+        let due = self
+            .catalog
+            .try_get()
+            .is_some_and(|c| c.read().sweep_due(now));
+        if due {
+            let _ = self.sweep();
+        }
+    }
+
+    pub(crate) fn sweep(&self) -> Result<SweepReport> {
+        let now = self.now();
+        let mut report = SweepReport {
+            at: now,
+            ..Default::default()
+        };
+        if !self.options.forgetting.enabled {
+            return Ok(report);
+        }
+        let catalog = self.catalog.get()?;
+        self.write(|inner, tx, applied| {
+            let moves = catalog.write().plan_sweep(now);
+            for m in moves {
+                let Some(mut item) = inner.store.item(m.id)? else {
+                    continue;
+                };
+                let event = ForgetEvent {
+                    id: m.id,
+                    at: now,
+                    reason: m.reason,
+                    value: m.value,
+                    threshold: m.threshold,
+                    kind: item.kind,
+                    namespace: item.namespace.clone(),
+                    text: item.text.clone(),
+                };
+                let json = serde_json::to_vec(&event).expect("events always serialise");
+                tx.log_forget(now, m.id, &json)?;
+                match m.reason {
+                    ForgetReason::Demoted => {
+                        item.tier = Tier::LongTerm;
+                        tx.put(&item, None)?;
+                        applied.items.push(item);
+                        report.demoted += 1;
+                    }
+                    ForgetReason::Decayed | ForgetReason::Evicted => {
+                        tx.delete(&item)?;
+                        applied.removed.push(m.id);
+                        if m.reason == ForgetReason::Decayed {
+                            report.forgotten += 1;
+                        } else {
+                            report.evicted += 1;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        Ok(report)
+    }
+}
