@@ -265,3 +265,74 @@ pub fn import(store: &StoreArgs, a: &ImportArgs) -> Result<()> {
     );
     Ok(())
 }
+
+/// `memloop sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Apply the policy at this time: Unix seconds or RFC 3339 (`2026-11-22T10:00:00Z`);
+    /// default: now.
+    #[arg(long, value_parser = parse_time)]
+    now: Option<i64>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Parses Unix seconds or an RFC 3339 UTC time into milliseconds.
+fn parse_time(s: &str) -> Result<i64, String> {
+    if let Ok(secs) = s.parse::<i64>() {
+        return secs
+            .checked_mul(1000)
+            .ok_or_else(|| format!("`{s}` is out of range"));
+    }
+    crate::time::parse_rfc3339(s).ok_or_else(|| {
+        format!("`{s}` is neither Unix seconds nor an RFC 3339 time like 2026-11-22T10:00:00Z")
+    })
+}
+
+pub fn sweep(store: &StoreArgs, a: &SweepArgs) -> Result<()> {
+    let memory = match a.now {
+        Some(t) => store.open_at(Durability::Synced, t)?,
+        None => store.open(Durability::Synced)?,
+    };
+    let r = memory.sweep()?;
+    let stats = memory.stats()?;
+    memory.close()?;
+    if a.json {
+        println!(
+            "{}",
+            json!({ "at": r.at, "demoted": r.demoted, "forgotten": r.forgotten,
+                    "evicted": r.evicted, "memories": stats.memories,
+                    "working": stats.working, "long_term": stats.long_term })
+        );
+    } else {
+        println!(
+            "demoted {}, forgotten {}, evicted {}; {} memories left ({} working, {} long-term)",
+            r.demoted, r.forgotten, r.evicted, stats.memories, stats.working, stats.long_term
+        );
+    }
+    Ok(())
+}
+
+/// `memloop stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn stats(store: &StoreArgs, a: &StatsArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let s = memory.stats()?;
+    memory.close()?;
+    if a.json {
+        println!("{}", serde_json::to_value(&s)?);
+    } else {
+        println!(
+            "{} memories ({} working, {} long-term), {} indexed\nchange {} (index checkpoint {})\nmodel {}",
+            s.memories, s.working, s.long_term, s.indexed, s.seq, s.checkpoint, s.model
+        );
+    }
+    Ok(())
+}

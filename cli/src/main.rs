@@ -4,6 +4,7 @@ mod commands;
 mod embed;
 mod output;
 mod store_args;
+mod time;
 
 use std::process::ExitCode;
 
@@ -56,6 +57,14 @@ enum Command {
     /// Merge an exported file into the store (re-embeds if it came from another model).
     #[command(after_help = "Example:\n  memloop --store ./other import backup.mlx")]
     Import(commands::ImportArgs),
+    /// Apply the forgetting policy now (or at --now): demote, forget, evict.
+    #[command(
+        after_help = "Examples:\n  memloop --store ./mem sweep --json\n  memloop --store ./mem sweep --now 2027-01-01T00:00:00Z"
+    )]
+    Sweep(commands::SweepArgs),
+    /// Counts: memories, per tier, indexed, change sequence, model.
+    #[command(after_help = "Example:\n  memloop --store ./mem stats --json")]
+    Stats(commands::StatsArgs),
     /// Embed text: one JSON string per line on stdin, one JSON array of floats per line on stdout.
     #[command(
         after_help = "Examples:\n  echo '\"hello world\"' | memloop embed\n  memloop embed --model ~/.cache/memloop/models/all-MiniLM-L6-v2 --query < questions.jsonl"
@@ -74,6 +83,8 @@ fn main() -> ExitCode {
         Command::Forget(a) => commands::forget(s, a),
         Command::Export(a) => commands::export(s, a),
         Command::Import(a) => commands::import(s, a),
+        Command::Sweep(a) => commands::sweep(s, a),
+        Command::Stats(a) => commands::stats(s, a),
         Command::Embed(a) => embed::run(s.model.as_deref(), a),
     };
     match result {

@@ -39,7 +39,17 @@ fn parse_threshold(s: &str) -> Result<Threshold, String> {
 impl StoreArgs {
     /// Opens the store with these settings.
     pub fn open(&self, durability: Durability) -> Result<Memory> {
+        self.open_with(durability, memloop::Clock::System)
+    }
+
+    /// Opens the store with a manual clock set to `t` (ms since the Unix epoch).
+    pub fn open_at(&self, durability: Durability, t: i64) -> Result<Memory> {
+        self.open_with(durability, memloop::Clock::manual(t))
+    }
+
+    fn open_with(&self, durability: Durability, clock: memloop::Clock) -> Result<Memory> {
         let options = Options {
+            clock,
             model_dir: self.model.clone(),
             dedup_threshold: self.dedup_threshold.0,
             durability,

@@ -225,3 +225,69 @@ fn a_second_process_gets_a_locked_error_at_once() {
     drop(held);
     assert!(memloop_in(dir.path(), &["remember", "hello"], "").ok);
 }
+
+#[test]
+fn sweep_and_stats_report_forgetting() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    assert!(memloop_in(s, &["remember", "a passing remark about the weather"], "").ok);
+    assert!(
+        memloop_in(
+            s,
+            &[
+                "remember",
+                "the house rule: no shoes inside",
+                "--kind",
+                "fact",
+                "--importance",
+                "1"
+            ],
+            ""
+        )
+        .ok
+    );
+    let r = memloop_in(s, &["stats", "--json"], "");
+    let st: Value = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(
+        (
+            st["memories"].as_u64(),
+            st["working"].as_u64(),
+            st["long_term"].as_u64()
+        ),
+        (Some(2), Some(2), Some(0))
+    );
+    let r = memloop_in(s, &["sweep", "--json"], "");
+    let sw: Value = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(
+        (sw["demoted"].as_u64(), sw["forgotten"].as_u64()),
+        (Some(0), Some(0))
+    );
+    // 60 days on: the chunk (S = 30 days) is long-term, the important fact still working.
+    let in_60_days = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 60 * 86_400)
+        .to_string();
+    let r = memloop_in(s, &["sweep", "--now", &in_60_days, "--json"], "");
+    assert!(r.ok, "{}", r.err);
+    let sw: Value = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(
+        (
+            sw["demoted"].as_u64(),
+            sw["forgotten"].as_u64(),
+            sw["long_term"].as_u64()
+        ),
+        (Some(1), Some(0), Some(1))
+    );
+    let r = memloop_in(s, &["sweep", "--now", "2100-01-01T00:00:00Z", "--json"], "");
+    let sw: Value = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(
+        (sw["forgotten"].as_u64(), sw["memories"].as_u64()),
+        (Some(2), Some(0))
+    );
+    let r = memloop_in(s, &["sweep", "--now", "next tuesday"], "");
+    assert!(!r.ok && r.err.contains("RFC 3339"), "{}", r.err);
+    let r = memloop_in(s, &["stats"], "");
+    assert!(r.ok && r.out.contains("0 memories"), "{}", r.out);
+}
