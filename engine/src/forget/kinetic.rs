@@ -78,28 +78,34 @@ pub enum KineticError {
 const EMPTY: u64 = u64::MAX;
 
 /// A tree node: the winner of its subtree (its id and line, copied in so a recompute reads
-/// only the two adjacent child nodes) and the subtree's next winner change.
+/// only the two adjacent child nodes, one cache line) and the subtree's next winner change.
+/// The line is stored as its value at the queue's base time.
 #[derive(Debug, Clone, Copy)]
+#[repr(C, align(32))]
 struct Node {
     id: u64,
-    line: Line,
+    v: f64,
+    slope: f64,
     melt: Time,
 }
 
 const EMPTY_NODE: Node = Node {
     id: EMPTY,
-    line: Line {
-        v0: 0.0,
-        slope: 0.0,
-        t0: 0.0,
-    },
+    v: 0.0,
+    slope: 0.0,
     melt: Time::INFINITY,
 };
+
+/// The base time moves up to now once now is this far past it, so stored values stay small
+/// and accurate whatever the absolute time.
+const REBASE_AFTER: Time = 1_048_576.0;
 
 /// The minimum of a set of lines under monotone time.
 #[derive(Debug, Clone)]
 pub struct KineticQueue {
     now: Time,
+    /// Lines are stored as values at this time.
+    base: Time,
     /// Number of leaf slots in use or free (slots ≥ this are unused).
     used: usize,
     free: Vec<u32>,
@@ -114,6 +120,7 @@ impl KineticQueue {
     pub fn new(now: Time) -> Self {
         KineticQueue {
             now,
+            base: now,
             used: 0,
             free: Vec::new(),
             by_id: FxHashMap::default(),
@@ -137,11 +144,33 @@ impl KineticQueue {
         self.by_id.is_empty()
     }
 
-    /// The line of `id`.
+    /// The line of `id` (anchored at the queue's base time: the same line, another anchor).
     pub fn line(&self, id: u64) -> Option<Line> {
         self.by_id
             .get(&id)
-            .map(|&s| self.nodes[self.cap + s as usize].line)
+            .map(|&s| self.line_of(&self.nodes[self.cap + s as usize]))
+    }
+
+    fn line_of(&self, n: &Node) -> Line {
+        Line {
+            v0: n.v,
+            slope: n.slope,
+            t0: self.base,
+        }
+    }
+
+    fn node(&self, id: u64, line: &Line) -> Node {
+        Node {
+            id,
+            v: line.eval(self.base),
+            slope: line.slope,
+            melt: Time::INFINITY,
+        }
+    }
+
+    #[inline]
+    fn eval(&self, n: &Node, t: Time) -> f64 {
+        n.v + n.slope * (t - self.base)
     }
 
     /// Adds `id` with `line`.
@@ -165,21 +194,15 @@ impl KineticQueue {
             }
         };
         self.by_id.insert(id, slot);
-        self.set_leaf(
-            slot,
-            Node {
-                id,
-                line,
-                melt: Time::INFINITY,
-            },
-        );
+        let node = self.node(id, &line);
+        self.set_leaf(slot, node);
         Ok(())
     }
 
     /// Removes `id`; returns its line.
     pub fn remove(&mut self, id: u64) -> Option<Line> {
         let slot = self.by_id.remove(&id)?;
-        let line = self.nodes[self.cap + slot as usize].line;
+        let line = self.line_of(&self.nodes[self.cap + slot as usize]);
         self.free.push(slot);
         self.set_leaf(slot, EMPTY_NODE);
         if self.by_id.len() * 4 < self.used && self.used > 64 {
@@ -197,15 +220,9 @@ impl KineticQueue {
         check(id, &line)?;
         match self.by_id.get(&id) {
             Some(&slot) => {
-                let old = self.nodes[self.cap + slot as usize].line;
-                self.set_leaf(
-                    slot,
-                    Node {
-                        id,
-                        line,
-                        melt: Time::INFINITY,
-                    },
-                );
+                let old = self.line_of(&self.nodes[self.cap + slot as usize]);
+                let node = self.node(id, &line);
+                self.set_leaf(slot, node);
                 Ok(Some(old))
             }
             None => self.insert(id, line).map(|()| None),
@@ -224,6 +241,9 @@ impl KineticQueue {
             });
         }
         self.now = t;
+        if t - self.base > REBASE_AFTER {
+            self.rebase(t);
+        }
         let mut stats = AdvanceStats::default();
         if self.nodes[1].melt <= t {
             self.visit(1, &mut stats);
@@ -234,7 +254,7 @@ impl KineticQueue {
     /// The minimum item and its value now.
     pub fn peek_min(&self) -> Option<(u64, f64)> {
         let root = &self.nodes[1];
-        (root.id != EMPTY).then(|| (root.id, root.line.eval(self.now)))
+        (root.id != EMPTY).then(|| (root.id, self.eval(root, self.now)))
     }
 
     /// Removes and returns the minimum item and its value now.
@@ -254,7 +274,7 @@ impl KineticQueue {
             if node.id == EMPTY {
                 continue;
             }
-            let v = node.line.eval(self.now);
+            let v = self.eval(node, self.now);
             if v > theta {
                 continue;
             }
@@ -273,7 +293,7 @@ impl KineticQueue {
         self.nodes[self.cap..self.cap + self.used]
             .iter()
             .filter(|n| n.id != EMPTY)
-            .map(|n| (n.id, n.line))
+            .map(|n| (n.id, self.line_of(n)))
     }
 
     fn visit(&mut self, n: usize, stats: &mut AdvanceStats) {
@@ -292,9 +312,9 @@ impl KineticQueue {
     /// True if `a` is before `b` now: (value, slope, id).
     #[inline]
     fn less(&self, a: &Node, b: &Node) -> bool {
-        let (va, vb) = (a.line.eval(self.now), b.line.eval(self.now));
+        let (va, vb) = (self.eval(a, self.now), self.eval(b, self.now));
         va.total_cmp(&vb)
-            .then(a.line.slope.total_cmp(&b.line.slope))
+            .then(a.slope.total_cmp(&b.slope))
             .then(a.id.cmp(&b.id))
             .is_lt()
     }
@@ -318,12 +338,11 @@ impl KineticQueue {
     /// When the loser's line drops below the winner's (∞ if never).
     #[inline]
     fn crossing(&self, w: &Node, loser: &Node) -> Time {
-        let (lw, ll) = (w.line, loser.line);
-        if ll.slope >= lw.slope {
+        if loser.slope >= w.slope {
             return Time::INFINITY;
         }
-        let gap = ll.eval(self.now) - lw.eval(self.now); // ≥ 0 up to rounding
-        let t = self.now + gap / (lw.slope - ll.slope);
+        let gap = self.eval(loser, self.now) - self.eval(w, self.now); // ≥ 0 up to rounding
+        let t = self.now + gap / (w.slope - loser.slope);
         // A few ulps early: waking before the true crossing only recomputes the same winner,
         // waking after it would leave a stale winner at the crossing time itself.
         let early = t - (t.abs() * 8.0 * f64::EPSILON + f64::MIN_POSITIVE);
@@ -357,14 +376,25 @@ impl KineticQueue {
         }
     }
 
+    /// Moves the base time to `t`, re-expressing every stored value (O(n)).
+    fn rebase(&mut self, t: Time) {
+        let dt = t - self.base;
+        for n in &mut self.nodes {
+            if n.id != EMPTY {
+                n.v += n.slope * dt;
+            }
+        }
+        self.base = t;
+    }
+
     /// Packs the items into the first slots and shrinks the tree.
     fn compact(&mut self) {
-        let items: Vec<Node> = self
+        let items: Vec<Node> = self.nodes[self.cap..self.cap + self.used]
             .iter()
-            .map(|(id, line)| Node {
-                id,
-                line,
+            .filter(|n| n.id != EMPTY)
+            .map(|n| Node {
                 melt: Time::INFINITY,
+                ..*n
             })
             .collect();
         self.free.clear();
@@ -550,15 +580,18 @@ mod tests {
                         o.set_line(id, line);
                     }
                 }
-                Op::Remove(id) => assert_eq!(q.remove(id), o.remove(id)),
+                Op::Remove(id) => assert_eq!(
+                    q.remove(id).map(|l| l.eval(now)),
+                    o.remove(id).map(|l| l.eval(now))
+                ),
                 Op::SetLine(id, v, s) => {
                     let line = Line {
                         v0: dy(v),
                         slope: dy(s),
                         t0: now,
                     };
-                    let had = o.items.insert(id, line);
-                    assert_eq!(q.set_line(id, line).unwrap(), had);
+                    let had = o.items.insert(id, line).map(|l| l.eval(now));
+                    assert_eq!(q.set_line(id, line).unwrap().map(|l| l.eval(now)), had);
                 }
                 Op::Advance(dt) => {
                     now += dy(dt as i32);
