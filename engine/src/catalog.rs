@@ -61,7 +61,7 @@ impl Catalog {
             tiers: [0; 2],
             forgetting: Forgetting::new(policy, now),
         };
-        let tx = store.db.begin_read().map_err(db)?;
+        let tx = store.db.read().begin_read().map_err(db)?;
         let table = tx.open_table(CATALOG).map_err(db)?;
         let len = table.len().map_err(db)? as usize;
         cat.entries.reserve(len);

@@ -62,7 +62,7 @@ impl Memory {
         put_bytes(&mut out, self.fingerprint().as_bytes());
         out.extend_from_slice(&(dim as u32).to_le_bytes());
         {
-            let tx = self.store().db.begin_read().map_err(db)?;
+            let tx = self.store().db.read().begin_read().map_err(db)?;
             let vectors = tx.open_table(VECTORS).map_err(db)?;
             for item in &items {
                 let v = vectors

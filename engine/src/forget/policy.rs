@@ -59,6 +59,8 @@ pub struct ForgetPolicy {
     pub capacity_per_namespace: Option<usize>,
     /// False turns forgetting off (no tiers, no deletion, no eviction).
     pub enabled: bool,
+    /// Forgetting events kept in the log (oldest dropped first; default 100,000).
+    pub log_limit: usize,
 }
 
 impl Default for ForgetPolicy {
@@ -73,6 +75,7 @@ impl Default for ForgetPolicy {
             capacity: None,
             capacity_per_namespace: None,
             enabled: true,
+            log_limit: 100_000,
         }
     }
 }

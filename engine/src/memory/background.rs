@@ -66,7 +66,7 @@ fn run(inner: &Weak<Inner>, stop: &(Mutex<bool>, Condvar)) {
         // Failures here are retried at the next tick; the database keeps every acknowledged
         // write meanwhile, and `checkpoint`/`close` report errors to the caller.
         if due {
-            let _ = inner.checkpoint();
+            let _ = inner.checkpoint(false);
         } else if flush && inner.options.durability == Durability::Grouped {
             let mut w = inner.writer.lock();
             let _ = inner.flush_locked(&mut w);

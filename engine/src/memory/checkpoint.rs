@@ -13,17 +13,22 @@ impl Memory {
     /// Makes every write durable, saves the index (compacted, atomically replacing the old
     /// file) and prunes the change log it covers. Writes wait while it runs; reads do not.
     /// Also runs in the background (see [`crate::Options::checkpoint_every`]) and on close.
+    /// When live data fills less than a third of the database file (after much forgetting), the
+    /// file is rewritten here and on close (reads and writes wait meanwhile).
     ///
     /// # Errors
     /// [`crate::Error::Index`] or [`crate::Error::Store`]; the previous checkpoint then stays
     /// valid and nothing is lost.
     pub fn checkpoint(&self) -> Result<()> {
-        self.inner.checkpoint()
+        self.inner.checkpoint(true)
     }
 }
 
 impl Inner {
-    pub(crate) fn checkpoint(&self) -> Result<()> {
+    /// Saves the index; with `compact`, also rewrites a mostly-free database file (seconds on
+    /// a large file, so background checkpoints leave it to close and explicit checkpoints:
+    /// redb reuses freed pages meanwhile).
+    pub(crate) fn checkpoint(&self, compact: bool) -> Result<()> {
         let mut w = self.writer.lock();
         // The index file must never claim changes the database could still lose.
         self.flush_locked(&mut w)?;
@@ -44,6 +49,9 @@ impl Inner {
         tx.commit()?;
         w.unsaved = 0;
         w.first_unsaved = None;
+        if compact {
+            self.store.compact_if_sparse()?;
+        }
         Ok(())
     }
 }

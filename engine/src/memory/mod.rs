@@ -208,7 +208,7 @@ impl Memory {
         if let Some(bg) = self.background.take() {
             bg.stop();
         }
-        self.inner.checkpoint()
+        self.inner.checkpoint(true)
     }
 }
 
@@ -218,7 +218,7 @@ impl Drop for Memory {
             bg.stop();
             // Errors cannot be reported from drop; `close` reports them. Nothing is lost
             // either way: the database holds every acknowledged write.
-            let _ = self.inner.checkpoint();
+            let _ = self.inner.checkpoint(true);
         }
     }
 }

@@ -66,7 +66,7 @@ impl Memory {
         });
         if matches!(inner.open_report.index, IndexRecovery::Rebuilt(_)) {
             // A rebuild is expensive; make it stick.
-            inner.checkpoint()?;
+            inner.checkpoint(false)?;
         }
         let background = background::Background::start(&inner);
         Ok(Memory {
@@ -180,7 +180,7 @@ pub(crate) fn params(options: &Options, dim: usize) -> Result<Params> {
 /// Applies the logged changes in (index checkpoint, `seq`] to `index`; returns how many ids
 /// it touched.
 fn replay(store: &Store, index: &Index, seq: u64) -> Result<usize> {
-    let tx = store.db.begin_read().map_err(db)?;
+    let tx = store.db.read().begin_read().map_err(db)?;
     let changes = tx.open_table(CHANGES).map_err(db)?;
     let vectors = tx.open_table(VECTORS).map_err(db)?;
     let mut touched = Vec::new();
@@ -211,7 +211,7 @@ fn replay(store: &Store, index: &Index, seq: u64) -> Result<usize> {
 
 /// Inserts every stored vector into the empty `index`.
 fn rebuild(store: &Store, index: &Index) -> Result<()> {
-    let tx = store.db.begin_read().map_err(db)?;
+    let tx = store.db.read().begin_read().map_err(db)?;
     let vectors = tx.open_table(VECTORS).map_err(db)?;
     let (mut ids, mut flat) = (Vec::new(), Vec::new());
     for row in vectors.iter().map_err(db)? {

@@ -40,7 +40,7 @@ pub struct ForgetEvent {
     pub kind: Kind,
     /// Its namespace.
     pub namespace: String,
-    /// Its text (the original precision).
+    /// The start of its text (at most 80 characters: the log does not keep forgotten content).
     pub text: String,
 }
 
@@ -84,7 +84,7 @@ impl Memory {
     /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
     pub fn forgotten(&self, since: Timestamp) -> Result<Vec<ForgetEvent>> {
         let store = &self.inner.store;
-        let tx = store.db.begin_read().map_err(db)?;
+        let tx = store.db.read().begin_read().map_err(db)?;
         let t = tx.open_table(FORGET_LOG).map_err(db)?;
         let mut out = Vec::new();
         for row in t.range((since, 0)..).map_err(db)? {
@@ -157,7 +157,7 @@ impl Inner {
                     threshold: m.threshold,
                     kind: item.kind,
                     namespace: item.namespace.clone(),
-                    text: item.text.clone(),
+                    text: item.text.chars().take(80).collect(),
                 };
                 let json = serde_json::to_vec(&event).expect("events always serialise");
                 tx.log_forget(now, m.id, &json)?;
@@ -179,6 +179,7 @@ impl Inner {
                     }
                 }
             }
+            tx.prune_forget_log(inner.options.forgetting.log_limit)?;
             Ok(())
         })?;
         Ok(report)

@@ -16,6 +16,7 @@
 pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod record;
+mod vacuum;
 
 use std::path::{Path, PathBuf};
 
@@ -52,7 +53,8 @@ pub(crate) enum Op {
 
 /// The database of one store directory.
 pub(crate) struct Store {
-    pub(crate) db: Database,
+    /// Shared for transactions (which do not borrow it), exclusive for compaction.
+    pub(crate) db: parking_lot::RwLock<Database>,
     pub(crate) path: PathBuf,
 }
 
@@ -60,9 +62,14 @@ impl Store {
     /// Opens or creates `dir/store.redb`, creating every table.
     pub(crate) fn open(dir: &Path) -> Result<Store> {
         let path = dir.join("store.redb");
+        // An interrupted rewrite left its unfinished copy; the old file is intact.
+        vacuum::remove_if_exists(&vacuum::rewrite_path(&path))?;
         let database = Database::create(&path).map_err(db)?;
         if Self::has_tables(&database)? {
-            return Ok(Store { db: database, path });
+            return Ok(Store {
+                db: parking_lot::RwLock::new(database),
+                path,
+            });
         }
         let tx = database.begin_write().map_err(db)?;
         tx.open_table(ITEMS).map_err(db)?;
@@ -73,7 +80,10 @@ impl Store {
         tx.open_table(META).map_err(db)?;
         tx.open_table(FORGET_LOG).map_err(db)?;
         tx.commit().map_err(db)?;
-        Ok(Store { db: database, path })
+        Ok(Store {
+            db: parking_lot::RwLock::new(database),
+            path,
+        })
     }
 
     /// True if every table exists (a store created before), so open needs no write.
@@ -106,7 +116,7 @@ impl Store {
 
     /// A metadata value.
     pub(crate) fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let tx = self.db.begin_read().map_err(db)?;
+        let tx = self.db.read().begin_read().map_err(db)?;
         let t = tx.open_table(META).map_err(db)?;
         Ok(t.get(key).map_err(db)?.map(|v| v.value().to_vec()))
     }
@@ -125,7 +135,7 @@ impl Store {
 
     /// The item `id`, if present.
     pub(crate) fn item(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
-        let tx = self.db.begin_read().map_err(db)?;
+        let tx = self.db.read().begin_read().map_err(db)?;
         let t = tx.open_table(ITEMS).map_err(db)?;
         t.get(id)
             .map_err(db)?
@@ -137,7 +147,7 @@ impl Store {
 
     /// The items `ids` (missing ones skipped), read in one transaction.
     pub(crate) fn items(&self, ids: &[MemoryId]) -> Result<Vec<MemoryItem>> {
-        let tx = self.db.begin_read().map_err(db)?;
+        let tx = self.db.read().begin_read().map_err(db)?;
         let t = tx.open_table(ITEMS).map_err(db)?;
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
@@ -153,14 +163,14 @@ impl Store {
 
     /// Number of stored memories (O(1)).
     pub(crate) fn count(&self) -> Result<usize> {
-        let tx = self.db.begin_read().map_err(db)?;
+        let tx = self.db.read().begin_read().map_err(db)?;
         let t = tx.open_table(ITEMS).map_err(db)?;
         Ok(t.len().map_err(db)? as usize)
     }
 
     /// The id holding `hash`, if any.
     pub(crate) fn by_hash(&self, hash: &[u8; 32]) -> Result<Option<MemoryId>> {
-        let tx = self.db.begin_read().map_err(db)?;
+        let tx = self.db.read().begin_read().map_err(db)?;
         let t = tx.open_table(HASHES).map_err(db)?;
         Ok(t.get(hash.as_slice()).map_err(db)?.map(|v| v.value()))
     }
@@ -180,7 +190,7 @@ impl Tx {
     pub(crate) fn begin(store: &Store, synced: bool) -> Result<Tx> {
         let next_id = store.meta_u64("next_id")?.max(1);
         let seq = store.meta_u64("seq")?;
-        let mut tx = store.db.begin_write().map_err(db)?;
+        let mut tx = store.db.read().begin_write().map_err(db)?;
         tx.set_durability(if synced {
             redb::Durability::Immediate
         } else {
@@ -294,6 +304,16 @@ impl Tx {
             .map_err(db)?
             .insert((at, id), event)
             .map_err(db)?;
+        Ok(())
+    }
+
+    /// Drops the oldest forgetting events beyond `limit`.
+    pub(crate) fn prune_forget_log(&mut self, limit: usize) -> Result<()> {
+        let mut t = self.tx.open_table(FORGET_LOG).map_err(db)?;
+        let len = t.len().map_err(db)? as usize;
+        for _ in limit..len {
+            t.pop_first().map_err(db)?;
+        }
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use memloop::{Clock, Error, IndexRecovery, Memory, NewMemory, Query};
+use memloop::{Clock, Error, IndexRecovery, Memory, NewMemory, Options, Query};
 
 use crate::common::{hashing, open, sentences};
 
@@ -166,4 +166,51 @@ fn changes_after_a_crash_are_replayed() {
         let hits = m.recall(&Query::new(t.as_str()).k(1)).unwrap();
         assert_eq!(hits[0].item.text, *t, "memory {i}");
     }
+}
+
+#[test]
+fn forgetting_half_the_memories_halves_the_files_after_a_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(1_000);
+    let options = Options {
+        durability: memloop::Durability::Grouped,
+        dedup_threshold: None,
+        ..hashing(384, &clock)
+    };
+    let m = Memory::open(dir.path(), options).unwrap();
+    let mut ids = Vec::new();
+    for chunk in sentences(6_000).chunks(500) {
+        ids.extend(
+            m.remember_batch(chunk.iter().map(NewMemory::new).collect())
+                .unwrap(),
+        );
+    }
+    m.checkpoint().unwrap();
+    let size = |f: &str| std::fs::metadata(dir.path().join(f)).unwrap().len() as f64;
+    let (store_full, index_full) = (size("store.redb"), size("index.mlx"));
+    for id in ids.iter().step_by(2) {
+        m.forget(*id).unwrap();
+    }
+    m.checkpoint().unwrap();
+    let (store_half, index_half) = (size("store.redb"), size("index.mlx"));
+    assert!(
+        store_half < store_full * 0.6,
+        "store {store_full} -> {store_half}"
+    );
+    assert!(
+        index_half < index_full * 0.6,
+        "index {index_full} -> {index_half}"
+    );
+    assert!(!dir.path().join("store.redb.rewrite").exists());
+    // The rewritten file holds every remaining memory and nothing forgotten.
+    m.close().unwrap();
+    let m = Memory::open(dir.path(), hashing(384, &clock)).unwrap();
+    assert_eq!(m.stats().unwrap().memories, 3_000);
+    assert!(m.get(ids[0]).unwrap().is_none());
+    let kept = m.get(ids[1]).unwrap().expect("odd ids are kept");
+    assert_eq!(kept.text, sentences(2)[1]);
+    let hits = m
+        .recall(&Query::new(sentences(4)[3].as_str()).k(1))
+        .unwrap();
+    assert_eq!(hits[0].item.id, ids[3]);
 }
