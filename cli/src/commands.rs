@@ -285,7 +285,7 @@ fn parse_time(s: &str) -> Result<i64, String> {
             .checked_mul(1000)
             .ok_or_else(|| format!("`{s}` is out of range"));
     }
-    crate::time::parse_rfc3339(s).ok_or_else(|| {
+    memloop::time::parse_rfc3339(s).ok_or_else(|| {
         format!("`{s}` is neither Unix seconds nor an RFC 3339 time like 2026-11-22T10:00:00Z")
     })
 }

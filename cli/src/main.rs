@@ -4,7 +4,6 @@ mod commands;
 mod embed;
 mod output;
 mod store_args;
-mod time;
 
 use std::process::ExitCode;
 

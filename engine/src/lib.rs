@@ -39,6 +39,7 @@
 
 mod catalog;
 mod clock;
+pub mod context;
 mod embedder;
 mod error;
 mod filter;
@@ -46,10 +47,13 @@ pub mod forget;
 mod item;
 mod memory;
 mod options;
+pub mod retrieve;
 mod store;
+pub mod time;
 mod transfer;
 
 pub use clock::{Clock, Timestamp};
+pub use context::{Block, Context, Precision};
 pub use embedder::{load_model, HashingEmbedder, TextEmbedder};
 pub use error::{Error, Result};
 pub use filter::MemoryFilter;
@@ -59,10 +63,12 @@ pub use item::{
     DEFAULT_NAMESPACE,
 };
 pub use memory::{
-    DecayReport, ForgetEvent, Hit, IndexRecovery, Memory, OpenReport, Query, Stats, SweepReport,
-    Update,
+    ContextMode, ContextRequest, DecayReport, DocumentIds, DocumentRef, ForgetEvent, Hit,
+    IndexRecovery, Memory, OpenReport, Query, Stats, Structures, SubjectEvent, SweepReport, Task,
+    TaskIds, Update, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
-pub use options::{Durability, Options};
+pub use options::{Durability, Hooks, Options};
+pub use retrieve::{Explanation, FeedbackState, Strategy};
 pub use transfer::ImportReport;
 
 #[cfg(test)]

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::Clock;
+use crate::context::{Extractive, Summarizer, TokenCounter};
 use crate::embedder::TextEmbedder;
 use crate::forget::ForgetPolicy;
+use crate::retrieve::{FusionReranker, QueryRefiner, Reranker, Rocchio};
 
 /// When a write is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +54,35 @@ pub struct Options {
     /// Decay, tiers, reinforcement and capacity ([`ForgetPolicy::default`]: Ebbinghaus decay,
     /// θ1 = 0.3, θ2 = 0.02, no capacity bound).
     pub forgetting: ForgetPolicy,
+    /// The replaceable parts of retrieval and context assembly.
+    pub hooks: Hooks,
+}
+
+/// Caller-supplied parts (an LLM reranker, a query rewriter, a summarizer, the token counter
+/// of the model that reads the contexts); each defaults to a built-in that needs no model.
+#[derive(Clone)]
+pub struct Hooks {
+    /// Orders rerank and iterative candidates. Default: [`FusionReranker`] (RRF of vector and
+    /// BM25 rankings).
+    pub reranker: Arc<dyn Reranker>,
+    /// Refines iterative queries. Default: [`Rocchio`] pseudo-relevance feedback.
+    pub refiner: Arc<dyn QueryRefiner>,
+    /// Makes concise and brief texts of tasks and documents, and of memories stored without
+    /// them when a context needs them. Default: [`Extractive`].
+    pub summarizer: Arc<dyn Summarizer>,
+    /// Counts context tokens. Default (`None`): the embedder's tokenizer.
+    pub token_counter: Option<Arc<dyn TokenCounter>>,
+}
+
+impl Default for Hooks {
+    fn default() -> Self {
+        Hooks {
+            reranker: Arc::new(FusionReranker::default()),
+            refiner: Arc::new(Rocchio::default()),
+            summarizer: Arc::new(Extractive),
+            token_counter: None,
+        }
+    }
 }
 
 impl Default for Options {
@@ -69,6 +100,7 @@ impl Default for Options {
             checkpoint_interval: Duration::from_secs(60),
             verify_index: false,
             forgetting: ForgetPolicy::default(),
+            hooks: Hooks::default(),
         }
     }
 }
@@ -98,6 +130,7 @@ impl std::fmt::Debug for Options {
             .field("checkpoint_interval", &self.checkpoint_interval)
             .field("verify_index", &self.verify_index)
             .field("forgetting", &self.forgetting)
-            .finish()
+            .field("token_counter", &self.hooks.token_counter.is_some())
+            .finish_non_exhaustive()
     }
 }

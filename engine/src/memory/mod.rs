@@ -11,10 +11,15 @@
 
 mod background;
 mod checkpoint;
+mod context;
+mod feedback;
 mod import;
 mod open;
 mod read;
+mod retrieve;
+mod subjects;
 mod sweep;
+mod tasks;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -26,8 +31,13 @@ use memloop_index::Index;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 
+pub use context::{
+    ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
+};
 pub use read::{Hit, Query};
+pub use subjects::SubjectEvent;
 pub use sweep::{DecayReport, ForgetEvent, SweepReport};
+pub use tasks::{Task, TaskIds};
 pub use write::Update;
 
 use crate::catalog::CatalogSlot;
@@ -70,6 +80,10 @@ pub(crate) struct Inner {
     /// Recall access times and reinforcements not yet written (flushed with the next write or
     /// checkpoint).
     accessed: Mutex<FxHashMap<MemoryId, Touch>>,
+    /// The BM25 index over memory text, built on first use.
+    lexical: RwLock<Option<crate::retrieve::LexicalIndex>>,
+    /// Serialises subject observations (read, merge, embed, write).
+    observing: Mutex<()>,
     /// Sequence number the index file on disk covers.
     saved_seq: AtomicU64,
     open_report: OpenReport,

@@ -62,6 +62,8 @@ impl Memory {
             writer: Mutex::new(WriterState::default()),
             accessed: Mutex::default(),
             saved_seq: AtomicU64::new(saved_seq),
+            lexical: RwLock::new(None),
+            observing: Mutex::new(()),
             _lock: lock,
         });
         if matches!(inner.open_report.index, IndexRecovery::Rebuilt(_)) {

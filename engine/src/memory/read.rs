@@ -64,6 +64,8 @@ pub struct Hit {
     pub score: f32,
     /// Position in the result, from 0.
     pub rank: usize,
+    /// Why it surfaced.
+    pub explain: crate::retrieve::Explanation,
 }
 
 /// Extra candidates searched while the catalog loads, to make up for superseded versions
@@ -124,6 +126,21 @@ impl Memory {
         filter: &MemoryFilter,
         ef: Option<usize>,
     ) -> Result<Vec<Hit>> {
+        let mut hits = self.search_vector(vector, k, filter, ef)?;
+        self.inner.explain(&mut hits)?;
+        self.inner.touch(&mut hits, self.inner.now())?;
+        Ok(hits)
+    }
+
+    /// The `k` nearest memories passing `filter`, best first, with their vector score and rank
+    /// explained; no access is recorded.
+    pub(crate) fn search_vector(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: &MemoryFilter,
+        ef: Option<usize>,
+    ) -> Result<Vec<Hit>> {
         check_k(k)?;
         let ef = ef.unwrap_or(self.inner.options.recall_ef).max(k);
         let index = self.inner.index.read().clone();
@@ -170,10 +187,14 @@ impl Memory {
                     item,
                     score: h.score,
                     rank: hits.len(),
+                    explain: crate::retrieve::Explanation {
+                        vector: Some(h.score),
+                        vector_rank: Some(hits.len()),
+                        ..Default::default()
+                    },
                 });
             }
         }
-        self.inner.touch(&mut hits, now)?;
         Ok(hits)
     }
 }
@@ -182,7 +203,7 @@ impl super::Inner {
     /// Records a recall of `hits` at `now`: access time, and a reinforcement (spaced
     /// repetition) when forgetting is on. The catalog sees it at once; the database with the
     /// next write or checkpoint.
-    fn touch(&self, hits: &mut [Hit], now: crate::clock::Timestamp) -> Result<()> {
+    pub(crate) fn touch(&self, hits: &mut [Hit], now: crate::clock::Timestamp) -> Result<()> {
         let policy = &self.options.forgetting;
         let mut pending = self.accessed.lock();
         let mut reinforced = Vec::new();
@@ -213,7 +234,7 @@ impl super::Inner {
     }
 }
 
-fn check_k(k: usize) -> Result<()> {
+pub(crate) fn check_k(k: usize) -> Result<()> {
     if k == 0 || k > MAX_K {
         return Err(Error::InvalidInput(format!(
             "k = {k} is outside 1..={MAX_K}"

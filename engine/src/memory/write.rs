@@ -35,6 +35,8 @@ pub(super) struct Applied {
     pub(super) items: Vec<MemoryItem>,
     /// Items deleted.
     pub(super) removed: Vec<MemoryId>,
+    /// Items whose vector was replaced in place (same id, new text).
+    pub(super) replaced: Vec<(MemoryId, Vec<f32>)>,
 }
 
 impl Memory {
@@ -57,13 +59,7 @@ impl Memory {
     /// # Errors
     /// As [`Memory::remember`]; any invalid input rejects the whole batch.
     pub fn remember_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
-        for (i, m) in memories.iter().enumerate() {
-            m.validate()
-                .map_err(|e| Error::InvalidInput(format!("memory {i}: {e}")))?;
-        }
-        let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
-        let vectors = self.inner.embedder.embed_documents(&texts)?;
-        self.remember_embedded(memories.into_iter().zip(vectors).collect())
+        self.embed_and_remember(memories, false)
     }
 
     /// Remembers memories whose embeddings the caller computed with this store's model (bulk
@@ -74,6 +70,34 @@ impl Memory {
     /// [`Error::InvalidInput`] for a vector of the wrong dimension or that cannot be
     /// normalised; otherwise as [`Memory::remember_batch`].
     pub fn remember_embedded(&self, memories: Vec<(NewMemory, Vec<f32>)>) -> Result<Vec<MemoryId>> {
+        self.remember_checked(memories, false)
+    }
+
+    /// Remembers `memories`, merging only exact duplicates (tasks with different outcomes or
+    /// steps, or a document's overlapping chunks, must stay apart however similar they read).
+    pub(crate) fn remember_distinct(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
+        self.embed_and_remember(memories, true)
+    }
+
+    fn embed_and_remember(
+        &self,
+        memories: Vec<NewMemory>,
+        exact_only: bool,
+    ) -> Result<Vec<MemoryId>> {
+        for (i, m) in memories.iter().enumerate() {
+            m.validate()
+                .map_err(|e| Error::InvalidInput(format!("memory {i}: {e}")))?;
+        }
+        let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
+        let vectors = self.inner.embedder.embed_documents(&texts)?;
+        self.remember_checked(memories.into_iter().zip(vectors).collect(), exact_only)
+    }
+
+    fn remember_checked(
+        &self,
+        memories: Vec<(NewMemory, Vec<f32>)>,
+        exact_only: bool,
+    ) -> Result<Vec<MemoryId>> {
         let dim = self.inner.embedder.dim();
         let mut checked = Vec::with_capacity(memories.len());
         for (i, (m, v)) in memories.into_iter().enumerate() {
@@ -84,7 +108,10 @@ impl Memory {
         }
         let ids = self.inner.write(|inner, tx, applied| {
             let mut ids = Vec::with_capacity(checked.len());
-            let mut staged = Staged::default();
+            let mut staged = Staged {
+                exact_only,
+                ..Staged::default()
+            };
             for (m, v) in checked {
                 ids.push(inner.remember_one(tx, applied, &mut staged, m, v)?);
             }
@@ -213,6 +240,8 @@ struct Staged {
     by_hash: FxHashMap<[u8; 32], MemoryId>,
     items: FxHashMap<MemoryId, MemoryItem>,
     fresh: Vec<(MemoryId, String, Kind, Vec<f32>)>,
+    /// Merge exact duplicates only.
+    exact_only: bool,
 }
 
 impl Inner {
@@ -249,11 +278,17 @@ impl Inner {
 
     fn apply(&self, applied: Applied) -> Result<()> {
         let index = self.index.read().clone();
-        for &id in &applied.removed {
+        for &id in applied
+            .removed
+            .iter()
+            .chain(applied.replaced.iter().map(|(id, _)| id))
+        {
             if index.contains(id) {
                 index.delete(id)?;
             }
         }
+        let mut applied = applied;
+        applied.inserted.append(&mut applied.replaced);
         if !applied.inserted.is_empty() {
             let ids: Vec<MemoryId> = applied.inserted.iter().map(|(id, _)| *id).collect();
             let flat: Vec<f32> = applied
@@ -269,6 +304,15 @@ impl Inner {
         }
         for &id in &applied.removed {
             cat.remove(id);
+        }
+        drop(cat);
+        if let Some(lexical) = self.lexical.write().as_mut() {
+            for item in &applied.items {
+                lexical.upsert(item.id, &item.text);
+            }
+            for &id in &applied.removed {
+                lexical.remove(id);
+            }
         }
         Ok(())
     }
@@ -320,6 +364,7 @@ impl Inner {
             Some(&id) => Some(id),
             None => match self.store.by_hash(&hash)? {
                 Some(id) => Some(id),
+                None if staged.exact_only => None,
                 None => self.near_duplicate(staged, &ns, m.kind, &v)?,
             },
         };
@@ -338,20 +383,32 @@ impl Inner {
             applied.items.push(item);
             return Ok(id);
         }
+        let item = self.insert_new(tx, applied, m, v.clone())?;
+        staged.by_hash.insert(hash, item.id);
+        staged.items.insert(item.id, item.clone());
+        staged.fresh.push((item.id, ns, item.kind, v));
+        Ok(item.id)
+    }
+
+    /// Writes `m` as a new memory with unit vector `v` (no de-duplication).
+    pub(super) fn insert_new(
+        &self,
+        tx: &mut Tx,
+        applied: &mut Applied,
+        m: NewMemory,
+        v: Vec<f32>,
+    ) -> Result<MemoryItem> {
         let id = tx.allocate_id();
-        let mut item = m.into_item(id, now);
+        let mut item = m.into_item(id, self.now());
         item.strength = self
             .options
             .forgetting
             .initial_strength_ms(item.kind, item.importance)
             / 1000.0;
         tx.put(&item, Some(&v))?;
-        staged.by_hash.insert(hash, id);
-        staged.items.insert(id, item.clone());
-        staged.fresh.push((id, ns, item.kind, v.clone()));
         applied.inserted.push((id, v));
-        applied.items.push(item);
-        Ok(id)
+        applied.items.push(item.clone());
+        Ok(item)
     }
 
     /// The closest current memory of the same namespace and kind at or above the threshold,

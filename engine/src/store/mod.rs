@@ -38,6 +38,12 @@ pub(crate) const CHANGES: TableDefinition<u64, (u64, u8)> = TableDefinition::new
 pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 pub(crate) const FORGET_LOG: TableDefinition<(i64, u64), &[u8]> =
     TableDefinition::new("forget_log");
+/// Feedback per memory: JSON [`crate::FeedbackState`].
+pub(crate) const FEEDBACK: TableDefinition<u64, &[u8]> = TableDefinition::new("feedback");
+/// Subject and document keys → the memory that holds them (derived from items, like hashes).
+pub(crate) const SUBJECTS: TableDefinition<&str, u64> = TableDefinition::new("subjects");
+/// Merge state of subject memories: JSON.
+pub(crate) const SUBJECT_STATE: TableDefinition<u64, &[u8]> = TableDefinition::new("subject_state");
 
 /// What a logged change did to an item's vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +85,9 @@ impl Store {
         tx.open_table(CHANGES).map_err(db)?;
         tx.open_table(META).map_err(db)?;
         tx.open_table(FORGET_LOG).map_err(db)?;
+        tx.open_table(FEEDBACK).map_err(db)?;
+        tx.open_table(SUBJECTS).map_err(db)?;
+        tx.open_table(SUBJECT_STATE).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(Store {
             db: parking_lot::RwLock::new(database),
@@ -102,6 +111,9 @@ impl Store {
             "changes",
             "meta",
             "forget_log",
+            "feedback",
+            "subjects",
+            "subject_state",
         ]
         .iter()
         .all(|n| names.iter().any(|x| x == n)))
@@ -159,6 +171,71 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// A side-table value (feedback or subject state) of memory `id`.
+    pub(crate) fn side(
+        &self,
+        table: TableDefinition<u64, &[u8]>,
+        id: MemoryId,
+    ) -> Result<Option<Vec<u8>>> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let t = tx.open_table(table).map_err(db)?;
+        Ok(t.get(id).map_err(db)?.map(|v| v.value().to_vec()))
+    }
+
+    /// Side-table values of `ids`, in one transaction (`None` where absent).
+    pub(crate) fn sides(
+        &self,
+        table: TableDefinition<u64, &[u8]>,
+        ids: &[MemoryId],
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let t = tx.open_table(table).map_err(db)?;
+        ids.iter()
+            .map(|&id| Ok(t.get(id).map_err(db)?.map(|v| v.value().to_vec())))
+            .collect()
+    }
+
+    /// The memory holding subject (or document) `key` of `kind` in `namespace`.
+    pub(crate) fn by_subject(
+        &self,
+        namespace: &str,
+        kind: crate::item::Kind,
+        subject: &str,
+    ) -> Result<Option<MemoryId>> {
+        let key = key_of(namespace, kind, subject);
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let t = tx.open_table(SUBJECTS).map_err(db)?;
+        Ok(t.get(key.as_str()).map_err(db)?.map(|v| v.value()))
+    }
+
+    /// Stored vectors of `ids` (missing ones skipped), in one transaction.
+    pub(crate) fn vectors(&self, ids: &[MemoryId]) -> Result<Vec<(MemoryId, Vec<f32>)>> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let t = tx.open_table(VECTORS).map_err(db)?;
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(v) = t.get(id).map_err(db)? {
+                let v = decode_vector(v.value())
+                    .ok_or_else(|| self.corrupt(format!("vector of memory {id}")))?;
+                out.push((id, v));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Calls `f` with every stored memory, by id, in one read transaction.
+    pub(crate) fn for_each_item(&self, mut f: impl FnMut(MemoryItem)) -> Result<()> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let t = tx.open_table(ITEMS).map_err(db)?;
+        for entry in t.iter().map_err(db)? {
+            let (k, v) = entry.map_err(db)?;
+            let item = MemoryItem::decode(v.value())
+                .map_err(|e| self.corrupt(format!("item {}: {e}", k.value())))?;
+            f(item);
+        }
+        Ok(())
     }
 
     /// Number of stored memories (O(1)).
@@ -243,12 +320,19 @@ impl Tx {
             .insert(item.id, CatalogRecord::of(item).encode().as_slice())
             .map_err(db)?;
         if !item.is_superseded() {
-            // Only current versions own their content hash.
+            // Only current versions own their content hash and subject key.
             self.tx
                 .open_table(HASHES)
                 .map_err(db)?
                 .insert(item.content_hash().as_slice(), item.id)
                 .map_err(db)?;
+            if let Some(key) = subject_key(item) {
+                self.tx
+                    .open_table(SUBJECTS)
+                    .map_err(db)?
+                    .insert(key.as_str(), item.id)
+                    .map_err(db)?;
+            }
         }
         if let Some(v) = vector {
             self.tx
@@ -284,7 +368,36 @@ impl Tx {
             hashes.remove(hash.as_slice()).map_err(db)?;
         }
         drop(hashes);
+        if let Some(key) = subject_key(item) {
+            let mut subjects = self.tx.open_table(SUBJECTS).map_err(db)?;
+            let owner = subjects.get(key.as_str()).map_err(db)?.map(|v| v.value());
+            if owner == Some(item.id) {
+                subjects.remove(key.as_str()).map_err(db)?;
+            }
+        }
+        for table in [FEEDBACK, SUBJECT_STATE] {
+            self.tx
+                .open_table(table)
+                .map_err(db)?
+                .remove(item.id)
+                .map_err(db)?;
+        }
         self.log(item.id, Op::Delete)
+    }
+
+    /// Sets a side-table value (feedback or subject state) of memory `id`.
+    pub(crate) fn put_side(
+        &mut self,
+        table: TableDefinition<u64, &[u8]>,
+        id: MemoryId,
+        value: &[u8],
+    ) -> Result<()> {
+        self.tx
+            .open_table(table)
+            .map_err(db)?
+            .insert(id, value)
+            .map_err(db)?;
+        Ok(())
     }
 
     /// Removes the hash entry of a text that changed, if it points at `id`.
@@ -379,4 +492,18 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, "fsync directory", e))
+}
+
+/// The key under which a subject or document memory is found (kind, namespace and subject).
+fn subject_key(item: &MemoryItem) -> Option<String> {
+    use crate::item::Kind;
+    match (item.kind, &item.subject) {
+        (Kind::Subject | Kind::Document, Some(s)) => Some(key_of(&item.namespace, item.kind, s)),
+        _ => None,
+    }
+}
+
+/// `namespace` 0x1F `kind` 0x1F `subject`.
+fn key_of(namespace: &str, kind: crate::item::Kind, subject: &str) -> String {
+    format!("{namespace}\u{1f}{}\u{1f}{subject}", kind.name())
 }

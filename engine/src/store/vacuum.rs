@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 
 use redb::{Database, Key, ReadableDatabase, ReadableTable, TableDefinition, Value};
 
-use super::{db, Store, CATALOG, CHANGES, FORGET_LOG, HASHES, ITEMS, META, VECTORS};
+use super::{
+    db, Store, CATALOG, CHANGES, FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, SUBJECTS,
+    SUBJECT_STATE, VECTORS,
+};
 use crate::error::{Error, Result};
 
 /// Files smaller than this are never rewritten (not worth it).
@@ -75,6 +78,9 @@ impl Store {
             copy(&from, &to, CHANGES)?;
             copy(&from, &to, META)?;
             copy(&from, &to, FORGET_LOG)?;
+            copy(&from, &to, FEEDBACK)?;
+            copy(&from, &to, SUBJECTS)?;
+            copy(&from, &to, SUBJECT_STATE)?;
             to.commit().map_err(db)?;
         }
         std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, "rename", e))?;

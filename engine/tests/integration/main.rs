@@ -5,6 +5,7 @@ mod concurrent;
 mod dedup;
 mod filters;
 mod forgetting;
+mod memory_loop;
 mod model;
 mod persist;
 mod transfer;

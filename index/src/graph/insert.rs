@@ -186,7 +186,18 @@ impl Index {
             );
             // A new node gets M links on every level (as in hnswlib); level-0 lists of existing
             // nodes may grow to M0 through reverse links before they are pruned.
-            let chosen = select_neighbours(view, dot, &found, self.params.m);
+            let mut chosen = select_neighbours(view, dot, &found, self.params.m);
+            if chosen.is_empty() {
+                // Only tombstones around (every other node here was deleted): link through
+                // them. They stay traversable until the next save compacts them away, so the
+                // new node stays reachable from the (possibly deleted) entry point.
+                chosen = entry
+                    .iter()
+                    .map(|e| e.node)
+                    .filter(|&n| n != node)
+                    .take(self.params.m)
+                    .collect();
+            }
             view.with_links_mut(node, l, |ls| ls.clone_from(&chosen));
             chosen_per_level.push((l, chosen));
             if !found.is_empty() {

@@ -104,3 +104,36 @@ fn repeated_churn_rounds_keep_recall() {
     eprintln!("recall@10 after 5 churn rounds: {r:.4}");
     assert!(r >= 0.95);
 }
+
+/// Replacing a vector (delete, then insert the same id) finds the new vector, also when the
+/// replaced node was the only one (the entry point) or one of a few.
+#[test]
+fn a_replaced_vector_is_found_under_its_id() {
+    let dim = 16;
+    let mut data = Clustered::new(dim, 4, seed(9));
+    for n in [1usize, 2, 5, 50] {
+        let index = Index::new(params(dim)).unwrap();
+        let base = data.take(n);
+        let ids: Vec<u64> = (0..n as u64).collect();
+        index.insert_batch(&ids, &base).unwrap();
+        for round in 0..3 {
+            let v = data.take(1);
+            index.delete(0).unwrap();
+            index.insert(0, &v).unwrap();
+            let hits = index.search(&v, n.min(3), 32).unwrap();
+            assert_eq!(hits.len(), n.min(3), "n = {n}, round {round}");
+            assert_eq!(hits[0].id, 0, "n = {n}, round {round}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("i.mlx");
+        index.save(&path, 0).unwrap();
+        let reopened = Index::open(&path).unwrap();
+        assert_eq!(reopened.len(), n);
+        let q = index.vector(0).unwrap();
+        assert_eq!(
+            reopened.search(&q, 1, 32).unwrap()[0].id,
+            0,
+            "n = {n} after save"
+        );
+    }
+}

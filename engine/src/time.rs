@@ -1,4 +1,5 @@
-//! RFC 3339 timestamps (UTC or with an offset) to Unix milliseconds, without a date crate.
+//! RFC 3339 timestamps (UTC or with an offset) to and from Unix milliseconds, without a date
+//! crate.
 
 /// Days from 1970-01-01 to the given civil date (proleptic Gregorian; H. Hinnant's algorithm).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -9,6 +10,32 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
+}
+
+/// The civil date of a day count from 1970-01-01 (the inverse of `days_from_civil`).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole seconds).
+pub fn format_rfc3339(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let s = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
 }
 
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` into milliseconds since the Unix epoch.
@@ -57,7 +84,19 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_rfc3339;
+    use super::{format_rfc3339, parse_rfc3339};
+
+    #[test]
+    fn formats_back_what_it_parses() {
+        for t in [
+            "1970-01-01T00:00:00Z",
+            "2026-11-22T10:00:00Z",
+            "2000-02-29T23:59:59Z",
+            "1969-12-31T23:59:59Z",
+        ] {
+            assert_eq!(format_rfc3339(parse_rfc3339(t).unwrap()), t);
+        }
+    }
 
     #[test]
     fn parses_utc_offsets_and_fractions() {

@@ -1,0 +1,311 @@
+//! Contexts (Memory-Only and Memory-Doc) and documents stored with their structures.
+
+use super::{Hit, Memory, Query};
+use crate::context::{assemble, extract, Candidate, Context, Precision};
+use crate::error::{Error, Result};
+use crate::item::{Kind, MemoryId, NewMemory};
+use crate::retrieve::Strategy;
+
+/// What a context is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ContextMode {
+    /// The memories themselves.
+    #[default]
+    Memories,
+    /// The source documents (or spans) the memories point to, de-duplicated.
+    Documents,
+}
+
+/// A context request: what to retrieve and how many tokens it may take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextRequest {
+    /// The query (its `k` is how many memories are retrieved).
+    pub query: Query,
+    /// Token budget; the context never exceeds it.
+    pub budget: usize,
+    /// Retrieval strategy.
+    pub strategy: Strategy,
+    /// Share of the retrieved memories labelled "Key Reference" (at least one). Default 1/3.
+    pub key_share: f32,
+    /// Memories or their documents.
+    pub mode: ContextMode,
+}
+
+impl ContextRequest {
+    /// The best 8 memories for `query` in at most `budget` tokens, single-step.
+    pub fn new(query: impl Into<String>, budget: usize) -> Self {
+        ContextRequest {
+            query: Query::new(query).k(8),
+            budget,
+            strategy: Strategy::Single,
+            key_share: 1.0 / 3.0,
+            mode: ContextMode::Memories,
+        }
+    }
+}
+
+/// A source document behind one or more hits.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DocumentRef {
+    /// The document key (as given to [`Memory::remember_document`] or in a memory's source).
+    pub document: String,
+    /// Its stored document memory, if it was stored.
+    pub id: Option<MemoryId>,
+    /// Its text (the whole document when stored, else the span's memory text).
+    pub text: String,
+    /// The hits that point to it, best first.
+    pub hits: Vec<MemoryId>,
+    /// The best of their scores.
+    pub score: f32,
+}
+
+/// Caller-supplied structures stored with a document (see [`Memory::remember_document`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Structures {
+    /// (head, relation, tail) triples.
+    pub triples: Vec<(String, String, String)>,
+    /// Atomic facts.
+    pub facts: Vec<String>,
+    /// Summaries.
+    pub summaries: Vec<String>,
+}
+
+/// The memories a document became.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DocumentIds {
+    /// The document memory.
+    pub document: MemoryId,
+    /// Its chunks, in order.
+    pub chunks: Vec<MemoryId>,
+    /// Triples, facts and summaries, in that order.
+    pub structures: Vec<MemoryId>,
+}
+
+/// Chunk size and overlap of [`Memory::remember_document`], in tokens.
+pub const CHUNK_TOKENS: usize = 200;
+/// Overlap between consecutive chunks, in tokens.
+pub const CHUNK_OVERLAP: usize = 40;
+
+impl Memory {
+    /// Retrieves for `request.query` and assembles the hits into at most `request.budget`
+    /// tokens (see [`crate::context`]).
+    ///
+    /// # Errors
+    /// As [`Memory::retrieve`]; [`Error::InvalidInput`] for a key share outside (0, 1].
+    pub fn context(&self, request: &ContextRequest) -> Result<Context> {
+        if !(request.key_share > 0.0 && request.key_share <= 1.0) {
+            return Err(Error::InvalidInput(format!(
+                "key share {} is outside (0, 1]",
+                request.key_share
+            )));
+        }
+        let hits = self.retrieve(&request.query, request.strategy)?;
+        self.context_of(&hits, request.budget, request.key_share, request.mode)
+    }
+
+    /// Assembles given hits (best first) into at most `budget` tokens.
+    ///
+    /// # Errors
+    /// [`Error::Store`]; the summarizer's error.
+    pub fn context_of(
+        &self,
+        hits: &[Hit],
+        budget: usize,
+        key_share: f32,
+        mode: ContextMode,
+    ) -> Result<Context> {
+        let count = |text: &str| match &self.inner.options.hooks.token_counter {
+            Some(c) => c.count(text),
+            None => self.inner.embedder.count_tokens(text),
+        };
+        let keys = |n: usize| ((n as f32 * key_share).ceil() as usize).max(1);
+        let candidates: Vec<Candidate> = match mode {
+            ContextMode::Memories => {
+                let n_key = keys(hits.len());
+                hits.iter()
+                    .enumerate()
+                    .map(|(i, h)| {
+                        let key = i < n_key;
+                        let base = if key {
+                            Precision::Original
+                        } else {
+                            Precision::Brief
+                        };
+                        let shift = h.explain.feedback.map_or(0, |f| f.precision_shift);
+                        let fallback = extract(&h.item.text);
+                        Candidate {
+                            id: h.item.id,
+                            score: h.score,
+                            key,
+                            start: base.shifted(shift),
+                            texts: [
+                                h.item.brief.clone().unwrap_or(fallback.brief),
+                                h.item.concise.clone().unwrap_or(fallback.concise),
+                                h.item.text.clone(),
+                            ],
+                        }
+                    })
+                    .collect()
+            }
+            ContextMode::Documents => {
+                let docs = self.documents(hits)?;
+                let n_key = keys(docs.len());
+                docs.into_iter()
+                    .enumerate()
+                    .map(|(i, d)| {
+                        let s = extract(&d.text);
+                        let key = i < n_key;
+                        Candidate {
+                            id: d.id.unwrap_or(d.hits[0]),
+                            score: d.score,
+                            key,
+                            start: if key {
+                                Precision::Original
+                            } else {
+                                Precision::Concise
+                            },
+                            texts: [s.brief, s.concise, d.text],
+                        }
+                    })
+                    .collect()
+            }
+        };
+        Ok(assemble(&candidates, budget, &count))
+    }
+
+    /// Memory-Doc: the source documents the hits point to, in the order of their best hit,
+    /// each once. A hit without a source stands for itself.
+    ///
+    /// # Errors
+    /// [`Error::Store`].
+    pub fn documents(&self, hits: &[Hit]) -> Result<Vec<DocumentRef>> {
+        let mut out: Vec<DocumentRef> = Vec::new();
+        for h in hits {
+            let keys: Vec<String> = match (h.item.kind, &h.item.subject) {
+                (Kind::Document, Some(s)) => vec![s.clone()],
+                _ if h.item.sources.is_empty() => vec![format!("memory/{}", h.item.id)],
+                _ => h.item.sources.iter().map(|s| s.document.clone()).collect(),
+            };
+            for key in keys {
+                if let Some(d) = out.iter_mut().find(|d| d.document == key) {
+                    if !d.hits.contains(&h.item.id) {
+                        d.hits.push(h.item.id);
+                    }
+                    continue;
+                }
+                let stored =
+                    self.inner
+                        .store
+                        .by_subject(&h.item.namespace, Kind::Document, &key)?;
+                let text = match stored {
+                    Some(id) if id == h.item.id => h.item.text.clone(),
+                    Some(id) => match self.inner.store.item(id)? {
+                        Some(doc) => doc.text,
+                        None => h.item.text.clone(),
+                    },
+                    None => h.item.text.clone(),
+                };
+                out.push(DocumentRef {
+                    document: key,
+                    id: stored,
+                    text,
+                    hits: vec![h.item.id],
+                    score: h.score,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Mixed memory: stores document `text` under `key` (a [`Kind::Document`] memory), its
+    /// chunks ([`CHUNK_TOKENS`] tokens with [`CHUNK_OVERLAP`] overlap, each sourced to the
+    /// document with its byte span), and the caller's triples, facts and summaries, all sourced
+    /// to the document, in one transaction. Only exact duplicates merge (overlapping chunks stay
+    /// apart).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an empty key or text; as [`Memory::remember_batch`].
+    pub fn remember_document(
+        &self,
+        key: &str,
+        text: &str,
+        structures: &Structures,
+    ) -> Result<DocumentIds> {
+        if key.trim().is_empty() || text.trim().is_empty() {
+            return Err(Error::InvalidInput(
+                "document key and text must not be empty".into(),
+            ));
+        }
+        let spans = self.chunk(text);
+        let summary = self.inner.options.hooks.summarizer.summarize(text)?;
+        let mut batch = vec![NewMemory::new(text)
+            .kind(Kind::Document)
+            .subject(key)
+            .precisions(summary.concise, summary.brief)];
+        for &(a, b) in &spans {
+            batch.push(
+                NewMemory::new(&text[a..b])
+                    .kind(Kind::Chunk)
+                    .source(key, Some((a as u64, b as u64))),
+            );
+        }
+        for (h, r, t) in &structures.triples {
+            batch.push(
+                NewMemory::new(format!("{h} {r} {t}"))
+                    .kind(Kind::Triple)
+                    .triple(h, r, t)
+                    .source(key, None),
+            );
+        }
+        for f in &structures.facts {
+            batch.push(NewMemory::new(f).kind(Kind::Fact).source(key, None));
+        }
+        for s in &structures.summaries {
+            batch.push(NewMemory::new(s).kind(Kind::Summary).source(key, None));
+        }
+        let ids = self.remember_distinct(batch)?;
+        Ok(DocumentIds {
+            document: ids[0],
+            chunks: ids[1..=spans.len()].to_vec(),
+            structures: ids[spans.len() + 1..].to_vec(),
+        })
+    }
+
+    /// Byte spans of `text` of at most [`CHUNK_TOKENS`] tokens each (a single word longer than
+    /// that is a chunk of its own), consecutive ones sharing about [`CHUNK_OVERLAP`] tokens,
+    /// cut at whitespace.
+    fn chunk(&self, text: &str) -> Vec<(usize, usize)> {
+        let words: Vec<(usize, usize)> = text
+            .split_whitespace()
+            .map(|w| {
+                let start = w.as_ptr() as usize - text.as_ptr() as usize;
+                (start, start + w.len())
+            })
+            .collect();
+        let cost: Vec<usize> = words
+            .iter()
+            .map(|&(a, b)| self.inner.embedder.count_tokens(&text[a..b]).max(1))
+            .collect();
+        let mut spans = Vec::new();
+        let mut start = 0;
+        while start < words.len() {
+            let (mut end, mut tokens) = (start, 0);
+            while end < words.len() && (end == start || tokens + cost[end] <= CHUNK_TOKENS) {
+                tokens += cost[end];
+                end += 1;
+            }
+            spans.push((words[start].0, words[end - 1].1));
+            if end == words.len() {
+                break;
+            }
+            // Step back over about CHUNK_OVERLAP tokens, always moving forward.
+            let (mut back, mut overlap) = (end, 0);
+            while back > start + 1 && overlap + cost[back - 1] <= CHUNK_OVERLAP {
+                back -= 1;
+                overlap += cost[back];
+            }
+            start = back;
+        }
+        spans
+    }
+}
