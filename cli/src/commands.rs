@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use memloop::{Durability, Kind, MemoryFilter, NewMemory, Query};
+use memloop::{Durability, Kind, MemoryFilter, NewMemory, Query, Strategy};
 use serde_json::json;
 
 use crate::output::{hit_json, hit_line, item_json, item_text};
@@ -103,9 +103,21 @@ pub struct RecallArgs {
     /// Also superseded versions.
     #[arg(long)]
     history: bool,
-    /// Print a JSON array of hits.
+    /// Retrieval strategy: single (vector top-k), rerank (vector + BM25, fused), iterative
+    /// (query refined over rounds, then reranked).
+    #[arg(long, default_value = "single", value_parser = parse_strategy)]
+    strategy: Strategy,
+    /// Show why each memory surfaced (vector, lexical, fusion, importance, tier, feedback).
+    #[arg(long)]
+    explain: bool,
+    /// Print a JSON array of hits (each with its explanation).
     #[arg(long)]
     json: bool,
+}
+
+/// Parses a strategy name.
+pub fn parse_strategy(s: &str) -> Result<Strategy, String> {
+    Strategy::parse(s).ok_or_else(|| format!("unknown strategy {s:?} (single, rerank, iterative)"))
 }
 
 pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
@@ -117,7 +129,10 @@ pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
         include_superseded: a.history,
         ..Default::default()
     };
-    let hits = memory.recall(&Query::new(a.query.as_str()).k(a.k).filter(filter))?;
+    let hits = memory.retrieve(
+        &Query::new(a.query.as_str()).k(a.k).filter(filter),
+        a.strategy,
+    )?;
     memory.close()?;
     if a.json {
         let arr: Vec<_> = hits.iter().map(hit_json).collect();
@@ -127,6 +142,9 @@ pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
     } else {
         for h in &hits {
             println!("{}", hit_line(h));
+            if a.explain {
+                println!("       {}", crate::output::explain_line(&h.explain));
+            }
         }
     }
     Ok(())

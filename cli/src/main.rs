@@ -2,6 +2,7 @@
 
 mod commands;
 mod embed;
+mod loop_commands;
 mod output;
 mod store_args;
 
@@ -40,6 +41,24 @@ enum Command {
         after_help = "Example:\n  memloop --store ./mem recall \"what does Alice drink?\" --k 3 --kind fact --json"
     )]
     Recall(commands::RecallArgs),
+    /// Assemble the memories relevant to a query into a context under a token budget.
+    #[command(
+        after_help = "Examples:\n  memloop --store ./mem context \"how do we deploy?\" --budget 300 --strategy rerank --json\n  memloop --store ./mem context \"station hours\" --budget 800 --documents"
+    )]
+    Context(loop_commands::ContextArgs),
+    /// Record how much a memory contributed (1 harmful … 5 decisive).
+    #[command(after_help = "Example:\n  memloop --store ./mem feedback 42 5")]
+    Feedback(loop_commands::FeedbackArgs),
+    /// Record an event about a subject; prints its subject memory's id.
+    #[command(
+        after_help = "Examples:\n  memloop --store ./mem observe src/main.rs created \"prints hello\"\n  memloop --store ./mem observe src/main.rs deleted"
+    )]
+    Observe(loop_commands::ObserveArgs),
+    /// Record a finished task (and a reflection when it failed); prints the task memory's id.
+    #[command(
+        after_help = "Example:\n  memloop --store ./mem task --request \"deploy api\" --outcome failure --step \"build image\" --step \"apply chart\""
+    )]
+    Task(loop_commands::TaskArgs),
     /// Remember many memories from JSON Lines; prints {\"id\":N} per memory once it is durable.
     #[command(
         after_help = "Example:\n  memloop --store ./mem ingest memories.jsonl --jsonl --batch 64"
@@ -79,6 +98,10 @@ fn main() -> ExitCode {
         Command::Get(a) => commands::get(s, a),
         Command::Recall(a) => commands::recall(s, a),
         Command::Ingest(a) => commands::ingest(s, a),
+        Command::Context(a) => loop_commands::context(s, a),
+        Command::Feedback(a) => loop_commands::feedback(s, a),
+        Command::Observe(a) => loop_commands::observe(s, a),
+        Command::Task(a) => loop_commands::task(s, a),
         Command::Forget(a) => commands::forget(s, a),
         Command::Export(a) => commands::export(s, a),
         Command::Import(a) => commands::import(s, a),

@@ -1,6 +1,6 @@
 //! Printing items and hits, as JSON or as text for people.
 
-use memloop::{Hit, MemoryItem};
+use memloop::{Explanation, Hit, MemoryItem};
 use serde_json::{json, Value};
 
 /// An item as a JSON object.
@@ -17,6 +17,7 @@ pub fn hit_json(hit: &Hit) -> Value {
         "kind": hit.item.kind,
         "namespace": hit.item.namespace,
         "text": hit.item.text,
+        "explain": hit.explain,
         "item": item_json(&hit.item),
     })
 }
@@ -30,6 +31,31 @@ pub fn hit_line(hit: &Hit) -> String {
         hit.item.id,
         hit.item.kind,
         shorten(&hit.item.text, 90)
+    )
+}
+
+/// An explanation on one line.
+pub fn explain_line(e: &Explanation) -> String {
+    let opt = |v: Option<f32>| v.map_or("-".into(), |v| format!("{v:.3}"));
+    let rank = |r: Option<usize>| r.map_or("-".into(), |r| format!("#{}", r + 1));
+    let feedback = e.feedback.map_or("none".into(), |f| {
+        format!(
+            "{} (mean {:.1}, shift {:+})",
+            f.count,
+            f.sum as f32 / f.count as f32,
+            f.precision_shift
+        )
+    });
+    format!(
+        "vector {} {} · lexical {} {} · fused {} · importance {:.2} · {:?} · retention {:.3} · feedback {feedback}",
+        opt(e.vector),
+        rank(e.vector_rank),
+        opt(e.lexical),
+        rank(e.lexical_rank),
+        opt(e.fused),
+        e.importance,
+        e.tier,
+        e.retention
     )
 }
 

@@ -1,0 +1,162 @@
+//! The memory-loop commands: context, feedback, observe, task.
+
+use anyhow::Result;
+use clap::Args;
+use memloop::{
+    ContextMode, ContextRequest, Durability, Outcome, Query, Strategy, SubjectEvent, Task,
+};
+use serde_json::json;
+
+use crate::commands::parse_strategy;
+use crate::store_args::StoreArgs;
+
+/// `memloop context`.
+#[derive(Args, Debug)]
+pub struct ContextArgs {
+    /// The query.
+    query: String,
+    /// Token budget (by the embedding model's tokenizer); the context never exceeds it.
+    #[arg(long)]
+    budget: usize,
+    /// Memories retrieved before assembly.
+    #[arg(long, default_value_t = 8)]
+    k: usize,
+    /// Retrieval strategy: single, rerank, iterative.
+    #[arg(long, default_value = "single", value_parser = parse_strategy)]
+    strategy: Strategy,
+    /// Serve the source documents the memories point to (Memory-Doc) instead of the memories.
+    #[arg(long)]
+    documents: bool,
+    /// Print {"tokens":T,"blocks":[{"label","id","precision","text"}…]}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let request = ContextRequest {
+        query: Query::new(a.query.as_str()).k(a.k),
+        strategy: a.strategy,
+        mode: if a.documents {
+            ContextMode::Documents
+        } else {
+            ContextMode::Memories
+        },
+        ..ContextRequest::new("", a.budget)
+    };
+    let ctx = memory.context(&request)?;
+    memory.close()?;
+    if a.json {
+        let blocks: Vec<_> = ctx
+            .blocks
+            .iter()
+            .map(|b| json!({"label": b.label, "id": b.id, "precision": b.precision, "text": b.text, "score": b.score}))
+            .collect();
+        println!(
+            "{}",
+            json!({"tokens": ctx.tokens, "budget": a.budget, "blocks": blocks, "dropped": ctx.dropped})
+        );
+    } else {
+        print!("{}", ctx.text);
+        eprintln!(
+            "({} of {} tokens, {} memories, {} dropped)",
+            ctx.tokens,
+            a.budget,
+            ctx.blocks.len(),
+            ctx.dropped.len()
+        );
+    }
+    Ok(())
+}
+
+/// `memloop feedback`.
+#[derive(Args, Debug)]
+pub struct FeedbackArgs {
+    /// The memory.
+    id: u64,
+    /// How much it contributed: 1 harmful, 2 not useful, 3 should have contributed more,
+    /// 4 useful, 5 decisive.
+    #[arg(value_parser = clap::value_parser!(u8).range(1..=5))]
+    level: u8,
+    /// Print the memory's feedback so far as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn feedback(store: &StoreArgs, a: &FeedbackArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let state = memory.feedback(a.id, a.level)?;
+    memory.close()?;
+    if a.json {
+        println!("{}", serde_json::to_value(state)?);
+    } else {
+        println!(
+            "#{}: {} feedback(s), mean {:.1}, served {:+} step(s) from its rank's precision",
+            a.id,
+            state.count,
+            state.sum as f32 / state.count as f32,
+            state.precision_shift
+        );
+    }
+    Ok(())
+}
+
+/// `memloop observe`.
+#[derive(Args, Debug)]
+pub struct ObserveArgs {
+    /// The subject (a file path, a service name).
+    subject: String,
+    /// created, modified, executed or deleted.
+    #[arg(value_parser = |s: &str| SubjectEvent::parse(s).ok_or_else(|| format!("unknown event {s:?} (created, modified, executed, deleted)")))]
+    event: SubjectEvent,
+    /// What it contains now (created / modified) or printed (executed).
+    content: Option<String>,
+}
+
+pub fn observe(store: &StoreArgs, a: &ObserveArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let id = memory.observe(&a.subject, a.event, a.content.as_deref())?;
+    memory.close()?;
+    println!("{id}");
+    Ok(())
+}
+
+/// `memloop task`.
+#[derive(Args, Debug)]
+pub struct TaskArgs {
+    /// What was asked.
+    #[arg(long)]
+    request: String,
+    /// success or failure.
+    #[arg(long, value_parser = ["success", "failure"])]
+    outcome: String,
+    /// A step taken (repeat, in order).
+    #[arg(long = "step")]
+    steps: Vec<String>,
+    /// What to do differently next time (failures).
+    #[arg(long)]
+    reflection: Option<String>,
+    /// Print {"task":ID,"reflection":ID|null}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn task(store: &StoreArgs, a: &TaskArgs) -> Result<()> {
+    let memory = store.open(Durability::Synced)?;
+    let outcome = if a.outcome == "success" {
+        Outcome::Success
+    } else {
+        Outcome::Failure
+    };
+    let mut task = Task::new(a.request.as_str(), outcome);
+    task.steps.clone_from(&a.steps);
+    task.reflection.clone_from(&a.reflection);
+    let ids = memory.record_task(&task)?;
+    memory.close()?;
+    if a.json {
+        println!("{}", serde_json::to_value(ids)?);
+    } else {
+        println!("{}", ids.task);
+    }
+    Ok(())
+}
