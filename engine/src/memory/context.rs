@@ -131,7 +131,10 @@ impl Memory {
                         } else {
                             Precision::Brief
                         };
-                        let shift = h.explain.feedback.map_or(0, |f| f.precision_shift);
+                        // A memory found in the long-term tier is served a step lower (its
+                        // explanation keeps the tier it was found in; the hit reinforced it).
+                        let shift = h.explain.feedback.map_or(0, |f| f.precision_shift)
+                            - i8::from(h.explain.tier == crate::item::Tier::LongTerm);
                         let fallback = extract(&h.item.text);
                         Candidate {
                             id: h.item.id,

@@ -474,3 +474,38 @@ fn context_fits_the_real_tokenizer_budget() {
         })
         .unwrap();
 }
+
+#[test]
+fn long_term_memories_are_served_one_precision_lower() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(1_000);
+    let m = open(dir.path(), &clock);
+    let id = m
+        .remember(NewMemory::new(
+            "the backup runs at midnight. it takes an hour.",
+        ))
+        .unwrap();
+    let hits = m.recall(&Query::new("backup").k(1)).unwrap();
+    let ctx = m
+        .context_of(&hits, 1000, 1.0, ContextMode::Memories)
+        .unwrap();
+    assert_eq!(ctx.blocks[0].precision, Precision::Original);
+    let demote_at = m.explain_decay(id).unwrap().demote_at.unwrap();
+    clock.set(demote_at + 1).unwrap();
+    m.sweep().unwrap();
+    let hits = m.recall(&Query::new("backup").k(1)).unwrap();
+    assert_eq!(
+        hits[0].explain.tier,
+        Tier::LongTerm,
+        "found in the long-term tier"
+    );
+    assert_eq!(
+        hits[0].item.tier,
+        Tier::Working,
+        "and reinforced by the recall"
+    );
+    let ctx = m
+        .context_of(&hits, 1000, 1.0, ContextMode::Memories)
+        .unwrap();
+    assert_eq!(ctx.blocks[0].precision, Precision::Concise);
+}
