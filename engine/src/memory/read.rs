@@ -127,8 +127,7 @@ impl Memory {
         ef: Option<usize>,
     ) -> Result<Vec<Hit>> {
         let mut hits = self.search_vector(vector, k, filter, ef)?;
-        self.inner.explain(&mut hits)?;
-        self.inner.touch(&mut hits, self.inner.now())?;
+        self.inner.serve(&mut hits)?;
         Ok(hits)
     }
 
@@ -203,7 +202,7 @@ impl super::Inner {
     /// Records a recall of `hits` at `now`: access time, and a reinforcement (spaced
     /// repetition) when forgetting is on. The catalog sees it at once; the database with the
     /// next write or checkpoint.
-    pub(crate) fn touch(&self, hits: &mut [Hit], now: crate::clock::Timestamp) -> Result<()> {
+    pub(super) fn touch(&self, hits: &mut [Hit], now: crate::clock::Timestamp) -> Result<()> {
         let policy = &self.options.forgetting;
         let mut pending = self.accessed.lock();
         let mut reinforced = Vec::new();

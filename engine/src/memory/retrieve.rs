@@ -69,7 +69,7 @@ impl Memory {
                         }
                     }
                 }
-                (text, vector, Strategy::RERANK_CANDIDATES)
+                (text, vector, Strategy::DEFAULT_CANDIDATES)
             }
         };
         let mut hits = self.hybrid_candidates(query, &text, &vector, candidates.max(query.k))?;
@@ -90,8 +90,7 @@ impl Memory {
         for (rank, h) in hits.iter_mut().enumerate() {
             h.rank = rank;
         }
-        self.inner.explain(&mut hits)?;
-        self.inner.touch(&mut hits, self.inner.now())?;
+        self.inner.serve(&mut hits)?;
         Ok(hits)
     }
 
@@ -161,14 +160,15 @@ impl Memory {
     }
 }
 
-impl Strategy {
-    /// Candidates per index for the final stage of an iterative retrieval.
-    const RERANK_CANDIDATES: usize = 50;
-}
-
 impl Inner {
+    /// Final hits leave: explained (tier as found), then touched and reinforced.
+    pub(crate) fn serve(&self, hits: &mut [Hit]) -> Result<()> {
+        self.explain(hits)?;
+        self.touch(hits, self.now())
+    }
+
     /// Fills in each hit's importance, tier, retention and feedback.
-    pub(crate) fn explain(&self, hits: &mut [Hit]) -> Result<()> {
+    fn explain(&self, hits: &mut [Hit]) -> Result<()> {
         let ids: Vec<MemoryId> = hits.iter().map(|h| h.item.id).collect();
         let feedback = self.store.sides(FEEDBACK, &ids)?;
         let policy = &self.options.forgetting;

@@ -181,11 +181,7 @@ impl Memory {
         let now = self.inner.now();
         state.apply(event, content, now);
         let (original, concise, brief) = state.render(subject);
-        let vector = super::write::unit(
-            self.inner.embedder.embed_documents(&[&original])?.remove(0),
-            self.inner.embedder.dim(),
-        )
-        .map_err(Error::InvalidInput)?;
+        let vector = self.inner.embed_one(&original)?;
         let json = serde_json::to_vec(&state).expect("subject state always serialises");
         self.inner.write(|inner, tx, applied| {
             let current = match existing {

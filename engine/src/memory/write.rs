@@ -145,13 +145,7 @@ impl Memory {
             None => None,
         };
         let vector = match &new_text {
-            Some(t) => Some(
-                unit(
-                    self.inner.embedder.embed_documents(&[t])?.remove(0),
-                    self.inner.embedder.dim(),
-                )
-                .map_err(Error::InvalidInput)?,
-            ),
+            Some(t) => Some(self.inner.embed_one(t)?),
             None => None,
         };
         self.inner.write(|inner, tx, applied| {
@@ -388,6 +382,12 @@ impl Inner {
         staged.items.insert(item.id, item.clone());
         staged.fresh.push((item.id, ns, item.kind, v));
         Ok(item.id)
+    }
+
+    /// The unit document vector of `text`.
+    pub(super) fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        let v = self.embedder.embed_documents(&[text])?.remove(0);
+        unit(v, self.embedder.dim()).map_err(Error::InvalidInput)
     }
 
     /// Writes `m` as a new memory with unit vector `v` (no de-duplication).

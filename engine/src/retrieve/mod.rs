@@ -41,8 +41,13 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    /// Rerank with 50 candidates from each index.
-    pub const RERANK: Strategy = Strategy::Rerank { candidates: 50 };
+    /// Candidates taken from each index by [`Strategy::RERANK`] and by the final stage of an
+    /// iterative retrieval.
+    pub const DEFAULT_CANDIDATES: usize = 50;
+    /// Rerank with [`Strategy::DEFAULT_CANDIDATES`] from each index.
+    pub const RERANK: Strategy = Strategy::Rerank {
+        candidates: Strategy::DEFAULT_CANDIDATES,
+    };
     /// Iterative with 2 rounds of 5 results.
     pub const ITERATIVE: Strategy = Strategy::Iterative {
         rounds: 2,

@@ -179,9 +179,7 @@ impl Store {
         table: TableDefinition<u64, &[u8]>,
         id: MemoryId,
     ) -> Result<Option<Vec<u8>>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
-        let t = tx.open_table(table).map_err(db)?;
-        Ok(t.get(id).map_err(db)?.map(|v| v.value().to_vec()))
+        Ok(self.sides(table, &[id])?.remove(0))
     }
 
     /// Side-table values of `ids`, in one transaction (`None` where absent).
