@@ -1,25 +1,17 @@
 //! Printing items and hits, as JSON or as text for people.
 
 use memloop::{Explanation, Hit, MemoryItem};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// An item as a JSON object.
 pub fn item_json(item: &MemoryItem) -> Value {
     serde_json::to_value(item).expect("items always serialise")
 }
 
-/// A hit as a flat JSON object: id, score, rank, kind, text, and the whole item.
+/// A hit as a flat JSON object (see `Hit`'s serialisation): id, score, rank, kind, text, the
+/// explanation and the whole item.
 pub fn hit_json(hit: &Hit) -> Value {
-    json!({
-        "id": hit.item.id,
-        "score": hit.score,
-        "rank": hit.rank,
-        "kind": hit.item.kind,
-        "namespace": hit.item.namespace,
-        "text": hit.item.text,
-        "explain": hit.explain,
-        "item": item_json(&hit.item),
-    })
+    serde_json::to_value(hit).expect("hits always serialise")
 }
 
 /// One line per hit: rank, score, id, kind, text (shortened).

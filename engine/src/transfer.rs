@@ -31,7 +31,7 @@ const VERSION: u32 = 1;
 const CHUNK: usize = 512;
 
 /// What an import did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ImportReport {
     /// Records in the file.
     pub records: usize,

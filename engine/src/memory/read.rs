@@ -68,6 +68,25 @@ pub struct Hit {
     pub explain: crate::retrieve::Explanation,
 }
 
+/// A hit serialises flat, as the CLI and the C and Python bindings show it: `id`, `score`,
+/// `rank`, `kind`, `namespace`, `tier`, `text`, `explain`, and the whole `item`.
+impl serde::Serialize for Hit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut h = s.serialize_struct("Hit", 9)?;
+        h.serialize_field("id", &self.item.id)?;
+        h.serialize_field("score", &self.score)?;
+        h.serialize_field("rank", &self.rank)?;
+        h.serialize_field("kind", &self.item.kind)?;
+        h.serialize_field("namespace", &self.item.namespace)?;
+        h.serialize_field("tier", &self.item.tier)?;
+        h.serialize_field("text", &self.item.text)?;
+        h.serialize_field("explain", &self.explain)?;
+        h.serialize_field("item", &self.item)?;
+        h.end()
+    }
+}
+
 /// Extra candidates searched while the catalog loads, to make up for superseded versions
 /// dropped after the search.
 const UNLOADED_MARGIN: usize = 16;

@@ -1,0 +1,326 @@
+//! The entry points on an open store. Every one returns a status code (`MEMLOOP_OK` or an
+//! error, with `memloop_last_error` explaining it) and writes its result through
+//! out-parameters; JSON results are freed with `memloop_free_string`.
+//!
+//! Thread safety: unless said otherwise, every call may run on any thread, concurrently with
+//! other calls on the same handle (reads run in parallel; writes are serialised inside).
+
+use std::ffi::c_char;
+
+use memloop::{MemoryFilter, NewMemory, SubjectEvent};
+
+use crate::handle::{memloop_t, store};
+use crate::raw;
+use crate::requests::{ContextJson, RecallRequest, TaskJson};
+use crate::status::{guard, Failure};
+
+/// Remembers one memory. `item_json` is an object: `"text"` (required), `"kind"` (chunk,
+/// triple, fact, summary, task, reflection, subject, document), `"namespace"`, `"tags"`,
+/// `"importance"` (0..1), `"concise"`, `"brief"`, `"subject"`, `"source"`
+/// (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`. Writes the memory's id
+/// to `*out_id` (an existing id when it merged into a duplicate). Durable on return when the
+/// store was opened with `"sync": true`.
+///
+/// # Safety
+/// `item_json` is NULL or a NUL-terminated string; `out_id` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_remember(
+    handle: *const memloop_t,
+    item_json: *const c_char,
+    out_id: *mut u64,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_id, "out_id")?;
+        // SAFETY: the caller's contract for `item_json`.
+        let item: NewMemory = unsafe { raw::json(item_json, "item_json") }?;
+        let id = memory.remember(item)?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write(out_id, id, "out_id") }
+    })
+}
+
+/// Remembers a JSON array of items (as for `memloop_remember`) in one transaction: all or
+/// none. Writes their ids, in order, to `out_ids[0..n]` and `n` to `*out_count`; fails
+/// before changing anything when `capacity` is smaller than the array.
+///
+/// # Safety
+/// `items_json` is NULL or a NUL-terminated string; `out_ids` is NULL or has `capacity`
+/// writable elements; `out_count` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_remember_batch(
+    handle: *const memloop_t,
+    items_json: *const c_char,
+    out_ids: *mut u64,
+    capacity: usize,
+    out_count: *mut usize,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_ids, "out_ids")?;
+        raw::require(out_count, "out_count")?;
+        // SAFETY: the caller's contract for `items_json`.
+        let items: Vec<NewMemory> = unsafe { raw::json(items_json, "items_json") }?;
+        if items.len() > capacity {
+            return Err(Failure::invalid(format!(
+                "out_ids holds {capacity} ids, {} items given",
+                items.len()
+            )));
+        }
+        let ids = memory.remember_batch(items)?;
+        // SAFETY: checked non-null; `capacity` elements by contract, and ids.len() <= capacity.
+        unsafe { raw::write_slice(out_ids, capacity, &ids, "out_ids") }?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write(out_count, ids.len(), "out_count") }
+    })
+}
+
+/// Writes memory `id` as a JSON object to `*out_json`, or the JSON text `null` when there is
+/// no such memory. Does not count as a recall (no reinforcement).
+///
+/// # Safety
+/// `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_get(
+    handle: *const memloop_t,
+    id: u64,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_json, "out_json")?;
+        let item = memory.get(id)?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write_json(out_json, &item, "out_json") }
+    })
+}
+
+/// Forgets memory `id` now, durably. `MEMLOOP_ERR_NOT_FOUND` when there is no such memory.
+#[no_mangle]
+pub extern "C" fn memloop_forget(handle: *const memloop_t, id: u64) -> i32 {
+    guard(|| Ok(store(handle)?.forget(id)?))
+}
+
+/// Recalls memories. `query_json`: `{"query": "...", "k": 5, "namespace": …, "kinds": […],
+/// "tags": […], "strategy": "single" | "rerank" | "iterative", "include_superseded": false}`.
+/// Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
+/// "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
+/// (they decay more slowly).
+///
+/// # Safety
+/// `query_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_recall(
+    handle: *const memloop_t,
+    query_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_json, "out_json")?;
+        // SAFETY: the caller's contract for `query_json`.
+        let request: RecallRequest = unsafe { raw::json(query_json, "query_json") }?;
+        let (query, strategy) = request.into_query("query_json")?;
+        let hits = memory.retrieve(&query, strategy)?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write_json(out_json, &hits, "out_json") }
+    })
+}
+
+/// Assembles a context under a token budget. `request_json`: `{"query": "...", "budget": N,
+/// "k": 8, "strategy": …, "namespace": …, "kinds": […], "tags": […], "key_share": 0.33,
+/// "documents": false}`. Writes `{"text", "tokens", "budget", "blocks": [{"label", "id",
+/// "precision", "text", "score"}], …}` to `*out_json`; `tokens` never exceeds the budget.
+///
+/// # Safety
+/// `request_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_context(
+    handle: *const memloop_t,
+    request_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_json, "out_json")?;
+        // SAFETY: the caller's contract for `request_json`.
+        let request: ContextJson = unsafe { raw::json(request_json, "request_json") }?;
+        let context = memory.context(&request.into_request("request_json")?)?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write_json(out_json, &context, "out_json") }
+    })
+}
+
+/// Records how useful memory `id` was, `level` 1 (misleading) to 5 (essential): 1–2 weaken it
+/// and serve it at a lower precision, 3 reinforces it at a higher one, 4–5 reinforce it and
+/// raise its importance. Durable.
+#[no_mangle]
+pub extern "C" fn memloop_feedback(handle: *const memloop_t, id: u64, level: i32) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        let level = u8::try_from(level)
+            .ok()
+            .filter(|l| (1..=5).contains(l))
+            .ok_or_else(|| Failure::invalid(format!("level {level} is outside 1..=5")))?;
+        memory.feedback(id, level)?;
+        Ok(())
+    })
+}
+
+/// Records a task the agent carried out. `task_json`: `{"request": "...", "steps": […],
+/// "success": true | false, "reflection": "…", "namespace": …, "tags": […]}`. A failed task
+/// with a reflection also stores the reflection. Writes `{"task": id, "reflection": id | null}`
+/// to `*out_json`.
+///
+/// # Safety
+/// `task_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_record_task(
+    handle: *const memloop_t,
+    task_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_json, "out_json")?;
+        // SAFETY: the caller's contract for `task_json`.
+        let task: TaskJson = unsafe { raw::json(task_json, "task_json") }?;
+        let ids = memory.record_task(&task.into_task("task_json")?)?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write_json(out_json, &ids, "out_json") }
+    })
+}
+
+/// Records an event about a subject (a file, a tool): `event` is `"created"`, `"modified"`,
+/// `"executed"` or `"deleted"`; `content` may be NULL. All events of a subject merge into one
+/// memory, whose id is written to `*out_id`.
+///
+/// # Safety
+/// `subject`, `event` and `content` are NULL or NUL-terminated strings; `out_id` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_observe(
+    handle: *const memloop_t,
+    subject: *const c_char,
+    event: *const c_char,
+    content: *const c_char,
+    out_id: *mut u64,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_id, "out_id")?;
+        // SAFETY: the caller's contract for the three strings.
+        let (subject, event, content) = unsafe {
+            (
+                raw::text(subject, "subject")?,
+                raw::text(event, "event")?,
+                raw::optional_text(content, "content")?,
+            )
+        };
+        let event = SubjectEvent::parse(event).ok_or_else(|| {
+            Failure::invalid(format!(
+                "event {event:?} is not one of created, modified, executed, deleted"
+            ))
+        })?;
+        let id = memory.observe(subject, event, content)?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write(out_id, id, "out_id") }
+    })
+}
+
+/// Applies forgetting at the clock's current time; writes the report (`{"demoted",
+/// "forgotten", …}`) to `*out_json`.
+///
+/// # Safety
+/// `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_sweep(
+    handle: *const memloop_t,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_json, "out_json")?;
+        let report = memory.sweep()?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write_json(out_json, &report, "out_json") }
+    })
+}
+
+/// Writes the store's statistics (`{"memories", "working", "long_term", "indexed", "seq",
+/// "checkpoint", "model"}`) to `*out_json`.
+///
+/// # Safety
+/// `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_stats(
+    handle: *const memloop_t,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_json, "out_json")?;
+        let stats = memory.stats()?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write_json(out_json, &stats, "out_json") }
+    })
+}
+
+/// Saves the index and makes every write durable (compacting the files when much is free).
+#[no_mangle]
+pub extern "C" fn memloop_checkpoint(handle: *const memloop_t) -> i32 {
+    guard(|| Ok(store(handle)?.checkpoint()?))
+}
+
+/// Exports every memory (with its vector) to the file `path`; writes how many to `*out_count`.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `out_count` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_export(
+    handle: *const memloop_t,
+    path: *const c_char,
+    out_count: *mut u64,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_count, "out_count")?;
+        // SAFETY: the caller's contract for `path`.
+        let path = unsafe { raw::text(path, "path") }?;
+        let n = memory.export(path, &MemoryFilter::default())?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write(out_count, n as u64, "out_count") }
+    })
+}
+
+/// Imports an export file; writes `{"records", "added", "merged", "unchanged", "reembedded"}`
+/// to `*out_json`. A file from another model is re-embedded.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_import(
+    handle: *const memloop_t,
+    path: *const c_char,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_json, "out_json")?;
+        // SAFETY: the caller's contract for `path`.
+        let path = unsafe { raw::text(path, "path") }?;
+        let report = memory.import(path)?;
+        // SAFETY: checked non-null; writable by contract.
+        unsafe { raw::write_json(out_json, &report, "out_json") }
+    })
+}
+
+/// Sets a manual clock to `unix_ms` (milliseconds since the Unix epoch). An error for the
+/// system clock, or for a time before the clock's current time.
+#[no_mangle]
+pub extern "C" fn memloop_set_time(handle: *const memloop_t, unix_ms: i64) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        memory.clock().set(unix_ms).map_err(Failure::invalid)
+    })
+}

@@ -1,0 +1,187 @@
+//! The opaque handle: opening and closing a store, and finding the store behind a handle.
+//!
+//! A handle is a token, never dereferenced: live stores are kept in a registry keyed by the
+//! token, so a NULL, closed or made-up handle is an error, not a crash, and `memloop_close`
+//! waits for calls in flight on other threads before it closes the store.
+
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use memloop::{Clock, Durability, HashingEmbedder, Memory, Options};
+use parking_lot::RwLock;
+use serde::Deserialize;
+
+use crate::hooks::{install, memloop_hooks_t};
+use crate::raw;
+use crate::status::{guard, Failure, Outcome};
+
+/// An open store. Opaque: create with `memloop_open`, release with `memloop_close`.
+#[allow(non_camel_case_types)]
+pub struct memloop_t {
+    _private: [u8; 0],
+}
+
+static STORES: LazyLock<RwLock<HashMap<usize, Arc<Memory>>>> = LazyLock::new(Default::default);
+/// Tokens are never reused, so a stale handle cannot reach a newer store.
+static NEXT_TOKEN: AtomicUsize = AtomicUsize::new(1);
+
+/// The store behind `handle`.
+pub(crate) fn store(handle: *const memloop_t) -> Outcome<Arc<Memory>> {
+    if handle.is_null() {
+        return Err(Failure::invalid("handle is NULL"));
+    }
+    STORES
+        .read()
+        .get(&(handle as usize))
+        .cloned()
+        .ok_or_else(|| Failure::invalid("handle is not an open memloop store (closed already?)"))
+}
+
+/// `memloop_open`'s options. Every field is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenOptions {
+    /// Model directory (default: the default model's cache directory).
+    model: Option<PathBuf>,
+    /// "system" (default) or "manual".
+    clock: Option<String>,
+    /// Start of a manual clock, ms since the Unix epoch (default: now).
+    start_ms: Option<i64>,
+    /// fsync every write (default true); false groups writes until checkpoint or close.
+    sync: Option<bool>,
+    /// Near-duplicate threshold; null turns near-duplicate merging off.
+    #[serde(default, deserialize_with = "present")]
+    dedup_threshold: Option<Option<f32>>,
+    /// A model-free deterministic embedder of this dimension instead of a model (tests, demos
+    /// of the plumbing; it has no notion of meaning).
+    hashing_embedder: Option<usize>,
+    /// The most memories kept; the least important are forgotten beyond it.
+    capacity: Option<usize>,
+    /// HNSW search beam for recalls.
+    recall_ef: Option<usize>,
+}
+
+/// Distinguishes an explicit `null` (Some(None)) from an absent field (None).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f32>>, D::Error> {
+    Option::<f32>::deserialize(d).map(Some)
+}
+
+impl OpenOptions {
+    fn into_options(self) -> Outcome<Options> {
+        let mut o = Options::default();
+        if let Some(dim) = self.hashing_embedder {
+            if !(1..=65_536).contains(&dim) {
+                return Err(Failure::invalid(format!(
+                    "options_json: hashing_embedder dimension {dim} is outside 1..=65536"
+                )));
+            }
+            o.embedder = Some(Arc::new(HashingEmbedder::new(dim)));
+        }
+        o.model_dir = self.model;
+        o.clock = match self.clock.as_deref() {
+            None | Some("system") => Clock::System,
+            Some("manual") => Clock::manual(self.start_ms.unwrap_or_else(|| Clock::System.now())),
+            Some(other) => {
+                return Err(Failure::invalid(format!(
+                    "options_json: clock {other:?} is neither \"system\" nor \"manual\""
+                )))
+            }
+        };
+        if self.start_ms.is_some() && !o.clock.is_manual() {
+            return Err(Failure::invalid(
+                "options_json: start_ms needs \"clock\": \"manual\"",
+            ));
+        }
+        if self.sync == Some(false) {
+            o.durability = Durability::Grouped;
+        }
+        if let Some(t) = self.dedup_threshold {
+            o.dedup_threshold = t;
+        }
+        o.forgetting.capacity = self.capacity.or(o.forgetting.capacity);
+        if let Some(ef) = self.recall_ef {
+            o.recall_ef = ef;
+        }
+        Ok(o)
+    }
+}
+
+/// Opens (creating if needed) the store in directory `path`.
+///
+/// `options_json` may be NULL (all defaults) or a JSON object with any of: `"model"` (model
+/// directory; default the cached all-MiniLM-L6-v2), `"clock"` (`"system"` or `"manual"`),
+/// `"start_ms"` (a manual clock's start, ms since the Unix epoch), `"sync"` (default true:
+/// every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
+/// near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
+/// `"recall_ef"`, `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
+/// fields are an error.
+///
+/// `hooks` may be NULL (built-in reranker, refiner, summarizer and token counter) or point to
+/// a `memloop_hooks_t` whose non-NULL callbacks replace them; it is copied, so it need not
+/// outlive the call, but its `user_data` must stay valid until `memloop_close`.
+///
+/// On success writes the handle to `*out`. Thread safety: any thread; the handle may then be
+/// used from many threads at once.
+///
+/// # Safety
+/// `path` and `options_json` are NULL or NUL-terminated strings; `hooks` is NULL or points to
+/// a `memloop_hooks_t`; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_open(
+    path: *const c_char,
+    options_json: *const c_char,
+    hooks: *const memloop_hooks_t,
+    out: *mut *mut memloop_t,
+) -> i32 {
+    guard(|| {
+        raw::require(out, "out")?;
+        // SAFETY: the caller's contract for `path` and `options_json`.
+        let path = unsafe { raw::text(path, "path") }?;
+        // SAFETY: as above.
+        let options = match unsafe { raw::optional_text(options_json, "options_json") }? {
+            Some(s) => raw::parse_json::<OpenOptions>(s, "options_json")?,
+            None => OpenOptions::default(),
+        };
+        let mut options = options.into_options()?;
+        // SAFETY: the caller's contract for `hooks`.
+        unsafe { install(hooks, &mut options.hooks) }?;
+        let memory = Memory::open(path, options)?;
+        let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+        STORES.write().insert(token, Arc::new(memory));
+        // SAFETY: checked non-null above; writable by contract.
+        unsafe { raw::write(out, token as *mut memloop_t, "out") }
+    })
+}
+
+/// Closes the store: saves the index, makes every write durable and releases the directory.
+/// The handle is invalid afterwards (using it again is an error, not a crash). Calls still
+/// running on other threads finish first; calls started after this one fail.
+///
+/// Thread safety: any thread, once per handle.
+#[no_mangle]
+pub extern "C" fn memloop_close(handle: *mut memloop_t) -> i32 {
+    guard(|| {
+        if handle.is_null() {
+            return Err(Failure::invalid("handle is NULL"));
+        }
+        let mut memory = STORES.write().remove(&(handle as usize)).ok_or_else(|| {
+            Failure::invalid("handle is not an open memloop store (closed already?)")
+        })?;
+        // Wait for calls in flight on other threads to drop their clones.
+        let memory = loop {
+            match Arc::try_unwrap(memory) {
+                Ok(m) => break m,
+                Err(shared) => {
+                    memory = shared;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        };
+        memory.close()?;
+        Ok(())
+    })
+}

@@ -1,0 +1,150 @@
+//! The JSON requests the entry points accept. Unknown fields and wrong types are errors.
+
+use memloop::{
+    ContextMode, ContextRequest, Kind, MemoryFilter, Outcome as TaskOutcome, Query, Strategy, Task,
+};
+use serde::Deserialize;
+
+use crate::status::{Failure, Outcome};
+
+fn five() -> usize {
+    5
+}
+
+fn eight() -> usize {
+    8
+}
+
+/// `memloop_recall`'s query.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecallRequest {
+    query: String,
+    #[serde(default = "five")]
+    k: usize,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    kinds: Vec<Kind>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    strategy: Option<String>,
+    #[serde(default)]
+    include_superseded: bool,
+}
+
+fn strategy(name: Option<&str>, arg: &str) -> Outcome<Strategy> {
+    match name {
+        None => Ok(Strategy::Single),
+        Some(s) => Strategy::parse(s).ok_or_else(|| {
+            Failure::invalid(format!(
+                "{arg}: unknown strategy {s:?} (single, rerank, iterative)"
+            ))
+        }),
+    }
+}
+
+impl RecallRequest {
+    /// The engine's query and strategy.
+    pub fn into_query(self, arg: &str) -> Outcome<(Query, Strategy)> {
+        let strategy = strategy(self.strategy.as_deref(), arg)?;
+        let filter = MemoryFilter {
+            namespace: self.namespace,
+            kinds: self.kinds,
+            tags: self.tags,
+            include_superseded: self.include_superseded,
+            ..Default::default()
+        };
+        Ok((Query::new(self.query).k(self.k).filter(filter), strategy))
+    }
+}
+
+/// `memloop_context`'s request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ContextJson {
+    query: String,
+    budget: usize,
+    #[serde(default = "eight")]
+    k: usize,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    kinds: Vec<Kind>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    strategy: Option<String>,
+    #[serde(default)]
+    key_share: Option<f32>,
+    #[serde(default)]
+    documents: bool,
+}
+
+impl ContextJson {
+    /// The engine's request.
+    pub fn into_request(self, arg: &str) -> Outcome<ContextRequest> {
+        let mut r = ContextRequest::new(self.query, self.budget);
+        r.query = r.query.k(self.k).filter(MemoryFilter {
+            namespace: self.namespace,
+            kinds: self.kinds,
+            tags: self.tags,
+            ..Default::default()
+        });
+        r.strategy = strategy(self.strategy.as_deref(), arg)?;
+        if let Some(share) = self.key_share {
+            r.key_share = share;
+        }
+        if self.documents {
+            r.mode = ContextMode::Documents;
+        }
+        Ok(r)
+    }
+}
+
+/// `memloop_record_task`'s task: `success` as a boolean, or the engine's `outcome`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TaskJson {
+    request: String,
+    #[serde(default)]
+    steps: Vec<String>,
+    #[serde(default)]
+    success: Option<bool>,
+    #[serde(default)]
+    outcome: Option<TaskOutcome>,
+    #[serde(default)]
+    reflection: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+impl TaskJson {
+    /// The engine's task.
+    pub fn into_task(self, arg: &str) -> Outcome<Task> {
+        let outcome = match (self.success, self.outcome) {
+            (Some(true), None) => TaskOutcome::Success,
+            (Some(false), None) => TaskOutcome::Failure,
+            (None, Some(o)) => o,
+            (Some(_), Some(_)) => {
+                return Err(Failure::invalid(format!(
+                    "{arg}: give \"success\" or \"outcome\", not both"
+                )))
+            }
+            (None, None) => {
+                return Err(Failure::invalid(format!(
+                    "{arg}: missing field `success` (true or false)"
+                )))
+            }
+        };
+        let mut task = Task::new(self.request, outcome);
+        task.steps = self.steps;
+        task.reflection = self.reflection;
+        task.namespace = self.namespace;
+        task.tags = self.tags;
+        Ok(task)
+    }
+}

@@ -1,0 +1,122 @@
+//! C programs against the built library: the example (`ffi/examples/basic.c`, on the default
+//! model) and the hostile-input program (`ffi/tests/c/hostile.c`), compiled with the system C
+//! compiler, under AddressSanitizer when the compiler has it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Where cargo put the test binary, and beside it this crate's cdylib.
+fn deps_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().to_path_buf();
+    let lib = dir.join(format!(
+        "{}memloop_ffi{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    assert!(
+        lib.exists(),
+        "{} was not built beside the test",
+        lib.display()
+    );
+    dir
+}
+
+fn compiler() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".into())
+}
+
+/// True when the compiler can build and run an AddressSanitizer program here.
+fn has_asan(scratch: &Path) -> bool {
+    let src = scratch.join("probe.c");
+    let exe = scratch.join("probe");
+    std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+    let built = Command::new(compiler())
+        .args(["-fsanitize=address", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success());
+    built && Command::new(&exe).status().is_ok_and(|s| s.success())
+}
+
+/// Compiles `source` against the header and the library; returns the executable.
+fn compile(source: &str, scratch: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let deps = deps_dir();
+    let exe = scratch.join(Path::new(source).file_stem().unwrap());
+    let mut cc = Command::new(compiler());
+    cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"]);
+    if has_asan(scratch) {
+        cc.args(["-fsanitize=address", "-fno-omit-frame-pointer"]);
+    }
+    cc.arg("-I")
+        .arg(root.join("include"))
+        .arg(root.join(source))
+        .arg("-L")
+        .arg(&deps)
+        .arg(format!("-Wl,-rpath,{}", deps.display()))
+        .arg("-lmemloop_ffi")
+        .arg("-o")
+        .arg(&exe);
+    let out = cc
+        .output()
+        .expect("the system C compiler runs (install gcc or set CC)");
+    assert!(
+        out.status.success(),
+        "compiling {source} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+fn run(exe: &Path, store: &Path) -> (bool, String) {
+    let out = Command::new(exe)
+        .arg(store)
+        // Rust's runtime keeps a few allocations for the process's life (thread-locals, the
+        // handle registry); ASan reports real misuse, not those.
+        .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn the_c_example_runs_on_the_default_model() {
+    let scratch = tempfile::tempdir().unwrap();
+    let exe = compile("examples/basic.c", scratch.path());
+    let (ok, out) = run(&exe, &scratch.path().join("store"));
+    assert!(ok, "basic.c failed:\n{out}");
+    // The recall put the staging database first, the context stayed in budget, close worked.
+    let recall = out.lines().find(|l| l.starts_with("recall: ")).expect(&out);
+    let hits: serde_json::Value = serde_json::from_str(&recall["recall: ".len()..]).unwrap();
+    assert!(
+        hits[0]["text"].as_str().unwrap().contains("PostgreSQL"),
+        "{out}"
+    );
+    let context = out
+        .lines()
+        .find(|l| l.starts_with("context: "))
+        .expect(&out);
+    let context: serde_json::Value = serde_json::from_str(&context["context: ".len()..]).unwrap();
+    assert!(context["tokens"].as_u64().unwrap() <= 48, "{out}");
+    assert!(!context["blocks"].as_array().unwrap().is_empty(), "{out}");
+    assert!(
+        out.contains("feedback 5 on #1") && out.ends_with("closed\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn hostile_input_gets_error_codes_and_messages_never_a_crash() {
+    let scratch = tempfile::tempdir().unwrap();
+    let exe = compile("tests/c/hostile.c", scratch.path());
+    let (ok, out) = run(&exe, &scratch.path().join("store"));
+    assert!(ok, "hostile.c:\n{out}");
+    assert!(out.contains(", 0 failures"), "{out}");
+}
