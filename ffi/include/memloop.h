@@ -224,8 +224,9 @@ int32_t memloop_recall(const memloop_t *handle, const char *query_json, char **o
 /**
  * Assembles a context under a token budget. `request_json`: `{"query": "...", "budget": N,
  * "k": 8, "strategy": …, "namespace": …, "kinds": […], "tags": […], "key_share": 0.33,
- * "documents": false}`. Writes `{"text", "tokens", "budget", "blocks": [{"label", "id",
- * "precision", "text", "score"}], …}` to `*out_json`; `tokens` never exceeds the budget.
+ * "documents": false}`. Writes `{"text", "tokens", "blocks": [{"label", "id",
+ * "precision", "text", "score"}], "dropped": [ids]}` to `*out_json`; `tokens` never exceeds
+ * the budget.
  *
  * # Safety
  * `request_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.

@@ -1,0 +1,56 @@
+"""Errors raise MemloopError subclasses carrying the library's message."""
+
+import pytest
+
+import memloop
+
+
+def test_every_error_is_a_memloop_error_with_a_code():
+    for cls, code in [(memloop.InvalidArgumentError, 1), (memloop.NotFoundError, 2),
+                      (memloop.LockedError, 3), (memloop.ModelMismatchError, 4),
+                      (memloop.CorruptError, 5), (memloop.UnsupportedVersionError, 6),
+                      (memloop.StorageIOError, 7), (memloop.StoreError, 8),
+                      (memloop.VectorIndexError, 9), (memloop.EmbedError, 10),
+                      (memloop.CallbackError, 11), (memloop.PanicError, 12)]:
+        assert issubclass(cls, memloop.MemloopError) and cls.code == code
+
+
+def test_bad_arguments(store):
+    with pytest.raises(memloop.InvalidArgumentError, match="empty"):
+        store.remember("   ")
+    with pytest.raises(memloop.InvalidArgumentError, match="poem"):
+        store.remember("x", kind="poem")
+    with pytest.raises(memloop.InvalidArgumentError, match="importance"):
+        store.remember("x", importance=3.0)
+    with pytest.raises(memloop.InvalidArgumentError, match="unknown field `page`"):
+        store.remember("x", source={"document": "d", "page": 3})
+    with pytest.raises(ValueError):  # also a ValueError
+        store.remember("")
+    with pytest.raises(memloop.InvalidArgumentError, match="clock"):
+        memloop.Memory("/tmp/never", clock="lunar")
+
+
+def test_a_second_open_of_the_same_store_is_locked(store):
+    with pytest.raises(memloop.LockedError, match="locked"):
+        memloop.Memory(store.path, hashing_embedder=64)
+
+
+def test_another_model_is_a_mismatch(tmp_path):
+    with memloop.Memory(tmp_path / "s", hashing_embedder=32) as m:
+        m.remember("x")
+    with pytest.raises(memloop.ModelMismatchError, match="export and import"):
+        memloop.Memory(tmp_path / "s", hashing_embedder=48)
+
+
+def test_a_missing_model_names_the_directory(tmp_path):
+    with pytest.raises(memloop.EmbedError, match="no-such-model"):
+        memloop.Memory(tmp_path / "s", model=tmp_path / "no-such-model")
+
+
+def test_io_errors(store, tmp_path):
+    with pytest.raises(memloop.StorageIOError, match="missing"):
+        store.import_(tmp_path / "missing" / "file.mlx")
+    bad = tmp_path / "bad.mlx"
+    bad.write_bytes(b"this is not an export file")
+    with pytest.raises(memloop.MemloopError, match="bad.mlx"):
+        store.import_(bad)
