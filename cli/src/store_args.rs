@@ -9,7 +9,8 @@ use memloop::{Durability, Memory, Options};
 /// Where the store is and how to open it.
 #[derive(Args, Debug, Clone)]
 pub struct StoreArgs {
-    /// Store directory (created if missing).
+    /// Store directory (created by `init` and by the commands that write: remember, ingest,
+    /// import, task, observe).
     #[arg(long, global = true, default_value = "./memloop-store")]
     pub store: PathBuf,
     /// Model directory (config.json, tokenizer.json, model.safetensors); default: the fetched
@@ -37,7 +38,31 @@ fn parse_threshold(s: &str) -> Result<Threshold, String> {
 }
 
 impl StoreArgs {
-    /// Opens the store with these settings.
+    /// Fails with a clear message unless `--store` is an existing store.
+    fn require_existing(&self) -> Result<()> {
+        if !self.store.join("store.redb").is_file() {
+            anyhow::bail!(
+                "no memloop store at {} (create one with `memloop --store {} init`, or point --store at an existing store)",
+                self.store.display(),
+                self.store.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Opens an existing store (commands that only read or change what is there).
+    pub fn open_existing(&self, durability: Durability) -> Result<Memory> {
+        self.require_existing()?;
+        self.open(durability)
+    }
+
+    /// Opens an existing store with a manual clock set to `t`.
+    pub fn open_existing_at(&self, durability: Durability, t: i64) -> Result<Memory> {
+        self.require_existing()?;
+        self.open_at(durability, t)
+    }
+
+    /// Opens the store with these settings, creating it if missing.
     pub fn open(&self, durability: Durability) -> Result<Memory> {
         self.open_with(durability, memloop::Clock::System)
     }

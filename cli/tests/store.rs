@@ -130,8 +130,9 @@ fn ingest_prints_ids_in_order_and_rejects_bad_lines() {
         "{\"text\":\"x\",\"color\":1}\n",
     );
     assert!(!r.ok && r.err.contains("unknown field"), "{}", r.err);
-    let r = memloop_in(s, &["ingest", "-"], "");
-    assert!(!r.ok && r.err.contains("--jsonl"));
+    // stdin is JSON Lines without the flag.
+    let r = memloop_in(s, &["ingest", "-"], "{\"text\":\"no flag needed\"}\n");
+    assert!(r.ok && r.out.lines().count() == 1, "{} {}", r.out, r.err);
     let r = memloop_in(s, &["ingest", "/nonexistent.jsonl", "--jsonl"], "");
     assert!(!r.ok && r.err.contains("/nonexistent.jsonl"));
     let r = memloop_in(

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum EmbedError {
     /// A file the model directory must contain is absent or unreadable.
-    #[error("{path}: missing or unreadable model file ({reason}); fetch the model with `scripts/fetch-model.sh` or point at a directory with config.json, tokenizer.json and model.safetensors")]
+    #[error("{path}: missing or unreadable model file ({reason}); fetch the model with `memloop model fetch` (or scripts/fetch-model.sh) or point at a directory with config.json, tokenizer.json and model.safetensors")]
     MissingFile {
         /// The file.
         path: PathBuf,

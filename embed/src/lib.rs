@@ -48,9 +48,14 @@ pub fn default_model_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("MEMLOOP_MODEL_DIR") {
         return PathBuf::from(d);
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
+    cache_dir().join("models").join(DEFAULT_MODEL)
+}
+
+/// memloop's cache directory: `$XDG_CACHE_HOME/memloop`, else `~/.cache/memloop`.
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(|| PathBuf::from(".cache"));
-    cache.join("memloop").join("models").join(DEFAULT_MODEL)
+        .unwrap_or_else(|| PathBuf::from(".cache"))
+        .join("memloop")
 }
