@@ -21,6 +21,8 @@ use crate::status::{guard, Failure};
 /// to `*out_id` (an existing id when it merged into a duplicate). Durable on return when the
 /// store was opened with `"sync": true`.
 ///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
 /// # Safety
 /// `item_json` is NULL or a NUL-terminated string; `out_id` is NULL or writable.
 #[no_mangle]
@@ -43,6 +45,8 @@ pub unsafe extern "C" fn memloop_remember(
 /// Remembers a JSON array of items (as for `memloop_remember`) in one transaction: all or
 /// none. Writes their ids, in order, to `out_ids[0..n]` and `n` to `*out_count`; fails
 /// before changing anything when `capacity` is smaller than the array.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
 ///
 /// # Safety
 /// `items_json` is NULL or a NUL-terminated string; `out_ids` is NULL or has `capacity`
@@ -78,6 +82,8 @@ pub unsafe extern "C" fn memloop_remember_batch(
 /// Writes memory `id` as a JSON object to `*out_json`, or the JSON text `null` when there is
 /// no such memory. Does not count as a recall (no reinforcement).
 ///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
 /// # Safety
 /// `out_json` is NULL or writable.
 #[no_mangle]
@@ -96,6 +102,8 @@ pub unsafe extern "C" fn memloop_get(
 }
 
 /// Forgets memory `id` now, durably. `MEMLOOP_ERR_NOT_FOUND` when there is no such memory.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
 #[no_mangle]
 pub extern "C" fn memloop_forget(handle: *const memloop_t, id: u64) -> i32 {
     guard(|| Ok(store(handle)?.forget(id)?))
@@ -106,6 +114,8 @@ pub extern "C" fn memloop_forget(handle: *const memloop_t, id: u64) -> i32 {
 /// Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
 /// "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
 /// (they decay more slowly).
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
 ///
 /// # Safety
 /// `query_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
@@ -133,6 +143,8 @@ pub unsafe extern "C" fn memloop_recall(
 /// "precision", "text", "score"}], "dropped": [ids]}` to `*out_json`; `tokens` never exceeds
 /// the budget.
 ///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
 /// # Safety
 /// `request_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
 #[no_mangle]
@@ -155,6 +167,8 @@ pub unsafe extern "C" fn memloop_context(
 /// Records how useful memory `id` was, `level` 1 (misleading) to 5 (essential): 1–2 weaken it
 /// and serve it at a lower precision, 3 reinforces it at a higher one, 4–5 reinforce it and
 /// raise its importance. Durable.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
 #[no_mangle]
 pub extern "C" fn memloop_feedback(handle: *const memloop_t, id: u64, level: i32) -> i32 {
     guard(|| {
@@ -172,6 +186,8 @@ pub extern "C" fn memloop_feedback(handle: *const memloop_t, id: u64, level: i32
 /// "success": true | false, "reflection": "…", "namespace": …, "tags": […]}`. A failed task
 /// with a reflection also stores the reflection. Writes `{"task": id, "reflection": id | null}`
 /// to `*out_json`.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
 ///
 /// # Safety
 /// `task_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
@@ -195,6 +211,8 @@ pub unsafe extern "C" fn memloop_record_task(
 /// Records an event about a subject (a file, a tool): `event` is `"created"`, `"modified"`,
 /// `"executed"` or `"deleted"`; `content` may be NULL. All events of a subject merge into one
 /// memory, whose id is written to `*out_id`.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
 ///
 /// # Safety
 /// `subject`, `event` and `content` are NULL or NUL-terminated strings; `out_id` is NULL or
@@ -232,6 +250,8 @@ pub unsafe extern "C" fn memloop_observe(
 /// Applies forgetting at the clock's current time; writes the report (`{"demoted",
 /// "forgotten", …}`) to `*out_json`.
 ///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
 /// # Safety
 /// `out_json` is NULL or writable.
 #[no_mangle]
@@ -251,6 +271,8 @@ pub unsafe extern "C" fn memloop_sweep(
 /// Writes the store's statistics (`{"memories", "working", "long_term", "indexed", "seq",
 /// "checkpoint", "model"}`) to `*out_json`.
 ///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
 /// # Safety
 /// `out_json` is NULL or writable.
 #[no_mangle]
@@ -268,12 +290,16 @@ pub unsafe extern "C" fn memloop_stats(
 }
 
 /// Saves the index and makes every write durable (compacting the files when much is free).
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
 #[no_mangle]
 pub extern "C" fn memloop_checkpoint(handle: *const memloop_t) -> i32 {
     guard(|| Ok(store(handle)?.checkpoint()?))
 }
 
 /// Exports every memory (with its vector) to the file `path`; writes how many to `*out_count`.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `out_count` is NULL or writable.
@@ -297,6 +323,8 @@ pub unsafe extern "C" fn memloop_export(
 /// Imports an export file; writes `{"records", "added", "merged", "unchanged", "reembedded"}`
 /// to `*out_json`. A file from another model is re-embedded.
 ///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
 #[no_mangle]
@@ -318,6 +346,8 @@ pub unsafe extern "C" fn memloop_import(
 
 /// Sets a manual clock to `unix_ms` (milliseconds since the Unix epoch). An error for the
 /// system clock, or for a time before the clock's current time.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
 #[no_mangle]
 pub extern "C" fn memloop_set_time(handle: *const memloop_t, unix_ms: i64) -> i32 {
     guard(|| {

@@ -83,7 +83,10 @@ pub struct memloop_hooks_t {
 
 /// Records a message for the failing callback the current thread is running, shown by
 /// `memloop_last_error` when the call returns `MEMLOOP_ERR_CALLBACK`. Call it from inside a
-/// callback before returning a failure. NULL or invalid UTF-8 is shown with replacement characters.
+/// callback before returning a failure. NULL is ignored; invalid UTF-8 is shown with
+/// replacement characters.
+///
+/// Thread safety: call it on the thread that runs the callback (the message is per thread).
 ///
 /// # Safety
 /// `message` is NULL or a NUL-terminated string.

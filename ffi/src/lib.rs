@@ -36,13 +36,13 @@ pub use status::*;
 /// The version of this ABI; a program built against `MEMLOOP_ABI_VERSION` checks it at run time.
 pub const MEMLOOP_ABI_VERSION: u32 = 1;
 
-/// The ABI version of the loaded library (compare with `MEMLOOP_ABI_VERSION`).
+/// The ABI version of the loaded library (compare with `MEMLOOP_ABI_VERSION`). Any thread.
 #[no_mangle]
 pub extern "C" fn memloop_abi_version() -> u32 {
     MEMLOOP_ABI_VERSION
 }
 
-/// The library's version, e.g. "0.1.0" (a static string; do not free).
+/// The library's version, e.g. "0.1.0" (a static string; do not free). Any thread.
 #[no_mangle]
 pub extern "C" fn memloop_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()

@@ -124,6 +124,8 @@ pub(crate) unsafe fn write_slice<T: Copy>(
 
 /// Frees a string returned by memloop (a JSON result). NULL is ignored.
 ///
+/// Thread safety: any thread (not necessarily the one that received the string).
+///
 /// # Safety
 /// `s` is NULL or a pointer this library returned through a `char **` out-parameter that was not
 /// freed yet. Passing anything else (a string from `malloc`, `memloop_last_error`'s pointer)

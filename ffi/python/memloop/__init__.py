@@ -187,31 +187,49 @@ class Item:
         )
 
 
-@dataclass(frozen=True)
 class Hit:
-    """A recalled memory: its score (cosine similarity, or the reranker's), rank and why."""
+    """A recalled memory: its score (cosine similarity, or the reranker's), rank and why.
 
-    id: int
-    score: float
-    rank: int
-    text: str
-    kind: str
-    tier: str
-    item: Item
-    explain: dict = field(repr=False)
+    ``item`` (the whole stored memory) is built on first access: most callers only read the
+    text and the score.
+    """
+
+    __slots__ = ("id", "score", "rank", "text", "kind", "tier", "explain", "_item")
+
+    def __init__(self, id: int, score: float, rank: int, text: str, kind: str, tier: str,
+                 item: Union[Item, Mapping[str, Any]], explain: dict):
+        self.id = id
+        self.score = score
+        self.rank = rank
+        self.text = text
+        self.kind = kind
+        self.tier = tier
+        self.explain = explain
+        self._item = item
+
+    @property
+    def item(self) -> Item:
+        """The stored memory."""
+        if not isinstance(self._item, Item):
+            self._item = Item._from(self._item)
+        return self._item
 
     @classmethod
     def _from(cls, d: Mapping[str, Any]) -> "Hit":
-        return cls(
-            id=d["id"],
-            score=d["score"],
-            rank=d["rank"],
-            text=d["text"],
-            kind=d["kind"],
-            tier=d["tier"],
-            item=Item._from(d["item"]),
-            explain=d["explain"],
-        )
+        return cls(d["id"], d["score"], d["rank"], d["text"], d["kind"], d["tier"], d["item"],
+                   d["explain"])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hit):
+            return NotImplemented
+        return (self.id, self.score, self.rank, self.item) == (
+            other.id, other.score, other.rank, other.item)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"Hit(id={self.id}, score={self.score:.4f}, rank={self.rank}, "
+                f"kind={self.kind!r}, tier={self.tier!r}, text={self.text!r})")
 
 
 @dataclass(frozen=True)
