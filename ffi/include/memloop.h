@@ -158,12 +158,12 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The ABI version of the loaded library (compare with `MEMLOOP_ABI_VERSION`).
+ * The ABI version of the loaded library (compare with `MEMLOOP_ABI_VERSION`). Any thread.
  */
 uint32_t memloop_abi_version(void);
 
 /**
- * The library's version, e.g. "0.1.0" (a static string; do not free).
+ * The library's version, e.g. "0.1.0" (a static string; do not free). Any thread.
  */
 const char *memloop_version(void);
 
@@ -175,6 +175,8 @@ const char *memloop_version(void);
  * to `*out_id` (an existing id when it merged into a duplicate). Durable on return when the
  * store was opened with `"sync": true`.
  *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
  * # Safety
  * `item_json` is NULL or a NUL-terminated string; `out_id` is NULL or writable.
  */
@@ -184,6 +186,8 @@ int32_t memloop_remember(const memloop_t *handle, const char *item_json, uint64_
  * Remembers a JSON array of items (as for `memloop_remember`) in one transaction: all or
  * none. Writes their ids, in order, to `out_ids[0..n]` and `n` to `*out_count`; fails
  * before changing anything when `capacity` is smaller than the array.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
  *
  * # Safety
  * `items_json` is NULL or a NUL-terminated string; `out_ids` is NULL or has `capacity`
@@ -199,6 +203,8 @@ int32_t memloop_remember_batch(const memloop_t *handle,
  * Writes memory `id` as a JSON object to `*out_json`, or the JSON text `null` when there is
  * no such memory. Does not count as a recall (no reinforcement).
  *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
  * # Safety
  * `out_json` is NULL or writable.
  */
@@ -206,6 +212,8 @@ int32_t memloop_get(const memloop_t *handle, uint64_t id, char **out_json);
 
 /**
  * Forgets memory `id` now, durably. `MEMLOOP_ERR_NOT_FOUND` when there is no such memory.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
  */
 int32_t memloop_forget(const memloop_t *handle, uint64_t id);
 
@@ -215,6 +223,8 @@ int32_t memloop_forget(const memloop_t *handle, uint64_t id);
  * Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
  * "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
  * (they decay more slowly).
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
  *
  * # Safety
  * `query_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
@@ -228,6 +238,8 @@ int32_t memloop_recall(const memloop_t *handle, const char *query_json, char **o
  * "precision", "text", "score"}], "dropped": [ids]}` to `*out_json`; `tokens` never exceeds
  * the budget.
  *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
  * # Safety
  * `request_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
  */
@@ -237,6 +249,8 @@ int32_t memloop_context(const memloop_t *handle, const char *request_json, char 
  * Records how useful memory `id` was, `level` 1 (misleading) to 5 (essential): 1–2 weaken it
  * and serve it at a lower precision, 3 reinforces it at a higher one, 4–5 reinforce it and
  * raise its importance. Durable.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
  */
 int32_t memloop_feedback(const memloop_t *handle, uint64_t id, int32_t level);
 
@@ -245,6 +259,8 @@ int32_t memloop_feedback(const memloop_t *handle, uint64_t id, int32_t level);
  * "success": true | false, "reflection": "…", "namespace": …, "tags": […]}`. A failed task
  * with a reflection also stores the reflection. Writes `{"task": id, "reflection": id | null}`
  * to `*out_json`.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
  *
  * # Safety
  * `task_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
@@ -255,6 +271,8 @@ int32_t memloop_record_task(const memloop_t *handle, const char *task_json, char
  * Records an event about a subject (a file, a tool): `event` is `"created"`, `"modified"`,
  * `"executed"` or `"deleted"`; `content` may be NULL. All events of a subject merge into one
  * memory, whose id is written to `*out_id`.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
  *
  * # Safety
  * `subject`, `event` and `content` are NULL or NUL-terminated strings; `out_id` is NULL or
@@ -270,6 +288,8 @@ int32_t memloop_observe(const memloop_t *handle,
  * Applies forgetting at the clock's current time; writes the report (`{"demoted",
  * "forgotten", …}`) to `*out_json`.
  *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
  * # Safety
  * `out_json` is NULL or writable.
  */
@@ -279,6 +299,8 @@ int32_t memloop_sweep(const memloop_t *handle, char **out_json);
  * Writes the store's statistics (`{"memories", "working", "long_term", "indexed", "seq",
  * "checkpoint", "model"}`) to `*out_json`.
  *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
  * # Safety
  * `out_json` is NULL or writable.
  */
@@ -286,11 +308,15 @@ int32_t memloop_stats(const memloop_t *handle, char **out_json);
 
 /**
  * Saves the index and makes every write durable (compacting the files when much is free).
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
  */
 int32_t memloop_checkpoint(const memloop_t *handle);
 
 /**
  * Exports every memory (with its vector) to the file `path`; writes how many to `*out_count`.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
  *
  * # Safety
  * `path` is NULL or a NUL-terminated string; `out_count` is NULL or writable.
@@ -301,6 +327,8 @@ int32_t memloop_export(const memloop_t *handle, const char *path, uint64_t *out_
  * Imports an export file; writes `{"records", "added", "merged", "unchanged", "reembedded"}`
  * to `*out_json`. A file from another model is re-embedded.
  *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
  * # Safety
  * `path` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
  */
@@ -309,6 +337,8 @@ int32_t memloop_import(const memloop_t *handle, const char *path, char **out_jso
 /**
  * Sets a manual clock to `unix_ms` (milliseconds since the Unix epoch). An error for the
  * system clock, or for a time before the clock's current time.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
  */
 int32_t memloop_set_time(const memloop_t *handle, int64_t unix_ms);
 
@@ -351,7 +381,10 @@ int32_t memloop_close(memloop_t *handle);
 /**
  * Records a message for the failing callback the current thread is running, shown by
  * `memloop_last_error` when the call returns `MEMLOOP_ERR_CALLBACK`. Call it from inside a
- * callback before returning a failure. NULL or invalid UTF-8 is shown with replacement characters.
+ * callback before returning a failure. NULL is ignored; invalid UTF-8 is shown with
+ * replacement characters.
+ *
+ * Thread safety: call it on the thread that runs the callback (the message is per thread).
  *
  * # Safety
  * `message` is NULL or a NUL-terminated string.
@@ -360,6 +393,8 @@ void memloop_set_callback_error(const char *message);
 
 /**
  * Frees a string returned by memloop (a JSON result). NULL is ignored.
+ *
+ * Thread safety: any thread (not necessarily the one that received the string).
  *
  * # Safety
  * `s` is NULL or a pointer this library returned through a `char **` out-parameter that was not

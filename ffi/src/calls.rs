@@ -12,7 +12,46 @@ use memloop::{MemoryFilter, NewMemory, SubjectEvent};
 use crate::handle::{memloop_t, store};
 use crate::raw;
 use crate::requests::{ContextJson, RecallRequest, TaskJson};
-use crate::status::{guard, Failure};
+use crate::status::{guard, Failure, Outcome};
+
+/// The shape of most entry points: the store behind `handle`, a required JSON out-pointer
+/// checked before any work, the operation, its result written as JSON.
+///
+/// # Safety
+/// `out_json` is NULL or writable.
+unsafe fn json_result<R: serde::Serialize>(
+    handle: *const memloop_t,
+    out_json: *mut *mut c_char,
+    op: impl FnOnce(&memloop::Memory) -> Outcome<R>,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out_json, "out_json")?;
+        let result = op(&memory)?;
+        // SAFETY: checked non-null above; writable by the caller's contract.
+        unsafe { raw::write_json(out_json, &result, "out_json") }
+    })
+}
+
+/// As [`json_result`], with a JSON request parsed first (its errors name `arg`).
+///
+/// # Safety
+/// `request` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
+unsafe fn json_call<T: serde::de::DeserializeOwned, R: serde::Serialize>(
+    handle: *const memloop_t,
+    request: *const c_char,
+    arg: &'static str,
+    out_json: *mut *mut c_char,
+    op: impl FnOnce(&memloop::Memory, T) -> Outcome<R>,
+) -> i32 {
+    let parse_then_op = |memory: &memloop::Memory| {
+        // SAFETY: the caller's contract for `request`.
+        let parsed: T = unsafe { raw::json(request, arg) }?;
+        op(memory, parsed)
+    };
+    // SAFETY: forwarded contract for `out_json`.
+    unsafe { json_result(handle, out_json, parse_then_op) }
+}
 
 /// Remembers one memory. `item_json` is an object: `"text"` (required), `"kind"` (chunk,
 /// triple, fact, summary, task, reflection, subject, document), `"namespace"`, `"tags"`,
@@ -92,13 +131,8 @@ pub unsafe extern "C" fn memloop_get(
     id: u64,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_json, "out_json")?;
-        let item = memory.get(id)?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write_json(out_json, &item, "out_json") }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { json_result(handle, out_json, |m| Ok(m.get(id)?)) }
 }
 
 /// Forgets memory `id` now, durably. `MEMLOOP_ERR_NOT_FOUND` when there is no such memory.
@@ -125,16 +159,19 @@ pub unsafe extern "C" fn memloop_recall(
     query_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_json, "out_json")?;
-        // SAFETY: the caller's contract for `query_json`.
-        let request: RecallRequest = unsafe { raw::json(query_json, "query_json") }?;
-        let (query, strategy) = request.into_query("query_json")?;
-        let hits = memory.retrieve(&query, strategy)?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write_json(out_json, &hits, "out_json") }
-    })
+    // SAFETY: forwarded contract.
+    unsafe {
+        json_call(
+            handle,
+            query_json,
+            "query_json",
+            out_json,
+            |m, r: RecallRequest| {
+                let (query, strategy) = r.into_query("query_json")?;
+                Ok(m.retrieve(&query, strategy)?)
+            },
+        )
+    }
 }
 
 /// Assembles a context under a token budget. `request_json`: `{"query": "...", "budget": N,
@@ -153,15 +190,16 @@ pub unsafe extern "C" fn memloop_context(
     request_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_json, "out_json")?;
-        // SAFETY: the caller's contract for `request_json`.
-        let request: ContextJson = unsafe { raw::json(request_json, "request_json") }?;
-        let context = memory.context(&request.into_request("request_json")?)?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write_json(out_json, &context, "out_json") }
-    })
+    // SAFETY: forwarded contract.
+    unsafe {
+        json_call(
+            handle,
+            request_json,
+            "request_json",
+            out_json,
+            |m, r: ContextJson| Ok(m.context(&r.into_request("request_json")?)?),
+        )
+    }
 }
 
 /// Records how useful memory `id` was, `level` 1 (misleading) to 5 (essential): 1–2 weaken it
@@ -197,15 +235,16 @@ pub unsafe extern "C" fn memloop_record_task(
     task_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_json, "out_json")?;
-        // SAFETY: the caller's contract for `task_json`.
-        let task: TaskJson = unsafe { raw::json(task_json, "task_json") }?;
-        let ids = memory.record_task(&task.into_task("task_json")?)?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write_json(out_json, &ids, "out_json") }
-    })
+    // SAFETY: forwarded contract.
+    unsafe {
+        json_call(
+            handle,
+            task_json,
+            "task_json",
+            out_json,
+            |m, t: TaskJson| Ok(m.record_task(&t.into_task("task_json")?)?),
+        )
+    }
 }
 
 /// Records an event about a subject (a file, a tool): `event` is `"created"`, `"modified"`,
@@ -259,13 +298,8 @@ pub unsafe extern "C" fn memloop_sweep(
     handle: *const memloop_t,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_json, "out_json")?;
-        let report = memory.sweep()?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write_json(out_json, &report, "out_json") }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { json_result(handle, out_json, |m| Ok(m.sweep()?)) }
 }
 
 /// Writes the store's statistics (`{"memories", "working", "long_term", "indexed", "seq",
@@ -280,13 +314,8 @@ pub unsafe extern "C" fn memloop_stats(
     handle: *const memloop_t,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_json, "out_json")?;
-        let stats = memory.stats()?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write_json(out_json, &stats, "out_json") }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { json_result(handle, out_json, |m| Ok(m.stats()?)) }
 }
 
 /// Saves the index and makes every write durable (compacting the files when much is free).
@@ -333,15 +362,13 @@ pub unsafe extern "C" fn memloop_import(
     path: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_json, "out_json")?;
+    let import = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for `path`.
         let path = unsafe { raw::text(path, "path") }?;
-        let report = memory.import(path)?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write_json(out_json, &report, "out_json") }
-    })
+        Ok(m.import(path)?)
+    };
+    // SAFETY: forwarded contract for `out_json`.
+    unsafe { json_result(handle, out_json, import) }
 }
 
 /// Sets a manual clock to `unix_ms` (milliseconds since the Unix epoch). An error for the
