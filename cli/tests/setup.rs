@@ -25,7 +25,11 @@ fn init_creates_a_store_and_reports_an_existing_one() {
     assert_eq!(v["created"], false);
     assert_eq!(v["memories"], 1);
     // Errors: a model that is not there; a store path that is a file.
-    let r = memloop_in(&dir.path().join("other"), &["--model", "/nonexistent/model", "init"], "");
+    let r = memloop_in(
+        &dir.path().join("other"),
+        &["--model", "/nonexistent/model", "init"],
+        "",
+    );
     assert!(!r.ok && r.err.contains("/nonexistent/model"), "{}", r.err);
     let file = dir.path().join("a-file");
     std::fs::write(&file, "x").unwrap();
@@ -277,7 +281,10 @@ fn the_demo_runs_the_whole_loop_on_the_real_corpus() {
     let r = memloop_in(&store, &["stats", "--json"], "");
     assert!(r.ok, "{}", r.err);
     // Errors: a missing model is named; a bad count is refused.
-    let r = memloop(&["--model", "/nonexistent/model", "demo", "--speeches", "1"], "");
+    let r = memloop(
+        &["--model", "/nonexistent/model", "demo", "--speeches", "1"],
+        "",
+    );
     assert!(!r.ok && r.err.contains("/nonexistent/model"), "{}", r.err);
     let r = memloop(&["demo", "--speeches", "x"], "");
     assert!(!r.ok && r.err.contains("invalid value"), "{}", r.err);

@@ -89,6 +89,17 @@ struct Node {
     melt: Time,
 }
 
+impl Node {
+    /// Bit-for-bit equal (a recompute that changed nothing).
+    #[inline]
+    fn same(&self, other: &Node) -> bool {
+        self.id == other.id
+            && self.v.to_bits() == other.v.to_bits()
+            && self.slope.to_bits() == other.slope.to_bits()
+            && self.melt.to_bits() == other.melt.to_bits()
+    }
+}
+
 const EMPTY_NODE: Node = Node {
     id: EMPTY,
     v: 0.0,
@@ -312,11 +323,8 @@ impl KineticQueue {
     /// True if `a` is before `b` now: (value, slope, id).
     #[inline]
     fn less(&self, a: &Node, b: &Node) -> bool {
-        let (va, vb) = (self.eval(a, self.now), self.eval(b, self.now));
-        va.total_cmp(&vb)
-            .then(a.slope.total_cmp(&b.slope))
-            .then(a.id.cmp(&b.id))
-            .is_lt()
+        let dt = self.now - self.base;
+        before(a, a.v + a.slope * dt, b, b.v + b.slope * dt)
     }
 
     #[inline]
@@ -328,20 +336,27 @@ impl KineticQueue {
             (false, true) => (l, child_melt),
             (true, false) => (r, child_melt),
             (false, false) => {
-                let (w, loser) = if self.less(&l, &r) { (l, r) } else { (r, l) };
-                (w, child_melt.min(self.crossing(&w, &loser)))
+                // Each value is evaluated once and shared by the comparison and the crossing.
+                let dt = self.now - self.base;
+                let (vl, vr) = (l.v + l.slope * dt, r.v + r.slope * dt);
+                let ((w, vw), (loser, vloser)) = if before(&l, vl, &r, vr) {
+                    ((l, vl), (r, vr))
+                } else {
+                    ((r, vr), (l, vl))
+                };
+                (w, child_melt.min(self.crossing(&w, vw, &loser, vloser)))
             }
         };
         self.nodes[n] = Node { melt, ..w };
     }
 
-    /// When the loser's line drops below the winner's (∞ if never).
+    /// When the loser's line drops below the winner's (∞ if never), given both values now.
     #[inline]
-    fn crossing(&self, w: &Node, loser: &Node) -> Time {
+    fn crossing(&self, w: &Node, vw: f64, loser: &Node, vloser: f64) -> Time {
         if loser.slope >= w.slope {
             return Time::INFINITY;
         }
-        let gap = self.eval(loser, self.now) - self.eval(w, self.now); // ≥ 0 up to rounding
+        let gap = vloser - vw; // ≥ 0 up to rounding
         let t = self.now + gap / (w.slope - loser.slope);
         // A few ulps early: waking before the true crossing only recomputes the same winner,
         // waking after it would leave a stale winner at the crossing time itself.
@@ -354,12 +369,19 @@ impl KineticQueue {
         }
     }
 
+    /// Puts `node` in `slot`'s leaf and recomputes its ancestors, stopping at the first one the
+    /// change leaves exactly as it was: everything above it depends on the tree only through
+    /// that node, and every ancestor's certificate still holds (its melt is after now).
     fn set_leaf(&mut self, slot: u32, node: Node) {
         let mut n = self.cap + slot as usize;
         self.nodes[n] = node;
         while n > 1 {
             n /= 2;
+            let before = self.nodes[n];
             self.recompute(n);
+            if before.same(&self.nodes[n]) {
+                break;
+            }
         }
     }
 
@@ -438,6 +460,15 @@ impl KineticQueue {
         }
         assert_eq!(self.by_id.len(), self.iter().count());
     }
+}
+
+/// The queue's order: (value now, slope, id), given the two values now.
+#[inline]
+fn before(a: &Node, va: f64, b: &Node, vb: f64) -> bool {
+    va.total_cmp(&vb)
+        .then(a.slope.total_cmp(&b.slope))
+        .then(a.id.cmp(&b.id))
+        .is_lt()
 }
 
 fn check(id: u64, l: &Line) -> Result<(), KineticError> {
