@@ -320,8 +320,8 @@ impl KineticQueue {
         stats.recomputed += 1;
     }
 
-    /// True if `a` is before `b` now: (value, slope, id).
-    #[inline]
+    /// True if `a` is before `b` now: (value, slope, id) (tests).
+    #[cfg(test)]
     fn less(&self, a: &Node, b: &Node) -> bool {
         let dt = self.now - self.base;
         before(a, a.v + a.slope * dt, b, b.v + b.slope * dt)
