@@ -16,6 +16,7 @@ use memloop::{
 };
 
 use crate::fetch;
+use crate::output::shorten;
 use crate::progress;
 
 /// `memloop demo`.
@@ -48,14 +49,6 @@ fn speech_title(key: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn snippet(text: &str, n: usize) -> String {
-    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one.char_indices().nth(n) {
-        Some((i, _)) => format!("{}…", &one[..i]),
-        None => one,
-    }
 }
 
 /// The speech a hit belongs to.
@@ -202,7 +195,7 @@ pub fn run(model: Option<&Path>, a: &DemoArgs) -> Result<()> {
                 "  {:.3}  {:<28} {}",
                 h.score,
                 origin(h),
-                snippet(&h.item.text, 70)
+                shorten(&h.item.text, 70)
             );
         }
         if favourite.is_none() {
@@ -235,7 +228,7 @@ pub fn run(model: Option<&Path>, a: &DemoArgs) -> Result<()> {
             b.label,
             format!("{:?}", b.precision).to_lowercase(),
             b.id,
-            snippet(&b.text, 60)
+            shorten(&b.text, 60)
         );
     }
 
@@ -333,7 +326,7 @@ pub fn run(model: Option<&Path>, a: &DemoArgs) -> Result<()> {
             e.reason,
             e.value,
             e.threshold,
-            snippet(&e.text, 50)
+            shorten(&e.text, 50)
         );
     }
     let t = Instant::now();

@@ -66,7 +66,8 @@ pub fn item_text(item: &MemoryItem) -> String {
     s
 }
 
-fn shorten(s: &str, max: usize) -> String {
+/// `s` on one line, cut to `max` characters with an ellipsis.
+pub fn shorten(s: &str, max: usize) -> String {
     let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
     match one_line.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &one_line[..i]),

@@ -19,7 +19,7 @@ pub struct InitArgs {
 }
 
 pub fn init(store: &StoreArgs, a: &InitArgs) -> Result<()> {
-    let existed = store.store.join("store.redb").is_file();
+    let existed = store.exists();
     let memory = store.open(Durability::Synced)?;
     let stats = memory.stats()?;
     memory.close()?;

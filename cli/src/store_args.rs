@@ -38,9 +38,14 @@ fn parse_threshold(s: &str) -> Result<Threshold, String> {
 }
 
 impl StoreArgs {
+    /// True if `--store` is an existing store.
+    pub fn exists(&self) -> bool {
+        self.store.join("store.redb").is_file()
+    }
+
     /// Fails with a clear message unless `--store` is an existing store.
     fn require_existing(&self) -> Result<()> {
-        if !self.store.join("store.redb").is_file() {
+        if !self.exists() {
             anyhow::bail!(
                 "no memloop store at {} (create one with `memloop --store {} init`, or point --store at an existing store)",
                 self.store.display(),

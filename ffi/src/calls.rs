@@ -14,8 +14,41 @@ use crate::raw;
 use crate::requests::{ContextJson, RecallRequest, TaskJson};
 use crate::status::{guard, Failure, Outcome};
 
-/// The shape of most entry points: the store behind `handle`, a required JSON out-pointer
-/// checked before any work, the operation, its result written as JSON.
+/// The shape of the entry points with a result: the store behind `handle`, the out-pointer
+/// checked before any work (so a call that cannot report its result changes nothing), the
+/// operation, its result written by `put`.
+fn with_out<O, R>(
+    handle: *const memloop_t,
+    out: *mut O,
+    name: &'static str,
+    op: impl FnOnce(&memloop::Memory) -> Outcome<R>,
+    put: impl FnOnce(*mut O, R) -> Outcome,
+) -> i32 {
+    guard(|| {
+        let memory = store(handle)?;
+        raw::require(out, name)?;
+        let result = op(&memory)?;
+        put(out, result)
+    })
+}
+
+/// [`with_out`] for a plain value (an id, a count).
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe fn value_result<T>(
+    handle: *const memloop_t,
+    out: *mut T,
+    name: &'static str,
+    op: impl FnOnce(&memloop::Memory) -> Outcome<T>,
+) -> i32 {
+    // SAFETY: `with_out` checked `out` non-null; writable by the caller's contract.
+    with_out(handle, out, name, op, |o, v| unsafe {
+        raw::write(o, v, name)
+    })
+}
+
+/// [`with_out`] for a result handed over as JSON.
 ///
 /// # Safety
 /// `out_json` is NULL or writable.
@@ -24,12 +57,9 @@ unsafe fn json_result<R: serde::Serialize>(
     out_json: *mut *mut c_char,
     op: impl FnOnce(&memloop::Memory) -> Outcome<R>,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_json, "out_json")?;
-        let result = op(&memory)?;
-        // SAFETY: checked non-null above; writable by the caller's contract.
-        unsafe { raw::write_json(out_json, &result, "out_json") }
+    // SAFETY: `with_out` checked `out_json` non-null; writable by the caller's contract.
+    with_out(handle, out_json, "out_json", op, |o, r| unsafe {
+        raw::write_json(o, &r, "out_json")
     })
 }
 
@@ -70,15 +100,13 @@ pub unsafe extern "C" fn memloop_remember(
     item_json: *const c_char,
     out_id: *mut u64,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_id, "out_id")?;
+    let remember = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for `item_json`.
         let item: NewMemory = unsafe { raw::json(item_json, "item_json") }?;
-        let id = memory.remember(item)?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write(out_id, id, "out_id") }
-    })
+        Ok(m.remember(item)?)
+    };
+    // SAFETY: forwarded contract for `out_id`.
+    unsafe { value_result(handle, out_id, "out_id", remember) }
 }
 
 /// Remembers a JSON array of items (as for `memloop_remember`) in one transaction: all or
@@ -264,9 +292,7 @@ pub unsafe extern "C" fn memloop_observe(
     content: *const c_char,
     out_id: *mut u64,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_id, "out_id")?;
+    let observe = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for the three strings.
         let (subject, event, content) = unsafe {
             (
@@ -280,10 +306,10 @@ pub unsafe extern "C" fn memloop_observe(
                 "event {event:?} is not one of created, modified, executed, deleted"
             ))
         })?;
-        let id = memory.observe(subject, event, content)?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write(out_id, id, "out_id") }
-    })
+        Ok(m.observe(subject, event, content)?)
+    };
+    // SAFETY: forwarded contract for `out_id`.
+    unsafe { value_result(handle, out_id, "out_id", observe) }
 }
 
 /// Applies forgetting at the clock's current time; writes the report (`{"demoted",
@@ -338,15 +364,13 @@ pub unsafe extern "C" fn memloop_export(
     path: *const c_char,
     out_count: *mut u64,
 ) -> i32 {
-    guard(|| {
-        let memory = store(handle)?;
-        raw::require(out_count, "out_count")?;
+    let export = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for `path`.
         let path = unsafe { raw::text(path, "path") }?;
-        let n = memory.export(path, &MemoryFilter::default())?;
-        // SAFETY: checked non-null; writable by contract.
-        unsafe { raw::write(out_count, n as u64, "out_count") }
-    })
+        Ok(m.export(path, &MemoryFilter::default())? as u64)
+    };
+    // SAFETY: forwarded contract for `out_count`.
+    unsafe { value_result(handle, out_count, "out_count", export) }
 }
 
 /// Imports an export file; writes `{"records", "added", "merged", "unchanged", "reembedded"}`

@@ -285,23 +285,19 @@ class _Callbacks:
     def __init__(self, reranker, refiner, summarizer, token_counter):
         self.pending = threading.local()
         self.hooks = _native.Hooks()
-        self.any = False
+        self.any = any(f is not None for f in (reranker, refiner, summarizer, token_counter))
         if reranker is not None:
             self.hooks.rerank = _native.RERANK_FN(self._guard("reranker", self._rerank(reranker), 1))
-            self.any = True
         if refiner is not None:
             self.hooks.refine = _native.REFINE_FN(self._guard("refiner", self._refine(refiner), -1))
-            self.any = True
         if summarizer is not None:
             self.hooks.summarize = _native.SUMMARIZE_FN(
                 self._guard("summarizer", self._summarize(summarizer), -1)
             )
-            self.any = True
         if token_counter is not None:
             self.hooks.count_tokens = _native.COUNT_TOKENS_FN(
                 self._guard("token counter", self._count(token_counter), -1)
             )
-            self.any = True
 
     def take(self) -> Optional[BaseException]:
         exc = getattr(self.pending, "exc", None)
@@ -398,8 +394,6 @@ class Memory:
         summarizer: Optional[Summarizer] = None,
         token_counter: Optional[TokenCounter] = None,
     ):
-        if clock not in ("system", "manual"):
-            raise InvalidArgumentError(f'clock must be "system" or "manual", not {clock!r}')
         options: dict = {"clock": clock, "sync": bool(sync), "dedup_threshold": dedup_threshold}
         if model is not None:
             options["model"] = os.fspath(model)
