@@ -3,13 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use candle_core::{Device, Tensor};
+use candle_core::Device;
 use sha2::{Digest, Sha256};
 use tokenizers::Tokenizer;
 
 use crate::config::{sentence_bert_max_len, ModelConfig};
 use crate::error::{EmbedError, Result};
-use crate::models::Encoder;
+use crate::models::{Encoder, Kernels};
 use crate::{pool, tokenize, weights};
 
 /// Where inference runs.
@@ -41,6 +41,9 @@ pub struct EmbedderOptions {
     pub dimension: Option<usize>,
     /// Where to run.
     pub device: DeviceChoice,
+    /// Which implementation runs BERT-family models on the CPU: memloop's own encoder
+    /// (default, several times faster) or candle-transformers' `bert` (the reference).
+    pub kernels: Kernels,
 }
 
 impl Default for EmbedderOptions {
@@ -51,6 +54,7 @@ impl Default for EmbedderOptions {
             max_len: None,
             dimension: None,
             device: DeviceChoice::Cpu,
+            kernels: Kernels::Native,
         }
     }
 }
@@ -140,9 +144,11 @@ impl Embedder {
         };
         let weights_path = dir.join("model.safetensors");
         let vb = weights::load(&weights_path, &device)?;
-        let encoder = Encoder::load(&config, vb).map_err(|e| EmbedError::WeightsMismatch {
-            path: weights_path.clone(),
-            reason: e.to_string(),
+        let encoder = Encoder::load(&config, vb, options.kernels).map_err(|e| {
+            EmbedError::WeightsMismatch {
+                path: weights_path.clone(),
+                reason: e.to_string(),
+            }
         })?;
         let matryoshka = match options.dimension {
             None => None,
@@ -293,14 +299,10 @@ impl Embedder {
         let run = || {
             let ids = tokenize::encode(&self.tokenizer, vec![text.to_string()])?;
             let ids = ids.into_iter().next().unwrap_or_default();
-            let n = ids.len();
-            let ids_t = Tensor::from_vec(ids, (1, n), &self.device)?;
-            let mask_t = Tensor::from_vec(vec![1u32; n], (1, n), &self.device)?;
-            let hidden: Vec<f32> = self
+            let threads = rayon::current_num_threads();
+            let hidden = self
                 .encoder
-                .forward(&ids_t, &mask_t)?
-                .flatten_all()?
-                .to_vec1()?;
+                .hidden_states(&[&ids], self.hidden, &self.device, threads)?;
             Ok(hidden.chunks(self.hidden).map(<[f32]>::to_vec).collect())
         };
         self.in_pool(run)
@@ -326,41 +328,60 @@ impl Embedder {
         self.in_pool(run)
     }
 
-    /// Embeds already-tokenised inputs: sorted by length, batched, padded per batch.
+    /// Embeds already-tokenised inputs: sorted by length and batched (the native encoder packs
+    /// each batch with no padding; candle's models pad it to its own longest input). Several
+    /// batches on the native encoder run side by side, one thread each, which scales better
+    /// than sharing every matrix product; a single batch uses all threads.
     fn embed_ids(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+        use rayon::prelude::*;
+
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
+        let batches: Vec<&[usize]> = order.chunks(self.batch_size).collect();
+        let threads = rayon::current_num_threads();
+        let vectors: Vec<Vec<Vec<f32>>> =
+            if batches.len() > 1 && threads > 1 && self.encoder.batches_in_parallel() {
+                batches
+                    .par_iter()
+                    .map(|b| self.embed_batch(b, ids, 1))
+                    .collect::<Result<_>>()?
+            } else {
+                batches
+                    .iter()
+                    .map(|b| self.embed_batch(b, ids, threads))
+                    .collect::<Result<_>>()?
+            };
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); ids.len()];
-        for chunk in order.chunks(self.batch_size) {
-            let seq = chunk
-                .iter()
-                .map(|&i| ids[i].len())
-                .max()
-                .unwrap_or(0)
-                .max(1);
-            let b = chunk.len();
-            let mut flat = vec![0u32; b * seq];
-            let mut mask = vec![0u32; b * seq];
-            for (row, &i) in chunk.iter().enumerate() {
-                flat[row * seq..row * seq + ids[i].len()].copy_from_slice(&ids[i]);
-                mask[row * seq..row * seq + ids[i].len()]
-                    .iter_mut()
-                    .for_each(|m| *m = 1);
-            }
-            let ids_t = Tensor::from_vec(flat, (b, seq), &self.device)?;
-            let mask_t = Tensor::from_vec(mask.clone(), (b, seq), &self.device)?;
-            let hidden = self.encoder.forward(&ids_t, &mask_t)?;
-            let hidden: Vec<f32> = hidden.flatten_all()?.to_vec1()?;
-            let pooled = pool::mean_pool(&hidden, &mask, b, seq, self.hidden);
-            for (&i, mut v) in chunk.iter().zip(pooled) {
-                match self.matryoshka {
-                    Some(d) => v = pool::matryoshka(&v, d),
-                    None => pool::l2_normalize(&mut v),
-                }
+        for (batch, vs) in batches.iter().zip(vectors) {
+            for (&i, v) in batch.iter().zip(vs) {
                 out[i] = v;
             }
         }
         Ok(out)
+    }
+
+    /// One batch (indexes into `ids`) on `threads` threads: pooled, normalised vectors.
+    fn embed_batch(
+        &self,
+        batch: &[usize],
+        ids: &[Vec<u32>],
+        threads: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        let seqs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
+        let hidden = self
+            .encoder
+            .hidden_states(&seqs, self.hidden, &self.device, threads)?;
+        let lens: Vec<usize> = seqs.iter().map(|s| s.len()).collect();
+        Ok(pool::mean_packed(&hidden, &lens, self.hidden)
+            .into_iter()
+            .map(|mut v| {
+                match self.matryoshka {
+                    Some(d) => v = pool::matryoshka(&v, d),
+                    None => pool::l2_normalize(&mut v),
+                }
+                v
+            })
+            .collect())
     }
 }
 

@@ -10,8 +10,12 @@
 //! - Architectures, read from config.json's `model_type`: `bert` (all-MiniLM-L6-v2, the
 //!   default, and the BERT family) and `nomic_bert` (nomic-embed-text: task prefixes applied for
 //!   you, Matryoshka dimensions through [`EmbedderOptions::dimension`]).
-//! - Recipe: truncation at the model's max length (256 for MiniLM), batches sorted by length and
-//!   padded to their own longest input, mean pooling over the attention mask, L2 normalisation.
+//! - Recipe: truncation at the model's max length (256 for MiniLM), batches sorted by length,
+//!   mean pooling over each input's tokens, L2 normalisation.
+//! - On the CPU, BERT-family models run on memloop's own encoder ([`Kernels::Native`]:
+//!   sequences packed with no padding, matrix multiplications straight through `gemm`, fused
+//!   element-wise passes), which matches candle-transformers' `bert` (the reference,
+//!   [`Kernels::Candle`], also what runs on CUDA) and is several times faster.
 //! - [`default_model_dir`]: where `scripts/fetch-model.sh` puts the default model.
 //!
 //! ```no_run
@@ -38,6 +42,7 @@ use std::path::PathBuf;
 
 pub use embedder::{DeviceChoice, Embedder, EmbedderOptions, Fingerprint};
 pub use error::{EmbedError, Result};
+pub use models::Kernels;
 
 /// Name of the default model's directory.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";

@@ -1,30 +1,23 @@
 //! Pooling and output normalisation on the host, fused into one pass over the hidden states.
 //!
-//! - mean over the attention mask (sentence-transformers' `Pooling(mean)`), then
+//! - mean over each sequence's tokens (sentence-transformers' `Pooling(mean)` over the
+//!   attention mask; the encoders hand over only real tokens), then
 //! - either L2 normalisation, or for Matryoshka dimensions nomic's recipe: layer norm without
 //!   affine parameters (eps 1e-5) over the full vector, keep the first `d`, L2-normalise.
 
-/// Mean-pools `hidden` (`batch × seq × dim`, row-major) over the tokens whose `mask` is 1.
-pub(crate) fn mean_pool(
-    hidden: &[f32],
-    mask: &[u32],
-    batch: usize,
-    seq: usize,
-    dim: usize,
-) -> Vec<Vec<f32>> {
-    (0..batch)
-        .map(|b| {
+/// Mean-pools packed hidden states (sequences row after row, `Σ lens × dim`): one mean per
+/// sequence over all its tokens (every packed token is a real one). An empty sequence gives
+/// the zero vector.
+pub(crate) fn mean_packed(hidden: &[f32], lens: &[usize], dim: usize) -> Vec<Vec<f32>> {
+    let mut start = 0;
+    lens.iter()
+        .map(|&len| {
             let mut acc = vec![0f32; dim];
-            let mut n = 0f32;
-            for t in 0..seq {
-                if mask[b * seq + t] == 0 {
-                    continue;
-                }
-                n += 1.0;
-                let row = &hidden[(b * seq + t) * dim..(b * seq + t + 1) * dim];
+            for row in hidden[start * dim..(start + len) * dim].chunks_exact(dim) {
                 acc.iter_mut().zip(row).for_each(|(a, x)| *a += x);
             }
-            let inv = 1.0 / n.max(1e-9);
+            start += len;
+            let inv = 1.0 / (len.max(1) as f32);
             acc.iter_mut().for_each(|a| *a *= inv);
             acc
         })
@@ -55,15 +48,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mean_pool_ignores_masked_tokens() {
-        // batch 2, seq 3, dim 2; second row has one padded token.
-        let hidden = [
-            1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 1.0, 3.0, 3.0, 100.0, 100.0,
-        ];
-        let mask = [1, 1, 1, 1, 1, 0];
-        let p = mean_pool(&hidden, &mask, 2, 3, 2);
-        assert_eq!(p[0], vec![3.0, 4.0]);
-        assert_eq!(p[1], vec![2.0, 2.0]);
+    fn mean_packed_averages_each_sequence_alone() {
+        // dim 2; sequences of 3, 2 and 0 tokens packed row after row.
+        let hidden = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 1.0, 3.0, 3.0];
+        let p = mean_packed(&hidden, &[3, 2, 0], 2);
+        assert_eq!(p, vec![vec![3.0, 4.0], vec![2.0, 2.0], vec![0.0, 0.0]]);
     }
 
     #[test]

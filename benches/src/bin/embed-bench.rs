@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p memloop-benches --bin embed-bench -- [--model DIR] \
-//!     [--sentences benches/data/bench_sentences.json] [--threads 1,2] --json
+//!     [--sentences benches/data/bench_sentences.json] [--threads 1,2] [--kernels native|candle] --json
 //! ```
 //! Same protocol as the reference figures (`research/embedding.md`, `benches/embed_peers.py`):
 //! 256 fixed sentences of 20–60 tokens; batch 1 over the first 128, batch 32 over all 256;
@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use memloop_embed::{default_model_dir, Embedder, EmbedderOptions};
+use memloop_embed::{default_model_dir, Embedder, EmbedderOptions, Kernels};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -32,6 +32,10 @@ struct Args {
     /// Inputs per forward pass inside the embedder (`EmbedderOptions::batch_size`).
     #[arg(long, default_value_t = 8)]
     micro_batch: usize,
+    /// Encoder for BERT models on the CPU: `native` (memloop's own, the default) or `candle`
+    /// (candle-transformers' `bert`).
+    #[arg(long, default_value = "native", value_parser = ["native", "candle"])]
+    kernels: String,
     /// Timed runs per figure (the median is reported).
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -85,6 +89,11 @@ fn main() -> Result<()> {
             EmbedderOptions {
                 threads: Some(threads),
                 batch_size: args.micro_batch,
+                kernels: if args.kernels == "candle" {
+                    Kernels::Candle
+                } else {
+                    Kernels::Native
+                },
                 ..Default::default()
             },
         )?;
@@ -129,7 +138,7 @@ fn main() -> Result<()> {
         let line = json!({
             "system": "memloop", "threads": threads, "batch1_per_s": (b1 * 10.0).round() / 10.0,
             "batch32_per_s": (b32 * 10.0).round() / 10.0, "latency_ms": (latency * 100.0).round() / 100.0,
-            "mean_tokens": (tokens as f64 / all.len() as f64 * 10.0).round() / 10.0, "micro_batch": args.micro_batch,
+            "mean_tokens": (tokens as f64 / all.len() as f64 * 10.0).round() / 10.0, "micro_batch": args.micro_batch, "kernels": args.kernels,
         });
         if args.json {
             println!("{line}");

@@ -1,40 +1,75 @@
 //! One file per architecture; each turns token ids into last hidden states.
 
 mod bert;
+mod cpu_bert;
 mod nomic_bert;
 
-use candle_core::Tensor;
+use candle_core::{Device, Tensor};
 use candle_nn::VarBuilder;
 
 use crate::config::ModelConfig;
-use crate::error::Result;
+use crate::error::{EmbedError, Result};
+
+/// Which implementation runs a BERT-family model on the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kernels {
+    /// memloop's own CPU encoder for BERT-family models (packed sequences with no padding,
+    /// direct matrix multiplications, fused element-wise passes); candle for everything else.
+    #[default]
+    Native,
+    /// candle-transformers' models everywhere (the reference implementation).
+    Candle,
+}
 
 /// A loaded encoder.
 pub(crate) enum Encoder {
     Bert(bert::Bert),
+    CpuBert(cpu_bert::CpuBert),
     NomicBert(nomic_bert::NomicBert),
 }
 
 impl Encoder {
-    pub(crate) fn load(config: &ModelConfig, vb: VarBuilder<'static>) -> candle_core::Result<Self> {
+    pub(crate) fn load(
+        config: &ModelConfig,
+        vb: VarBuilder<'static>,
+        kernels: Kernels,
+    ) -> candle_core::Result<Self> {
+        let native = kernels == Kernels::Native && vb.device().is_cpu();
         Ok(match config {
+            ModelConfig::Bert(c) if native && cpu_bert::supports(c) => {
+                Encoder::CpuBert(cpu_bert::CpuBert::load(vb, c)?)
+            }
             ModelConfig::Bert(c) => Encoder::Bert(bert::Bert::load(vb, c)?),
             ModelConfig::NomicBert(c) => Encoder::NomicBert(nomic_bert::NomicBert::load(vb, c)?),
         })
     }
 
-    /// Last hidden states `(batch, seq, hidden)` for right-padded `ids` with `mask`.
-    pub(crate) fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    /// Whether batches may run side by side, one thread each (memloop's own encoder; candle
+    /// spreads each operation over its own pool instead).
+    pub(crate) fn batches_in_parallel(&self) -> bool {
+        matches!(self, Encoder::CpuBert(_))
+    }
+
+    /// Last hidden states of `seqs`, packed row after row: `Σ len × hidden`; `threads` of the
+    /// current rayon pool share the work where the encoder can (1: the calling thread alone).
+    pub(crate) fn hidden_states(
+        &self,
+        seqs: &[&[u32]],
+        hidden: usize,
+        device: &Device,
+        threads: usize,
+    ) -> Result<Vec<f32>> {
         match self {
-            Encoder::Bert(m) => m.forward(ids, mask),
-            Encoder::NomicBert(m) => m.forward(ids, mask),
+            Encoder::CpuBert(m) => m.forward(seqs, threads).map_err(EmbedError::Inference),
+            Encoder::Bert(m) => padded(seqs, hidden, device, |ids, mask| m.forward(ids, mask)),
+            Encoder::NomicBert(m) => padded(seqs, hidden, device, |ids, mask| m.forward(ids, mask)),
         }
     }
 
     /// Text prefixes the architecture's training used for (documents, queries).
     pub(crate) fn prefixes(&self) -> (&'static str, &'static str) {
         match self {
-            Encoder::Bert(_) => ("", ""),
+            Encoder::Bert(_) | Encoder::CpuBert(_) => ("", ""),
             Encoder::NomicBert(_) => ("search_document: ", "search_query: "),
         }
     }
@@ -43,4 +78,30 @@ impl Encoder {
     pub(crate) fn matryoshka(&self) -> bool {
         matches!(self, Encoder::NomicBert(_))
     }
+}
+
+/// Through a candle model: right-padded to the longest input with a mask, then the padding
+/// rows dropped.
+fn padded(
+    seqs: &[&[u32]],
+    hidden: usize,
+    device: &Device,
+    forward: impl Fn(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Vec<f32>> {
+    let b = seqs.len();
+    let seq = seqs.iter().map(|s| s.len()).max().unwrap_or(0).max(1);
+    let mut flat = vec![0u32; b * seq];
+    let mut mask = vec![0u32; b * seq];
+    for (row, s) in seqs.iter().enumerate() {
+        flat[row * seq..row * seq + s.len()].copy_from_slice(s);
+        mask[row * seq..row * seq + s.len()].fill(1);
+    }
+    let ids = Tensor::from_vec(flat, (b, seq), device)?;
+    let mask = Tensor::from_vec(mask, (b, seq), device)?;
+    let out: Vec<f32> = forward(&ids, &mask)?.flatten_all()?.to_vec1()?;
+    let mut packed = Vec::with_capacity(seqs.iter().map(|s| s.len()).sum::<usize>() * hidden);
+    for (row, s) in seqs.iter().enumerate() {
+        packed.extend_from_slice(&out[row * seq * hidden..(row * seq + s.len()) * hidden]);
+    }
+    Ok(packed)
 }

@@ -1,3 +1,5 @@
+use memloop_embed::{Embedder, EmbedderOptions, Kernels};
+
 use crate::common::*;
 
 /// Every public reference text — truncated long texts, unicode, emoji, CJK, empty and
@@ -95,4 +97,54 @@ fn fingerprint_names_the_weights() {
     );
     assert_eq!(f.dim, 384);
     assert_eq!(f, e.fingerprint().unwrap());
+}
+
+/// memloop's native CPU encoder (the default) and candle-transformers' `bert` (the reference)
+/// compute the same function: the same hidden states token by token and the same vectors,
+/// also for a truncated text and a batch mixing lengths.
+#[test]
+fn native_and_candle_kernels_agree() {
+    let dir = minilm().dir().to_path_buf();
+    let candle = Embedder::load(
+        &dir,
+        EmbedderOptions {
+            threads: Some(2),
+            kernels: Kernels::Candle,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let native = minilm();
+    let reference = json(fixtures().join("minilm/reference_public.json"));
+    let texts: Vec<&str> = reference["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["text"].as_str().unwrap())
+        .step_by(4)
+        .collect();
+    let (a, b) = (
+        native.embed_documents(&texts).unwrap(),
+        candle.embed_documents(&texts).unwrap(),
+    );
+    for ((t, a), b) in texts.iter().zip(&a).zip(&b) {
+        assert!(cosine(a, b) > 0.99999, "{t:?}: cosine {}", cosine(a, b));
+    }
+    for t in [
+        "Canberra is the capital city of Australia.",
+        &"memory ".repeat(300),
+    ] {
+        let (a, b) = (
+            native.token_embeddings(t).unwrap(),
+            candle.token_embeddings(t).unwrap(),
+        );
+        assert_eq!(a.len(), b.len());
+        let max = a
+            .iter()
+            .flatten()
+            .zip(b.iter().flatten())
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max);
+        assert!(max < 1e-4, "hidden states differ by {max}");
+    }
 }

@@ -1,0 +1,250 @@
+//! A BERT encoder written for embedding on the CPU.
+//!
+//! candle-transformers' `bert` runs a general tensor graph: every step allocates a tensor,
+//! padded batches carry masked tokens through every layer, and each element-wise op
+//! synchronises candle's thread pool. This encoder computes the same function (the same
+//! weights, loaded through the same `VarBuilder`, the same layer order and epsilons) the way an
+//! embedder needs it:
+//! - sequences are packed row after row with no padding: the dense layers see exactly the real
+//!   tokens, and attention runs per sequence (`attention.rs`), so no mask is needed;
+//! - the dense layers call `gemm` directly on row-major buffers (`matmul.rs`), with the bias
+//!   as the initial value of the output;
+//! - GELU, softmax and the residual + layer norm are single vectorisable passes
+//!   (`kernels.rs`), spread over the rayon pool by rows.
+//!
+//! The golden tests hold it to the sentence-transformers vectors (cosine ≥ 0.9999) and a unit
+//! test holds it to candle's `BertModel` on the same inputs.
+
+mod simd;
+
+mod attention;
+mod kernels;
+mod matmul;
+
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType};
+use rayon::prelude::*;
+
+use attention::Packing;
+use kernels::Norm;
+use matmul::Linear;
+
+/// One transformer layer.
+#[derive(Debug, Clone)]
+struct Layer {
+    /// Query, key and value projections stacked: `3·hidden × hidden`.
+    qkv: Linear,
+    attn_out: Linear,
+    attn_norm: Norm,
+    up: Linear,
+    down: Linear,
+    out_norm: Norm,
+}
+
+/// A BERT-family encoder (absolute positions) for the CPU.
+#[derive(Debug, Clone)]
+pub(crate) struct CpuBert {
+    word: Vec<f32>,
+    position: Vec<f32>,
+    /// Row 0 of the token-type table: every input is segment 0.
+    token_type: Vec<f32>,
+    emb_norm: Norm,
+    layers: Vec<Layer>,
+    hidden: usize,
+    heads: usize,
+    vocab: usize,
+    max_positions: usize,
+    act: HiddenAct,
+}
+
+fn tensor(vb: &VarBuilder, shape: &[usize], name: &str) -> candle_core::Result<Vec<f32>> {
+    vb.get(shape, name)?.flatten_all()?.to_vec1::<f32>()
+}
+
+/// The `out × inp` weight and the bias of a dense layer.
+fn dense(vb: VarBuilder, inp: usize, out: usize) -> candle_core::Result<(Vec<f32>, Vec<f32>)> {
+    Ok((
+        tensor(&vb, &[out, inp], "weight")?,
+        tensor(&vb, &[out], "bias")?,
+    ))
+}
+
+fn linear(vb: VarBuilder, inp: usize, out: usize) -> candle_core::Result<Linear> {
+    let (w, b) = dense(vb, inp, out)?;
+    Ok(Linear::new(&w, b, inp, out))
+}
+
+/// Layer norm under either naming (`weight`/`bias`, or the old `gamma`/`beta`).
+fn norm(vb: VarBuilder, size: usize, eps: f64) -> candle_core::Result<Norm> {
+    let pick = |names: [&'static str; 2]| -> &'static str {
+        names
+            .into_iter()
+            .find(|n| vb.contains_tensor(n))
+            .unwrap_or(names[0])
+    };
+    Ok(Norm {
+        weight: tensor(&vb, &[size], pick(["weight", "gamma"]))?,
+        bias: tensor(&vb, &[size], pick(["bias", "beta"]))?,
+        eps: eps as f32,
+    })
+}
+
+/// Whether this encoder implements `c`: absolute positions and heads whose width is a
+/// multiple of 8 (every released BERT-family embedder; others run on candle).
+pub(crate) fn supports(c: &Config) -> bool {
+    c.position_embedding_type == PositionEmbeddingType::Absolute
+        && c.num_attention_heads > 0
+        && c.hidden_size % c.num_attention_heads == 0
+        && (c.hidden_size / c.num_attention_heads) % 8 == 0
+}
+
+impl CpuBert {
+    /// Loads the weights under the names candle's `BertModel` uses (optionally under `bert.`
+    /// or `<model_type>.`).
+    pub(crate) fn load(vb: VarBuilder<'static>, c: &Config) -> candle_core::Result<Self> {
+        if !supports(c) {
+            candle_core::bail!(
+                "the native encoder needs absolute positions and heads a multiple of 8 wide"
+            );
+        }
+        let mut prefixes = vec![String::new(), "bert.".to_string()];
+        if let Some(t) = &c.model_type {
+            prefixes.push(format!("{t}."));
+        }
+        let prefix = prefixes
+            .into_iter()
+            .find(|p| vb.contains_tensor(&format!("{p}embeddings.word_embeddings.weight")))
+            .unwrap_or_default();
+        let root = |path: &str| vb.pp(format!("{prefix}{path}"));
+        let (h, eps) = (c.hidden_size, c.layer_norm_eps);
+        let emb = root("embeddings");
+        let token_types = tensor(
+            &emb.pp("token_type_embeddings"),
+            &[c.type_vocab_size, h],
+            "weight",
+        )?;
+        let layers = (0..c.num_hidden_layers)
+            .map(|i| {
+                let l = root(&format!("encoder.layer.{i}"));
+                let attn = l.pp("attention");
+                let (q, k, v) = (
+                    dense(attn.pp("self.query"), h, h)?,
+                    dense(attn.pp("self.key"), h, h)?,
+                    dense(attn.pp("self.value"), h, h)?,
+                );
+                Ok(Layer {
+                    qkv: Linear::new(
+                        &[q.0, k.0, v.0].concat(),
+                        [q.1, k.1, v.1].concat(),
+                        h,
+                        3 * h,
+                    ),
+                    attn_out: linear(attn.pp("output.dense"), h, h)?,
+                    attn_norm: norm(attn.pp("output.LayerNorm"), h, eps)?,
+                    up: linear(l.pp("intermediate.dense"), h, c.intermediate_size)?,
+                    down: linear(l.pp("output.dense"), c.intermediate_size, h)?,
+                    out_norm: norm(l.pp("output.LayerNorm"), h, eps)?,
+                })
+            })
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        Ok(CpuBert {
+            word: tensor(&emb.pp("word_embeddings"), &[c.vocab_size, h], "weight")?,
+            position: tensor(
+                &emb.pp("position_embeddings"),
+                &[c.max_position_embeddings, h],
+                "weight",
+            )?,
+            token_type: token_types[..h].to_vec(),
+            emb_norm: norm(emb.pp("LayerNorm"), h, eps)?,
+            layers,
+            hidden: h,
+            heads: c.num_attention_heads,
+            vocab: c.vocab_size,
+            max_positions: c.max_position_embeddings,
+            act: c.hidden_act,
+        })
+    }
+
+    /// Last hidden states of `seqs`, packed: row after row, `Σ len × hidden`, computed on
+    /// `threads` threads of the current rayon pool (1: on the calling thread alone).
+    ///
+    /// # Errors
+    /// A token id outside the vocabulary or a sequence longer than the position table.
+    pub(crate) fn forward(&self, seqs: &[&[u32]], threads: usize) -> Result<Vec<f32>, String> {
+        let par = threads > 1;
+        let h = self.hidden;
+        let packing = Packing::new(seqs.iter().map(|s| s.len()).collect());
+        let rows = packing.total;
+        let mut x = vec![0f32; rows * h];
+        let mut at = 0;
+        for s in seqs {
+            if s.len() > self.max_positions {
+                return Err(format!(
+                    "{} tokens exceed the model's {} positions",
+                    s.len(),
+                    self.max_positions
+                ));
+            }
+            for (pos, &id) in s.iter().enumerate() {
+                let id = id as usize;
+                if id >= self.vocab {
+                    return Err(format!(
+                        "token id {id} is outside the vocabulary of {}",
+                        self.vocab
+                    ));
+                }
+                let row = &mut x[at * h..(at + 1) * h];
+                let (w, p) = (&self.word[id * h..][..h], &self.position[pos * h..][..h]);
+                for (((r, w), p), t) in row.iter_mut().zip(w).zip(p).zip(&self.token_type) {
+                    *r = w + p + t;
+                }
+                at += 1;
+            }
+        }
+        by_rows(par, &mut x, h, |b| kernels::norm_rows(&self.emb_norm, b));
+        let inter = self.layers.first().map_or(0, |l| l.up.out);
+        let mut qkv = vec![0f32; rows * 3 * h];
+        let mut ctx = vec![0f32; rows * h];
+        let mut tmp = vec![0f32; rows * h];
+        let mut up = vec![0f32; rows * inter];
+        for layer in &self.layers {
+            layer.qkv.forward(&x, rows, &mut qkv, threads);
+            attention::attend(&qkv, &packing, self.heads, h, &mut ctx, par);
+            layer.attn_out.forward(&ctx, rows, &mut tmp, threads);
+            add_norm(par, &mut x, &tmp, h, &layer.attn_norm);
+            layer.up.forward(&x, rows, &mut up, threads);
+            match self.act {
+                HiddenAct::Gelu => by_rows(par, &mut up, inter, kernels::gelu_erf),
+                HiddenAct::GeluApproximate => by_rows(par, &mut up, inter, kernels::gelu_tanh),
+                HiddenAct::Relu => by_rows(par, &mut up, inter, kernels::relu),
+            }
+            layer.down.forward(&up, rows, &mut tmp, threads);
+            add_norm(par, &mut x, &tmp, h, &layer.out_norm);
+        }
+        Ok(x)
+    }
+}
+
+/// Rows per task of the element-wise passes.
+const ROWS_PER_TASK: usize = 16;
+
+/// Applies `f` to blocks of whole `width`-wide rows of `xs`, spread over the rayon pool
+/// when `parallel`.
+fn by_rows(parallel: bool, xs: &mut [f32], width: usize, f: impl Fn(&mut [f32]) + Send + Sync) {
+    if parallel {
+        xs.par_chunks_mut(width * ROWS_PER_TASK).for_each(f);
+    } else {
+        f(xs);
+    }
+}
+
+/// `x = norm(x + residual)`, row by row.
+fn add_norm(parallel: bool, x: &mut [f32], residual: &[f32], width: usize, norm: &Norm) {
+    if parallel {
+        x.par_chunks_mut(width * ROWS_PER_TASK)
+            .zip(residual.par_chunks(width * ROWS_PER_TASK))
+            .for_each(|(x, r)| kernels::add_norm_rows(norm, x, r));
+    } else {
+        kernels::add_norm_rows(norm, x, residual);
+    }
+}
