@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""sentence-transformers (PyTorch, CPU) on the same protocol as `embed-bench`, same JSON line.
+"""sentence-transformers (PyTorch, CPU) and onnxruntime on the same protocol as `embed-bench`,
+same JSON lines.
 
-    python3 -m pip install torch sentence-transformers
-    python3 benches/embed_peers.py --model DIR --threads 1,2 \
+    python3 -m pip install torch sentence-transformers onnxruntime onnx
+    python3 benches/embed_peers.py --model DIR --threads 1,2 [--onnx target/minilm.onnx] \
         [--sentences benches/data/bench_sentences.json]
 
-DIR is the fetched all-MiniLM-L6-v2 folder (scripts/fetch-model.sh prints it).
+DIR is the fetched all-MiniLM-L6-v2 folder (scripts/fetch-model.sh prints it). With --onnx the
+model is exported there once (fp32, opset 17, dynamic axes, as in research/embedding.md) and
+run with onnxruntime (ORT_ENABLE_ALL, CPU); its batch-32 figure sorts the sentences by length
+first, as sentence-transformers does, so neither peer pays for padding it could avoid.
 """
 import argparse
 import json
@@ -22,6 +26,8 @@ def main():
     ap.add_argument("--sentences", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "bench_sentences.json"))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--onnx", help="also run onnxruntime on this ONNX file (exported if missing)")
+    ap.add_argument("--skip-torch", action="store_true", help="only onnxruntime")
     a = ap.parse_args()
     import torch
     from sentence_transformers import SentenceTransformer
@@ -31,6 +37,10 @@ def main():
     tok = model.tokenizer
     probe = next((s for s in sentences if len(tok(s)["input_ids"]) == 58), sentences[0])
     for threads in map(int, a.threads.split(",")):
+        if a.onnx:
+            run_onnx(a, sentences, probe, threads)
+        if a.skip_torch:
+            continue
         torch.set_num_threads(threads)
         model.encode(sentences, batch_size=32)  # warm-up
 
@@ -52,6 +62,72 @@ def main():
         print(json.dumps({"system": "sentence-transformers", "threads": threads, "batch1_per_s": round(b1, 1),
                           "batch32_per_s": round(b32, 1), "latency_ms": round(statistics.median(lat), 2),
                           "torch": torch.__version__}), flush=True)
+
+
+def run_onnx(a, sentences, probe, threads):
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+    from tokenizers import Tokenizer
+
+    if not os.path.exists(a.onnx):
+        from transformers import AutoModel
+
+        hf = AutoModel.from_pretrained(a.model).eval()
+
+        class Wrap(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.m(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+        ids = torch.ones((1, 8), dtype=torch.long)
+        names = ["input_ids", "attention_mask", "token_type_ids"]
+        torch.onnx.export(Wrap(hf), (ids, ids, torch.zeros_like(ids)), a.onnx, input_names=names,
+                          output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                          dynamic_axes={k: {0: "b", 1: "s"} for k in names + ["last_hidden_state"]})
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(a.onnx, so, providers=["CPUExecutionProvider"])
+    tok = Tokenizer.from_file(os.path.join(a.model, "tokenizer.json"))
+    tok.enable_truncation(256)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def encode(batch):
+        encs = tok.encode_batch(batch)
+        ids = np.array([e.ids for e in encs], dtype=np.int64)
+        am = np.array([e.attention_mask for e in encs], dtype=np.int64)
+        h = sess.run(None, {"input_ids": ids, "attention_mask": am, "token_type_ids": np.zeros_like(ids)})[0]
+        m = am[..., None].astype(np.float32)
+        v = (h * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    by_len = sorted(sentences, key=lambda s: len(tok.encode(s).ids))
+
+    def rate(fn, n):
+        fn()
+        runs = []
+        for _ in range(a.runs):
+            t0 = time.perf_counter()
+            fn()
+            runs.append(n / (time.perf_counter() - t0))
+        return statistics.median(runs)
+
+    b1 = rate(lambda: [encode([s]) for s in sentences[:128]], 128)
+    b32 = rate(lambda: [encode(by_len[i:i + 32]) for i in range(0, len(by_len), 32)], len(sentences))
+    lat = []
+    for _ in range(50):
+        t0 = time.perf_counter()
+        encode([probe])
+        lat.append((time.perf_counter() - t0) * 1e3)
+    print(json.dumps({"system": "onnxruntime", "threads": threads, "batch1_per_s": round(b1, 1),
+                      "batch32_per_s": round(b32, 1), "latency_ms": round(statistics.median(lat), 2),
+                      "onnxruntime": ort.__version__}), flush=True)
 
 
 if __name__ == "__main__":

@@ -31,8 +31,10 @@ pub struct EmbedderOptions {
     /// (else `RAYON_NUM_THREADS`, else one per physical core): set that variable before the
     /// first embedding to pin the whole process to n threads.
     pub threads: Option<usize>,
-    /// Inputs per forward pass (after sorting by length). Small batches keep candle's
-    /// intermediate tensors in cache: 8 measured fastest on 2 cores (BENCHMARKS.md).
+    /// Inputs per forward pass (after sorting by length). 32 measured fastest for the native
+    /// encoder on 2 cores (one large matrix product shares best over threads); candle's models
+    /// ([`Kernels::Candle`]) were fastest at 8, which keeps their intermediates in cache
+    /// (BENCHMARKS.md).
     pub batch_size: usize,
     /// Truncate inputs to this many tokens; `None` takes the model's own limit
     /// (`max_seq_length` of sentence-transformers, else the architecture's).
@@ -50,7 +52,7 @@ impl Default for EmbedderOptions {
     fn default() -> Self {
         EmbedderOptions {
             threads: None,
-            batch_size: 8,
+            batch_size: 32,
             max_len: None,
             dimension: None,
             device: DeviceChoice::Cpu,
@@ -299,10 +301,9 @@ impl Embedder {
         let run = || {
             let ids = tokenize::encode(&self.tokenizer, vec![text.to_string()])?;
             let ids = ids.into_iter().next().unwrap_or_default();
-            let threads = rayon::current_num_threads();
             let hidden = self
                 .encoder
-                .hidden_states(&[&ids], self.hidden, &self.device, threads)?;
+                .hidden_states(&[&ids], self.hidden, &self.device)?;
             Ok(hidden.chunks(self.hidden).map(<[f32]>::to_vec).collect())
         };
         self.in_pool(run)
@@ -329,48 +330,25 @@ impl Embedder {
     }
 
     /// Embeds already-tokenised inputs: sorted by length and batched (the native encoder packs
-    /// each batch with no padding; candle's models pad it to its own longest input). Several
-    /// batches on the native encoder run side by side, one thread each, which scales better
-    /// than sharing every matrix product; a single batch uses all threads.
+    /// each batch with no padding; candle's models pad it to its own longest input).
     fn embed_ids(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
-        use rayon::prelude::*;
-
         let mut order: Vec<usize> = (0..ids.len()).collect();
         order.sort_by_key(|&i| ids[i].len());
-        let batches: Vec<&[usize]> = order.chunks(self.batch_size).collect();
-        let threads = rayon::current_num_threads();
-        let vectors: Vec<Vec<Vec<f32>>> =
-            if batches.len() > 1 && threads > 1 && self.encoder.batches_in_parallel() {
-                batches
-                    .par_iter()
-                    .map(|b| self.embed_batch(b, ids, 1))
-                    .collect::<Result<_>>()?
-            } else {
-                batches
-                    .iter()
-                    .map(|b| self.embed_batch(b, ids, threads))
-                    .collect::<Result<_>>()?
-            };
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); ids.len()];
-        for (batch, vs) in batches.iter().zip(vectors) {
-            for (&i, v) in batch.iter().zip(vs) {
+        for batch in order.chunks(self.batch_size) {
+            for (&i, v) in batch.iter().zip(self.embed_batch(batch, ids)?) {
                 out[i] = v;
             }
         }
         Ok(out)
     }
 
-    /// One batch (indexes into `ids`) on `threads` threads: pooled, normalised vectors.
-    fn embed_batch(
-        &self,
-        batch: &[usize],
-        ids: &[Vec<u32>],
-        threads: usize,
-    ) -> Result<Vec<Vec<f32>>> {
+    /// One batch (indexes into `ids`): pooled, normalised vectors.
+    fn embed_batch(&self, batch: &[usize], ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
         let seqs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
         let hidden = self
             .encoder
-            .hidden_states(&seqs, self.hidden, &self.device, threads)?;
+            .hidden_states(&seqs, self.hidden, &self.device)?;
         let lens: Vec<usize> = seqs.iter().map(|s| s.len()).collect();
         Ok(pool::mean_packed(&hidden, &lens, self.hidden)
             .into_iter()

@@ -30,7 +30,7 @@ struct Args {
     #[arg(long, default_value = "1,2", value_delimiter = ',')]
     threads: Vec<usize>,
     /// Inputs per forward pass inside the embedder (`EmbedderOptions::batch_size`).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 32)]
     micro_batch: usize,
     /// Encoder for BERT models on the CPU: `native` (memloop's own, the default) or `candle`
     /// (candle-transformers' `bert`).

@@ -44,23 +44,15 @@ impl Encoder {
         })
     }
 
-    /// Whether batches may run side by side, one thread each (memloop's own encoder; candle
-    /// spreads each operation over its own pool instead).
-    pub(crate) fn batches_in_parallel(&self) -> bool {
-        matches!(self, Encoder::CpuBert(_))
-    }
-
-    /// Last hidden states of `seqs`, packed row after row: `Σ len × hidden`; `threads` of the
-    /// current rayon pool share the work where the encoder can (1: the calling thread alone).
+    /// Last hidden states of `seqs`, packed row after row: `Σ len × hidden`.
     pub(crate) fn hidden_states(
         &self,
         seqs: &[&[u32]],
         hidden: usize,
         device: &Device,
-        threads: usize,
     ) -> Result<Vec<f32>> {
         match self {
-            Encoder::CpuBert(m) => m.forward(seqs, threads).map_err(EmbedError::Inference),
+            Encoder::CpuBert(m) => m.forward(seqs).map_err(EmbedError::Inference),
             Encoder::Bert(m) => padded(seqs, hidden, device, |ids, mask| m.forward(ids, mask)),
             Encoder::NomicBert(m) => padded(seqs, hidden, device, |ids, mask| m.forward(ids, mask)),
         }

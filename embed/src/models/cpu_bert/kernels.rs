@@ -17,7 +17,7 @@ pub(crate) fn exp(x: f32) -> f32 {
     // Adding 1.5·2²³ rounds to the nearest integer n and leaves 0x4B40_0000 + n in the bits,
     // so neither the rounding nor 2ⁿ needs a libm call or a float-to-int conversion.
     const ROUND: f32 = 12_582_912.0;
-    let x = x.max(-87.0).min(88.0);
+    let x = x.clamp(-87.0, 88.0);
     let k = x * LOG2E + ROUND;
     let n = k - ROUND;
     let r = x - n * LN2_HI - n * LN2_LO;
@@ -26,7 +26,7 @@ pub(crate) fn exp(x: f32) -> f32 {
     p = p * r + 8.333_452e-3;
     p = p * r + 4.166_579_6e-2;
     p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1;
+    p = p * r + 5e-1;
     let y = p * r * r + r + 1.0;
     let two_n = f32::from_bits(k.to_bits().wrapping_sub(0x4B40_0000).wrapping_add(127) << 23);
     y * two_n
@@ -75,7 +75,7 @@ pub(crate) fn erf(x: f32) -> f32 {
     p = p * x2 + -2.101_024e-6;
     p = p * x2 + -5.692_506_4e-5;
     p = p * x2 + -7.349_906_3e-4;
-    p = p * x2 + -2.954_600e-3;
+    p = p * x2 + -2.9546e-3;
     p = p * x2 + -1.609_603_3e-2;
     let mut q = -1.456_607_2e-5f32;
     q = q * x2 + -2.133_740_6e-4;

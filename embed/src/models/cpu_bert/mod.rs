@@ -94,8 +94,8 @@ fn norm(vb: VarBuilder, size: usize, eps: f64) -> candle_core::Result<Norm> {
 pub(crate) fn supports(c: &Config) -> bool {
     c.position_embedding_type == PositionEmbeddingType::Absolute
         && c.num_attention_heads > 0
-        && c.hidden_size % c.num_attention_heads == 0
-        && (c.hidden_size / c.num_attention_heads) % 8 == 0
+        && c.hidden_size.is_multiple_of(c.num_attention_heads)
+        && (c.hidden_size / c.num_attention_heads).is_multiple_of(8)
 }
 
 impl CpuBert {
@@ -165,12 +165,13 @@ impl CpuBert {
         })
     }
 
-    /// Last hidden states of `seqs`, packed: row after row, `Σ len × hidden`, computed on
-    /// `threads` threads of the current rayon pool (1: on the calling thread alone).
+    /// Last hidden states of `seqs`, packed: row after row, `Σ len × hidden`, computed on the
+    /// current rayon pool.
     ///
     /// # Errors
     /// A token id outside the vocabulary or a sequence longer than the position table.
-    pub(crate) fn forward(&self, seqs: &[&[u32]], threads: usize) -> Result<Vec<f32>, String> {
+    pub(crate) fn forward(&self, seqs: &[&[u32]]) -> Result<Vec<f32>, String> {
+        let threads = rayon::current_num_threads();
         let par = threads > 1;
         let h = self.hidden;
         let packing = Packing::new(seqs.iter().map(|s| s.len()).collect());
