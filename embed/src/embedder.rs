@@ -25,11 +25,12 @@ pub enum DeviceChoice {
 /// Options for [`Embedder::load`].
 #[derive(Debug, Clone)]
 pub struct EmbedderOptions {
-    /// Threads for this embedder: tokenisation, pooling and candle's matrix multiplications run
-    /// on a pool of this size; `None` uses the global rayon pool. candle's element-wise kernels
-    /// run on its own process-wide pool, sized once per process from `CANDLE_NUM_THREADS`
-    /// (else `RAYON_NUM_THREADS`, else one per physical core): set that variable before the
-    /// first embedding to pin the whole process to n threads.
+    /// Threads for this embedder: tokenisation, pooling and the whole native encoder (matrix
+    /// products, attention, element-wise passes) run on a pool of this size; `None` uses the
+    /// global rayon pool. candle's models ([`Kernels::Candle`], nomic-bert, CUDA) run their
+    /// element-wise kernels on candle's own process-wide pool, sized once per process from
+    /// `CANDLE_NUM_THREADS` (else `RAYON_NUM_THREADS`, else one per physical core): set that
+    /// variable before the first embedding to pin the whole process to n threads.
     pub threads: Option<usize>,
     /// Inputs per forward pass (after sorting by length). 32 measured fastest for the native
     /// encoder on 2 cores (one large matrix product shares best over threads); candle's models
