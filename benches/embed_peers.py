@@ -42,26 +42,35 @@ def main():
         if a.skip_torch:
             continue
         torch.set_num_threads(threads)
-        model.encode(sentences, batch_size=32)  # warm-up
+        report("sentence-transformers", threads, a.runs, sentences, probe,
+               encode_one=lambda s: model.encode([s], batch_size=1),
+               encode_all=lambda: model.encode(sentences, batch_size=32),
+               version={"torch": torch.__version__})
 
-        def rate(fn, n):
-            runs = []
-            for _ in range(a.runs):
-                t0 = time.perf_counter()
-                fn()
-                runs.append(n / (time.perf_counter() - t0))
-            return statistics.median(runs)
 
-        b1 = rate(lambda: [model.encode([s], batch_size=1) for s in sentences[:128]], 128)
-        b32 = rate(lambda: model.encode(sentences, batch_size=32), len(sentences))
-        lat = []
-        for _ in range(50):
+def report(system, threads, runs, sentences, probe, encode_one, encode_all, version):
+    """Times the protocol (batch 1 over the first 128, batch 32 over all, one-sentence latency)
+    after a warm-up and prints one JSON line."""
+    encode_all()  # warm-up
+
+    def rate(fn, n):
+        times = []
+        for _ in range(runs):
             t0 = time.perf_counter()
-            model.encode([probe], batch_size=1)
-            lat.append((time.perf_counter() - t0) * 1e3)
-        print(json.dumps({"system": "sentence-transformers", "threads": threads, "batch1_per_s": round(b1, 1),
-                          "batch32_per_s": round(b32, 1), "latency_ms": round(statistics.median(lat), 2),
-                          "torch": torch.__version__}), flush=True)
+            fn()
+            times.append(n / (time.perf_counter() - t0))
+        return statistics.median(times)
+
+    b1 = rate(lambda: [encode_one(s) for s in sentences[:128]], 128)
+    b32 = rate(encode_all, len(sentences))
+    lat = []
+    for _ in range(50):
+        t0 = time.perf_counter()
+        encode_one(probe)
+        lat.append((time.perf_counter() - t0) * 1e3)
+    print(json.dumps({"system": system, "threads": threads, "batch1_per_s": round(b1, 1),
+                      "batch32_per_s": round(b32, 1), "latency_ms": round(statistics.median(lat), 2),
+                      **version}), flush=True)
 
 
 def run_onnx(a, sentences, probe, threads):
@@ -108,26 +117,10 @@ def run_onnx(a, sentences, probe, threads):
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
     by_len = sorted(sentences, key=lambda s: len(tok.encode(s).ids))
-
-    def rate(fn, n):
-        fn()
-        runs = []
-        for _ in range(a.runs):
-            t0 = time.perf_counter()
-            fn()
-            runs.append(n / (time.perf_counter() - t0))
-        return statistics.median(runs)
-
-    b1 = rate(lambda: [encode([s]) for s in sentences[:128]], 128)
-    b32 = rate(lambda: [encode(by_len[i:i + 32]) for i in range(0, len(by_len), 32)], len(sentences))
-    lat = []
-    for _ in range(50):
-        t0 = time.perf_counter()
-        encode([probe])
-        lat.append((time.perf_counter() - t0) * 1e3)
-    print(json.dumps({"system": "onnxruntime", "threads": threads, "batch1_per_s": round(b1, 1),
-                      "batch32_per_s": round(b32, 1), "latency_ms": round(statistics.median(lat), 2),
-                      "onnxruntime": ort.__version__}), flush=True)
+    report("onnxruntime", threads, a.runs, sentences, probe,
+           encode_one=lambda s: encode([s]),
+           encode_all=lambda: [encode(by_len[i:i + 32]) for i in range(0, len(by_len), 32)],
+           version={"onnxruntime": ort.__version__})
 
 
 if __name__ == "__main__":

@@ -48,3 +48,13 @@ pub fn minilm() -> Embedder {
     )
     .unwrap()
 }
+
+/// The public reference texts of the MiniLM fixture, in order.
+pub fn reference_texts(reference: &serde_json::Value) -> Vec<&str> {
+    reference["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["text"].as_str().unwrap())
+        .collect()
+}

@@ -34,12 +34,7 @@ fn every_reference_text_matches_sentence_transformers() {
 fn batches_equal_single_inputs() {
     let e = minilm();
     let reference = json(fixtures().join("minilm/reference_public.json"));
-    let texts: Vec<&str> = reference["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["text"].as_str().unwrap())
-        .collect();
+    let texts = reference_texts(&reference);
     let batch = e.embed_documents(&texts).unwrap();
     for (t, b) in texts.iter().zip(&batch).step_by(3) {
         let single = e.embed_documents(&[t]).unwrap();
@@ -116,13 +111,7 @@ fn native_and_candle_kernels_agree() {
     .unwrap();
     let native = minilm();
     let reference = json(fixtures().join("minilm/reference_public.json"));
-    let texts: Vec<&str> = reference["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["text"].as_str().unwrap())
-        .step_by(4)
-        .collect();
+    let texts: Vec<&str> = reference_texts(&reference).into_iter().step_by(4).collect();
     let (a, b) = (
         native.embed_documents(&texts).unwrap(),
         candle.embed_documents(&texts).unwrap(),
