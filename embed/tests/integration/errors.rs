@@ -2,7 +2,7 @@ use std::path::Path;
 
 use memloop_embed::{EmbedError, Embedder, EmbedderOptions};
 
-use crate::common::fixtures;
+use crate::common::{fixtures, minilm};
 
 fn copy_model(to: &Path) {
     for f in ["config.json", "tokenizer.json", "model.safetensors"] {
@@ -132,4 +132,35 @@ fn bad_options_are_typed() {
         ),
         Err(EmbedError::InvalidOption { name: "device", .. })
     ));
+}
+
+/// The native BERT encoder checks the weights against config.json as candle does: a layer of
+/// the wrong size is a typed error naming the weights file, not a panic.
+#[test]
+fn bert_weights_that_do_not_fit_are_typed_on_the_native_encoder() {
+    let model = minilm().dir().to_path_buf();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        model.join("tokenizer.json"),
+        dir.path().join("tokenizer.json"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        model.join("model.safetensors"),
+        dir.path().join("model.safetensors"),
+    )
+    .unwrap();
+    let cfg = std::fs::read_to_string(model.join("config.json")).unwrap();
+    assert!(cfg.contains("\"intermediate_size\": 1536"));
+    std::fs::write(
+        dir.path().join("config.json"),
+        cfg.replace("\"intermediate_size\": 1536", "\"intermediate_size\": 1600"),
+    )
+    .unwrap();
+    match load(dir.path()) {
+        Err(EmbedError::WeightsMismatch { path, .. }) => {
+            assert!(path.ends_with("model.safetensors"))
+        }
+        other => panic!("expected WeightsMismatch, got {other:?}"),
+    }
 }

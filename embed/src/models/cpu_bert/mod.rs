@@ -154,7 +154,10 @@ impl CpuBert {
                 &[c.max_position_embeddings, h],
                 "weight",
             )?,
-            token_type: token_types[..h].to_vec(),
+            // No token-type table (type_vocab_size 0) adds nothing.
+            token_type: token_types
+                .get(..h)
+                .map_or_else(|| vec![0.0; h], <[f32]>::to_vec),
             emb_norm: norm(emb.pp("LayerNorm"), h, eps)?,
             layers,
             hidden: h,
