@@ -1,6 +1,7 @@
 //! Memory-mapped safetensors weights.
 //!
-//! The one `unsafe` of this crate: candle's `VarBuilder::from_mmaped_safetensors` maps the file,
+//! One of the crate's three fenced `unsafe` places (with `models/cpu_bert/matmul.rs` and
+//! `models/cpu_bert/simd.rs`): candle's `VarBuilder::from_mmaped_safetensors` maps the file,
 //! and a mapping is only sound while nobody modifies the file. Model files are read-only inputs
 //! that memloop never writes; replacing a model while a process uses it must be done by writing
 //! a new directory (as `scripts/fetch-model.sh` does), never by editing files in place.
