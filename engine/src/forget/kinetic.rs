@@ -347,17 +347,26 @@ impl KineticQueue {
     }
 
     fn visit(&mut self, n: usize, stats: &mut AdvanceStats) {
-        stats.recomputed += 1;
-        if n >= self.cap {
-            self.recompute_bucket(n - self.cap);
-            return;
-        }
-        for c in [2 * n, 2 * n + 1] {
-            if self.nodes[c].melt <= self.now {
-                self.visit(c, stats);
+        if n < self.cap {
+            for c in [2 * n, 2 * n + 1] {
+                if self.nodes[c].melt <= self.now {
+                    self.visit(c, stats);
+                }
             }
         }
-        self.recompute(n);
+        self.refresh(n);
+        stats.recomputed += 1;
+    }
+
+    /// Recomputes node `n` from what lies under it: a bucket's lines (`n ≥ cap`) or its two
+    /// children.
+    #[inline]
+    fn refresh(&mut self, n: usize) {
+        if n >= self.cap {
+            self.recompute_bucket(n - self.cap);
+        } else {
+            self.recompute(n);
+        }
     }
 
     /// True if `a` is before `b` now: (value, slope, id) (tests).
@@ -379,33 +388,37 @@ impl KineticQueue {
     #[inline]
     fn recompute_bucket(&mut self, b: usize) {
         let dt = self.now - self.base;
-        let bucket = &self.entries[b * BUCKET..(b + 1) * BUCKET];
-        let mut winner: Option<(usize, f64)> = None;
+        let bucket = self.bucket(b);
+        // Each value is evaluated once and shared by the minimum and the crossings.
+        let values: [f64; BUCKET] = std::array::from_fn(|i| bucket[i].v + bucket[i].slope * dt);
+        let mut winner: Option<usize> = None;
         for (i, e) in bucket.iter().enumerate() {
             if e.id == EMPTY {
                 continue;
             }
-            let v = e.v + e.slope * dt;
-            let wins = match winner {
-                None => true,
-                Some((w, vw)) => {
-                    let w = &bucket[w];
-                    before(v, e.slope, e.id, vw, w.slope, w.id)
-                }
-            };
+            let wins = winner.is_none_or(|w| {
+                let w_entry = &bucket[w];
+                before(
+                    values[i],
+                    e.slope,
+                    e.id,
+                    values[w],
+                    w_entry.slope,
+                    w_entry.id,
+                )
+            });
             if wins {
-                winner = Some((i, v));
+                winner = Some(i);
             }
         }
         let node = match winner {
             None => EMPTY_NODE,
-            Some((w, vw)) => {
+            Some(w) => {
                 let win = bucket[w];
                 let mut melt = Time::INFINITY;
                 for (i, e) in bucket.iter().enumerate() {
                     if i != w && e.id != EMPTY {
-                        let v = e.v + e.slope * dt;
-                        melt = melt.min(self.crossing(win.slope, vw, e.slope, v));
+                        melt = melt.min(self.crossing(win.slope, values[w], e.slope, values[i]));
                     }
                 }
                 Node {
@@ -469,20 +482,14 @@ impl KineticQueue {
     /// now).
     fn set_slot(&mut self, slot: u32, entry: Entry) {
         self.entries[slot as usize] = entry;
-        let b = slot as usize / BUCKET;
-        let mut n = self.cap + b;
-        let before = self.nodes[n];
-        self.recompute_bucket(b);
-        if before.same(&self.nodes[n]) {
-            return;
-        }
-        while n > 1 {
-            n /= 2;
+        let mut n = self.cap + slot as usize / BUCKET;
+        loop {
             let before = self.nodes[n];
-            self.recompute(n);
-            if before.same(&self.nodes[n]) {
+            self.refresh(n);
+            if n == 1 || before.same(&self.nodes[n]) {
                 break;
             }
+            n /= 2;
         }
     }
 
@@ -498,11 +505,8 @@ impl KineticQueue {
 
     /// Recomputes every bucket and node.
     fn rebuild(&mut self) {
-        for b in 0..self.cap {
-            self.recompute_bucket(b);
-        }
-        for n in (1..self.cap).rev() {
-            self.recompute(n);
+        for n in (1..2 * self.cap).rev() {
+            self.refresh(n);
         }
     }
 

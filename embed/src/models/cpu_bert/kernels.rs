@@ -32,19 +32,25 @@ pub(crate) fn exp(x: f32) -> f32 {
     y * two_n
 }
 
-/// Sum of `xs` in eight interleaved lanes (the compiler keeps them in one vector register;
-/// a plain sequential sum cannot be vectorised without reordering it).
+/// Sum of `f(x)` over `xs` in eight interleaved lanes (the compiler keeps them in one vector
+/// register; a plain sequential sum cannot be vectorised without reordering it).
 #[inline(always)]
-pub(crate) fn sum(xs: &[f32]) -> f32 {
+fn sum_of(xs: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     let mut lanes = [0f32; 8];
     let chunks = xs.chunks_exact(8);
-    let tail: f32 = chunks.remainder().iter().sum();
+    let tail: f32 = chunks.remainder().iter().map(|&x| f(x)).sum();
     for c in chunks {
-        for (l, x) in lanes.iter_mut().zip(c) {
-            *l += x;
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l += f(x);
         }
     }
     lanes.iter().sum::<f32>() + tail
+}
+
+/// Sum of `xs` (see [`sum_of`]).
+#[inline(always)]
+pub(crate) fn sum(xs: &[f32]) -> f32 {
+    sum_of(xs, |x| x)
 }
 
 /// Largest element (−∞ for an empty slice), in eight lanes.
@@ -143,19 +149,7 @@ impl Norm {
     pub(crate) fn apply(&self, row: &mut [f32]) {
         let n = row.len() as f32;
         let mean = sum(row) / n;
-        let mut lanes = [0f32; 8];
-        let chunks = row.chunks_exact(8);
-        let tail: f32 = chunks
-            .remainder()
-            .iter()
-            .map(|x| (x - mean) * (x - mean))
-            .sum();
-        for c in chunks {
-            for (l, x) in lanes.iter_mut().zip(c) {
-                *l += (x - mean) * (x - mean);
-            }
-        }
-        let var = (lanes.iter().sum::<f32>() + tail) / n;
+        let var = sum_of(row, |x| (x - mean) * (x - mean)) / n;
         let inv = 1.0 / (var + self.eps).sqrt();
         for ((x, w), b) in row.iter_mut().zip(&self.weight).zip(&self.bias) {
             *x = (*x - mean) * inv * w + b;

@@ -70,8 +70,8 @@ impl Linear {
     }
 
     /// `out[r] = x[r] · Wᵀ + b` for the `rows` rows of `x` (`rows × inp`); `out` is
-    /// `rows × out`. With `threads > 1` the panels are shared over the current rayon pool.
-    pub(crate) fn forward(&self, x: &[f32], rows: usize, out: &mut [f32], threads: usize) {
+    /// `rows × out`. When `parallel`, the panels are shared over the current rayon pool.
+    pub(crate) fn forward(&self, x: &[f32], rows: usize, out: &mut [f32], parallel: bool) {
         let (k, n) = (self.inp, self.out);
         assert_eq!(x.len(), rows * k, "input is not rows × in");
         assert_eq!(out.len(), rows * n, "output is not rows × out");
@@ -118,7 +118,7 @@ impl Linear {
             }
         };
         let count = n.div_ceil(PANEL);
-        if threads > 1 && rows * n * k >= 1 << 18 {
+        if parallel && rows * n * k >= 1 << 18 {
             (0..count).into_par_iter().for_each(one);
         } else {
             (0..count).for_each(one);
@@ -133,13 +133,15 @@ mod tests {
     #[test]
     fn matches_the_textbook_product() {
         // 3 columns: one narrow panel; 150: two full panels and a narrow one.
-        for (rows, inp, out, threads) in [(5, 7, 3, 1), (9, 33, 150, 1), (64, 130, 150, 2)] {
+        for (rows, inp, out, parallel) in
+            [(5, 7, 3, false), (9, 33, 150, false), (64, 130, 150, true)]
+        {
             let x: Vec<f32> = (0..rows * inp).map(|i| (i as f32 * 0.37).sin()).collect();
             let weight: Vec<f32> = (0..out * inp).map(|i| (i as f32 * 0.11).cos()).collect();
             let bias: Vec<f32> = (0..out).map(|o| o as f32 * 0.5 - 1.0).collect();
             let lin = Linear::new(&weight, bias.clone(), inp, out);
             let mut got = vec![f32::NAN; rows * out];
-            lin.forward(&x, rows, &mut got, threads);
+            lin.forward(&x, rows, &mut got, parallel);
             for r in 0..rows {
                 for o in 0..out {
                     let want: f32 = bias[o]

@@ -12,8 +12,8 @@
 //! - GELU, softmax and the residual + layer norm are single vectorisable passes
 //!   (`kernels.rs`), spread over the rayon pool by rows.
 //!
-//! The golden tests hold it to the sentence-transformers vectors (cosine ≥ 0.9999) and a unit
-//! test holds it to candle's `BertModel` on the same inputs.
+//! The golden tests hold it to the sentence-transformers vectors (cosine ≥ 0.9999), and
+//! `native_and_candle_kernels_agree` holds it to candle's `BertModel` on the same inputs.
 
 mod simd;
 
@@ -174,8 +174,7 @@ impl CpuBert {
     /// # Errors
     /// A token id outside the vocabulary or a sequence longer than the position table.
     pub(crate) fn forward(&self, seqs: &[&[u32]]) -> Result<Vec<f32>, String> {
-        let threads = rayon::current_num_threads();
-        let par = threads > 1;
+        let par = rayon::current_num_threads() > 1;
         let h = self.hidden;
         let packing = Packing::new(seqs.iter().map(|s| s.len()).collect());
         let rows = packing.total;
@@ -212,17 +211,17 @@ impl CpuBert {
         let mut tmp = vec![0f32; rows * h];
         let mut up = vec![0f32; rows * inter];
         for layer in &self.layers {
-            layer.qkv.forward(&x, rows, &mut qkv, threads);
+            layer.qkv.forward(&x, rows, &mut qkv, par);
             attention::attend(&qkv, &packing, self.heads, h, &mut ctx, par);
-            layer.attn_out.forward(&ctx, rows, &mut tmp, threads);
+            layer.attn_out.forward(&ctx, rows, &mut tmp, par);
             add_norm(par, &mut x, &tmp, h, &layer.attn_norm);
-            layer.up.forward(&x, rows, &mut up, threads);
+            layer.up.forward(&x, rows, &mut up, par);
             match self.act {
                 HiddenAct::Gelu => by_rows(par, &mut up, inter, kernels::gelu_erf),
                 HiddenAct::GeluApproximate => by_rows(par, &mut up, inter, kernels::gelu_tanh),
                 HiddenAct::Relu => by_rows(par, &mut up, inter, kernels::relu),
             }
-            layer.down.forward(&up, rows, &mut tmp, threads);
+            layer.down.forward(&up, rows, &mut tmp, par);
             add_norm(par, &mut x, &tmp, h, &layer.out_norm);
         }
         Ok(x)
