@@ -85,7 +85,8 @@ fn pick(corpus: &Path, n: usize) -> Result<Vec<PathBuf>> {
     Ok((0..n).map(|i| files[i * last / (n - 1)].clone()).collect())
 }
 
-pub fn run(model: Option<&Path>, a: &DemoArgs) -> Result<()> {
+/// Runs the demo with the model in `model` (fetched when `None`) on `device`.
+pub fn run(model: Option<&Path>, device: memloop::DeviceChoice, a: &DemoArgs) -> Result<()> {
     let total = Instant::now();
     let say = |m: &str| eprintln!("demo: {m}");
     println!("memloop demo: long-term memory over the State of the Union addresses, 1790–2021");
@@ -126,6 +127,7 @@ pub fn run(model: Option<&Path>, a: &DemoArgs) -> Result<()> {
         Options {
             clock: clock.clone(),
             model_dir: Some(model_dir),
+            device,
             ..Options::default()
         },
     )

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use memloop_embed::{default_model_dir, Embedder, EmbedderOptions};
+use memloop_embed::{default_model_dir, DeviceChoice, Embedder, EmbedderOptions};
 
 /// Arguments of `memloop embed`.
 #[derive(Args, Debug)]
@@ -21,13 +21,14 @@ pub struct EmbedArgs {
     batch: usize,
 }
 
-/// Runs `memloop embed` with the model in `model` (the default model when `None`).
-pub fn run(model: Option<&Path>, args: &EmbedArgs) -> Result<()> {
+/// Runs `memloop embed` with the model in `model` (the default model when `None`) on `device`.
+pub fn run(model: Option<&Path>, device: DeviceChoice, args: &EmbedArgs) -> Result<()> {
     let dir = model.map_or_else(default_model_dir, Path::to_path_buf);
     let embedder = Embedder::load(
         &dir,
         EmbedderOptions {
             threads: args.threads,
+            device,
             ..Default::default()
         },
     )

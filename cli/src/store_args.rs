@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use memloop::{Durability, Memory, Options};
+use memloop::{DeviceChoice, Durability, Memory, Options};
 
 /// Where the store is and how to open it.
 #[derive(Args, Debug, Clone)]
@@ -21,6 +21,20 @@ pub struct StoreArgs {
     /// namespace and kind, or `off` (exact duplicates always merge).
     #[arg(long, global = true, default_value = "0.95", value_parser = parse_threshold)]
     pub dedup_threshold: Threshold,
+    /// Where the model runs: `cpu`, or `cuda` / `cuda:N` for an NVIDIA GPU (a build with the
+    /// `cuda` feature; scripts/gpu-check.sh).
+    #[arg(long, global = true, default_value = "cpu", value_parser = parse_device)]
+    pub device: DeviceChoice,
+}
+
+fn parse_device(s: &str) -> Result<DeviceChoice, String> {
+    let device: DeviceChoice = s.parse().map_err(|e: memloop_embed::EmbedError| e.to_string())?;
+    if !device.is_supported() {
+        return Err(format!(
+            "`{s}`: this memloop was built without CUDA support; rebuild with `--features cuda` (scripts/gpu-check.sh), or use `cpu`"
+        ));
+    }
+    Ok(device)
 }
 
 /// A de-duplication threshold or none.
@@ -81,6 +95,7 @@ impl StoreArgs {
         let options = Options {
             clock,
             model_dir: self.model.clone(),
+            device: self.device,
             dedup_threshold: self.dedup_threshold.0,
             durability,
             ..Options::default()

@@ -19,7 +19,50 @@ pub enum DeviceChoice {
     #[default]
     Cpu,
     /// CUDA device `n`; needs the `cuda` cargo feature (and the CUDA toolkit to build it).
+    /// BERT-family and nomic-bert models run through candle's CUDA kernels in f32, batched
+    /// after sorting by length, so a batch pads little.
     Cuda(usize),
+}
+
+impl std::str::FromStr for DeviceChoice {
+    type Err = EmbedError;
+
+    /// `cpu`, `cuda` (device 0) or `cuda:N`.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || EmbedError::InvalidOption {
+            name: "device",
+            reason: format!("expected `cpu`, `cuda` or `cuda:N`, got {s:?}"),
+        };
+        match s.trim().to_ascii_lowercase().as_str() {
+            "cpu" => Ok(DeviceChoice::Cpu),
+            "cuda" | "gpu" => Ok(DeviceChoice::Cuda(0)),
+            other => other
+                .strip_prefix("cuda:")
+                .and_then(|n| n.parse::<usize>().ok())
+                .map(DeviceChoice::Cuda)
+                .ok_or_else(bad),
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceChoice::Cpu => f.write_str("cpu"),
+            DeviceChoice::Cuda(n) => write!(f, "cuda:{n}"),
+        }
+    }
+}
+
+impl DeviceChoice {
+    /// Whether this build can run on this device at all (CPU always; CUDA only with the `cuda`
+    /// feature). A GPU being present is checked when the embedder loads.
+    pub fn is_supported(self) -> bool {
+        match self {
+            DeviceChoice::Cpu => true,
+            DeviceChoice::Cuda(_) => cfg!(feature = "cuda"),
+        }
+    }
 }
 
 /// Options for [`Embedder::load`].
@@ -100,6 +143,7 @@ pub struct Embedder {
     matryoshka: Option<usize>,
     pool: Option<rayon::ThreadPool>,
     fingerprint: OnceLock<Fingerprint>,
+    device_choice: DeviceChoice,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -108,6 +152,7 @@ impl std::fmt::Debug for Embedder {
             .field("dir", &self.dir)
             .field("dim", &self.dim)
             .field("max_len", &self.max_len)
+            .field("device", &self.device_choice)
             .finish()
     }
 }
@@ -205,6 +250,7 @@ impl Embedder {
             matryoshka,
             pool,
             fingerprint: OnceLock::new(),
+            device_choice: options.device,
         })
     }
 
@@ -216,6 +262,11 @@ impl Embedder {
     /// Inputs longer than this many tokens (special tokens included) are truncated.
     pub fn max_len(&self) -> usize {
         self.max_len
+    }
+
+    /// Where inference runs.
+    pub fn device(&self) -> DeviceChoice {
+        self.device_choice
     }
 
     /// The model directory.
@@ -368,7 +419,9 @@ impl Embedder {
 fn cuda_device(n: usize) -> Result<Device> {
     Device::new_cuda(n).map_err(|e| EmbedError::InvalidOption {
         name: "device",
-        reason: e.to_string(),
+        reason: format!(
+            "CUDA device {n} cannot be used ({e}); check that an NVIDIA GPU and its driver are present (`nvidia-smi`), or use `cpu`"
+        ),
     })
 }
 
@@ -376,6 +429,6 @@ fn cuda_device(n: usize) -> Result<Device> {
 fn cuda_device(_n: usize) -> Result<Device> {
     Err(EmbedError::InvalidOption {
         name: "device",
-        reason: "this build has no CUDA support; rebuild memloop-embed with `--features cuda` (needs the CUDA toolkit)".into(),
+        reason: "this build has no CUDA support; rebuild with `--features cuda` (needs the CUDA toolkit; scripts/gpu-check.sh shows how), or use `cpu`".into(),
     })
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use memloop_embed::{Embedder, EmbedderOptions};
+use memloop_embed::{DeviceChoice, Embedder, EmbedderOptions};
 
 use crate::error::Result;
 
@@ -49,8 +49,24 @@ impl TextEmbedder for Embedder {
 /// # Errors
 /// [`crate::Error::Embed`] naming the missing or malformed file.
 pub fn load_model(dir: Option<&Path>) -> Result<Embedder> {
+    load_model_on(dir, DeviceChoice::Cpu)
+}
+
+/// Loads the model in `dir` (the default model's cache directory when `None`) to run on
+/// `device`.
+///
+/// # Errors
+/// As [`load_model`]; [`crate::Error::Embed`] with an invalid `device` option when this build
+/// has no CUDA support or the GPU cannot be used.
+pub fn load_model_on(dir: Option<&Path>, device: DeviceChoice) -> Result<Embedder> {
     let dir = dir.map_or_else(memloop_embed::default_model_dir, Path::to_path_buf);
-    Ok(Embedder::load(dir, EmbedderOptions::default())?)
+    Ok(Embedder::load(
+        dir,
+        EmbedderOptions {
+            device,
+            ..EmbedderOptions::default()
+        },
+    )?)
 }
 
 /// A deterministic, model-free embedder for tests and simulations that are not about

@@ -1,11 +1,18 @@
 use std::path::PathBuf;
 
-use memloop_embed::{default_model_dir, Embedder, EmbedderOptions};
+use memloop_embed::{default_model_dir, DeviceChoice, Embedder, EmbedderOptions};
 
+/// The reference fixtures: `MEMLOOP_EMBED_FIXTURES` when the test binary runs away from its
+/// source tree (scripts/gpu-run.sh on a GPU machine), else `tests/fixtures`.
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("fixtures")
+    std::env::var_os("MEMLOOP_EMBED_FIXTURES").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests")
+                .join("fixtures")
+        },
+        PathBuf::from,
+    )
 }
 
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
@@ -31,7 +38,15 @@ pub fn floats(v: &serde_json::Value) -> Vec<f32> {
         .collect()
 }
 
-/// The real default model. `scripts/test.sh` fetches it first; a missing model fails loudly.
+/// Where the golden tests run: `MEMLOOP_TEST_DEVICE` (`cpu`, `cuda`, `cuda:N`; default `cpu`).
+/// `scripts/gpu-check.sh` sets it to run the same reference comparisons on a GPU.
+pub fn test_device() -> DeviceChoice {
+    std::env::var("MEMLOOP_TEST_DEVICE")
+        .map(|d| d.parse().expect("MEMLOOP_TEST_DEVICE: cpu, cuda or cuda:N"))
+        .unwrap_or_default()
+}
+
+/// The real default model, on [`test_device`]. `scripts/test.sh` fetches it first; a missing model fails loudly.
 pub fn minilm() -> Embedder {
     let dir = default_model_dir();
     assert!(
@@ -43,6 +58,7 @@ pub fn minilm() -> Embedder {
         &dir,
         EmbedderOptions {
             threads: Some(2),
+            device: test_device(),
             ..Default::default()
         },
     )

@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use memloop_embed::{EmbedError, Embedder, EmbedderOptions};
+use memloop_embed::{DeviceChoice, EmbedError, Embedder, EmbedderOptions};
 
 use crate::common::{fixtures, minilm};
 
@@ -121,17 +121,43 @@ fn bad_options_are_typed() {
             Err(EmbedError::InvalidOption { .. })
         ));
     }
-    #[cfg(not(feature = "cuda"))]
-    assert!(matches!(
-        Embedder::load(
-            &dir,
-            EmbedderOptions {
-                device: memloop_embed::DeviceChoice::Cuda(0),
-                ..Default::default()
-            }
-        ),
-        Err(EmbedError::InvalidOption { name: "device", .. })
-    ));
+    // Without the `cuda` feature any CUDA device is refused; with it, a device that does not
+    // exist is (no machine has 99 GPUs). Either way a typed error, never a panic.
+    let absent = if cfg!(feature = "cuda") { 99 } else { 0 };
+    let err = Embedder::load(
+        &dir,
+        EmbedderOptions {
+            device: DeviceChoice::Cuda(absent),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, EmbedError::InvalidOption { name: "device", .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("cpu"), "the error names the way out: {err}");
+}
+
+#[test]
+fn device_names_parse_and_print() {
+    for (text, want) in [
+        ("cpu", DeviceChoice::Cpu),
+        ("CUDA", DeviceChoice::Cuda(0)),
+        ("cuda:3", DeviceChoice::Cuda(3)),
+        (" gpu ", DeviceChoice::Cuda(0)),
+    ] {
+        assert_eq!(text.parse::<DeviceChoice>().unwrap(), want, "{text}");
+    }
+    assert_eq!(DeviceChoice::Cuda(2).to_string().parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(2));
+    for bad in ["", "cuda:", "cuda:-1", "tpu", "cuda:1x"] {
+        assert!(
+            matches!(bad.parse::<DeviceChoice>(), Err(EmbedError::InvalidOption { name: "device", .. })),
+            "{bad:?}"
+        );
+    }
+    assert!(DeviceChoice::Cpu.is_supported());
+    assert_eq!(DeviceChoice::Cuda(0).is_supported(), cfg!(feature = "cuda"));
 }
 
 /// The native BERT encoder checks the weights against config.json as candle does: a layer of

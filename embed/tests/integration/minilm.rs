@@ -94,9 +94,10 @@ fn fingerprint_names_the_weights() {
     assert_eq!(f, e.fingerprint().unwrap());
 }
 
-/// memloop's native CPU encoder (the default) and candle-transformers' `bert` (the reference)
-/// compute the same function: the same hidden states token by token and the same vectors,
-/// also for a truncated text and a batch mixing lengths.
+/// memloop's native CPU encoder (the default) and candle-transformers' `bert` (the reference;
+/// on [`test_device`], so on a GPU this compares the CPU with CUDA) compute the same function:
+/// the same hidden states token by token and the same vectors, also for a truncated text and a
+/// batch mixing lengths.
 #[test]
 fn native_and_candle_kernels_agree() {
     let dir = minilm().dir().to_path_buf();
@@ -105,11 +106,19 @@ fn native_and_candle_kernels_agree() {
         EmbedderOptions {
             threads: Some(2),
             kernels: Kernels::Candle,
+            device: test_device(),
             ..Default::default()
         },
     )
     .unwrap();
-    let native = minilm();
+    let native = Embedder::load(
+        &dir,
+        EmbedderOptions {
+            threads: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let reference = json(fixtures().join("minilm/reference_public.json"));
     let texts: Vec<&str> = reference_texts(&reference).into_iter().step_by(4).collect();
     let (a, b) = (

@@ -8,6 +8,7 @@ fn tiny(dimension: Option<usize>) -> Embedder {
         EmbedderOptions {
             dimension,
             threads: Some(2),
+            device: test_device(),
             ..Default::default()
         },
     )
