@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use memloop::{Durability, Kind, MemoryFilter, NewMemory, Query, Strategy};
+use memloop::{Durability, Kind, MemoryFilter, NewMemory, Query, RememberAction, Strategy};
 use serde_json::json;
 
 use crate::output::{hit_json, hit_line, item_json, item_text};
@@ -34,7 +34,7 @@ pub struct RememberArgs {
     /// Importance in [0, 1].
     #[arg(long)]
     importance: Option<f32>,
-    /// Print `{"id": N}`.
+    /// Print `{"id": N, "action": "new" | "merged" | "superseded", "previous": M | null}`.
     #[arg(long)]
     json: bool,
 }
@@ -49,12 +49,30 @@ pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
         importance: a.importance,
         ..Default::default()
     };
-    let id = memory.remember(m)?;
+    let done = memory.remember_explained(m)?;
     memory.close()?;
+    let previous = match done.action {
+        RememberAction::Superseded { previous } => Some(previous),
+        _ => None,
+    };
     if a.json {
-        println!("{}", json!({ "id": id }));
+        println!(
+            "{}",
+            json!({ "id": done.id, "action": done.action.as_str(), "previous": previous })
+        );
     } else {
-        println!("{id}");
+        println!("{}", done.id);
+        match done.action {
+            RememberAction::New => {}
+            RememberAction::Merged => eprintln!(
+                "memloop: merged into memory {} (it says the same)",
+                done.id
+            ),
+            RememberAction::Superseded { previous } => eprintln!(
+                "memloop: new version {} of fact {previous}, which it supersedes (kept as history)",
+                done.id
+            ),
+        }
     }
     Ok(())
 }

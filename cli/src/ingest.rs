@@ -112,6 +112,7 @@ pub fn ingest(store: &StoreArgs, a: &IngestArgs) -> Result<()> {
         bail!("--batch must be at least 1");
     }
     let inputs = inputs(a)?;
+    check_documents(&inputs)?;
     let durability = if a.grouped {
         Durability::Grouped
     } else {
@@ -202,6 +203,25 @@ pub fn ingest(store: &StoreArgs, a: &IngestArgs) -> Result<()> {
         )?;
     }
     out.flush()?;
+    Ok(())
+}
+
+/// Every document must be readable UTF-8 before the first one is written, so a bad file in a
+/// folder stops the ingest before anything was committed, not halfway.
+fn check_documents(inputs: &[Input]) -> Result<()> {
+    for input in inputs {
+        if let Input::Document(path) = input {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            if let Err(e) = std::str::from_utf8(&bytes) {
+                bail!(
+                    "{} is not UTF-8 text (invalid byte at offset {}); nothing was ingested",
+                    path.display(),
+                    e.valid_up_to()
+                );
+            }
+        }
+    }
     Ok(())
 }
 

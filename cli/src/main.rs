@@ -1,5 +1,6 @@
 //! `memloop`: the command-line front of the memory engine.
 
+mod check;
 mod commands;
 mod demo;
 mod embed;
@@ -98,6 +99,11 @@ enum Command {
         after_help = "Examples:\n  memloop --store ./mem sweep --json\n  memloop --store ./mem sweep --now 2027-01-01T00:00:00Z"
     )]
     Sweep(commands::SweepArgs),
+    /// Verify the store: the index file's checksums and links (rebuilt from the database if
+    /// they fail), every record of the database, and that both agree. Exit status 1 when a
+    /// problem remains.
+    #[command(after_help = "Example:\n  memloop --store ./mem check --json")]
+    Check(check::CheckArgs),
     /// Counts: memories, per tier, indexed, change sequence, model.
     #[command(after_help = "Example:\n  memloop --store ./mem stats --json")]
     Stats(commands::StatsArgs),
@@ -108,7 +114,39 @@ enum Command {
     Embed(embed::EmbedArgs),
 }
 
+/// Exit status of a command whose reader closed the pipe, as if SIGPIPE had ended it.
+const BROKEN_PIPE_EXIT: u8 = 141;
+
+/// A reader that closes the pipe early (`memloop stats | head -1`) ends the command quietly, as
+/// SIGPIPE ends other Unix tools. Rust ignores SIGPIPE, so `println!` panics on EPIPE; this hook
+/// turns that one panic into exit status 141 and leaves every other panic to the default hook.
+fn end_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(i32::from(BROKEN_PIPE_EXIT));
+        }
+        default(info);
+    }));
+}
+
+/// True if `e` comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn main() -> ExitCode {
+    end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let s = &cli.store;
     let result = match &cli.command {
@@ -116,7 +154,7 @@ fn main() -> ExitCode {
         Command::Get(a) => commands::get(s, a),
         Command::Recall(a) => commands::recall(s, a),
         Command::Ingest(a) => ingest::ingest(s, a),
-        Command::Demo(a) => demo::run(s.model.as_deref(), a),
+        Command::Demo(a) => demo::run(s.model.as_deref(), s.device, a),
         Command::Init(a) => setup_commands::init(s, a),
         Command::Model(a) => setup_commands::model(a),
         Command::Context(a) => loop_commands::context(s, a),
@@ -128,10 +166,12 @@ fn main() -> ExitCode {
         Command::Import(a) => commands::import(s, a),
         Command::Sweep(a) => commands::sweep(s, a),
         Command::Stats(a) => commands::stats(s, a),
-        Command::Embed(a) => embed::run(s.model.as_deref(), a),
+        Command::Check(a) => check::check(s, a),
+        Command::Embed(a) => embed::run(s.model.as_deref(), s.device, a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(BROKEN_PIPE_EXIT),
         Err(e) => {
             eprintln!("memloop: error: {e:#}");
             ExitCode::FAILURE

@@ -107,11 +107,22 @@ fn acknowledged_writes_survive_sigkill_at_random_moments() {
                 }
             }
         });
-        // Kill somewhere between model loading and the end of the ingest.
-        let deadline = Instant::now() + Duration::from_millis(rng.gen_range(150..1500));
+        // Kill somewhere between start and the end of the ingest: after a random number of
+        // acknowledgements (0: while the model loads) and a few more milliseconds. Waiting for
+        // acknowledgements rather than a fixed time keeps the kills inside the ingest however
+        // fast the machine embeds (48 memories take ~0.3 s with the native encoder).
+        let after = rng.gen_range(0..PER_ROUND);
+        let slack = Duration::from_millis(rng.gen_range(0..25));
+        let give_up = Instant::now() + Duration::from_secs(60);
         let mut ids = Vec::new();
-        while Instant::now() < deadline {
+        while ids.len() < after && Instant::now() < give_up {
             if let Ok(id) = rx.recv_timeout(Duration::from_millis(5)) {
+                ids.push(id);
+            }
+        }
+        let deadline = Instant::now() + slack;
+        while Instant::now() < deadline {
+            if let Ok(id) = rx.recv_timeout(Duration::from_millis(1)) {
                 ids.push(id);
             }
         }

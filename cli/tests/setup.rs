@@ -213,7 +213,21 @@ fn ingest_errors_name_the_path() {
     let bad = dir.path().join("bad.md");
     std::fs::write(&bad, [0xffu8, 0xfe, 0x00]).unwrap();
     let r = memloop_in(&s, &["ingest", bad.to_str().unwrap()], "");
-    assert!(!r.ok && r.err.contains("bad.md as UTF-8"), "{}", r.err);
+    assert!(!r.ok && r.err.contains("bad.md is not UTF-8"), "{}", r.err);
+    // A folder whose last file is not UTF-8: nothing of the earlier files is committed.
+    let folder = dir.path().join("notes");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("a.md"), "The cache lives in redis.").unwrap();
+    std::fs::write(folder.join("b.md"), "Deploys happen on Tuesdays.").unwrap();
+    std::fs::write(folder.join("c.md"), [b'o', b'k', 0xff]).unwrap();
+    let r = memloop_in(&s, &["ingest", folder.to_str().unwrap()], "");
+    assert!(!r.ok && r.err.contains("c.md is not UTF-8"), "{}", r.err);
+    assert!(r.err.contains("nothing was ingested"), "{}", r.err);
+    let r = memloop_in(&s, &["stats", "--json"], "");
+    if r.ok {
+        let stats: serde_json::Value = serde_json::from_str(&r.out).unwrap();
+        assert_eq!(stats["memories"], 0, "{}", r.out);
+    }
     let r = memloop_in(&s, &["ingest"], "");
     assert!(!r.ok && r.err.contains("required"), "{}", r.err);
 }
@@ -224,7 +238,7 @@ fn every_command_has_help_with_examples() {
     assert!(r.ok && r.out.contains("Examples:") && r.out.contains("memloop demo"));
     for cmd in [
         "demo", "init", "model", "remember", "get", "recall", "context", "feedback", "observe",
-        "task", "ingest", "forget", "export", "import", "sweep", "stats", "embed",
+        "task", "ingest", "forget", "export", "import", "sweep", "stats", "check", "embed",
     ] {
         let r = memloop(&[cmd, "--help"], "");
         assert!(r.ok, "{cmd}: {}", r.err);

@@ -292,3 +292,79 @@ fn sweep_and_stats_report_forgetting() {
     let r = memloop_in(s, &["stats"], "");
     assert!(r.ok && r.out.contains("0 memories"), "{}", r.out);
 }
+
+/// The hostile user's first finding: `remember` of a changed fact after the old one is not
+/// swallowed; the caller is told it superseded the old version, and recall says 5433.
+#[test]
+fn remember_reports_a_changed_fact_as_a_new_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    let remember = |text: &str| {
+        let r = memloop_in(s, &["remember", text, "--kind", "fact", "--json"], "");
+        assert!(r.ok, "{}", r.err);
+        serde_json::from_str::<Value>(r.out.trim()).unwrap()
+    };
+    let old = remember("The staging database listens on port 5432.");
+    assert_eq!(old["action"], "new");
+    let new = remember("The staging database listens on port 5433.");
+    assert_eq!(new["action"], "superseded");
+    assert_eq!(new["previous"], old["id"]);
+    assert_ne!(new["id"], old["id"]);
+    let same = remember("the staging database listens on port 5433");
+    assert_eq!((&same["action"], &same["id"]), (&Value::from("merged"), &new["id"]));
+    let r = memloop_in(s, &["remember", "The staging database listens on port 5434.", "--kind", "fact"], "");
+    assert!(r.err.contains("supersedes"), "the plain output says so: {}", r.err);
+    let r = memloop_in(s, &["recall", "staging database port", "--k", "1", "--json"], "");
+    assert!(r.ok, "{}", r.err);
+    assert!(r.out.contains("5434"), "{}", r.out);
+}
+
+/// `memloop stats | head -1` closed the pipe before stats wrote: that ends the command quietly
+/// (status 141, as SIGPIPE would), not with a panic.
+#[test]
+fn a_closed_pipe_ends_a_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    assert!(memloop_in(s, &["remember", "the pipe test memory"], "").ok);
+    for args in [["stats", "--json"], ["recall", "pipe"]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memloop"))
+            .arg("--store")
+            .arg(s)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader is gone before the model has loaded
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {err}");
+    }
+}
+
+/// `memloop check` on a sound store, then on one whose index file was damaged: the index is
+/// rebuilt from the database and the store is sound again.
+#[test]
+fn check_verifies_and_repairs_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    for text in ["The CI pipeline caches cargo builds.", "Alice prefers tea.", "Deploys run on Tuesday."] {
+        assert!(memloop_in(s, &["remember", text], "").ok);
+    }
+    let r = memloop_in(s, &["check", "--json"], "");
+    assert!(r.ok, "{}", r.err);
+    let report: Value = serde_json::from_str(r.out.trim()).unwrap();
+    assert_eq!(report["memories"], 3);
+    assert!(report["index_rebuilt"].is_null() && report["problems"].as_array().unwrap().is_empty());
+    let index = s.join("index.mlx");
+    let mut bytes = std::fs::read(&index).unwrap();
+    let n = bytes.len();
+    bytes[600..n.min(600 + 1024)].iter_mut().for_each(|b| *b ^= 0x33);
+    std::fs::write(&index, &bytes).unwrap();
+    let r = memloop_in(s, &["check"], "");
+    assert!(r.ok, "{}", r.err);
+    assert!(r.out.contains("index rebuilt from the database"), "{}", r.out);
+    let r = memloop_in(s, &["recall", "what does Alice drink", "--k", "1", "--json"], "");
+    assert!(r.out.contains("Alice prefers tea"), "{}", r.out);
+}

@@ -21,12 +21,13 @@ pub enum Error {
     #[error("no memory with id {0}")]
     NotFound(u64),
     /// Another process holds the store open for writing.
-    #[error("{path}: store is locked by process {pid} (close it there first)")]
+    #[error("{path}: store is locked by {} (close it there first)", holder(*pid))]
     Locked {
         /// The store directory.
         path: PathBuf,
-        /// The process that holds the lock, as it recorded itself (0 if unknown).
-        pid: u32,
+        /// The process that holds the lock, as it recorded itself; `None` while the holder has
+        /// taken the lock but not yet written its pid (two processes starting together).
+        pid: Option<u32>,
     },
     /// The store was built with another embedding model; its vectors cannot be compared with
     /// this model's. Export it and import into a store of this model to re-embed.
@@ -92,6 +93,14 @@ impl Error {
 /// Converts any of redb's error types into [`Error::Store`].
 pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
     Error::Store(e.into())
+}
+
+/// Names the holder of a store's lock.
+fn holder(pid: Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("process {pid}"),
+        None => "another process that is still opening it".into(),
+    }
 }
 
 /// Result alias for this crate.

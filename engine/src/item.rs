@@ -273,7 +273,7 @@ impl MemoryItem {
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<MemoryItem, String> {
         fn exact<T: Decode<()>>(rest: &[u8]) -> Result<T, String> {
-            let (item, used) = bincode::decode_from_slice(rest, bincode::config::standard())
+            let (item, used) = crate::codec::decode_bounded(rest)
                 .map_err(|e| format!("undecodable item: {e}"))?;
             if used != rest.len() {
                 return Err(format!("{} trailing bytes after item", rest.len() - used));
@@ -287,6 +287,21 @@ impl MemoryItem {
             None => Err("empty item record".into()),
         }
     }
+}
+
+/// A memory's text must say something (not only whitespace or control characters such as
+/// `\u{0}`) and fit in `max_bytes`.
+pub(crate) fn check_text(text: &str, max_bytes: usize) -> Result<(), String> {
+    if text.len() > max_bytes {
+        return Err(format!(
+            "text is {} bytes, over the limit of {max_bytes} (Options::max_text_bytes; split it, or store it as a document of chunks)",
+            text.len()
+        ));
+    }
+    if !text.chars().any(|c| !c.is_whitespace() && !c.is_control()) {
+        return Err("text is empty (only whitespace or control characters)".into());
+    }
+    Ok(())
 }
 
 /// sha256 of namespace, kind and text, separated so no two triples collide.
@@ -411,10 +426,9 @@ impl NewMemory {
 
     /// Checks the input and fills defaults: trims nothing, but rejects empty text, importance
     /// outside [0, 1], empty tags or namespace.
-    pub(crate) fn validate(&self) -> Result<(), String> {
-        if self.text.trim().is_empty() {
-            return Err("text is empty".into());
-        }
+    /// Checks the input; `max_text_bytes` bounds the text ([`crate::Options::max_text_bytes`]).
+    pub(crate) fn validate(&self, max_text_bytes: usize) -> Result<(), String> {
+        check_text(&self.text, max_text_bytes)?;
         if let Some(i) = self.importance {
             if !(0.0..=1.0).contains(&i) {
                 return Err(format!("importance {i} is outside [0, 1]"));
@@ -507,7 +521,11 @@ mod tests {
         assert_eq!(m.kind, Kind::Fact);
         assert!(serde_json::from_str::<NewMemory>(r#"{"text":"x","colour":1}"#).is_err());
         assert!(serde_json::from_str::<NewMemory>(r#"{"text":"x","kind":"poem"}"#).is_err());
-        assert!(NewMemory::new(" ").validate().is_err());
-        assert!(NewMemory::new("x").importance(2.0).validate().is_err());
+        assert!(NewMemory::new(" ").validate(100).is_err());
+        assert!(NewMemory::new("\u{0}").validate(100).is_err());
+        assert!(NewMemory::new("\u{0} \u{7f}\t").validate(100).is_err());
+        assert!(NewMemory::new("x").importance(2.0).validate(100).is_err());
+        assert!(NewMemory::new("x".repeat(101)).validate(100).is_err());
+        assert!(NewMemory::new("x".repeat(100)).validate(100).is_ok());
     }
 }

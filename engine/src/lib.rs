@@ -6,8 +6,9 @@
 //! `memloop-embed`), stored durably in redb, and recalled through a memory-mapped HNSW index
 //! (`memloop-index`).
 //!
-//! - [`Memory`]: [`Memory::remember`] / [`Memory::remember_batch`] (with exact and
-//!   near-duplicate merging), [`Memory::get`], [`Memory::update`] (keeps history),
+//! - [`Memory`]: [`Memory::remember`] / [`Memory::remember_batch`] (exact duplicates merge;
+//!   a near-duplicate merges only if it says the same, and a fact saying something else
+//!   supersedes the old version: [`dedup`], [`Memory::remember_explained`]), [`Memory::get`], [`Memory::update`] (keeps history),
 //!   [`Memory::forget`], [`Memory::scan`], [`Memory::recall`] with a [`MemoryFilter`],
 //!   [`Memory::checkpoint`], [`Memory::export`] / [`Memory::import`].
 //! - [`MemoryItem`] / [`NewMemory`] / [`Kind`]: what is stored.
@@ -39,7 +40,9 @@
 
 mod catalog;
 mod clock;
+mod codec;
 pub mod context;
+pub mod dedup;
 mod embedder;
 mod error;
 mod filter;
@@ -54,7 +57,9 @@ mod transfer;
 
 pub use clock::{Clock, Timestamp};
 pub use context::{Block, Context, Precision};
-pub use embedder::{load_model, HashingEmbedder, TextEmbedder};
+pub use dedup::{RememberAction, Remembered};
+pub use embedder::{load_model, load_model_on, HashingEmbedder, TextEmbedder};
+pub use memloop_embed::DeviceChoice;
 pub use error::{Error, Result};
 pub use filter::MemoryFilter;
 pub use forget::{DecayModel, ForgetPolicy, ForgetReason};
@@ -63,11 +68,11 @@ pub use item::{
     DEFAULT_NAMESPACE,
 };
 pub use memory::{
-    ContextMode, ContextRequest, DecayReport, DocumentIds, DocumentRef, ForgetEvent, Hit,
+    CheckReport, ContextMode, ContextRequest, DecayReport, DocumentIds, DocumentRef, ForgetEvent, Hit,
     IndexRecovery, Memory, OpenReport, Query, Stats, Structures, SubjectEvent, SweepReport, Task,
     TaskIds, Update, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
-pub use options::{Durability, Hooks, Options};
+pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES};
 pub use retrieve::{Explanation, FeedbackState, Strategy};
 pub use transfer::ImportReport;
 

@@ -4,11 +4,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use memloop_embed::DeviceChoice;
+
 use crate::clock::Clock;
 use crate::context::{Extractive, Summarizer, TokenCounter};
 use crate::embedder::TextEmbedder;
 use crate::forget::ForgetPolicy;
 use crate::retrieve::{FusionReranker, QueryRefiner, Reranker, Rocchio};
+
+/// [`Options::max_text_bytes`]'s default: 512 KiB.
+pub const DEFAULT_MAX_TEXT_BYTES: usize = 512 * 1024;
 
 /// When a write is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -30,6 +35,8 @@ pub struct Options {
     pub embedder: Option<Arc<dyn TextEmbedder>>,
     /// Model directory when `embedder` is `None` (default: the default model's cache directory).
     pub model_dir: Option<PathBuf>,
+    /// Where that model runs: the CPU (default) or a CUDA GPU (needs the `cuda` feature).
+    pub device: DeviceChoice,
     /// Where times come from.
     pub clock: Clock,
     /// When writes are durable.
@@ -38,6 +45,10 @@ pub struct Options {
     /// same namespace and kind (`None` turns near-duplicate detection off; exact duplicates are
     /// always merged). Default 0.95.
     pub dedup_threshold: Option<f32>,
+    /// The longest text one memory may hold, in bytes (a document is stored whole beside its
+    /// chunks, so this bounds documents too). Longer texts are refused with
+    /// [`crate::Error::InvalidInput`]. Default 512 KiB.
+    pub max_text_bytes: usize,
     /// HNSW links per node (M). Default 16.
     pub index_m: usize,
     /// HNSW construction beam (efConstruction). Default 200.
@@ -90,9 +101,11 @@ impl Default for Options {
         Options {
             embedder: None,
             model_dir: None,
+            device: DeviceChoice::Cpu,
             clock: Clock::System,
             durability: Durability::Synced,
             dedup_threshold: Some(0.95),
+            max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
             index_m: 16,
             index_ef_construction: 200,
             recall_ef: 96,
@@ -120,9 +133,11 @@ impl std::fmt::Debug for Options {
         f.debug_struct("Options")
             .field("embedder", &self.embedder.as_ref().map(|e| e.fingerprint()))
             .field("model_dir", &self.model_dir)
+            .field("device", &self.device)
             .field("clock", &self.clock)
             .field("durability", &self.durability)
             .field("dedup_threshold", &self.dedup_threshold)
+            .field("max_text_bytes", &self.max_text_bytes)
             .field("index_m", &self.index_m)
             .field("index_ef_construction", &self.index_ef_construction)
             .field("recall_ef", &self.recall_ef)

@@ -27,8 +27,8 @@ use crate::store::{decode_vector, VECTORS};
 
 const MAGIC: &[u8; 8] = b"\x89MLEXP\r\n";
 const VERSION: u32 = 1;
-/// Records imported per transaction.
-const CHUNK: usize = 512;
+/// Texts re-embedded per call when a file comes from another model.
+const EMBED_CHUNK: usize = 512;
 
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -50,9 +50,12 @@ impl Memory {
     /// with them) to one portable file at `path`, atomically. Returns how many were written.
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::Store`]; `path` is then untouched.
+    /// [`Error::InvalidInput`] for a path that would replace one of the store's own files
+    /// (`store.redb`, `index.mlx`, …); [`Error::Io`] or [`Error::Store`]; `path` is then
+    /// untouched.
     pub fn export(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
         let path = path.as_ref();
+        self.refuse_inside_store(path)?;
         let filter = filter.clone().include_superseded(true);
         let items = self.scan(&filter, usize::MAX)?;
         let dim = self.embedder().dim();
@@ -86,14 +89,16 @@ impl Memory {
         Ok(items.len())
     }
 
-    /// Merges an export file into this store. Memories already here (same namespace, kind and
-    /// text) are not copied: their metadata is replaced when the imported record is newer.
-    /// New memories keep their ids when those are free here. A file from another model is
-    /// re-embedded with this store's model.
+    /// Merges an export file into this store, all or nothing: the whole file is read, checked
+    /// (checksums, every record decoded within its bounds, every vector finite) and, if it
+    /// came from another model, re-embedded with this store's model before one transaction
+    /// writes it. Memories already here (same namespace, kind and text) are not copied: their
+    /// metadata is replaced when the imported record is newer. New memories keep their ids
+    /// when those are free here; version links follow the ids.
     ///
     /// # Errors
-    /// [`Error::Corrupt`] / [`Error::UnsupportedVersion`] for a bad file (nothing imported);
-    /// [`Error::Embed`], [`Error::Store`], [`Error::Index`].
+    /// [`Error::Corrupt`] / [`Error::UnsupportedVersion`] for a bad file; [`Error::Embed`],
+    /// [`Error::Store`], [`Error::Index`]. On any error nothing was imported.
     pub fn import(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
@@ -108,20 +113,67 @@ impl Memory {
             reembedded,
             ..Default::default()
         };
-        let mut remap: FxHashMap<MemoryId, MemoryId> = FxHashMap::default();
-        let mut history = self.superseded_versions()?;
-        for chunk in file.records.chunks(CHUNK) {
-            let vectors: Vec<Vec<f32>> = if reembedded {
+        // Everything is checked before anything is written, and everything is written in one
+        // transaction: a file that fails anywhere leaves the store exactly as it was.
+        let mut records = Vec::with_capacity(file.records.len());
+        if reembedded {
+            for chunk in file.records.chunks(EMBED_CHUNK) {
                 let texts: Vec<&str> = chunk.iter().map(|(i, _)| i.text.as_str()).collect();
-                self.embedder().embed_documents(&texts)?
-            } else {
-                chunk.iter().map(|(_, v)| v.clone()).collect()
-            };
-            let records = chunk.iter().map(|(i, _)| i.clone()).zip(vectors).collect();
-            self.import_records(records, &mut remap, &mut history, &mut report)?;
+                let vectors = self.embedder().embed_documents(&texts)?;
+                records.extend(chunk.iter().map(|(i, _)| i.clone()).zip(vectors));
+            }
+        } else {
+            records = file.records;
         }
-        self.relink(&remap)?;
+        for (n, (item, vector)) in records.iter_mut().enumerate() {
+            if item.text.trim().is_empty() {
+                return Err(corrupt(path, format!("record {n}: empty text")));
+            }
+            let v = crate::memory::unit(std::mem::take(vector), dim)
+                .map_err(|e| corrupt(path, format!("record {n}: {e}")))?;
+            *vector = v;
+        }
+        let mut history = self.superseded_versions()?;
+        self.import_records(records, &mut history, &mut report)?;
         Ok(report)
+    }
+}
+
+impl Memory {
+    /// Fails if writing `path` (or its temporary file) would replace one of this store's own
+    /// files: the database, the index, the manifest or the lock.
+    fn refuse_inside_store(&self, path: &Path) -> Result<()> {
+        const OWN: [&str; 7] = [
+            "store.redb",
+            "store.redb.rewrite",
+            "index.mlx",
+            "index.mlx.tmp",
+            "manifest.json",
+            "manifest.tmp",
+            "LOCK",
+        ];
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let (Ok(parent), Ok(store)) = (parent.canonicalize(), self.dir().canonicalize()) else {
+            return Ok(()); // a missing folder: the write fails with its own clear error
+        };
+        let tmp = path.with_extension("tmp");
+        let names = [path.file_name(), tmp.file_name()];
+        let clash = names
+            .iter()
+            .flatten()
+            .find(|n| OWN.iter().any(|own| n.to_str() == Some(own)));
+        if let (true, Some(name)) = (parent == store, clash) {
+            return Err(Error::InvalidInput(format!(
+                "{}: an export cannot be written over {} in the store directory {} (it is the store's own file)",
+                path.display(),
+                name.to_string_lossy(),
+                store.display()
+            )));
+        }
+        Ok(())
     }
 }
 

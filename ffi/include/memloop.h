@@ -171,9 +171,10 @@ const char *memloop_version(void);
  * Remembers one memory. `item_json` is an object: `"text"` (required), `"kind"` (chunk,
  * triple, fact, summary, task, reflection, subject, document), `"namespace"`, `"tags"`,
  * `"importance"` (0..1), `"concise"`, `"brief"`, `"subject"`, `"source"`
- * (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`. Writes the memory's id
- * to `*out_id` (an existing id when it merged into a duplicate). Durable on return when the
- * store was opened with `"sync": true`.
+ * (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`. Writes the id that holds
+ * the text to `*out_id`: a new id, an existing one when it merged into a memory saying the
+ * same, or a fact's new version (`memloop_remember_explained` says which). Durable on return
+ * when the store was opened with `"sync": true`.
  *
  * Thread safety: any thread, concurrently with other calls on the same handle.
  *
@@ -181,6 +182,21 @@ const char *memloop_version(void);
  * `item_json` is NULL or a NUL-terminated string; `out_id` is NULL or writable.
  */
 int32_t memloop_remember(const memloop_t *handle, const char *item_json, uint64_t *out_id);
+
+/**
+ * Remembers one memory (`item_json` as for `memloop_remember`) and writes what was done to
+ * `*out_json`: `{"id": N, "action": "new" | "merged" | "superseded", "previous": M | null}`.
+ * `merged`: an existing memory said the same (exactly, or up to case, spacing and
+ * punctuation); `superseded`: a near-duplicate fact or triple said something else and `id` is
+ * its new version, `previous` the old one, kept as history.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
+ * # Safety
+ * `item_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable; free the
+ * string with `memloop_free_string`.
+ */
+int32_t memloop_remember_explained(const memloop_t *handle, const char *item_json, char **out_json);
 
 /**
  * Remembers a JSON array of items (as for `memloop_remember`) in one transaction: all or
@@ -307,6 +323,19 @@ int32_t memloop_sweep(const memloop_t *handle, char **out_json);
 int32_t memloop_stats(const memloop_t *handle, char **out_json);
 
 /**
+ * Verifies the whole store now: the index file's checksums and links (the index is rebuilt
+ * from the database when they fail), every record of the database, and that both agree.
+ * Writes `{"memories", "indexed", "index_rebuilt": reason or null, "problems": [...]}` to
+ * `*out_json`; the store is sound when `problems` is empty. Reads the whole store.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
+ * # Safety
+ * `out_json` is NULL or writable.
+ */
+int32_t memloop_check(const memloop_t *handle, char **out_json);
+
+/**
  * Saves the index and makes every write durable (compacting the files when much is free).
  *
  * Thread safety: any thread, concurrently with other calls on the same handle.
@@ -346,7 +375,8 @@ int32_t memloop_set_time(const memloop_t *handle, int64_t unix_ms);
  * Opens (creating if needed) the store in directory `path`.
  *
  * `options_json` may be NULL (all defaults) or a JSON object with any of: `"model"` (model
- * directory; default the cached all-MiniLM-L6-v2), `"clock"` (`"system"` or `"manual"`),
+ * directory; default the cached all-MiniLM-L6-v2), `"device"` (`"cpu"`, the default, or
+ * `"cuda"` / `"cuda:N"` in a library built with the `cuda` feature), `"clock"` (`"system"` or `"manual"`),
  * `"start_ms"` (a manual clock's start, ms since the Unix epoch), `"sync"` (default true:
  * every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
  * near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
@@ -372,7 +402,9 @@ int32_t memloop_open(const char *path,
 /**
  * Closes the store: saves the index, makes every write durable and releases the directory.
  * The handle is invalid afterwards (using it again is an error, not a crash). Calls still
- * running on other threads finish first; calls started after this one fail.
+ * running on other threads finish first; calls started after this one fail. Called from a
+ * callback of a call on the same handle, it fails (`MEMLOOP_ERR_INVALID_ARGUMENT`) and the
+ * store stays open.
  *
  * Thread safety: any thread, once per handle.
  */

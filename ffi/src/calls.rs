@@ -86,9 +86,10 @@ unsafe fn json_call<T: serde::de::DeserializeOwned, R: serde::Serialize>(
 /// Remembers one memory. `item_json` is an object: `"text"` (required), `"kind"` (chunk,
 /// triple, fact, summary, task, reflection, subject, document), `"namespace"`, `"tags"`,
 /// `"importance"` (0..1), `"concise"`, `"brief"`, `"subject"`, `"source"`
-/// (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`. Writes the memory's id
-/// to `*out_id` (an existing id when it merged into a duplicate). Durable on return when the
-/// store was opened with `"sync": true`.
+/// (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`. Writes the id that holds
+/// the text to `*out_id`: a new id, an existing one when it merged into a memory saying the
+/// same, or a fact's new version (`memloop_remember_explained` says which). Durable on return
+/// when the store was opened with `"sync": true`.
 ///
 /// Thread safety: any thread, concurrently with other calls on the same handle.
 ///
@@ -107,6 +108,39 @@ pub unsafe extern "C" fn memloop_remember(
     };
     // SAFETY: forwarded contract for `out_id`.
     unsafe { value_result(handle, out_id, "out_id", remember) }
+}
+
+/// Remembers one memory (`item_json` as for `memloop_remember`) and writes what was done to
+/// `*out_json`: `{"id": N, "action": "new" | "merged" | "superseded", "previous": M | null}`.
+/// `merged`: an existing memory said the same (exactly, or up to case, spacing and
+/// punctuation); `superseded`: a near-duplicate fact or triple said something else and `id` is
+/// its new version, `previous` the old one, kept as history.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
+/// # Safety
+/// `item_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable; free the
+/// string with `memloop_free_string`.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_remember_explained(
+    handle: *const memloop_t,
+    item_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    let remember = |m: &memloop::Memory, item: NewMemory| {
+        let done = m.remember_explained(item)?;
+        let previous = match done.action {
+            memloop::RememberAction::Superseded { previous } => Some(previous),
+            _ => None,
+        };
+        Ok(serde_json::json!({
+            "id": done.id,
+            "action": done.action.as_str(),
+            "previous": previous,
+        }))
+    };
+    // SAFETY: forwarded contracts for `item_json` and `out_json`.
+    unsafe { json_call(handle, item_json, "item_json", out_json, remember) }
 }
 
 /// Remembers a JSON array of items (as for `memloop_remember`) in one transaction: all or
@@ -342,6 +376,24 @@ pub unsafe extern "C" fn memloop_stats(
 ) -> i32 {
     // SAFETY: forwarded contract.
     unsafe { json_result(handle, out_json, |m| Ok(m.stats()?)) }
+}
+
+/// Verifies the whole store now: the index file's checksums and links (the index is rebuilt
+/// from the database when they fail), every record of the database, and that both agree.
+/// Writes `{"memories", "indexed", "index_rebuilt": reason or null, "problems": [...]}` to
+/// `*out_json`; the store is sound when `problems` is empty. Reads the whole store.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
+/// # Safety
+/// `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_check(
+    handle: *const memloop_t,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe { json_result(handle, out_json, |m| Ok(m.check()?)) }
 }
 
 /// Saves the index and makes every write durable (compacting the files when much is free).

@@ -4,6 +4,7 @@
 //! token, so a NULL, closed or made-up handle is an error, not a crash, and `memloop_close`
 //! waits for calls in flight on other threads before it closes the store.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_char;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use memloop::{Clock, Durability, HashingEmbedder, Memory, Options};
+use memloop::{Clock, DeviceChoice, Durability, HashingEmbedder, Memory, Options};
 use parking_lot::RwLock;
 use serde::Deserialize;
 
@@ -29,16 +30,49 @@ static STORES: LazyLock<RwLock<HashMap<usize, Arc<Memory>>>> = LazyLock::new(Def
 /// Tokens are never reused, so a stale handle cannot reach a newer store.
 static NEXT_TOKEN: AtomicUsize = AtomicUsize::new(1);
 
-/// The store behind `handle`.
-pub(crate) fn store(handle: *const memloop_t) -> Outcome<Arc<Memory>> {
+thread_local! {
+    /// The handles this thread is inside a call on, innermost last: a callback of that call
+    /// may call back into the library on the same thread.
+    static IN_USE: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A store borrowed for one call. While it lives, this thread is inside a call on its handle,
+/// so `memloop_close` on the same thread (from a callback) can refuse instead of waiting for
+/// itself forever.
+pub(crate) struct InUse {
+    memory: Arc<Memory>,
+    token: usize,
+}
+
+impl std::ops::Deref for InUse {
+    type Target = Memory;
+    fn deref(&self) -> &Memory {
+        &self.memory
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        IN_USE.with(|tokens| {
+            let mut tokens = tokens.borrow_mut();
+            if let Some(i) = tokens.iter().rposition(|&t| t == self.token) {
+                tokens.remove(i);
+            }
+        });
+    }
+}
+
+/// The store behind `handle`, borrowed for one call.
+pub(crate) fn store(handle: *const memloop_t) -> Outcome<InUse> {
     if handle.is_null() {
         return Err(Failure::invalid("handle is NULL"));
     }
-    STORES
-        .read()
-        .get(&(handle as usize))
-        .cloned()
-        .ok_or_else(|| Failure::invalid("handle is not an open memloop store (closed already?)"))
+    let token = handle as usize;
+    let memory = STORES.read().get(&token).cloned().ok_or_else(|| {
+        Failure::invalid("handle is not an open memloop store (closed already?)")
+    })?;
+    IN_USE.with(|tokens| tokens.borrow_mut().push(token));
+    Ok(InUse { memory, token })
 }
 
 /// `memloop_open`'s options. Every field is optional.
@@ -47,6 +81,8 @@ pub(crate) fn store(handle: *const memloop_t) -> Outcome<Arc<Memory>> {
 struct OpenOptions {
     /// Model directory (default: the default model's cache directory).
     model: Option<PathBuf>,
+    /// Where the model runs: "cpu" (default), "cuda" or "cuda:N".
+    device: Option<String>,
     /// "system" (default) or "manual".
     clock: Option<String>,
     /// Start of a manual clock, ms since the Unix epoch (default: now).
@@ -82,6 +118,16 @@ impl OpenOptions {
             o.embedder = Some(Arc::new(HashingEmbedder::new(dim)));
         }
         o.model_dir = self.model;
+        if let Some(d) = self.device.as_deref() {
+            o.device = d
+                .parse::<DeviceChoice>()
+                .map_err(|e| Failure::invalid(format!("options_json: {e}")))?;
+            if !o.device.is_supported() {
+                return Err(Failure::invalid(format!(
+                    "options_json: device {d:?}: this library was built without CUDA support (rebuild with the `cuda` feature), use \"cpu\""
+                )));
+            }
+        }
         o.clock = match self.clock.as_deref() {
             None | Some("system") => Clock::System,
             Some("manual") => Clock::manual(self.start_ms.unwrap_or_else(|| Clock::System.now())),
@@ -113,7 +159,8 @@ impl OpenOptions {
 /// Opens (creating if needed) the store in directory `path`.
 ///
 /// `options_json` may be NULL (all defaults) or a JSON object with any of: `"model"` (model
-/// directory; default the cached all-MiniLM-L6-v2), `"clock"` (`"system"` or `"manual"`),
+/// directory; default the cached all-MiniLM-L6-v2), `"device"` (`"cpu"`, the default, or
+/// `"cuda"` / `"cuda:N"` in a library built with the `cuda` feature), `"clock"` (`"system"` or `"manual"`),
 /// `"start_ms"` (a manual clock's start, ms since the Unix epoch), `"sync"` (default true:
 /// every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
 /// near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
@@ -159,7 +206,9 @@ pub unsafe extern "C" fn memloop_open(
 
 /// Closes the store: saves the index, makes every write durable and releases the directory.
 /// The handle is invalid afterwards (using it again is an error, not a crash). Calls still
-/// running on other threads finish first; calls started after this one fail.
+/// running on other threads finish first; calls started after this one fail. Called from a
+/// callback of a call on the same handle, it fails (`MEMLOOP_ERR_INVALID_ARGUMENT`) and the
+/// store stays open.
 ///
 /// Thread safety: any thread, once per handle.
 #[no_mangle]
@@ -167,6 +216,11 @@ pub extern "C" fn memloop_close(handle: *mut memloop_t) -> i32 {
     guard(|| {
         if handle.is_null() {
             return Err(Failure::invalid("handle is NULL"));
+        }
+        if IN_USE.with(|tokens| tokens.borrow().contains(&(handle as usize))) {
+            return Err(Failure::invalid(
+                "memloop_close was called from inside a callback of a call on the same handle; close the store after that call returns",
+            ));
         }
         let mut memory = STORES.write().remove(&(handle as usize)).ok_or_else(|| {
             Failure::invalid("handle is not an open memloop store (closed already?)")

@@ -70,9 +70,9 @@ fn compile(source: &str, scratch: &Path) -> PathBuf {
     exe
 }
 
-fn run(exe: &Path, store: &Path) -> (bool, String) {
+fn run(exe: &Path, args: &[&Path]) -> (bool, String) {
     let out = Command::new(exe)
-        .arg(store)
+        .args(args)
         // Rust's runtime keeps a few allocations for the process's life (thread-locals, the
         // handle registry); ASan reports real misuse, not those.
         .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
@@ -90,7 +90,7 @@ fn run(exe: &Path, store: &Path) -> (bool, String) {
 fn the_c_example_runs_on_the_default_model() {
     let scratch = tempfile::tempdir().unwrap();
     let exe = compile("examples/basic.c", scratch.path());
-    let (ok, out) = run(&exe, &scratch.path().join("store"));
+    let (ok, out) = run(&exe, &[&scratch.path().join("store")]);
     assert!(ok, "basic.c failed:\n{out}");
     // The recall put the staging database first, the context stayed in budget, close worked.
     let recall = out.lines().find(|l| l.starts_with("recall: ")).expect(&out);
@@ -116,7 +116,8 @@ fn the_c_example_runs_on_the_default_model() {
 fn hostile_input_gets_error_codes_and_messages_never_a_crash() {
     let scratch = tempfile::tempdir().unwrap();
     let exe = compile("tests/c/hostile.c", scratch.path());
-    let (ok, out) = run(&exe, &scratch.path().join("store"));
+    let crafted = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/huge-length.mlx");
+    let (ok, out) = run(&exe, &[&scratch.path().join("store"), &crafted]);
     assert!(ok, "hostile.c:\n{out}");
     assert!(out.contains(", 0 failures"), "{out}");
 }

@@ -43,6 +43,11 @@ impl Background {
 }
 
 fn run(inner: &Weak<Inner>, stop: &(Mutex<bool>, Condvar)) {
+    // First, the full check of the index file the store opened with; a failure here is
+    // retried before the first search or save, which report it.
+    if let Some(inner) = inner.upgrade() {
+        let _ = inner.ensure_index_verified();
+    }
     let mut last_flush = std::time::Instant::now();
     loop {
         {

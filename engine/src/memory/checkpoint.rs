@@ -29,6 +29,8 @@ impl Inner {
     /// a large file, so background checkpoints leave it to close and explicit checkpoints:
     /// redb reuses freed pages meanwhile).
     pub(crate) fn checkpoint(&self, compact: bool) -> Result<()> {
+        // A save never rewrites an index it has not verified.
+        self.ensure_index_verified()?;
         let mut w = self.writer.lock();
         // The index file must never claim changes the database could still lose.
         self.flush_locked(&mut w)?;
@@ -38,7 +40,7 @@ impl Inner {
             return Ok(());
         }
         let index = self.index.read().clone();
-        index.save(&path, seq)?;
+        index.save_owned(&path, seq, self.store_id)?;
         let mut reopened = Index::open(&path)?;
         reopened.set_exact_below(index.params().exact_below)?;
         *self.index.write() = Arc::new(reopened);

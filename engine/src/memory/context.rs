@@ -239,6 +239,8 @@ impl Memory {
                 "document key and text must not be empty".into(),
             ));
         }
+        crate::item::check_text(text, self.inner.options.max_text_bytes)
+            .map_err(|e| Error::InvalidInput(format!("document {key:?}: {e}")))?;
         let spans = self.chunk(text);
         let summary = self.inner.options.hooks.summarizer.summarize(text)?;
         let mut batch = vec![NewMemory::new(text)

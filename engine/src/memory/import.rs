@@ -1,6 +1,6 @@
 //! The write side of an import (see `transfer` for the file format).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::Memory;
 use crate::error::Result;
@@ -8,17 +8,22 @@ use crate::item::{MemoryId, MemoryItem};
 use crate::transfer::{take_metadata, version_key, ImportReport};
 
 impl Memory {
-    /// Merges `records` (items with vectors in this store's space) in one transaction.
+    /// Merges `records` (items with unit vectors in this store's space) in one transaction:
+    /// first every record is matched to a memory already here or given an id, then the new
+    /// ones are written with their version links mapped to those ids.
     pub(crate) fn import_records(
         &self,
         records: Vec<(MemoryItem, Vec<f32>)>,
-        remap: &mut FxHashMap<MemoryId, MemoryId>,
         history: &mut FxHashMap<[u8; 40], MemoryId>,
         report: &mut ImportReport,
     ) -> Result<()> {
-        let dim = self.inner.embedder.dim();
         self.inner.write(|inner, tx, applied| {
+            let mut remap: FxHashMap<MemoryId, MemoryId> = FxHashMap::default();
             let mut by_hash: FxHashMap<[u8; 32], MemoryId> = FxHashMap::default();
+            // Memories already here that records matched, and whether a record was newer.
+            let mut merged: FxHashMap<MemoryId, (MemoryItem, bool)> = FxHashMap::default();
+            let mut taken: FxHashSet<MemoryId> = FxHashSet::default();
+            let mut fresh = Vec::new();
             for (mut item, vector) in records {
                 let foreign = item.id;
                 let local = if item.is_superseded() {
@@ -31,69 +36,63 @@ impl Memory {
                     }
                 };
                 let existing = match local {
-                    Some(id) => applied
-                        .items
-                        .iter()
-                        .rev()
-                        .find(|i| i.id == id)
-                        .cloned()
-                        .map_or_else(|| inner.store.item(id), |i| Ok(Some(i)))?,
+                    Some(id) if taken.contains(&id) => {
+                        // A duplicate inside the file of a record imported just before.
+                        remap.insert(foreign, id);
+                        report.unchanged += 1;
+                        continue;
+                    }
+                    Some(id) => match merged.remove(&id) {
+                        Some(staged) => Some(staged),
+                        None => inner.store.item(id)?.map(|i| (i, false)),
+                    },
                     None => None,
                 };
-                if let Some(mut existing) = existing {
+                if let Some((mut existing, mut changed)) = existing {
                     remap.insert(foreign, existing.id);
                     if item.updated > existing.updated {
                         take_metadata(&mut existing, &item);
-                        tx.put(&existing, None)?;
-                        applied.items.push(existing);
+                        changed = true;
                         report.merged += 1;
                     } else {
                         report.unchanged += 1;
                     }
+                    merged.insert(existing.id, (existing, changed));
                     continue;
                 }
-                let vector = super::write::unit(vector, dim).map_err(crate::Error::InvalidInput)?;
                 let free = foreign != 0
-                    && inner.store.item(foreign)?.is_none()
-                    && !applied.items.iter().any(|i| i.id == foreign)
-                    && !remap.values().any(|&l| l == foreign);
+                    && !taken.contains(&foreign)
+                    && !merged.contains_key(&foreign)
+                    && inner.store.item(foreign)?.is_none();
                 item.id = if free {
                     tx.reserve_id(foreign);
                     foreign
                 } else {
                     tx.allocate_id()
                 };
+                taken.insert(item.id);
                 remap.insert(foreign, item.id);
                 if item.is_superseded() {
                     history.insert(version_key(&item), item.id);
                 } else {
                     by_hash.insert(item.content_hash(), item.id);
                 }
+                fresh.push((item, vector));
+                report.added += 1;
+            }
+            for (existing, changed) in merged.into_values() {
+                if changed {
+                    tx.put(&existing, None)?;
+                    applied.items.push(existing);
+                }
+            }
+            let map = |l: Option<MemoryId>| l.and_then(|x| remap.get(&x).copied());
+            for (mut item, vector) in fresh {
+                item.supersedes = map(item.supersedes);
+                item.superseded_by = map(item.superseded_by);
                 tx.put(&item, Some(&vector))?;
                 applied.inserted.push((item.id, vector));
                 applied.items.push(item);
-                report.added += 1;
-            }
-            Ok(())
-        })
-    }
-
-    /// Rewrites version links of imported items whose ids changed.
-    pub(crate) fn relink(&self, remap: &FxHashMap<MemoryId, MemoryId>) -> Result<()> {
-        if remap.iter().all(|(f, l)| f == l) {
-            return Ok(());
-        }
-        let ids: Vec<MemoryId> = remap.values().copied().collect();
-        self.inner.write(|inner, tx, applied| {
-            for mut item in inner.store.items(&ids)? {
-                let map = |l: Option<MemoryId>| l.and_then(|x| remap.get(&x).copied());
-                let (s, b) = (map(item.supersedes), map(item.superseded_by));
-                if (s, b) != (item.supersedes, item.superseded_by) {
-                    item.supersedes = s;
-                    item.superseded_by = b;
-                    tx.put(&item, None)?;
-                    applied.items.push(item);
-                }
             }
             Ok(())
         })

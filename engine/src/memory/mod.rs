@@ -20,10 +20,13 @@ mod retrieve;
 mod subjects;
 mod sweep;
 mod tasks;
+mod verify;
 mod write;
 
+pub(crate) use write::unit;
+
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -38,6 +41,7 @@ pub use read::{Hit, Query};
 pub use subjects::SubjectEvent;
 pub use sweep::{DecayReport, ForgetEvent, SweepReport};
 pub use tasks::{Task, TaskIds};
+pub use verify::CheckReport;
 pub use write::Update;
 
 use crate::catalog::CatalogSlot;
@@ -86,6 +90,12 @@ pub(crate) struct Inner {
     observing: Mutex<()>,
     /// Sequence number the index file on disk covers.
     saved_seq: AtomicU64,
+    /// Ties the index file to this database (recorded in its header at save).
+    store_id: [u8; 16],
+    /// The index passed its full check (see `verify`): until then it is not searched or saved.
+    index_verified: AtomicBool,
+    /// Why the index was rebuilt from the database in this session, if it was.
+    index_rebuilt: Mutex<Option<String>>,
     open_report: OpenReport,
     _lock: ProcessLock,
 }

@@ -1,7 +1,7 @@
 //! Opening a store: lock, database, model check, catalog, index recovery.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,7 +11,7 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
 use crate::catalog::CatalogSlot;
-use crate::embedder::{load_model, TextEmbedder};
+use crate::embedder::{load_model_on, TextEmbedder};
 use crate::error::{db, Error, Result};
 use crate::options::Options;
 use crate::store::lock::ProcessLock;
@@ -32,14 +32,17 @@ impl Memory {
         let lock = ProcessLock::acquire(dir)?;
         let embedder: Arc<dyn TextEmbedder> = match &options.embedder {
             Some(e) => e.clone(),
-            None => Arc::new(load_model(options.model_dir.as_deref())?),
+            None => Arc::new(load_model_on(options.model_dir.as_deref(), options.device)?),
         };
         let started = Instant::now();
+        remove_stale_temporaries(dir);
         let store = Store::open(dir)?;
         let fingerprint = check_model(dir, &store, embedder.as_ref())?;
+        let store_id = store_id(&store)?;
         Manifest::new(fingerprint.clone(), embedder.dim()).sync_to(dir)?;
         let live = store.count()?;
-        let (index, recovery) = load_index(dir, &store, &options, embedder.dim(), live)?;
+        let (index, recovery, verified) =
+            load_index(dir, &store, &options, embedder.dim(), live, store_id)?;
         let store = Arc::new(store);
         let catalog = CatalogSlot::load_in_background(
             store.clone(),
@@ -47,6 +50,10 @@ impl Memory {
             options.clock.now(),
         );
         let saved_seq = index.checkpoint();
+        let recovery_reason = match &recovery {
+            IndexRecovery::Rebuilt(why) => Some(why.clone()),
+            _ => None,
+        };
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
             store,
@@ -62,6 +69,9 @@ impl Memory {
             writer: Mutex::new(WriterState::default()),
             accessed: Mutex::default(),
             saved_seq: AtomicU64::new(saved_seq),
+            store_id,
+            index_verified: AtomicBool::new(verified),
+            index_rebuilt: Mutex::new(recovery_reason),
             lexical: RwLock::new(None),
             observing: Mutex::new(()),
             _lock: lock,
@@ -111,14 +121,17 @@ fn check_model(dir: &Path, store: &Store, embedder: &dyn TextEmbedder) -> Result
 }
 
 /// Opens the index file and replays the change log into it, or rebuilds it from the stored
-/// vectors when it is missing, unreadable, from another store, or out of step.
+/// vectors when it is missing, unreadable, from another store, or out of step. Only the cheap
+/// checks run here (O(1) in the file's size); the third value says whether the index is also
+/// fully verified already (rebuilt, new, or `verify_index` set), else `verify` checks it next.
 fn load_index(
     dir: &Path,
     store: &Store,
     options: &Options,
     dim: usize,
     live: usize,
-) -> Result<(Index, IndexRecovery)> {
+    store_id: [u8; 16],
+) -> Result<(Index, IndexRecovery, bool)> {
     let path = dir.join(INDEX_FILE);
     let seq = store.meta_u64("seq")?;
     let pruned = store.meta_u64("pruned_through")?;
@@ -132,6 +145,9 @@ fn load_index(
         };
         match opened {
             Err(e) => Some(format!("index file unusable: {e}")),
+            Ok(ix) if ix.owner().is_some_and(|o| o != store_id) => {
+                Some("index file belongs to another store".to_string())
+            }
             Ok(ix) if ix.dim() != dim => Some(format!(
                 "index holds {}-d vectors, the model makes {dim}-d",
                 ix.dim()
@@ -152,7 +168,7 @@ fn load_index(
                     } else {
                         IndexRecovery::Replayed(replayed)
                     };
-                    return Ok((ix, recovery));
+                    return Ok((ix, recovery, options.verify_index));
                 }
                 Some(format!(
                     "index holds {} vectors after replay, the store {live}",
@@ -163,11 +179,52 @@ fn load_index(
     };
     let index = Index::new(params(options, dim)?)?;
     match reason {
-        None => Ok((index, IndexRecovery::Clean)),
+        None => Ok((index, IndexRecovery::Clean, true)),
         Some(why) => {
             rebuild(store, &index)?;
-            Ok((index, IndexRecovery::Rebuilt(why)))
+            Ok((index, IndexRecovery::Rebuilt(why), true))
         }
+    }
+}
+
+/// This database's id, made (16 random bytes) the first time a store is opened by a build
+/// that records it in index files.
+fn store_id(store: &Store) -> Result<[u8; 16]> {
+    if let Some(id) = store.meta("store_id")? {
+        if let Ok(id) = <[u8; 16]>::try_from(id.as_slice()) {
+            return Ok(id);
+        }
+    }
+    let id = random_id();
+    let mut tx = Tx::begin(store, true)?;
+    tx.set_meta("store_id", &id)?;
+    tx.commit()?;
+    Ok(id)
+}
+
+/// 16 bytes from the standard library's per-process random hash keys, the time and the pid.
+fn random_id() -> [u8; 16] {
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = [0u8; 16];
+    for half in out.chunks_mut(8) {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.write_u32(std::process::id());
+        half.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    out
+}
+
+/// Removes temporary files a crash or a full disk left behind (an index or manifest save that
+/// never reached its rename). Best effort: a file that cannot be removed is overwritten by the
+/// next save anyway.
+fn remove_stale_temporaries(dir: &Path) {
+    for name in [format!("{INDEX_FILE}.tmp"), "manifest.tmp".to_string()] {
+        let _ = std::fs::remove_file(dir.join(name));
     }
 }
 
@@ -212,7 +269,7 @@ fn replay(store: &Store, index: &Index, seq: u64) -> Result<usize> {
 }
 
 /// Inserts every stored vector into the empty `index`.
-fn rebuild(store: &Store, index: &Index) -> Result<()> {
+pub(super) fn rebuild(store: &Store, index: &Index) -> Result<()> {
     let tx = store.db.read().begin_read().map_err(db)?;
     let vectors = tx.open_table(VECTORS).map_err(db)?;
     let (mut ids, mut flat) = (Vec::new(), Vec::new());

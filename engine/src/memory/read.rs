@@ -161,7 +161,7 @@ impl Memory {
     ) -> Result<Vec<Hit>> {
         check_k(k)?;
         let ef = ef.unwrap_or(self.inner.options.recall_ef).max(k);
-        let index = self.inner.index.read().clone();
+        let index = self.inner.verified_index()?;
         let found = match self.inner.catalog.try_get() {
             // Right after open the catalog may still be loading; a recall without filters does
             // not wait for it (superseded versions are dropped after reading the items).

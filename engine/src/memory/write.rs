@@ -3,8 +3,9 @@
 use rustc_hash::FxHashMap;
 
 use super::{Inner, Memory, WriterState};
+use crate::dedup::{one_current_truth, same_information, RememberAction, Remembered};
 use crate::error::{Error, Result};
-use crate::item::{content_hash, Kind, MemoryId, MemoryItem, NewMemory};
+use crate::item::{check_text, content_hash, Kind, MemoryId, MemoryItem, NewMemory};
 use crate::options::Durability;
 use crate::store::Tx;
 
@@ -40,16 +41,28 @@ pub(super) struct Applied {
 }
 
 impl Memory {
-    /// Remembers one memory; returns its id, or the id of the existing memory it duplicates
-    /// (exactly, or above the near-duplicate threshold in the same namespace and kind), which
-    /// is merged: its count grows, its metadata takes the newest values, the new source is
-    /// added to its provenance.
+    /// Remembers one memory; returns the id that now holds its text: a new memory's, the
+    /// existing memory's it merged into, or the new version's when it superseded a fact (see
+    /// [`Memory::remember_explained`] for which, and [`crate::dedup`] for the rule: nothing is
+    /// merged that says something else).
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for bad input; [`Error::Embed`] / [`Error::Store`] /
     /// [`Error::Index`]. On error nothing was written.
     pub fn remember(&self, memory: NewMemory) -> Result<MemoryId> {
-        Ok(self.remember_batch(vec![memory])?[0])
+        Ok(self.remember_explained(memory)?.id)
+    }
+
+    /// Remembers one memory and says what was done: stored as new, merged into an existing
+    /// memory that says the same (exactly, or up to case, spacing and punctuation; its count
+    /// grows, its metadata takes the newest values, the new source joins its provenance), or
+    /// stored as a new version superseding a near-duplicate fact or triple that said
+    /// something else.
+    ///
+    /// # Errors
+    /// As [`Memory::remember`].
+    pub fn remember_explained(&self, memory: NewMemory) -> Result<Remembered> {
+        Ok(self.remember_batch_explained(vec![memory])?[0])
     }
 
     /// Remembers many memories: embedded together (the embedder batches and parallelises),
@@ -59,6 +72,15 @@ impl Memory {
     /// # Errors
     /// As [`Memory::remember`]; any invalid input rejects the whole batch.
     pub fn remember_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
+        let done = self.embed_and_remember(memories, false)?;
+        Ok(done.into_iter().map(|r| r.id).collect())
+    }
+
+    /// [`Memory::remember_batch`], saying for each input what was done.
+    ///
+    /// # Errors
+    /// As [`Memory::remember_batch`].
+    pub fn remember_batch_explained(&self, memories: Vec<NewMemory>) -> Result<Vec<Remembered>> {
         self.embed_and_remember(memories, false)
     }
 
@@ -70,22 +92,24 @@ impl Memory {
     /// [`Error::InvalidInput`] for a vector of the wrong dimension or that cannot be
     /// normalised; otherwise as [`Memory::remember_batch`].
     pub fn remember_embedded(&self, memories: Vec<(NewMemory, Vec<f32>)>) -> Result<Vec<MemoryId>> {
-        self.remember_checked(memories, false)
+        let done = self.remember_checked(memories, false)?;
+        Ok(done.into_iter().map(|r| r.id).collect())
     }
 
     /// Remembers `memories`, merging only exact duplicates (tasks with different outcomes or
     /// steps, or a document's overlapping chunks, must stay apart however similar they read).
     pub(crate) fn remember_distinct(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
-        self.embed_and_remember(memories, true)
+        let done = self.embed_and_remember(memories, true)?;
+        Ok(done.into_iter().map(|r| r.id).collect())
     }
 
     fn embed_and_remember(
         &self,
         memories: Vec<NewMemory>,
         exact_only: bool,
-    ) -> Result<Vec<MemoryId>> {
+    ) -> Result<Vec<Remembered>> {
         for (i, m) in memories.iter().enumerate() {
-            m.validate()
+            m.validate(self.inner.options.max_text_bytes)
                 .map_err(|e| Error::InvalidInput(format!("memory {i}: {e}")))?;
         }
         let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
@@ -97,11 +121,11 @@ impl Memory {
         &self,
         memories: Vec<(NewMemory, Vec<f32>)>,
         exact_only: bool,
-    ) -> Result<Vec<MemoryId>> {
+    ) -> Result<Vec<Remembered>> {
         let dim = self.inner.embedder.dim();
         let mut checked = Vec::with_capacity(memories.len());
         for (i, (m, v)) in memories.into_iter().enumerate() {
-            m.validate()
+            m.validate(self.inner.options.max_text_bytes)
                 .map_err(|e| Error::InvalidInput(format!("memory {i}: {e}")))?;
             let v = unit(v, dim).map_err(|e| Error::InvalidInput(format!("memory {i}: {e}")))?;
             checked.push((m, v));
@@ -137,13 +161,10 @@ impl Memory {
                 )));
             }
         }
-        let new_text = match update.text.clone() {
-            Some(t) if t.trim().is_empty() => {
-                return Err(Error::InvalidInput("text is empty".into()))
-            }
-            Some(t) => Some(t),
-            None => None,
-        };
+        if let Some(t) = &update.text {
+            check_text(t, self.inner.options.max_text_bytes).map_err(Error::InvalidInput)?;
+        }
+        let new_text = update.text.clone();
         let vector = match &new_text {
             Some(t) => Some(self.inner.embed_one(t)?),
             None => None,
@@ -238,6 +259,15 @@ struct Staged {
     exact_only: bool,
 }
 
+impl Staged {
+    /// Notes a memory created in this batch, so later inputs can merge into it.
+    fn remember_fresh(&mut self, hash: [u8; 32], item: &MemoryItem, ns: String, v: Vec<f32>) {
+        self.by_hash.insert(hash, item.id);
+        self.items.insert(item.id, item.clone());
+        self.fresh.push((item.id, ns, item.kind, v));
+    }
+}
+
 impl Inner {
     pub(crate) fn now(&self) -> crate::clock::Timestamp {
         self.options.clock.now()
@@ -249,8 +279,10 @@ impl Inner {
         &self,
         f: impl FnOnce(&Inner, &mut Tx, &mut Applied) -> Result<T>,
     ) -> Result<T> {
-        // The catalog must be loaded before anything commits (its snapshot must miss nothing).
+        // The catalog must be loaded before anything commits (its snapshot must miss nothing),
+        // and the index verified before a write searches or changes it.
         self.catalog.get()?;
+        self.ensure_index_verified()?;
         let mut w = self.writer.lock();
         let synced = self.options.durability == Durability::Synced;
         if !self.accessed.lock().is_empty() {
@@ -350,38 +382,73 @@ impl Inner {
         staged: &mut Staged,
         m: NewMemory,
         v: Vec<f32>,
-    ) -> Result<MemoryId> {
+    ) -> Result<Remembered> {
         let now = self.now();
         let ns = m.namespace_or_default().to_string();
         let hash = content_hash(&ns, m.kind, &m.text);
-        let survivor = match staged.by_hash.get(&hash) {
+        let exact = match staged.by_hash.get(&hash) {
             Some(&id) => Some(id),
-            None => match self.store.by_hash(&hash)? {
-                Some(id) => Some(id),
-                None if staged.exact_only => None,
-                None => self.near_duplicate(staged, &ns, m.kind, &v)?,
-            },
+            None => self.store.by_hash(&hash)?,
         };
-        if let Some(id) = survivor {
-            let mut item = match staged.items.remove(&id) {
-                Some(item) => item,
-                None => self.store.item(id)?.ok_or_else(|| {
-                    self.store
-                        .corrupt(format!("hash entry points at missing item {id}"))
-                })?,
-            };
-            merge(&mut item, m, now);
-            tx.put(&item, None)?;
+        let near = match exact {
+            Some(_) => None,
+            None if staged.exact_only => None,
+            None => self.near_duplicate(staged, &ns, m.kind, &v)?,
+        };
+        let Some(id) = exact.or(near) else {
+            let item = self.insert_new(tx, applied, m, v.clone())?;
+            staged.remember_fresh(hash, &item, ns, v);
+            return Ok(Remembered {
+                id: item.id,
+                action: RememberAction::New,
+            });
+        };
+        let mut existing = match staged.items.remove(&id) {
+            Some(item) => item,
+            None => self.store.item(id)?.ok_or_else(|| {
+                self.store
+                    .corrupt(format!("hash entry points at missing item {id}"))
+            })?,
+        };
+        if exact.is_some() || same_information(&existing.text, &m.text) {
+            merge(&mut existing, m, now);
+            tx.put(&existing, None)?;
             staged.by_hash.insert(hash, id);
-            staged.items.insert(id, item.clone());
-            applied.items.push(item);
-            return Ok(id);
+            staged.items.insert(id, existing.clone());
+            applied.items.push(existing);
+            return Ok(Remembered {
+                id,
+                action: RememberAction::Merged,
+            });
         }
-        let item = self.insert_new(tx, applied, m, v.clone())?;
-        staged.by_hash.insert(hash, item.id);
+        // A near-duplicate that says something else: never merged.
+        staged.items.insert(id, existing.clone());
+        let supersede = one_current_truth(m.kind);
+        let mut item = self.insert_new(tx, applied, m, v.clone())?;
+        staged.remember_fresh(hash, &item, ns, v);
+        if !supersede {
+            return Ok(Remembered {
+                id: item.id,
+                action: RememberAction::New,
+            });
+        }
+        tx.unhash(&existing.content_hash(), existing.id)?;
+        existing.superseded_by = Some(item.id);
+        existing.updated = now;
+        item.supersedes = Some(existing.id);
+        tx.put(&existing, None)?;
+        tx.put(&item, None)?;
+        staged.fresh.retain(|f| f.0 != existing.id);
+        staged.items.insert(existing.id, existing.clone());
         staged.items.insert(item.id, item.clone());
-        staged.fresh.push((item.id, ns, item.kind, v));
-        Ok(item.id)
+        applied.items.push(existing.clone());
+        applied.items.push(item.clone());
+        Ok(Remembered {
+            id: item.id,
+            action: RememberAction::Superseded {
+                previous: existing.id,
+            },
+        })
     }
 
     /// The unit document vector of `text`.

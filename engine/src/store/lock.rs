@@ -33,7 +33,7 @@ impl ProcessLock {
                 let _ = file.read_to_string(&mut s);
                 return Err(Error::Locked {
                     path: dir.to_path_buf(),
-                    pid: s.trim().parse().unwrap_or(0),
+                    pid: s.trim().parse().ok().filter(|&pid| pid != 0),
                 });
             }
             Err(TryLockError::Error(e)) => return Err(Error::io(&path, "lock", e)),
@@ -44,5 +44,23 @@ impl ProcessLock {
             .and_then(|()| file.flush())
             .map_err(|e| Error::io(&path, "write pid", e))?;
         Ok(ProcessLock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two processes starting together: the first holds the lock but has not written its pid
+    /// yet. The second is told so, not "locked by process 0".
+    #[test]
+    fn a_holder_without_a_pid_yet_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let holder = File::create(dir.path().join("LOCK")).unwrap();
+        holder.try_lock().unwrap();
+        let err = ProcessLock::acquire(dir.path()).unwrap_err();
+        assert!(matches!(err, Error::Locked { pid: None, .. }), "{err}");
+        assert!(err.to_string().contains("still opening"), "{err}");
+        assert!(!err.to_string().contains("process 0"), "{err}");
     }
 }

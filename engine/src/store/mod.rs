@@ -16,6 +16,7 @@
 pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod record;
+mod check;
 mod vacuum;
 
 use std::path::{Path, PathBuf};
@@ -477,11 +478,19 @@ pub(crate) fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, "create", e))?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| Error::io(&tmp, "write", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "rename", e))?;
+    let published = std::fs::File::create(&tmp)
+        .map_err(|e| Error::io(&tmp, "create", e))
+        .and_then(|mut f| {
+            f.write_all(bytes)
+                .and_then(|()| f.sync_all())
+                .map_err(|e| Error::io(&tmp, "write", e))
+        })
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "rename", e)));
+    if published.is_err() {
+        // A full disk must not leave a half-written temporary file behind.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    published?;
     sync_dir(path.parent().unwrap_or(Path::new(".")))
 }
 

@@ -1,6 +1,8 @@
 //! No duplicates, no lost history: exact and near-duplicate merging, versioned updates.
 
-use memloop::{Clock, Error, Kind, MemoryFilter, NewMemory, Query, Update};
+use memloop::{
+    Clock, Error, Kind, Memory, MemoryFilter, NewMemory, Options, Query, RememberAction, Update,
+};
 
 use crate::common::open;
 
@@ -83,6 +85,51 @@ fn near_duplicates_merge_within_namespace_and_kind_only() {
         ))
         .unwrap();
     assert_ne!(different, a);
+}
+
+/// Inside one batch too, a near-duplicate that says something else is never merged: a fact
+/// supersedes its earlier version, a chunk stands beside it; the report says which.
+#[test]
+fn near_duplicates_that_differ_are_new_versions_or_new_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(0);
+    let options = Options {
+        dedup_threshold: Some(0.75),
+        ..crate::common::hashing(256, &clock)
+    };
+    let m = Memory::open(dir.path(), options).unwrap();
+    let done = m
+        .remember_batch_explained(vec![
+            NewMemory::new("the office wifi password is swordfish today").kind(Kind::Fact),
+            NewMemory::new("the office wifi password is marlin today").kind(Kind::Fact),
+            NewMemory::new("the team lunch happens on friday at noon"),
+            NewMemory::new("the team lunch happens on monday at noon"),
+            NewMemory::new("The office WiFi password is marlin, today!").kind(Kind::Fact),
+        ])
+        .unwrap();
+    let actions: Vec<RememberAction> = done.iter().map(|d| d.action).collect();
+    assert_eq!(
+        actions,
+        [
+            RememberAction::New,
+            RememberAction::Superseded { previous: done[0].id },
+            RememberAction::New,
+            RememberAction::New,
+            RememberAction::Merged,
+        ]
+    );
+    assert_eq!(done[4].id, done[1].id);
+    let old = m.get(done[0].id).unwrap().unwrap();
+    assert_eq!(old.superseded_by, Some(done[1].id));
+    assert_eq!(m.get(done[1].id).unwrap().unwrap().count, 2);
+    assert_eq!(m.stats().unwrap().memories, 4, "nothing was dropped");
+    // The history survives a reopen.
+    drop(m);
+    let m = Memory::open(dir.path(), crate::common::hashing(256, &clock)).unwrap();
+    assert_eq!(
+        m.get(done[0].id).unwrap().unwrap().superseded_by,
+        Some(done[1].id)
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@ mod concurrent;
 mod dedup;
 mod filters;
 mod forgetting;
+mod hostile_files;
 mod memory_loop;
 mod model;
 mod persist;

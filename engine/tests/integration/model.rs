@@ -1,6 +1,6 @@
 //! The engine on the real default model (all-MiniLM-L6-v2, fetched by scripts/fetch-model.sh).
 
-use memloop::{Memory, NewMemory, Options, Query};
+use memloop::{Kind, Memory, NewMemory, Options, Query, RememberAction};
 
 #[test]
 fn recall_with_minilm_finds_the_semantically_closest_memory() {
@@ -29,4 +29,64 @@ fn recall_with_minilm_finds_the_semantically_closest_memory() {
         ))
         .unwrap();
     assert_eq!(merged, id);
+}
+
+/// A new fact is never swallowed by the old one it resembles: with the default threshold, MiniLM
+/// finds "… port 5433." a near-duplicate of "… port 5432.", and the new text becomes the current
+/// version (the old kept as history); chunks that differ in a date, or only past the 256 tokens
+/// the model reads, are both kept.
+#[test]
+fn a_changed_fact_supersedes_and_differing_chunks_stay_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(dir.path(), Options::default()).expect("default model is fetched");
+    let old = m
+        .remember_explained(
+            NewMemory::new("The staging database listens on port 5432.").kind(Kind::Fact),
+        )
+        .unwrap();
+    assert_eq!(old.action, RememberAction::New);
+    let new = m
+        .remember_explained(
+            NewMemory::new("The staging database listens on port 5433.").kind(Kind::Fact),
+        )
+        .unwrap();
+    assert_eq!(
+        new.action,
+        RememberAction::Superseded { previous: old.id },
+        "5433 is a new version of the fact, not merged into 5432"
+    );
+    let (o, n) = (m.get(old.id).unwrap().unwrap(), m.get(new.id).unwrap().unwrap());
+    assert_eq!(n.text, "The staging database listens on port 5433.");
+    assert_eq!((o.superseded_by, n.supersedes), (Some(new.id), Some(old.id)));
+    let hits = m
+        .recall(&Query::new("Which port does the staging database listen on?").k(3))
+        .unwrap();
+    assert_eq!(hits[0].item.id, new.id, "recall finds the current value");
+    assert!(hits.iter().all(|h| h.item.id != old.id));
+    // Saying the current value again (any case or punctuation) merges into it.
+    let again = m
+        .remember_explained(
+            NewMemory::new("the staging database listens on port 5433").kind(Kind::Fact),
+        )
+        .unwrap();
+    assert_eq!((again.id, again.action), (new.id, RememberAction::Merged));
+
+    let monday = m
+        .remember_explained(NewMemory::new("The release review is on Monday."))
+        .unwrap();
+    let tuesday = m
+        .remember_explained(NewMemory::new("The release review is on Tuesday."))
+        .unwrap();
+    assert_eq!(tuesday.action, RememberAction::New);
+    assert_ne!(monday.id, tuesday.id);
+    let head = "The quarterly report covers revenue, costs and hiring in every region. ".repeat(30);
+    let a = m
+        .remember(NewMemory::new(format!("{head}The total was 41 million.")))
+        .unwrap();
+    let b = m
+        .remember(NewMemory::new(format!("{head}The total was 47 million.")))
+        .unwrap();
+    assert_ne!(a, b, "texts equal in their first 256 tokens are still different");
+    assert!(m.get(a).unwrap().unwrap().text.ends_with("41 million."));
+    assert!(m.get(b).unwrap().unwrap().text.ends_with("47 million."));
 }

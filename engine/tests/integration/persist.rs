@@ -51,7 +51,7 @@ fn a_second_writer_gets_a_clear_locked_error_at_once() {
     let err = Memory::open(dir.path(), hashing(64, &clock)).unwrap_err();
     assert!(started.elapsed().as_secs() < 2);
     match &err {
-        Error::Locked { pid, .. } => assert_eq!(*pid, std::process::id()),
+        Error::Locked { pid, .. } => assert_eq!(*pid, Some(std::process::id())),
         e => panic!("expected Locked, got {e}"),
     }
     assert!(err.to_string().contains("locked by process"));

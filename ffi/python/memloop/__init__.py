@@ -14,7 +14,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence, Union
 
 from . import _native
 from ._native import LIB
@@ -25,6 +25,7 @@ __all__ = [
     "Hit",
     "Block",
     "Context",
+    "Remembered",
     "MemloopError",
     "InvalidArgumentError",
     "NotFoundError",
@@ -364,11 +365,40 @@ class _Callbacks:
         return call
 
 
+class Remembered(NamedTuple):
+    """What :meth:`Memory.remember_explained` did: the id holding the text, ``action``
+    (``"new"``, ``"merged"`` or ``"superseded"``) and the superseded version's id, if any."""
+
+    id: int
+    action: str
+    previous: Optional[int]
+
+
+def _new_item(text, kind, namespace, tags, importance, concise, brief, subject, source,
+              pinned) -> dict:
+    """The JSON item of :meth:`Memory.remember`'s arguments."""
+    item: dict = {"text": text, "kind": kind, "tags": list(tags), "pinned": pinned}
+    for key, value in (
+        ("namespace", namespace),
+        ("importance", importance),
+        ("concise", concise),
+        ("brief", brief),
+        ("subject", subject),
+    ):
+        if value is not None:
+            item[key] = value
+    if source is not None:
+        item["source"] = {"document": source} if isinstance(source, str) else dict(source)
+    return item
+
+
 class Memory:
     """A memory store in directory ``path`` (created if needed).
 
     ``model`` is a model directory (default: the cached all-MiniLM-L6-v2, fetched by
-    ``memloop model fetch`` or ``scripts/fetch-model.sh``). ``clock="manual"`` makes time move
+    ``memloop model fetch`` or ``scripts/fetch-model.sh``). ``device`` is where the model runs:
+    ``"cpu"`` (default), or ``"cuda"`` / ``"cuda:N"`` with a library built with the ``cuda``
+    feature (otherwise :class:`InvalidArgumentError`). ``clock="manual"`` makes time move
     only through :meth:`set_time` (``start`` is its first value, Unix seconds). ``sync=False``
     groups writes until :meth:`close` or a checkpoint. ``reranker``, ``refiner``,
     ``summarizer`` and ``token_counter`` replace the built-in parts; they may be called from
@@ -393,10 +423,13 @@ class Memory:
         refiner: Optional[Refiner] = None,
         summarizer: Optional[Summarizer] = None,
         token_counter: Optional[TokenCounter] = None,
+        device: str = "cpu",
     ):
         options: dict = {"clock": clock, "sync": bool(sync), "dedup_threshold": dedup_threshold}
         if model is not None:
             options["model"] = os.fspath(model)
+        if device != "cpu":
+            options["device"] = device
         if start is not None:
             options["start_ms"] = _millis(start)
         if capacity is not None:
@@ -455,22 +488,36 @@ class Memory:
         source: Optional[Union[str, Mapping[str, Any]]] = None,
         pinned: bool = False,
     ) -> int:
-        """Remembers ``text``; returns its id (an existing id when it merged into a duplicate)."""
-        item: dict = {"text": text, "kind": kind, "tags": list(tags), "pinned": pinned}
-        for key, value in (
-            ("namespace", namespace),
-            ("importance", importance),
-            ("concise", concise),
-            ("brief", brief),
-            ("subject", subject),
-        ):
-            if value is not None:
-                item[key] = value
-        if source is not None:
-            item["source"] = {"document": source} if isinstance(source, str) else dict(source)
+        """Remembers ``text``; returns the id that holds it: a new id, an existing one when a
+        memory already says the same (exactly, or up to case, spacing and punctuation), or a
+        fact's new version when a near-duplicate fact said something else
+        (:meth:`remember_explained` says which)."""
+        item = _new_item(text, kind, namespace, tags, importance, concise, brief, subject,
+                         source, pinned)
         out = ctypes.c_uint64()
         self._check(LIB.memloop_remember(self._h(), _encode(item), ctypes.byref(out)))
         return out.value
+
+    def remember_explained(
+        self,
+        text: str,
+        kind: str = "chunk",
+        namespace: Optional[str] = None,
+        tags: Iterable[str] = (),
+        importance: Optional[float] = None,
+        concise: Optional[str] = None,
+        brief: Optional[str] = None,
+        subject: Optional[str] = None,
+        source: Optional[Union[str, Mapping[str, Any]]] = None,
+        pinned: bool = False,
+    ) -> "Remembered":
+        """As :meth:`remember`, saying what was done: ``action`` is ``"new"``, ``"merged"``
+        (into a memory that says the same) or ``"superseded"`` (``previous``, a near-duplicate
+        fact or triple that said something else, is kept as history of the new ``id``)."""
+        item = _new_item(text, kind, namespace, tags, importance, concise, brief, subject,
+                         source, pinned)
+        done = self._json_call(LIB.memloop_remember_explained, _encode(item))
+        return Remembered(done["id"], done["action"], done["previous"])
 
     def get(self, id: int) -> Optional[Item]:
         """The memory with this id, or None."""
@@ -561,6 +608,13 @@ class Memory:
     def stats(self) -> dict:
         """Counts (memories, per tier, indexed), sequence numbers and the model."""
         return self._json_call(LIB.memloop_stats)
+
+    def check(self) -> dict:
+        """Verifies the whole store now: the index file's checksums and links (rebuilt from the
+        database when they fail), every record, and that both agree. Returns ``memories``,
+        ``indexed``, ``index_rebuilt`` (the reason, or ``None``) and ``problems`` (empty when
+        the store is sound)."""
+        return self._json_call(LIB.memloop_check)
 
     def checkpoint(self) -> None:
         """Saves the index and makes every write durable."""

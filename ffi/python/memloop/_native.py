@@ -50,6 +50,7 @@ _SIGNATURES = {
     "memloop_open": (c_int32, [c_char_p, c_char_p, ctypes.POINTER(Hooks), ctypes.POINTER(c_void_p)]),
     "memloop_close": (c_int32, [c_void_p]),
     "memloop_remember": (c_int32, [c_void_p, c_char_p, ctypes.POINTER(c_uint64)]),
+    "memloop_remember_explained": (c_int32, [c_void_p, c_char_p, c_string_out]),
     "memloop_remember_batch": (
         c_int32,
         [c_void_p, c_char_p, ctypes.POINTER(c_uint64), c_size_t, ctypes.POINTER(c_size_t)],
@@ -66,6 +67,7 @@ _SIGNATURES = {
     ),
     "memloop_sweep": (c_int32, [c_void_p, c_string_out]),
     "memloop_stats": (c_int32, [c_void_p, c_string_out]),
+    "memloop_check": (c_int32, [c_void_p, c_string_out]),
     "memloop_checkpoint": (c_int32, [c_void_p]),
     "memloop_export": (c_int32, [c_void_p, c_char_p, ctypes.POINTER(c_uint64)]),
     "memloop_import": (c_int32, [c_void_p, c_char_p, c_string_out]),

@@ -149,3 +149,33 @@ def test_semantic_recall_and_context_on_the_real_model(model_store):
 
 def test_version():
     assert memloop.__version__.count(".") == 2
+
+
+def test_a_changed_fact_is_a_new_version_not_a_merge(tmp_path):
+    with memloop.Memory(tmp_path / "facts") as m:  # the real model: MiniLM finds them near
+        old = m.remember_explained("The staging database listens on port 5432.", kind="fact")
+        assert old.action == "new" and old.previous is None
+        new = m.remember_explained("The staging database listens on port 5433.", kind="fact")
+        assert new.action == "superseded" and new.previous == old.id and new.id != old.id
+        assert m.get(new.id).text.endswith("5433.")
+        again = m.remember_explained("the staging database listens on port 5433", kind="fact")
+        assert (again.id, again.action) == (new.id, "merged")
+        assert isinstance(again, memloop.Remembered)
+
+
+def test_check_finds_and_repairs_a_damaged_index(tmp_path):
+    path = tmp_path / "s"
+    with memloop.Memory(path, hashing_embedder=64) as m:
+        ids = [m.remember(f"checked memory number {i} about topic {i * 7}") for i in range(50)]
+        report = m.check()
+        assert report["memories"] == 50 and report["problems"] == []
+        assert report["index_rebuilt"] is None
+    index = path / "index.mlx"
+    data = bytearray(index.read_bytes())
+    for i in range(1024, 3072):
+        data[i] ^= 0x5A
+    index.write_bytes(bytes(data))
+    with memloop.Memory(path, hashing_embedder=64) as m:
+        report = m.check()
+        assert report["problems"] == [] and "verification" in report["index_rebuilt"]
+        assert m.recall("checked memory number 17 about topic 119", k=1)[0].id == ids[17]

@@ -1,5 +1,7 @@
 """Errors raise MemloopError subclasses carrying the library's message."""
 
+from pathlib import Path
+
 import pytest
 
 import memloop
@@ -28,6 +30,11 @@ def test_bad_arguments(store):
         store.remember("")
     with pytest.raises(memloop.InvalidArgumentError, match="clock"):
         memloop.Memory("/tmp/never", clock="lunar")
+    with pytest.raises(memloop.InvalidArgumentError, match="device"):
+        memloop.Memory("/tmp/never", device="tpu")
+    # The test build has no CUDA: asking for a GPU is a clear error, not a crash.
+    with pytest.raises(memloop.InvalidArgumentError, match="without CUDA support"):
+        memloop.Memory("/tmp/never", device="cuda:0")
 
 
 def test_a_second_open_of_the_same_store_is_locked(store):
@@ -54,3 +61,12 @@ def test_io_errors(store, tmp_path):
     bad.write_bytes(b"this is not an export file")
     with pytest.raises(memloop.MemloopError, match="bad.mlx"):
         store.import_(bad)
+
+
+def test_a_crafted_export_is_an_exception_not_a_dead_interpreter(store):
+    """An item claiming a 2^62-byte text (checksums recomputed) used to abort the process."""
+    crafted = Path(__file__).resolve().parents[2] / "tests" / "data" / "huge-length.mlx"
+    before = store.stats()["memories"]
+    with pytest.raises(memloop.CorruptError, match="record 0"):
+        store.import_(crafted)
+    assert store.stats()["memories"] == before

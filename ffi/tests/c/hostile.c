@@ -4,7 +4,10 @@
  * status code with a message naming the problem, never crash. Run by ffi/tests/c_programs.rs
  * (under AddressSanitizer when the compiler has it).
  *
- * usage: hostile STORE_DIR
+ * usage: hostile STORE_DIR [CRAFTED_EXPORT]
+ *
+ * CRAFTED_EXPORT (ffi/tests/data/huge-length.mlx): an export whose item claims a 2^62-byte
+ * text, every checksum recomputed; importing it must be MEMLOOP_ERR_CORRUPT, not an abort.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +57,18 @@ static int32_t nan_rerank(void *user, const char *q, const char *c, float *s, si
     return 0;
 }
 
+/* Closes the very handle whose call is running it: must be refused, not hang. */
+static int close_from_callback_status = -1;
+static char close_from_callback_message[256];
+static int32_t closing_rerank(void *user, const char *q, const char *c, float *s, size_t n) {
+    (void)q; (void)c;
+    close_from_callback_status = memloop_close(*(memloop_t **)user);
+    snprintf(close_from_callback_message, sizeof close_from_callback_message, "%s",
+             memloop_last_error());
+    for (size_t i = 0; i < n; i++) s[i] = (float)(n - i);
+    return 0;
+}
+
 static int64_t negative_counter(void *user, const char *text) {
     (void)user; (void)text;
     return -1;
@@ -73,8 +88,8 @@ static int64_t greedy_refiner(void *user, const char *q, const char *h, uint32_t
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s STORE_DIR\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s STORE_DIR [CRAFTED_EXPORT]\n", argv[0]);
         return 2;
     }
     const char *dir = argv[1];
@@ -95,6 +110,9 @@ int main(int argc, char **argv) {
     EXPECT(memloop_open(dir, "{\"sync\": \"yes\"}", NULL, &mem), INVALID, "invalid type");
     EXPECT(memloop_open(dir, "{\"clock\": \"lunar\"}", NULL, &mem), INVALID, "lunar");
     EXPECT(memloop_open(dir, "{\"hashing_embedder\": 0}", NULL, &mem), INVALID, "dimension");
+    EXPECT(memloop_open(dir, "{\"device\": \"tpu\"}", NULL, &mem), INVALID, "cuda:N");
+    /* The tests' library has no CUDA: a GPU request is refused up front. */
+    EXPECT(memloop_open(dir, "{\"device\": \"cuda\"}", NULL, &mem), INVALID, "without CUDA");
     EXPECT(memloop_open(dir, "[]", NULL, &mem), INVALID, "options_json");
     EXPECT(memloop_open(dir, "{\"model\": \"/nonexistent/model\"}", NULL, &mem), MEMLOOP_ERR_EMBED,
            "/nonexistent/model");
@@ -196,6 +214,11 @@ int main(int argc, char **argv) {
     EXPECT(memloop_export(mem, "/nonexistent-dir/x.mlx", &id), MEMLOOP_ERR_IO, "/nonexistent-dir");
     EXPECT(memloop_import(mem, "/nonexistent-dir/x.mlx", &json), MEMLOOP_ERR_IO, "/nonexistent-dir");
     EXPECT(memloop_import(mem, BAD_UTF8, &json), INVALID, "UTF-8");
+    if (argc == 3) {
+        EXPECT(memloop_import(mem, argv[2], &json), MEMLOOP_ERR_CORRUPT, "record 0");
+        EXPECT(memloop_stats(mem, &json), MEMLOOP_OK, NULL); /* alive, and still answering */
+        memloop_free_string(json); json = NULL;
+    }
     EXPECT(memloop_set_time(mem, 500), INVALID, "before");
     EXPECT(memloop_set_time(mem, 2000), MEMLOOP_OK, NULL);
     EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
@@ -213,6 +236,20 @@ int main(int argc, char **argv) {
     EXPECT(memloop_recall(mem, "{\"query\": \"cache\"}", &json), MEMLOOP_OK, NULL); /* single: no rerank */
     memloop_free_string(json); json = NULL;
     EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
+
+    hooks.rerank = closing_rerank;
+    hooks.user_data = &mem;
+    EXPECT(memloop_open(dir, opts, &hooks, &mem), MEMLOOP_OK, NULL);
+    EXPECT(memloop_recall(mem, "{\"query\": \"cache\", \"strategy\": \"rerank\"}", &json), MEMLOOP_OK, NULL);
+    memloop_free_string(json); json = NULL;
+    checks++;
+    if (close_from_callback_status != MEMLOOP_ERR_INVALID_ARGUMENT || !strstr(close_from_callback_message, "inside a callback")) {
+        printf("FAIL: memloop_close from a callback: status %d (%s)\n", close_from_callback_status,
+               close_from_callback_message);
+        failures++;
+    }
+    EXPECT(memloop_close(mem), MEMLOOP_OK, NULL); /* still open, and closes normally after */
+    hooks.user_data = NULL;
 
     hooks.rerank = nan_rerank;
     hooks.count_tokens = negative_counter;

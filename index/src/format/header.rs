@@ -21,7 +21,8 @@
 //! | 80     | 8    | checkpoint       | caller's sequence number at save               |
 //! | 88     | 8    | upper_words      | u32 words in the upper section                 |
 //! | 96     | 192  | sections         | 8 × (offset u64, length u64, checksum u64)     |
-//! | 288    | 216  | reserved         | zero                                           |
+//! | 288    | 16   | owner            | caller's id of the data the file belongs to    |
+//! | 304    | 200  | reserved         | zero                                           |
 //! | 504    | 8    | header_checksum  | XXH3-64 of bytes 0..504                        |
 
 use zerocopy::little_endian::{U32, U64};
@@ -74,7 +75,8 @@ pub(crate) struct Header {
     pub checkpoint: U64,
     pub upper_words: U64,
     pub sections: [SectionEntry; 8],
-    pub reserved: [u8; 216],
+    pub owner: [u8; 16],
+    pub reserved: [u8; 200],
     pub header_checksum: U64,
 }
 

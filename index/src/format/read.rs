@@ -23,6 +23,7 @@ pub(crate) struct BaseFile {
     pub(crate) len: u32,
     pub(crate) entry: Option<(u32, usize)>,
     pub(crate) checkpoint: u64,
+    pub(crate) owner: [u8; 16],
     ranges: [Range<usize>; 7],
     checksums: [u64; 7],
 }
@@ -192,6 +193,7 @@ impl BaseFile {
             ));
         }
         let checkpoint = h.checkpoint.get();
+        let owner = h.owner;
         let base = BaseFile {
             path: path.to_path_buf(),
             map,
@@ -199,6 +201,7 @@ impl BaseFile {
             len: n as u32,
             entry,
             checkpoint,
+            owner,
             ranges,
             checksums,
         };

@@ -20,6 +20,20 @@ pub(crate) struct SectionWriter {
     pos: u64,
     entries: [SectionEntry; 8],
     current: Option<(usize, u64, Xxh3)>,
+    /// Removes the temporary file unless it was published: a failed save (a full disk) leaves
+    /// nothing behind.
+    unpublished: RemoveOnDrop,
+}
+
+/// Deletes a path when dropped, unless disarmed.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 impl SectionWriter {
@@ -35,11 +49,12 @@ impl SectionWriter {
             .map_err(|e| IndexError::io(&tmp, "create temporary index file", e))?;
         let mut w = SectionWriter {
             dest: dest.to_path_buf(),
-            tmp,
+            tmp: tmp.clone(),
             out: BufWriter::with_capacity(1 << 20, file),
             pos: 0,
             entries: Default::default(),
             current: None,
+            unpublished: RemoveOnDrop(Some(tmp.clone())),
         };
         w.raw(&[0u8; HEADER_LEN])?;
         Ok(w)
@@ -89,7 +104,7 @@ impl SectionWriter {
         header.checksum_algo = CHECKSUM_XXH3.into();
         header.section_count = (Section::ALL.len() as u32).into();
         header.sections = self.entries;
-        header.reserved = [0; 216];
+        header.reserved = [0; 200];
         header.header_checksum = header.compute_checksum().into();
         let tmp = self.tmp.clone();
         let io = |op: &'static str| {
@@ -109,6 +124,7 @@ impl SectionWriter {
         drop(file);
         std::fs::rename(&self.tmp, &self.dest)
             .map_err(|e| IndexError::io(&self.dest, "rename index file into place", e))?;
+        self.unpublished.0 = None;
         sync_dir(&self.dest)
     }
 }

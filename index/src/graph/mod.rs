@@ -192,6 +192,16 @@ impl Index {
         self.store.base.as_ref().map_or(0, |b| b.checkpoint)
     }
 
+    /// The owner recorded by the [`Index::save_owned`] this index was opened from; `None` for
+    /// an index built in memory or saved without one.
+    pub fn owner(&self) -> Option<[u8; 16]> {
+        self.store
+            .base
+            .as_ref()
+            .map(|b| b.owner)
+            .filter(|o| *o != [0; 16])
+    }
+
     /// Memory and layout counts.
     pub fn stats(&self) -> IndexStats {
         let v = self.store.view();

@@ -28,6 +28,20 @@ impl Index {
     /// # Errors
     /// [`crate::IndexError::Io`]; the previous file at `path` is then unchanged.
     pub fn save(&self, path: impl AsRef<Path>, checkpoint: u64) -> Result<()> {
+        self.save_owned(path, checkpoint, [0; 16])
+    }
+
+    /// [`Index::save`], also recording `owner`: an id of the data this index was built from
+    /// (a store's id), so a file copied from elsewhere is recognised ([`Index::owner`]).
+    ///
+    /// # Errors
+    /// As [`Index::save`].
+    pub fn save_owned(
+        &self,
+        path: impl AsRef<Path>,
+        checkpoint: u64,
+        owner: [u8; 16],
+    ) -> Result<()> {
         let path = path.as_ref();
         let _gate = self.gate.write();
         let view = self.store.view();
@@ -137,6 +151,7 @@ impl Index {
         h.ml_bits = p.ml.to_bits().into();
         h.exact_below_bits = p.exact_below.to_bits().into();
         h.checkpoint = checkpoint.into();
+        h.owner = owner;
         h.upper_words = words.into();
         match entry {
             Some((e, l)) => {

@@ -1,0 +1,103 @@
+//! What de-duplication may do with a new memory, and what `remember` reports it did.
+//!
+//! The rule is that no information is ever dropped:
+//! - an exact duplicate (same namespace, kind and text) merges into the stored memory;
+//! - a near-duplicate (cosine at or above `Options::dedup_threshold`) merges only when its
+//!   whole text says the same thing as the stored one: equal once case, spacing and
+//!   punctuation are ignored ([`same_information`]). Every letter and digit is compared, so a
+//!   different number, date or name, or a different ending past the embedder's 256 tokens, is
+//!   never "near";
+//! - otherwise a near-duplicate of a kind with one current truth (facts and triples,
+//!   [`one_current_truth`]) becomes a new version that supersedes the stored one: history
+//!   kept, the new text current. Other kinds keep both memories.
+
+use crate::item::{Kind, MemoryId};
+
+/// What [`crate::Memory::remember_explained`] did with one memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Remembered {
+    /// The memory that now holds the text: a new id, the id merged into, or the new version.
+    pub id: MemoryId,
+    /// How it got there.
+    pub action: RememberAction,
+}
+
+/// How a remembered text was stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RememberAction {
+    /// Stored as a new memory.
+    New,
+    /// Merged into an existing memory that says the same (exactly, or up to case, spacing and
+    /// punctuation): its count grows, its metadata takes the newest values.
+    Merged,
+    /// Stored as a new version of a near-duplicate fact or triple that said something else;
+    /// `previous` is kept, superseded by `id`.
+    Superseded {
+        /// The version it replaced.
+        previous: MemoryId,
+    },
+}
+
+impl RememberAction {
+    /// `new`, `merged` or `superseded`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RememberAction::New => "new",
+            RememberAction::Merged => "merged",
+            RememberAction::Superseded { .. } => "superseded",
+        }
+    }
+}
+
+/// Kinds that hold one current truth: a near-duplicate that says something else replaces the
+/// stored version (keeping it as history) instead of standing beside it.
+pub fn one_current_truth(kind: Kind) -> bool {
+    matches!(kind, Kind::Fact | Kind::Triple)
+}
+
+/// True when `a` and `b` say the same thing: the same letters and digits in the same words,
+/// ignoring case, spacing and punctuation. Compares the whole texts.
+pub fn same_information(a: &str, b: &str) -> bool {
+    normalized(a).eq(normalized(b))
+}
+
+/// The lowercase alphanumeric words of `text`, one space between them.
+fn normalized(text: &str) -> impl Iterator<Item = char> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .enumerate()
+        .flat_map(|(i, w)| {
+            let space = (i > 0).then_some(' ');
+            space.into_iter().chain(w.chars().flat_map(char::to_lowercase))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_case_spacing_and_punctuation_are_ignored() {
+        assert!(same_information(
+            "The staging database listens on port 5432.",
+            "the staging  database listens on port 5432"
+        ));
+        assert!(!same_information(
+            "The staging database listens on port 5432.",
+            "The staging database listens on port 5433."
+        ));
+        assert!(!same_information("Meeting on Monday.", "Meeting on Tuesday."));
+        assert!(!same_information("Alice met Bob.", "Alice met Rob."));
+        assert!(!same_information("5,432 users", "5432 users"));
+        let long = "word ".repeat(400);
+        assert!(!same_information(&format!("{long} end A"), &format!("{long} end B")));
+        assert!(same_information("Ünïcode ÉCOLE", "ünïcode école"));
+        assert!(same_information("", "  ...  "));
+    }
+
+    #[test]
+    fn facts_and_triples_have_one_current_truth() {
+        assert!(one_current_truth(Kind::Fact) && one_current_truth(Kind::Triple));
+        assert!(!one_current_truth(Kind::Chunk) && !one_current_truth(Kind::Task));
+    }
+}

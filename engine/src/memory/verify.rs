@@ -1,0 +1,100 @@
+//! The index is verified before it is believed, and never saved unverified.
+//!
+//! Opening a store runs the cheap checks only (header checksum, sizes, the store id and
+//! checkpoint sequence the file records), so open stays O(1) in the index size. The full check
+//! (every section's checksum, every link in range) runs on the background thread right after
+//! open, and before the first search or save if that comes first. A file that fails it is
+//! replaced by an index rebuilt from the stored vectors: a damaged file is never searched once
+//! verified, and never saved again.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use memloop_index::Index;
+
+use super::{Inner, Memory};
+use crate::error::Result;
+
+/// What [`Memory::check`] found.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CheckReport {
+    /// Memories in the database (superseded versions included).
+    pub memories: usize,
+    /// Vectors in the index.
+    pub indexed: usize,
+    /// Why the index file was rebuilt from the database during this session, if it was.
+    pub index_rebuilt: Option<String>,
+    /// Problems that remain (items or vectors the database cannot decode); empty when the
+    /// store is sound.
+    pub problems: Vec<String>,
+}
+
+impl CheckReport {
+    /// True when nothing is wrong now (an index rebuilt from the database is sound).
+    pub fn is_sound(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl Memory {
+    /// Verifies the whole store now: the index file's checksums and links (rebuilding the
+    /// index from the database if they fail), then every item and vector in the database,
+    /// and that the index holds one vector per memory. Reads the whole store.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] / [`crate::Error::Index`] when the check itself cannot run;
+    /// damage it finds is reported in [`CheckReport::problems`].
+    pub fn check(&self) -> Result<CheckReport> {
+        // Read the file again even if it passed at open: it may have changed on disk since.
+        self.inner.index_verified.store(false, Ordering::Release);
+        self.inner.ensure_index_verified()?;
+        let (memories, mut problems) = self
+            .inner
+            .store
+            .check_records(self.inner.embedder.dim())?;
+        let indexed = self.inner.index.read().len();
+        if indexed != memories {
+            problems.push(format!(
+                "the index holds {indexed} vectors, the database {memories} memories"
+            ));
+        }
+        Ok(CheckReport {
+            memories,
+            indexed,
+            index_rebuilt: self.inner.index_rebuilt.lock().clone(),
+            problems,
+        })
+    }
+}
+
+impl Inner {
+    /// Runs the full index check once (later calls return at once): on failure the index is
+    /// rebuilt from the stored vectors and swapped in, and the next checkpoint saves it.
+    pub(crate) fn ensure_index_verified(&self) -> Result<()> {
+        if self.index_verified.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // No write may change the index while it is checked or swapped.
+        let _w = self.writer.lock();
+        if self.index_verified.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let index = self.index.read().clone();
+        if let Err(damage) = index.verify() {
+            let fresh = Index::new(super::open::params(&self.options, index.dim())?)?;
+            super::open::rebuild(&self.store, &fresh)?;
+            *self.index.write() = Arc::new(fresh);
+            // Nothing on disk covers the rebuilt index: the next checkpoint must save it.
+            self.saved_seq.store(0, Ordering::Release);
+            *self.index_rebuilt.lock() = Some(format!("index file failed verification: {damage}"));
+        }
+        self.index_verified.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// The index to search, verified first.
+    pub(crate) fn verified_index(&self) -> Result<Arc<Index>> {
+        self.ensure_index_verified()?;
+        Ok(self.index.read().clone())
+    }
+}

@@ -1,0 +1,40 @@
+//! Reading every record of the database back, for `Memory::check`.
+
+use redb::{ReadableDatabase, ReadableTable};
+
+use super::{decode_vector, Store, ITEMS, VECTORS};
+use crate::error::{db, Result};
+use crate::item::MemoryItem;
+
+impl Store {
+    /// Decodes every item and vector in one read transaction; returns how many memories
+    /// there are and what is wrong (undecodable items, missing or ragged vectors, vectors
+    /// without an item).
+    pub(crate) fn check_records(&self, dim: usize) -> Result<(usize, Vec<String>)> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let items = tx.open_table(ITEMS).map_err(db)?;
+        let vectors = tx.open_table(VECTORS).map_err(db)?;
+        let mut problems = Vec::new();
+        let mut count = 0;
+        for entry in items.iter().map_err(db)? {
+            let (k, v) = entry.map_err(db)?;
+            let id = k.value();
+            count += 1;
+            if let Err(e) = MemoryItem::decode(v.value()) {
+                problems.push(format!("memory {id}: {e}"));
+            }
+            match vectors.get(id).map_err(db)? {
+                Some(v) if decode_vector(v.value()).is_some_and(|v| v.len() == dim) => {}
+                Some(_) => problems.push(format!("memory {id}: vector is not {dim} floats")),
+                None => problems.push(format!("memory {id} has no vector")),
+            }
+        }
+        for entry in vectors.iter().map_err(db)? {
+            let (k, _) = entry.map_err(db)?;
+            if items.get(k.value()).map_err(db)?.is_none() {
+                problems.push(format!("vector {} belongs to no memory", k.value()));
+            }
+        }
+        Ok((count, problems))
+    }
+}

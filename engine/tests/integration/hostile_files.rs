@@ -1,0 +1,311 @@
+//! Files crafted by an attacker who can recompute every checksum (they are plain xxh3): a
+//! length field claiming more than the file holds is a typed error, never an allocation that
+//! kills the process; an import that fails anywhere leaves the store exactly as it was.
+
+use std::path::Path;
+
+use memloop::{Clock, Error, Memory, MemoryFilter, NewMemory, Options};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::common::{hashing, open, sentences};
+
+const MARKER: &str = "CRAFTED-TEXT-MARKER";
+
+/// The byte offset where an export's records start (after magic, version, model, dim).
+fn records_start(file: &[u8]) -> usize {
+    let model_len = u32::from_le_bytes(file[12..16].try_into().unwrap()) as usize;
+    16 + model_len + 4
+}
+
+/// Reassembles an export from its header and record payloads, recomputing every checksum.
+fn reassemble(header: &[u8], payloads: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = header.to_vec();
+    for p in payloads {
+        out.push(1);
+        out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        out.extend_from_slice(&xxh3_64(p).to_le_bytes());
+        out.extend_from_slice(p);
+    }
+    let sum = xxh3_64(&out);
+    out.push(0);
+    out.extend_from_slice(&(payloads.len() as u64).to_le_bytes());
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// The record payloads of an export.
+fn payloads(file: &[u8]) -> Vec<Vec<u8>> {
+    let mut at = records_start(file);
+    let mut out = Vec::new();
+    while file[at] == 1 {
+        let len = u32::from_le_bytes(file[at + 1..at + 5].try_into().unwrap()) as usize;
+        out.push(file[at + 13..at + 13 + len].to_vec());
+        at += 13 + len;
+    }
+    out
+}
+
+/// An export of one memory (64-d hashing embedder, manual clock at 0) whose text's length
+/// field claims `len` bytes, every checksum recomputed: what `ffi/tests/data/huge-length.mlx`
+/// holds for 2^62.
+fn huge_length_export(len: u64) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(dir.path(), hashing(64, &Clock::manual(0))).unwrap();
+    m.remember(NewMemory::new(MARKER)).unwrap();
+    let file = dir.path().join("one.mlx");
+    m.export(&file, &MemoryFilter::new()).unwrap();
+    let good = std::fs::read(&file).unwrap();
+    let payload = &payloads(&good)[0];
+    let at = payload
+        .windows(MARKER.len())
+        .position(|w| w == MARKER.as_bytes())
+        .unwrap();
+    assert_eq!(payload[at - 1] as usize, MARKER.len(), "a one-byte varint length");
+    let mut crafted = payload[..at - 1].to_vec();
+    crafted.push(253); // bincode varint: a u64 follows
+    crafted.extend_from_slice(&len.to_le_bytes());
+    crafted.extend_from_slice(&payload[at..]);
+    let item_len = u32::from_le_bytes(crafted[..4].try_into().unwrap()) + 8;
+    crafted[..4].copy_from_slice(&item_len.to_le_bytes());
+    reassemble(&good[..records_start(&good)], &[crafted])
+}
+
+#[test]
+fn a_crafted_length_is_a_typed_error_and_the_process_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(dir.path(), &Clock::manual(0));
+    m.remember(NewMemory::new("already here")).unwrap();
+    for len in [1u64 << 62, u64::MAX, 1 << 40, 1 << 31] {
+        let path = dir.path().join("crafted.mlx");
+        std::fs::write(&path, huge_length_export(len)).unwrap();
+        let err = m.import(&path).unwrap_err();
+        assert!(
+            matches!(&err, Error::Corrupt { detail, .. } if detail.contains("record 0")),
+            "{len}: {err}"
+        );
+    }
+    assert_eq!(m.stats().unwrap().memories, 1);
+}
+
+/// The FFI's and Python's tests import this file; it must stay what the crafter makes.
+#[test]
+fn the_ffi_fixture_is_the_crafted_file() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ffi/tests/data/huge-length.mlx");
+    let crafted = huge_length_export(1 << 62);
+    if std::env::var_os("MEMLOOP_BLESS").is_some() {
+        std::fs::create_dir_all(fixture.parent().unwrap()).unwrap();
+        std::fs::write(&fixture, &crafted).unwrap();
+    }
+    assert_eq!(
+        std::fs::read(&fixture).expect("run with MEMLOOP_BLESS=1 to write the fixture"),
+        crafted
+    );
+}
+
+/// Record 600 of 700 carries a NaN vector: the import fails naming it, and not one of the
+/// 599 records before it was committed.
+#[test]
+fn a_failing_import_leaves_the_store_exactly_as_it_was() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let clock = Clock::manual(0);
+    let src = open(a.path(), &clock);
+    src.remember_batch(sentences(700).iter().map(NewMemory::new).collect())
+        .unwrap();
+    let file = a.path().join("all.mlx");
+    src.export(&file, &MemoryFilter::new()).unwrap();
+    let good = std::fs::read(&file).unwrap();
+    let mut records = payloads(&good);
+    assert_eq!(records.len(), 700);
+    let r = &mut records[600];
+    let vector_at = r.len() - 256 * 4;
+    r[vector_at..vector_at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let bad = reassemble(&good[..records_start(&good)], &records);
+    std::fs::write(&file, bad).unwrap();
+
+    let dst = open(b.path(), &clock);
+    dst.remember(NewMemory::new("the one memory before the import"))
+        .unwrap();
+    let before = dst.stats().unwrap();
+    let err = dst.import(&file).unwrap_err();
+    assert!(
+        matches!(&err, Error::Corrupt { detail, .. } if detail.contains("record 600")),
+        "{err}"
+    );
+    let after = dst.stats().unwrap();
+    assert_eq!(after.memories, before.memories);
+    assert_eq!(after.seq, before.seq, "not one change was logged");
+    drop(dst);
+    let dst = open(b.path(), &clock);
+    assert_eq!(dst.stats().unwrap().memories, 1);
+}
+
+/// `export` onto the live `store.redb` (or another of the store's own files) is refused before
+/// anything is written; the store stays intact. Other names in the folder are fine.
+#[test]
+fn an_export_into_the_store_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(dir.path(), &Clock::manual(0));
+    m.remember(NewMemory::new("keep me")).unwrap();
+    let before = std::fs::read(dir.path().join("store.redb")).unwrap();
+    for target in ["store.redb", "index.mlx", "LOCK", "manifest.json", "index.mlx.bak"] {
+        let err = m
+            .export(dir.path().join(target), &MemoryFilter::new())
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)), "{target}: {err}");
+    }
+    assert_eq!(std::fs::read(dir.path().join("store.redb")).unwrap(), before);
+    assert_eq!(m.export(dir.path().join("backup.mlx"), &MemoryFilter::new()).unwrap(), 1);
+    drop(m);
+    let m = open(dir.path(), &Clock::manual(0));
+    assert_eq!(m.stats().unwrap().memories, 1);
+}
+
+/// Top-hit ids of `queries` with a wide beam (the same answers as an exact search here).
+fn top_hits(m: &Memory, queries: &[String]) -> Vec<u64> {
+    queries
+        .iter()
+        .map(|q| {
+            let mut query = memloop::Query::new(q.as_str()).k(1);
+            query.ef = Some(400);
+            let hits = m.recall(&query).unwrap();
+            assert!(hits[0].score <= 1.0 + 1e-4, "score {} of a unit cosine", hits[0].score);
+            hits[0].item.id
+        })
+        .collect()
+}
+
+/// A store of 400 memories, closed (index saved); returns its top hits for `queries`.
+fn saved_store(dir: &Path, texts: &[String], queries: &[String]) -> Vec<u64> {
+    let m = open(dir, &Clock::manual(0));
+    m.remember_batch(texts.iter().map(NewMemory::new).collect())
+        .unwrap();
+    let hits = top_hits(&m, queries);
+    m.close().unwrap();
+    hits
+}
+
+/// Damage that passes every cheap check (a 4 KiB flip in the vectors, one vector negated, the
+/// id section swapped, garbled level-0 links): the full check catches it before the first
+/// search, the index is rebuilt from the database, answers are right, and the damage is never
+/// saved: the next open finds a file that passes every checksum.
+#[test]
+fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
+    let texts = sentences(400);
+    let queries: Vec<String> = texts.iter().step_by(37).cloned().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let want = saved_store(dir.path(), &texts, &queries);
+    let path = dir.path().join("index.mlx");
+    /// (offset, length) of section `i`, read from the header's section table.
+    fn section(file: &[u8], i: usize) -> (usize, usize) {
+        let at = 96 + i * 24;
+        let word = |o: usize| u64::from_le_bytes(file[at + o..at + o + 8].try_into().unwrap());
+        (word(0) as usize, word(8) as usize)
+    }
+    type Damage = fn(&mut Vec<u8>);
+    let cases: [(&str, Damage); 4] = [
+        ("4 KiB flipped", |f| {
+            let (vectors, len) = section(f, 0);
+            let mid = vectors + len / 2;
+            f[mid..mid + 4096].iter_mut().for_each(|b| *b ^= 0x5a);
+        }),
+        ("a vector negated", |f| {
+            let (vectors, _) = section(f, 0);
+            for x in f[vectors..vectors + 256 * 4].chunks_mut(4) {
+                let v = -f32::from_le_bytes(x.try_into().unwrap());
+                x.copy_from_slice(&v.to_le_bytes());
+            }
+        }),
+        ("ids swapped", |f| {
+            let (ids, len) = section(f, 5);
+            assert!(len >= 16);
+            let (a, b) = (f[ids..ids + 8].to_vec(), f[ids + 8..ids + 16].to_vec());
+            f[ids..ids + 8].copy_from_slice(&b);
+            f[ids + 8..ids + 16].copy_from_slice(&a);
+        }),
+        ("level-0 links garbled", |f| {
+            let (level0, len) = section(f, 1);
+            for w in f[level0 + 4..level0 + len.min(4096)].chunks_mut(4) {
+                w.copy_from_slice(&3u32.to_le_bytes());
+            }
+        }),
+    ];
+    for (name, damage) in cases {
+        // Each case damages the file the previous one left (current with the store).
+        let mut bytes = std::fs::read(&path).unwrap();
+        damage(&mut bytes);
+        std::fs::write(&path, &bytes).unwrap();
+        let m = open(dir.path(), &Clock::manual(0));
+        assert_eq!(top_hits(&m, &queries), want, "{name}: answers after open");
+        let report = m.check().unwrap();
+        assert!(report.is_sound(), "{name}: {report:?}");
+        assert!(
+            report
+                .index_rebuilt
+                .as_deref()
+                .is_some_and(|why| why.contains("verification")),
+            "{name}: {report:?}"
+        );
+        m.close().unwrap();
+        let verified = Options {
+            verify_index: true,
+            ..hashing(256, &Clock::manual(0))
+        };
+        let m = Memory::open(dir.path(), verified).unwrap();
+        assert_eq!(
+            m.open_report().index,
+            memloop::IndexRecovery::Clean,
+            "{name}: the saved file passes every checksum"
+        );
+        assert_eq!(top_hits(&m, &queries), want, "{name}");
+    }
+}
+
+/// Closing right after opening a damaged file must not save the damage as a new file.
+#[test]
+fn a_close_before_any_search_does_not_save_an_unverified_index() {
+    let texts = sentences(300);
+    let queries: Vec<String> = texts.iter().step_by(31).cloned().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let want = saved_store(dir.path(), &texts, &queries);
+    let path = dir.path().join("index.mlx");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n / 3..n / 3 + 4096].iter_mut().for_each(|b| *b ^= 0xff);
+    std::fs::write(&path, &bytes).unwrap();
+    let m = open(dir.path(), &Clock::manual(0));
+    m.remember(NewMemory::new("a write that makes the next close save"))
+        .unwrap();
+    m.close().unwrap();
+    let verified = Options {
+        verify_index: true,
+        ..hashing(256, &Clock::manual(0))
+    };
+    let m = Memory::open(dir.path(), verified).unwrap();
+    assert!(
+        !matches!(m.open_report().index, memloop::IndexRecovery::Rebuilt(_)),
+        "{:?}",
+        m.open_report().index
+    );
+    assert_eq!(top_hits(&m, &queries), want);
+}
+
+/// An `index.mlx` copied from another store with the same count and sequence is recognised by
+/// the store id in its header and rebuilt, not believed.
+#[test]
+fn an_index_from_another_store_is_rebuilt() {
+    let texts = sentences(400);
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let queries_a: Vec<String> = texts[..200].iter().step_by(23).cloned().collect();
+    let queries_b: Vec<String> = texts[200..].iter().step_by(23).cloned().collect();
+    saved_store(a.path(), &texts[..200], &queries_a);
+    let want = saved_store(b.path(), &texts[200..], &queries_b);
+    std::fs::copy(a.path().join("index.mlx"), b.path().join("index.mlx")).unwrap();
+    let m = open(b.path(), &Clock::manual(0));
+    assert!(
+        matches!(&m.open_report().index, memloop::IndexRecovery::Rebuilt(why) if why.contains("another store")),
+        "{:?}",
+        m.open_report().index
+    );
+    assert_eq!(top_hits(&m, &queries_b), want);
+}
