@@ -20,7 +20,7 @@ pub struct CheckArgs {
 pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
     let report = memory.check()?;
-    memory.close()?;
+    crate::store_args::close(memory);
     if a.json {
         println!("{}", serde_json::to_value(&report)?);
     } else {

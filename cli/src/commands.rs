@@ -49,8 +49,9 @@ pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
         importance: a.importance,
         ..Default::default()
     };
+    // The commit was synced: the id is durable and printed before closing, whatever closing
+    // (saving the index) meets.
     let done = memory.remember_explained(m)?;
-    memory.close()?;
     let previous = match done.action {
         RememberAction::Superseded { previous } => Some(previous),
         _ => None,
@@ -74,6 +75,7 @@ pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
             ),
         }
     }
+    crate::store_args::close(memory);
     Ok(())
 }
 
@@ -150,7 +152,7 @@ pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
         &Query::new(a.query.as_str()).k(a.k).filter(filter),
         a.strategy,
     )?;
-    memory.close()?;
+    crate::store_args::close(memory);
     if a.json {
         let arr: Vec<_> = hits.iter().map(hit_json).collect();
         println!("{}", serde_json::Value::Array(arr));
@@ -177,7 +179,7 @@ pub struct ForgetArgs {
 pub fn forget(store: &StoreArgs, a: &ForgetArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
     memory.forget(a.id)?;
-    memory.close()?;
+    crate::store_args::close(memory);
     Ok(())
 }
 
@@ -198,7 +200,7 @@ pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
         ..Default::default()
     };
     let n = memory.export(&a.path, &filter)?;
-    memory.close()?;
+    crate::store_args::close(memory);
     println!("{}", json!({ "exported": n, "path": a.path }));
     Ok(())
 }
@@ -213,7 +215,7 @@ pub struct ImportArgs {
 pub fn import(store: &StoreArgs, a: &ImportArgs) -> Result<()> {
     let memory = store.open(Durability::Synced)?;
     let r = memory.import(&a.path)?;
-    memory.close()?;
+    crate::store_args::close(memory);
     println!(
         "{}",
         json!({ "records": r.records, "added": r.added, "merged": r.merged,
@@ -253,7 +255,7 @@ pub fn sweep(store: &StoreArgs, a: &SweepArgs) -> Result<()> {
     };
     let r = memory.sweep()?;
     let stats = memory.stats()?;
-    memory.close()?;
+    crate::store_args::close(memory);
     if a.json {
         println!(
             "{}",
@@ -281,7 +283,7 @@ pub struct StatsArgs {
 pub fn stats(store: &StoreArgs, a: &StatsArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
     let s = memory.stats()?;
-    memory.close()?;
+    crate::store_args::close(memory);
     if a.json {
         println!("{}", serde_json::to_value(&s)?);
     } else {

@@ -332,7 +332,7 @@ pub fn run(model: Option<&Path>, device: memloop::DeviceChoice, a: &DemoArgs) ->
         );
     }
     let t = Instant::now();
-    memory.close()?;
+    crate::store_args::close(memory);
     println!(
         "closed (index saved, files compacted) in {:.2} s",
         t.elapsed().as_secs_f64()

@@ -188,7 +188,7 @@ pub fn ingest(store: &StoreArgs, a: &IngestArgs) -> Result<()> {
     for id in pending_ids {
         writeln!(out, "{}", json!({ "id": id }))?;
     }
-    memory.close()?;
+    crate::store_args::close(memory);
     let secs = started.elapsed().as_secs_f64();
     if a.json {
         writeln!(

@@ -45,7 +45,7 @@ pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
         ..ContextRequest::new("", a.budget)
     };
     let ctx = memory.context(&request)?;
-    memory.close()?;
+    crate::store_args::close(memory);
     if a.json {
         let blocks: Vec<_> = ctx
             .blocks
@@ -86,7 +86,7 @@ pub struct FeedbackArgs {
 pub fn feedback(store: &StoreArgs, a: &FeedbackArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
     let state = memory.feedback(a.id, a.level)?;
-    memory.close()?;
+    crate::store_args::close(memory);
     if a.json {
         println!("{}", serde_json::to_value(state)?);
     } else {
@@ -116,7 +116,7 @@ pub struct ObserveArgs {
 pub fn observe(store: &StoreArgs, a: &ObserveArgs) -> Result<()> {
     let memory = store.open(Durability::Synced)?;
     let id = memory.observe(&a.subject, a.event, a.content.as_deref())?;
-    memory.close()?;
+    crate::store_args::close(memory);
     println!("{id}");
     Ok(())
 }
@@ -152,7 +152,7 @@ pub fn task(store: &StoreArgs, a: &TaskArgs) -> Result<()> {
     task.steps.clone_from(&a.steps);
     task.reflection.clone_from(&a.reflection);
     let ids = memory.record_task(&task)?;
-    memory.close()?;
+    crate::store_args::close(memory);
     if a.json {
         println!("{}", serde_json::to_value(ids)?);
     } else {

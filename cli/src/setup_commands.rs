@@ -22,7 +22,7 @@ pub fn init(store: &StoreArgs, a: &InitArgs) -> Result<()> {
     let existed = store.exists();
     let memory = store.open(Durability::Synced)?;
     let stats = memory.stats()?;
-    memory.close()?;
+    crate::store_args::close(memory);
     if a.json {
         println!(
             "{}",

@@ -6,6 +6,19 @@ use anyhow::{Context, Result};
 use clap::Args;
 use memloop::{DeviceChoice, Durability, Memory, Options};
 
+/// Closes the store after a command did its work. Every write the command reported was durable
+/// already (a synced commit, or an explicit flush), so what closing still saves (the index and
+/// recall access times, both caches) failing, on a full disk say, is a warning: the command's
+/// answer stands, nothing acknowledged was lost, and the next open replays or rebuilds the
+/// index.
+pub fn close(memory: Memory) {
+    if let Err(e) = memory.close() {
+        eprintln!(
+            "memloop: warning: closing the store: {e}; nothing acknowledged was lost (the index is replayed or rebuilt on the next open)"
+        );
+    }
+}
+
 /// Where the store is and how to open it.
 #[derive(Args, Debug, Clone)]
 pub struct StoreArgs {

@@ -4,7 +4,7 @@
 //! - **caller errors** ([`Error::InvalidInput`], [`Error::NotFound`]): the request was wrong;
 //!   nothing changed.
 //! - **store state** ([`Error::Locked`], [`Error::ModelMismatch`], [`Error::Corrupt`],
-//!   [`Error::UnsupportedVersion`]): the directory cannot be used as asked.
+//!   [`Error::UnsupportedVersion`], [`Error::Poisoned`]): the directory cannot be used as asked.
 //! - **parts** ([`Error::Store`], [`Error::Index`], [`Error::Embed`], [`Error::Io`]): a component
 //!   failed; a write that fails leaves the store as it was before the write.
 
@@ -58,6 +58,21 @@ pub enum Error {
         /// Newest version this build reads.
         supported: u32,
     },
+    /// A commit failed earlier in this session (a failed fsync, a full disk): what reached the
+    /// disk is unknown, so the store refuses every write until it is reopened, when the
+    /// database recovers its last committed state. Reads still work.
+    #[error("{path}: store refuses writes after a failed commit ({cause}); close and reopen it")]
+    Poisoned {
+        /// The database file.
+        path: PathBuf,
+        /// The failure that poisoned it.
+        cause: String,
+    },
+    /// The background thread's last checkpoint or flush failed and nothing has succeeded since
+    /// (returned by [`crate::Memory::flush`]). The database keeps every acknowledged write;
+    /// after a failed flush the store is also [`Error::Poisoned`].
+    #[error("{0}")]
+    Background(String),
     /// The embedded database failed.
     #[error("store database: {0}")]
     Store(#[from] redb::Error),

@@ -47,6 +47,8 @@ mod embedder;
 mod error;
 mod filter;
 pub mod forget;
+#[doc(hidden)]
+pub mod fuzzing;
 mod item;
 mod memory;
 mod options;
@@ -73,6 +75,7 @@ pub use memory::{
     TaskIds, Update, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES};
+pub use store::faults::{Fault, StorageFaults};
 pub use retrieve::{Explanation, FeedbackState, Strategy};
 pub use transfer::ImportReport;
 

@@ -10,6 +10,7 @@ use crate::clock::Clock;
 use crate::context::{Extractive, Summarizer, TokenCounter};
 use crate::embedder::TextEmbedder;
 use crate::forget::ForgetPolicy;
+use crate::store::faults::StorageFaults;
 use crate::retrieve::{FusionReranker, QueryRefiner, Reranker, Rocchio};
 
 /// [`Options::max_text_bytes`]'s default: 512 KiB.
@@ -67,6 +68,9 @@ pub struct Options {
     pub forgetting: ForgetPolicy,
     /// The replaceable parts of retrieval and context assembly.
     pub hooks: Hooks,
+    /// A storage fault seam for tests: every file operation of the store goes through it, so
+    /// a test can fail any one ([`crate::StorageFaults`]). `None` (default) in real use.
+    pub storage_faults: Option<Arc<StorageFaults>>,
 }
 
 /// Caller-supplied parts (an LLM reranker, a query rewriter, a summarizer, the token counter
@@ -114,6 +118,7 @@ impl Default for Options {
             verify_index: false,
             forgetting: ForgetPolicy::default(),
             hooks: Hooks::default(),
+            storage_faults: None,
         }
     }
 }

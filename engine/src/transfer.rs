@@ -85,7 +85,7 @@ impl Memory {
         out.push(0);
         out.extend_from_slice(&(items.len() as u64).to_le_bytes());
         out.extend_from_slice(&sum.to_le_bytes());
-        crate::store::write_atomic(path, &out)?;
+        crate::store::write_atomic(path, &out, self.store().faults.as_ref())?;
         Ok(items.len())
     }
 
@@ -178,7 +178,7 @@ impl Memory {
 }
 
 /// A parsed export file.
-struct ExportFile {
+pub(crate) struct ExportFile {
     model: String,
     dim: usize,
     records: Vec<(MemoryItem, Vec<f32>)>,
@@ -220,7 +220,7 @@ impl<'a> Cursor<'a> {
 }
 
 /// Checks and decodes a whole export file.
-fn parse(path: &Path, bytes: &[u8]) -> Result<ExportFile> {
+pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<ExportFile> {
     let mut c = Cursor { bytes, pos: 0 };
     if c.take(8) != Some(MAGIC.as_slice()) {
         return Err(corrupt(

@@ -59,7 +59,7 @@ impl From<memloop::Error> for Failure {
             E::Corrupt { .. } => MEMLOOP_ERR_CORRUPT,
             E::UnsupportedVersion { .. } => MEMLOOP_ERR_UNSUPPORTED_VERSION,
             E::Io { .. } => MEMLOOP_ERR_IO,
-            E::Store(_) => MEMLOOP_ERR_STORE,
+            E::Store(_) | E::Poisoned { .. } => MEMLOOP_ERR_STORE,
             E::Index(_) => MEMLOOP_ERR_INDEX,
             E::Embed(_) => MEMLOOP_ERR_EMBED,
             _ => MEMLOOP_ERR_STORE,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 
 use super::Inner;
+use crate::error::Result;
 use crate::options::Durability;
 
 /// How often the thread wakes to look.
@@ -68,14 +69,27 @@ fn run(inner: &Weak<Inner>, stop: &(Mutex<bool>, Condvar)) {
                     .is_some_and(|t| t.elapsed() >= inner.options.checkpoint_interval);
             (due, w.unflushed && last_flush.elapsed() >= FLUSH_EVERY)
         };
-        // Failures here are retried at the next tick; the database keeps every acknowledged
-        // write meanwhile, and `checkpoint`/`close` report errors to the caller.
+        // A failed checkpoint is retried at the next tick (the database keeps every
+        // acknowledged write meanwhile); a failed flush poisons the store and is not retried.
+        // The last failure is kept for `flush` to report until something succeeds.
         if due {
-            let _ = inner.checkpoint(false);
+            let r = inner.checkpoint(false);
+            inner.note_background("checkpoint", r);
         } else if flush && inner.options.durability == Durability::Grouped {
             let mut w = inner.writer.lock();
-            let _ = inner.flush_locked(&mut w);
+            let r = inner.flush_locked(&mut w);
+            drop(w);
+            inner.note_background("flush", r);
             last_flush = std::time::Instant::now();
         }
+    }
+}
+
+impl Inner {
+    /// Records the outcome of a background `op`: a failure is kept, a success clears it.
+    fn note_background(&self, op: &str, result: Result<()>) {
+        *self.background_error.lock() = result
+            .err()
+            .map(|e| format!("background {op} failed: {e}"));
     }
 }

@@ -40,6 +40,7 @@ impl Inner {
             return Ok(());
         }
         let index = self.index.read().clone();
+        self.store.file_op(&path, "save index")?;
         index.save_owned(&path, seq, self.store_id)?;
         let mut reopened = Index::open(&path)?;
         reopened.set_exact_below(index.params().exact_below)?;

@@ -36,10 +36,10 @@ impl Memory {
         };
         let started = Instant::now();
         remove_stale_temporaries(dir);
-        let store = Store::open(dir)?;
+        let store = Store::open(dir, options.storage_faults.clone())?;
         let fingerprint = check_model(dir, &store, embedder.as_ref())?;
         let store_id = store_id(&store)?;
-        Manifest::new(fingerprint.clone(), embedder.dim()).sync_to(dir)?;
+        Manifest::new(fingerprint.clone(), embedder.dim()).sync_to(dir, store.faults.as_ref())?;
         let live = store.count()?;
         let (index, recovery, verified) =
             load_index(dir, &store, &options, embedder.dim(), live, store_id)?;
@@ -72,13 +72,15 @@ impl Memory {
             store_id,
             index_verified: AtomicBool::new(verified),
             index_rebuilt: Mutex::new(recovery_reason),
+            background_error: Mutex::new(None),
             lexical: RwLock::new(None),
             observing: Mutex::new(()),
             _lock: lock,
         });
         if matches!(inner.open_report.index, IndexRecovery::Rebuilt(_)) {
-            // A rebuild is expensive; make it stick.
-            inner.checkpoint(false)?;
+            // A rebuild is expensive; make it stick. Best effort: the index is a cache, and a
+            // store on a full disk must still open for reading (the next checkpoint retries).
+            let _ = inner.checkpoint(false);
         }
         let background = background::Background::start(&inner);
         Ok(Memory {

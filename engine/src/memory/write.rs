@@ -242,10 +242,17 @@ impl Memory {
     /// Makes every write so far durable (a no-op in synced mode).
     ///
     /// # Errors
-    /// [`Error::Store`].
+    /// [`Error::Store`] / [`Error::Poisoned`] when the writes could not be made durable;
+    /// [`Error::Background`] when the background thread's last checkpoint or flush failed and
+    /// nothing has succeeded since.
     pub fn flush(&self) -> Result<()> {
         let mut w = self.inner.writer.lock();
-        self.inner.flush_locked(&mut w)
+        self.inner.flush_locked(&mut w)?;
+        drop(w);
+        match self.inner.background_error.lock().take() {
+            Some(e) => Err(Error::Background(e)),
+            None => Ok(()),
+        }
     }
 }
 

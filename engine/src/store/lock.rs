@@ -38,11 +38,13 @@ impl ProcessLock {
             }
             Err(TryLockError::Error(e)) => return Err(Error::io(&path, "lock", e)),
         }
-        file.set_len(0)
+        // The pid only names the holder in other processes' errors: on a full disk the lock
+        // is held all the same, and they are told the holder is still opening it.
+        let _ = file
+            .set_len(0)
             .and_then(|()| file.rewind())
             .and_then(|()| write!(file, "{}", std::process::id()))
-            .and_then(|()| file.flush())
-            .map_err(|e| Error::io(&path, "write pid", e))?;
+            .and_then(|()| file.flush());
         Ok(ProcessLock { _file: file })
     }
 }

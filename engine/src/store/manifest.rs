@@ -32,7 +32,11 @@ impl Manifest {
     }
 
     /// Writes the manifest into `dir` unless an identical one is there (atomic replace).
-    pub(crate) fn sync_to(&self, dir: &Path) -> Result<()> {
+    pub(crate) fn sync_to(
+        &self,
+        dir: &Path,
+        faults: Option<&std::sync::Arc<super::faults::StorageFaults>>,
+    ) -> Result<()> {
         let path = dir.join("manifest.json");
         if let Ok(bytes) = std::fs::read(&path) {
             if serde_json::from_slice::<Manifest>(&bytes).ok().as_ref() == Some(self) {
@@ -40,6 +44,6 @@ impl Manifest {
             }
         }
         let json = serde_json::to_vec_pretty(self).expect("a manifest always serialises");
-        crate::store::write_atomic(&path, &json)
+        crate::store::write_atomic(&path, &json, faults)
     }
 }

@@ -13,6 +13,7 @@
 //! Every write is one redb transaction; its durability is [`redb::Durability::Immediate`]
 //! (fsync) unless the store is in grouped mode.
 
+pub(crate) mod faults;
 pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod record;
@@ -20,6 +21,10 @@ mod check;
 mod vacuum;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use redb::backends::FileBackend;
 
 use redb::{
     Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle,
@@ -27,6 +32,8 @@ use redb::{
 };
 
 pub(crate) use record::CatalogRecord;
+
+use faults::StorageFaults;
 
 use crate::error::{db, Error, Result};
 use crate::item::{MemoryId, MemoryItem};
@@ -63,20 +70,29 @@ pub(crate) struct Store {
     /// Shared for transactions (which do not borrow it), exclusive for compaction.
     pub(crate) db: parking_lot::RwLock<Database>,
     pub(crate) path: PathBuf,
+    /// The fault seam, when a test installed one.
+    pub(crate) faults: Option<Arc<StorageFaults>>,
+    /// Set by the first failed commit: a failed fsync is never retried, and every later write
+    /// is refused until the store is reopened.
+    poisoned: Arc<Mutex<Option<String>>>,
 }
 
 impl Store {
-    /// Opens or creates `dir/store.redb`, creating every table.
-    pub(crate) fn open(dir: &Path) -> Result<Store> {
+    /// Opens or creates `dir/store.redb`, creating every table; file operations go through
+    /// `faults` when given.
+    pub(crate) fn open(dir: &Path, faults: Option<Arc<StorageFaults>>) -> Result<Store> {
         let path = dir.join("store.redb");
         // An interrupted rewrite left its unfinished copy; the old file is intact.
         vacuum::remove_if_exists(&vacuum::rewrite_path(&path))?;
-        let database = Database::create(&path).map_err(db)?;
+        let database = open_database(&path, faults.as_ref())?;
+        let store = |database| Store {
+            db: parking_lot::RwLock::new(database),
+            path: path.clone(),
+            faults: faults.clone(),
+            poisoned: Arc::default(),
+        };
         if Self::has_tables(&database)? {
-            return Ok(Store {
-                db: parking_lot::RwLock::new(database),
-                path,
-            });
+            return Ok(store(database));
         }
         let tx = database.begin_write().map_err(db)?;
         tx.open_table(ITEMS).map_err(db)?;
@@ -90,10 +106,17 @@ impl Store {
         tx.open_table(SUBJECTS).map_err(db)?;
         tx.open_table(SUBJECT_STATE).map_err(db)?;
         tx.commit().map_err(db)?;
-        Ok(Store {
-            db: parking_lot::RwLock::new(database),
-            path,
-        })
+        Ok(store(database))
+    }
+
+    /// Counts one file operation of the engine's own (not redb's) through the fault seam.
+    pub(crate) fn file_op(&self, path: &Path, op: &'static str) -> Result<()> {
+        match &self.faults {
+            Some(f) => f
+                .check(faults::OpKind::Write)
+                .map_err(|e| Error::io(path, op, e)),
+            None => Ok(()),
+        }
     }
 
     /// True if every table exists (a store created before), so open needs no write.
@@ -259,11 +282,18 @@ pub(crate) struct Tx {
     next_id: u64,
     start_seq: u64,
     seq: u64,
+    poisoned: Arc<Mutex<Option<String>>>,
 }
 
 impl Tx {
     /// Begins a write; `synced` selects an fsync at commit.
     pub(crate) fn begin(store: &Store, synced: bool) -> Result<Tx> {
+        if let Some(cause) = store.poisoned.lock().clone() {
+            return Err(Error::Poisoned {
+                path: store.path.clone(),
+                cause,
+            });
+        }
         let next_id = store.meta_u64("next_id")?.max(1);
         let seq = store.meta_u64("seq")?;
         let mut tx = store.db.read().begin_write().map_err(db)?;
@@ -278,6 +308,7 @@ impl Tx {
             next_id,
             start_seq: seq,
             seq,
+            poisoned: store.poisoned.clone(),
         })
     }
 
@@ -447,11 +478,19 @@ impl Tx {
     }
 
     /// Commits; returns the last sequence number written.
+    /// Commits; a failure poisons the store (see [`Error::Poisoned`]): what a failed fsync
+    /// left on disk is unknown, so nothing is retried or written until the store is reopened,
+    /// when redb recovers its last committed state.
     pub(crate) fn commit(mut self) -> Result<u64> {
         let (next_id, seq) = (self.next_id, self.seq);
         self.set_meta("next_id", &next_id.to_le_bytes())?;
         self.set_meta("seq", &seq.to_le_bytes())?;
-        self.tx.commit().map_err(db)?;
+        let poisoned = self.poisoned.clone();
+        self.tx.commit().map_err(|e| {
+            let e = db(e);
+            *poisoned.lock() = Some(e.to_string());
+            e
+        })?;
         Ok(seq)
     }
 }
@@ -475,15 +514,26 @@ pub(crate) fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
 }
 
 /// Writes `bytes` to `path` atomically: temporary file, fsync, rename, directory fsync.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(
+    path: &Path,
+    bytes: &[u8],
+    faults: Option<&Arc<StorageFaults>>,
+) -> Result<()> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
-    let published = std::fs::File::create(&tmp)
-        .map_err(|e| Error::io(&tmp, "create", e))
+    let fault = |op: &'static str| match faults {
+        Some(f) => f
+            .check(faults::OpKind::Write)
+            .map_err(|e| Error::io(&tmp, op, e)),
+        None => Ok(()),
+    };
+    let published = fault("create")
+        .and_then(|()| std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, "create", e)))
         .and_then(|mut f| {
             f.write_all(bytes)
-                .and_then(|()| f.sync_all())
                 .map_err(|e| Error::io(&tmp, "write", e))
+                .and_then(|()| fault("fsync"))
+                .and_then(|()| f.sync_all().map_err(|e| Error::io(&tmp, "fsync", e)))
         })
         .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "rename", e)));
     if published.is_err() {
@@ -492,6 +542,33 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     published?;
     sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Opens (creating) the redb database at `path`, through the fault seam when given. redb can
+/// panic on a damaged file; that is reported as a corrupt store, not a crash.
+pub(crate) fn open_database(path: &Path, faults: Option<&Arc<StorageFaults>>) -> Result<Database> {
+    let open = || -> Result<Database> {
+        let Some(faults) = faults else {
+            return Database::create(path).map_err(db);
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, "open database", e))?;
+        let backend = FileBackend::new(file).map_err(db)?;
+        Database::builder()
+            .create_with_backend(faults::FaultyBackend::new(backend, faults.clone()))
+            .map_err(db)
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(open)).unwrap_or_else(|_| {
+        Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            detail: "the database file is damaged (redb could not read it)".into(),
+        })
+    })
 }
 
 /// fsyncs a directory so a rename in it is durable.

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use redb::{Database, Key, ReadableDatabase, ReadableTable, TableDefinition, Value};
+use redb::{Key, ReadableDatabase, ReadableTable, TableDefinition, Value};
 
 use super::{
     db, Store, CATALOG, CHANGES, FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, SUBJECTS,
@@ -67,7 +67,7 @@ impl Store {
         remove_if_exists(&tmp)?;
         let mut guard = self.db.write();
         {
-            let fresh = Database::create(&tmp).map_err(db)?;
+            let fresh = super::open_database(&tmp, self.faults.as_ref())?;
             let from = guard.begin_read().map_err(db)?;
             let mut to = fresh.begin_write().map_err(db)?;
             to.set_durability(redb::Durability::Immediate).map_err(db)?;
@@ -83,13 +83,14 @@ impl Store {
             copy(&from, &to, SUBJECT_STATE)?;
             to.commit().map_err(db)?;
         }
+        self.file_op(&self.path, "rename rewritten database")?;
         std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, "rename", e))?;
         if let Some(dir) = self.path.parent() {
             std::fs::File::open(dir)
                 .and_then(|d| d.sync_all())
                 .map_err(|e| Error::io(dir, "sync", e))?;
         }
-        *guard = Database::create(&self.path).map_err(db)?;
+        *guard = super::open_database(&self.path, self.faults.as_ref())?;
         Ok(())
     }
 }

@@ -4,6 +4,7 @@ mod common;
 mod concurrent;
 mod dedup;
 mod filters;
+mod faults;
 mod forgetting;
 mod hostile_files;
 mod memory_loop;

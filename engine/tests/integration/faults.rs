@@ -1,0 +1,205 @@
+//! Storage faults injected through the seam (`Options::storage_faults`): each file operation of
+//! a workload (remember, update, forget, checkpoint with the database rewrite, import) fails in
+//! turn, with each kind of fault. After reopening, every acknowledged write is there, and
+//! nothing unacknowledged is half there.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use memloop::{
+    Clock, Error, Fault, Memory, MemoryFilter, MemoryId, NewMemory, StorageFaults, Update,
+};
+
+use crate::common::{hashing, open};
+
+const FAULTS: [Fault; 4] = [
+    Fault::NoSpace,
+    Fault::Io,
+    Fault::ShortWrite,
+    Fault::FailedSync,
+];
+
+/// An export of 12 memories from another store, to import.
+fn export_file(dir: &Path) -> std::path::PathBuf {
+    let src = open(&dir.join("src"), &Clock::manual(0));
+    src.remember_batch(
+        (0..12)
+            .map(|i| NewMemory::new(format!("imported note {i} about harbor {}", i * 13)))
+            .collect(),
+    )
+    .unwrap();
+    let file = dir.join("notes.mlx");
+    src.export(&file, &MemoryFilter::new()).unwrap();
+    file
+}
+
+/// What the workload was told, step by step; `None` once a step failed.
+#[derive(Default, Debug)]
+struct Told {
+    batch: Option<Vec<MemoryId>>,
+    updated: Option<MemoryId>,
+    forgot: Option<()>,
+    checkpointed: Option<()>,
+    imported: Option<()>,
+    /// The first step that failed (its effect must be all or nothing).
+    failed: Option<&'static str>,
+}
+
+/// Runs the workload until a step fails.
+fn workload(m: &Memory, import: &Path) -> Told {
+    let mut told = Told::default();
+    macro_rules! step {
+        ($name:literal, $slot:expr, $e:expr) => {
+            match $e {
+                Ok(v) => $slot = Some(v),
+                Err(_) => {
+                    told.failed = Some($name);
+                    return told;
+                }
+            }
+        };
+    }
+    step!(
+        "remember",
+        told.batch,
+        m.remember_batch(vec![
+            NewMemory::new("the deploy key lives in vault prod"),
+            NewMemory::new("the staging database listens on port 5433"),
+            NewMemory::new("alice prefers tea over coffee"),
+        ])
+    );
+    let batch = told.batch.clone().unwrap();
+    step!(
+        "update",
+        told.updated,
+        m.update(
+            batch[0],
+            Update {
+                text: Some("the deploy key moved to vault ops".into()),
+                ..Default::default()
+            },
+        )
+    );
+    step!("forget", told.forgot, m.forget(batch[2]));
+    step!("checkpoint", told.checkpointed, m.checkpoint());
+    step!("import", told.imported, m.import(import).map(|_| ()));
+    told
+}
+
+/// Texts of the current (not superseded) memories.
+fn current_texts(m: &Memory) -> Vec<String> {
+    let mut t: Vec<String> = m
+        .scan(&MemoryFilter::new(), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.text)
+        .collect();
+    t.sort();
+    t
+}
+
+fn check(m: &Memory, told: &Told, fault: Fault, op: u64) {
+    let at = format!("{fault:?} at operation {op}, failed step {:?}", told.failed);
+    let texts = current_texts(m);
+    let has = |t: &str| texts.iter().any(|x| x == t);
+    let (port, prod, tea, ops) = (
+        "the staging database listens on port 5433",
+        "the deploy key lives in vault prod",
+        "alice prefers tea over coffee",
+        "the deploy key moved to vault ops",
+    );
+    // remember: all three or none.
+    if told.batch.is_some() {
+        assert!(has(port), "{at}: acknowledged batch lost: {texts:?}");
+    } else {
+        let n = [port, prod, tea].iter().filter(|t| has(t)).count();
+        assert!(n == 0 || n == 3, "{at}: half a batch: {texts:?}");
+    }
+    // update: a new version linked to the old one, or nothing.
+    if let Some(new) = told.updated {
+        assert!(has(ops) && !has(prod), "{at}: {texts:?}");
+        let n = m.get(new).unwrap().expect("acknowledged update lost");
+        let old = m.get(n.supersedes.expect("linked")).unwrap().unwrap();
+        assert_eq!(old.superseded_by, Some(new), "{at}");
+    } else if has(port) {
+        assert!(has(ops) != has(prod), "{at}: one current version: {texts:?}");
+    }
+    // forget: gone if acknowledged.
+    if told.forgot.is_some() {
+        assert!(!has(tea), "{at}: {texts:?}");
+    }
+    // import: all twelve or none.
+    let imported = texts.iter().filter(|t| t.starts_with("imported note")).count();
+    if told.imported.is_some() {
+        assert_eq!(imported, 12, "{at}");
+    } else {
+        assert!(imported == 0 || imported == 12, "{at}: {imported} of 12 imported");
+    }
+    // The database and the index agree, and every record decodes.
+    let report = m.check().unwrap();
+    assert!(report.is_sound(), "{at}: {report:?}");
+}
+
+#[test]
+fn every_failed_file_operation_loses_nothing_acknowledged() {
+    let scratch = tempfile::tempdir().unwrap();
+    let import = export_file(scratch.path());
+    let faults = StorageFaults::new();
+    let mut op = 1;
+    let mut injected = 0;
+    loop {
+        let fault = FAULTS[op as usize % FAULTS.len()];
+        let dir = scratch.path().join(format!("run{op}"));
+        let options = memloop::Options {
+            storage_faults: Some(Arc::clone(&faults)),
+            ..hashing(256, &Clock::manual(0))
+        };
+        let m = Memory::open(&dir, options).unwrap();
+        faults.fail_at(op, fault);
+        let told = workload(&m, &import);
+        drop(m); // closing saves too: a fault may land there
+        let fired = faults.fired();
+        faults.disarm();
+        if !fired {
+            assert!(told.failed.is_none(), "{told:?}");
+            break;
+        }
+        injected += 1;
+        let m = open(&dir, &Clock::manual(0));
+        check(&m, &told, fault, op);
+        drop(m);
+        std::fs::remove_dir_all(&dir).unwrap();
+        op += 1;
+    }
+    eprintln!("{injected} file operations failed in turn");
+    assert!(injected >= 20, "the workload made only {injected} file operations");
+}
+
+/// After a failed commit the store refuses every write with a typed error until reopened; the
+/// write that failed was not acknowledged and is not there after reopening.
+#[test]
+fn a_failed_commit_poisons_the_store_until_reopened() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults = StorageFaults::new();
+    let options = memloop::Options {
+        storage_faults: Some(Arc::clone(&faults)),
+        ..hashing(256, &Clock::manual(0))
+    };
+    let m = Memory::open(dir.path(), options).unwrap();
+    let kept = m.remember(NewMemory::new("written before the fault")).unwrap();
+    // Fail the fsync of the next commit (its writes come first; try each op until a sync).
+    faults.fail_at(1, Fault::FailedSync);
+    let lost = m.remember(NewMemory::new("the write whose fsync failed"));
+    assert!(lost.is_err() && faults.fired());
+    faults.disarm();
+    for _ in 0..2 {
+        let err = m.remember(NewMemory::new("a later write")).unwrap_err();
+        assert!(matches!(err, Error::Poisoned { .. }), "{err}");
+    }
+    assert_eq!(m.get(kept).unwrap().unwrap().text, "written before the fault");
+    drop(m);
+    let m = open(dir.path(), &Clock::manual(0));
+    let texts = current_texts(&m);
+    assert_eq!(texts, ["written before the fault"]);
+    m.remember(NewMemory::new("writable again after reopening")).unwrap();
+}
