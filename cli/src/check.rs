@@ -1,8 +1,11 @@
 //! `memloop check`: verifies a store: the index file's checksums and links (rebuilding the
 //! index from the database when they fail), every record of the database, and that the two
-//! agree.
+//! agree. `--salvage OUT` instead writes every readable memory of a damaged database to an
+//! export file, without opening the store.
 
-use anyhow::{bail, Result};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use memloop::Durability;
 
@@ -14,10 +17,32 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Do not open the store: write every readable memory of its database to this export
+    /// file (import it into a new store), skipping what is damaged.
+    #[arg(long, value_name = "OUT")]
+    salvage: Option<PathBuf>,
 }
 
 /// Runs `memloop check`; fails (exit status 1) when problems remain.
 pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
+    if let Some(out) = &a.salvage {
+        let report = memloop::salvage(&store.store, out)
+            .with_context(|| format!("salvaging {}", store.store.display()))?;
+        if a.json {
+            println!("{}", serde_json::to_value(&report)?);
+        } else {
+            println!(
+                "salvaged {} memories into {} ({} skipped)",
+                report.saved,
+                out.display(),
+                report.skipped
+            );
+            for p in &report.problems {
+                println!("skipped: {p}");
+            }
+        }
+        return Ok(());
+    }
     let memory = store.open_existing(Durability::Synced)?;
     let report = memory.check()?;
     crate::store_args::close(memory);
@@ -37,7 +62,11 @@ pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
         }
     }
     if !report.is_sound() {
-        bail!("{} problem(s) found", report.problems.len());
+        bail!(
+            "{} problem(s) found; `memloop --store {} check --salvage OUT` exports every readable memory",
+            report.problems.len(),
+            store.store.display()
+        );
     }
     Ok(())
 }

@@ -101,8 +101,10 @@ enum Command {
     Sweep(commands::SweepArgs),
     /// Verify the store: the index file's checksums and links (rebuilt from the database if
     /// they fail), every record of the database, and that both agree. Exit status 1 when a
-    /// problem remains.
-    #[command(after_help = "Example:\n  memloop --store ./mem check --json")]
+    /// problem remains. `--salvage OUT` exports every readable memory of a damaged database.
+    #[command(
+        after_help = "Examples:\n  memloop --store ./mem check --json\n  memloop --store ./mem check --salvage rescued.mlx && memloop --store ./new import rescued.mlx"
+    )]
     Check(check::CheckArgs),
     /// Counts: memories, per tier, indexed, change sequence, model.
     #[command(after_help = "Example:\n  memloop --store ./mem stats --json")]

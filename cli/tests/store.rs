@@ -368,3 +368,33 @@ fn check_verifies_and_repairs_the_index() {
     let r = memloop_in(s, &["recall", "what does Alice drink", "--k", "1", "--json"], "");
     assert!(r.out.contains("Alice prefers tea"), "{}", r.out);
 }
+
+/// A damaged database: commands fail with a message (no panic), and `check --salvage` exports
+/// every readable memory, which a new store imports.
+#[test]
+fn a_damaged_database_is_salvaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("mem");
+    for text in ["Alice prefers tea.", "Deploys run on Tuesday.", "DAMAGED-MARKER-TEXT"] {
+        assert!(memloop_in(&s, &["remember", text], "").ok);
+    }
+    let db = s.join("store.redb");
+    let mut bytes = std::fs::read(&db).unwrap();
+    let marker = b"DAMAGED-MARKER-TEXT";
+    while let Some(at) = bytes.windows(marker.len()).position(|w| w == marker) {
+        bytes[at..at + marker.len()].fill(0xff);
+    }
+    std::fs::write(&db, &bytes).unwrap();
+    let r = memloop_in(&s, &["recall", "tea"], "");
+    assert!(!r.err.contains("panicked"), "{}", r.err);
+    let out = dir.path().join("rescued.mlx");
+    let r = memloop_in(&s, &["check", "--salvage", out.to_str().unwrap(), "--json"], "");
+    assert!(r.ok, "{}", r.err);
+    let report: Value = serde_json::from_str(r.out.trim()).unwrap();
+    assert_eq!((report["saved"].as_u64(), report["skipped"].as_u64()), (Some(2), Some(1)));
+    let fresh = dir.path().join("new");
+    let r = memloop_in(&fresh, &["import", out.to_str().unwrap()], "");
+    assert!(r.ok, "{}", r.err);
+    let r = memloop_in(&fresh, &["recall", "what does Alice drink", "--k", "1"], "");
+    assert!(r.out.contains("Alice prefers tea"), "{}", r.out);
+}

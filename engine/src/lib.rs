@@ -74,8 +74,9 @@ pub use memory::{
     IndexRecovery, Memory, OpenReport, Query, Stats, Structures, SubjectEvent, SweepReport, Task,
     TaskIds, Update, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
-pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES};
+pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
 pub use store::faults::{Fault, StorageFaults};
+pub use store::salvage::{salvage, SalvageReport};
 pub use retrieve::{Explanation, FeedbackState, Strategy};
 pub use transfer::ImportReport;
 

@@ -15,6 +15,9 @@ use crate::retrieve::{FusionReranker, QueryRefiner, Reranker, Rocchio};
 
 /// [`Options::max_text_bytes`]'s default: 512 KiB.
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 512 * 1024;
+/// The largest [`Options::max_text_bytes`] a store accepts: 16 MiB (a stored record must stay
+/// under the decoders' 64 MiB bound, concise and brief versions included).
+pub const MAX_TEXT_BYTES_LIMIT: usize = 16 << 20;
 
 /// When a write is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,7 +51,7 @@ pub struct Options {
     pub dedup_threshold: Option<f32>,
     /// The longest text one memory may hold, in bytes (a document is stored whole beside its
     /// chunks, so this bounds documents too). Longer texts are refused with
-    /// [`crate::Error::InvalidInput`]. Default 512 KiB.
+    /// [`crate::Error::InvalidInput`]. Default 512 KiB, at most [`MAX_TEXT_BYTES_LIMIT`].
     pub max_text_bytes: usize,
     /// HNSW links per node (M). Default 16.
     pub index_m: usize,

@@ -59,11 +59,7 @@ impl Memory {
         let filter = filter.clone().include_superseded(true);
         let items = self.scan(&filter, usize::MAX)?;
         let dim = self.embedder().dim();
-        let mut out = Vec::with_capacity(64 + items.len() * (dim * 4 + 256));
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        put_bytes(&mut out, self.fingerprint().as_bytes());
-        out.extend_from_slice(&(dim as u32).to_le_bytes());
+        let mut out = ExportWriter::new(self.fingerprint(), dim, items.len());
         {
             let tx = self.store().db.read().begin_read().map_err(db)?;
             let vectors = tx.open_table(VECTORS).map_err(db)?;
@@ -72,19 +68,10 @@ impl Memory {
                     .get(item.id)
                     .map_err(db)?
                     .ok_or_else(|| self.store().corrupt(format!("no vector for {}", item.id)))?;
-                let mut payload = Vec::new();
-                put_bytes(&mut payload, &item.encode());
-                payload.extend_from_slice(v.value());
-                out.push(1);
-                out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-                out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
-                out.extend_from_slice(&payload);
+                out.record(&item.encode(), v.value());
             }
         }
-        let sum = xxh3_64(&out);
-        out.push(0);
-        out.extend_from_slice(&(items.len() as u64).to_le_bytes());
-        out.extend_from_slice(&sum.to_le_bytes());
+        let out = out.finish();
         crate::store::write_atomic(path, &out, self.store().faults.as_ref())?;
         Ok(items.len())
     }
@@ -188,6 +175,46 @@ fn corrupt(path: &Path, detail: impl Into<String>) -> Error {
     Error::Corrupt {
         path: path.to_path_buf(),
         detail: detail.into(),
+    }
+}
+
+/// Builds an export file in memory, record by record.
+pub(crate) struct ExportWriter {
+    out: Vec<u8>,
+    count: u64,
+}
+
+impl ExportWriter {
+    /// A file for vectors of `dim` from model `model`, sized for about `records` records.
+    pub(crate) fn new(model: &str, dim: usize, records: usize) -> Self {
+        let mut out = Vec::with_capacity(64 + records * (dim * 4 + 256));
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        put_bytes(&mut out, model.as_bytes());
+        out.extend_from_slice(&(dim as u32).to_le_bytes());
+        ExportWriter { out, count: 0 }
+    }
+
+    /// Appends one record: an encoded item and its stored vector bytes.
+    pub(crate) fn record(&mut self, item: &[u8], vector: &[u8]) {
+        let mut payload = Vec::with_capacity(4 + item.len() + vector.len());
+        put_bytes(&mut payload, item);
+        payload.extend_from_slice(vector);
+        self.out.push(1);
+        self.out
+            .extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        self.out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
+        self.out.extend_from_slice(&payload);
+        self.count += 1;
+    }
+
+    /// The whole file, end record included.
+    pub(crate) fn finish(mut self) -> Vec<u8> {
+        let sum = xxh3_64(&self.out);
+        self.out.push(0);
+        self.out.extend_from_slice(&self.count.to_le_bytes());
+        self.out.extend_from_slice(&sum.to_le_bytes());
+        self.out
     }
 }
 

@@ -380,7 +380,8 @@ int32_t memloop_set_time(const memloop_t *handle, int64_t unix_ms);
  * `"start_ms"` (a manual clock's start, ms since the Unix epoch), `"sync"` (default true:
  * every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
  * near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
- * `"recall_ef"`, `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
+ * `"recall_ef"`, `"max_text_bytes"` (longest text of one memory, default 512 KiB),
+ * `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
  * fields are an error.
  *
  * `hooks` may be NULL (built-in reranker, refiner, summarizer and token counter) or point to

@@ -99,6 +99,8 @@ struct OpenOptions {
     capacity: Option<usize>,
     /// HNSW search beam for recalls.
     recall_ef: Option<usize>,
+    /// The longest text one memory may hold, in bytes (default 512 KiB).
+    max_text_bytes: Option<usize>,
 }
 
 /// Distinguishes an explicit `null` (Some(None)) from an absent field (None).
@@ -152,6 +154,9 @@ impl OpenOptions {
         if let Some(ef) = self.recall_ef {
             o.recall_ef = ef;
         }
+        if let Some(n) = self.max_text_bytes {
+            o.max_text_bytes = n;
+        }
         Ok(o)
     }
 }
@@ -164,7 +169,8 @@ impl OpenOptions {
 /// `"start_ms"` (a manual clock's start, ms since the Unix epoch), `"sync"` (default true:
 /// every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
 /// near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
-/// `"recall_ef"`, `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
+/// `"recall_ef"`, `"max_text_bytes"` (longest text of one memory, default 512 KiB),
+/// `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
 /// fields are an error.
 ///
 /// `hooks` may be NULL (built-in reranker, refiner, summarizer and token counter) or point to

@@ -22,6 +22,19 @@ impl Memory {
     pub fn checkpoint(&self) -> Result<()> {
         self.inner.checkpoint(true)
     }
+
+    /// Checkpoints, then rewrites the database file now whatever its free space (checkpoints
+    /// do it on their own when live data fills under a third of a file of 4 MiB or more):
+    /// every table is copied into a fresh file, which is synced and renamed over the old one.
+    /// A crash leaves the old file or the new one. Reads and writes wait meanwhile.
+    ///
+    /// # Errors
+    /// As [`Memory::checkpoint`]; [`crate::Error::Io`] for the rename.
+    pub fn compact(&self) -> Result<()> {
+        self.inner.checkpoint(false)?;
+        let _w = self.inner.writer.lock();
+        self.inner.store.rewrite()
+    }
 }
 
 impl Inner {

@@ -28,6 +28,13 @@ impl Memory {
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Memory> {
         let dir = dir.as_ref();
         options.forgetting.validate().map_err(Error::InvalidInput)?;
+        if !(1..=crate::options::MAX_TEXT_BYTES_LIMIT).contains(&options.max_text_bytes) {
+            return Err(Error::InvalidInput(format!(
+                "max_text_bytes {} is outside 1..={}",
+                options.max_text_bytes,
+                crate::options::MAX_TEXT_BYTES_LIMIT
+            )));
+        }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create store directory", e))?;
         let lock = ProcessLock::acquire(dir)?;
         let embedder: Arc<dyn TextEmbedder> = match &options.embedder {

@@ -35,6 +35,8 @@ pub enum Fault {
 pub struct StorageFaults {
     ops: AtomicU64,
     plan: Mutex<Option<(u64, Fault)>>,
+    /// Fail every operation from the planned one on (a disk that stays full).
+    lasting: AtomicBool,
     fired: AtomicBool,
 }
 
@@ -55,8 +57,19 @@ impl StorageFaults {
     /// Makes operation number `op` (counting from 1, from now on) fail with `fault`; the
     /// operations after it succeed again (a disk that had a moment's trouble).
     pub fn fail_at(&self, op: u64, fault: Fault) {
+        self.arm(op, fault, false);
+    }
+
+    /// Makes operation number `op` and every one after it fail with `fault`: a disk that is
+    /// full and stays full.
+    pub fn fail_from(&self, op: u64, fault: Fault) {
+        self.arm(op, fault, true);
+    }
+
+    fn arm(&self, op: u64, fault: Fault, lasting: bool) {
         self.ops.store(0, Ordering::SeqCst);
         self.fired.store(false, Ordering::SeqCst);
+        self.lasting.store(lasting, Ordering::SeqCst);
         *self.plan.lock() = Some((op, fault));
     }
 
@@ -79,8 +92,9 @@ impl StorageFaults {
     pub(crate) fn next(&self, _kind: OpKind) -> Option<Fault> {
         let n = self.ops.fetch_add(1, Ordering::SeqCst) + 1;
         let plan = *self.plan.lock();
+        let lasting = self.lasting.load(Ordering::SeqCst);
         match plan {
-            Some((at, fault)) if at == n => {
+            Some((at, fault)) if at == n || (lasting && n > at) => {
                 self.fired.store(true, Ordering::SeqCst);
                 Some(fault)
             }

@@ -17,6 +17,7 @@ pub(crate) mod faults;
 pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod record;
+pub(crate) mod salvage;
 mod check;
 mod vacuum;
 

@@ -1,5 +1,5 @@
 //! Storage faults injected through the seam (`Options::storage_faults`): each file operation of
-//! a workload (remember, update, forget, checkpoint with the database rewrite, import) fails in
+//! a workload (remember, update, forget, checkpoint, the database rewrite, import) fails in
 //! turn, with each kind of fault. After reopening, every acknowledged write is there, and
 //! nothing unacknowledged is half there.
 
@@ -40,6 +40,7 @@ struct Told {
     updated: Option<MemoryId>,
     forgot: Option<()>,
     checkpointed: Option<()>,
+    compacted: Option<()>,
     imported: Option<()>,
     /// The first step that failed (its effect must be all or nothing).
     failed: Option<&'static str>,
@@ -82,6 +83,7 @@ fn workload(m: &Memory, import: &Path) -> Told {
     );
     step!("forget", told.forgot, m.forget(batch[2]));
     step!("checkpoint", told.checkpointed, m.checkpoint());
+    step!("compact", told.compacted, m.compact());
     step!("import", told.imported, m.import(import).map(|_| ()));
     told
 }
@@ -202,4 +204,110 @@ fn a_failed_commit_poisons_the_store_until_reopened() {
     let texts = current_texts(&m);
     assert_eq!(texts, ["written before the fault"]);
     m.remember(NewMemory::new("writable again after reopening")).unwrap();
+}
+
+/// A disk that is full and stays full: reads go on (recall, get, scan, stats, check), writes
+/// fail with a typed error, closing loses nothing acknowledged, and the store opens again.
+#[test]
+fn a_full_disk_does_not_break_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts: Vec<String> = (0..40).map(|i| format!("full disk note {i} about canyon {}", i * 3)).collect();
+    {
+        let m = open(dir.path(), &Clock::manual(0));
+        m.remember_batch(texts.iter().map(NewMemory::new).collect())
+            .unwrap();
+    }
+    let faults = StorageFaults::new();
+    let options = memloop::Options {
+        storage_faults: Some(Arc::clone(&faults)),
+        ..hashing(256, &Clock::manual(0))
+    };
+    let m = Memory::open(dir.path(), options).unwrap();
+    faults.fail_from(1, Fault::NoSpace);
+    for t in texts.iter().step_by(7) {
+        let hits = m.recall(&memloop::Query::new(t.as_str()).k(1)).unwrap();
+        assert_eq!(&hits[0].item.text, t);
+        assert!(m.get(hits[0].item.id).unwrap().is_some());
+    }
+    assert_eq!(m.stats().unwrap().memories, 40);
+    assert_eq!(m.scan(&MemoryFilter::new(), 100).unwrap().len(), 40);
+    assert!(m.check().unwrap().is_sound());
+    assert!(m.remember(NewMemory::new("no room for this")).is_err());
+    let _ = m.close(); // the access times of the recalls may not be saved; nothing else is lost
+    faults.disarm();
+    let m = open(dir.path(), &Clock::manual(0));
+    assert_eq!(current_texts(&m).len(), 40);
+    m.remember(NewMemory::new("room again")).unwrap();
+}
+
+/// Temporary files a crash or a full disk left behind are removed on the next open.
+#[test]
+fn stale_temporary_files_are_removed_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(dir.path(), &Clock::manual(0)));
+    for name in ["index.mlx.tmp", "manifest.tmp", "store.redb.rewrite"] {
+        std::fs::write(dir.path().join(name), b"half a file").unwrap();
+    }
+    drop(open(dir.path(), &Clock::manual(0)));
+    for name in ["index.mlx.tmp", "manifest.tmp", "store.redb.rewrite"] {
+        assert!(!dir.path().join(name).exists(), "{name} left behind");
+    }
+}
+
+/// A text over the size limit is refused with a typed error before anything is embedded.
+#[test]
+fn an_oversized_text_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(dir.path(), &Clock::manual(0));
+    let big = "x".repeat(memloop::DEFAULT_MAX_TEXT_BYTES + 1);
+    let err = m.remember(NewMemory::new(big)).unwrap_err();
+    assert!(matches!(&err, Error::InvalidInput(e) if e.contains("over the limit")), "{err}");
+    assert!(m.remember(NewMemory::new("\u{0}")).is_err());
+    assert_eq!(m.stats().unwrap().memories, 0);
+}
+
+/// A background checkpoint that fails (the index cannot be saved) is reported by the next
+/// `flush`, and no longer once a later one succeeded.
+#[test]
+fn a_failed_background_checkpoint_is_reported_by_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults = StorageFaults::new();
+    let options = memloop::Options {
+        storage_faults: Some(Arc::clone(&faults)),
+        checkpoint_every: 1,
+        ..hashing(256, &Clock::manual(0))
+    };
+    let m = Memory::open(dir.path(), options).unwrap();
+    faults.fail_from(1, Fault::NoSpace);
+    // The write itself fails on the full disk; the next one, with room again, commits.
+    assert!(m.remember(NewMemory::new("no room")).is_err());
+    drop(m);
+    faults.disarm();
+    let options = memloop::Options {
+        storage_faults: Some(Arc::clone(&faults)),
+        checkpoint_every: 1,
+        ..hashing(256, &Clock::manual(0))
+    };
+    let m = Memory::open(dir.path(), options).unwrap();
+    m.remember(NewMemory::new("a change for the background checkpoint"))
+        .unwrap();
+    faults.fail_from(1, Fault::NoSpace);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let reported = loop {
+        match m.flush() {
+            Err(Error::Background(why)) => break why,
+            Ok(()) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => panic!("expected a background failure, got {other:?}"),
+        }
+    };
+    assert!(reported.contains("checkpoint"), "{reported}");
+    faults.disarm();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline && m.stats().unwrap().checkpoint == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    m.flush().unwrap();
+    assert!(m.stats().unwrap().checkpoint > 0, "the retried checkpoint saved the index");
 }

@@ -2,7 +2,7 @@
 //! length field claiming more than the file holds is a typed error, never an allocation that
 //! kills the process; an import that fails anywhere leaves the store exactly as it was.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use memloop::{Clock, Error, Memory, MemoryFilter, NewMemory, Options};
 use xxhash_rust::xxh3::xxh3_64;
@@ -185,17 +185,33 @@ fn saved_store(dir: &Path, texts: &[String], queries: &[String]) -> Vec<u64> {
     hits
 }
 
+/// A saved store of `n` sentences: its directory, every `step`-th text as a query, their top
+/// hits, and the path of its index file.
+fn saved(n: usize, step: usize) -> (tempfile::TempDir, Vec<String>, Vec<u64>, PathBuf) {
+    let texts = sentences(n);
+    let queries: Vec<String> = texts.iter().step_by(step).cloned().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let want = saved_store(dir.path(), &texts, &queries);
+    let path = dir.path().join("index.mlx");
+    (dir, queries, want, path)
+}
+
+/// Opens `dir` checking every checksum of its index file on open (`verify_index`).
+fn open_verified(dir: &Path) -> Memory {
+    let options = Options {
+        verify_index: true,
+        ..hashing(256, &Clock::manual(0))
+    };
+    Memory::open(dir, options).unwrap()
+}
+
 /// Damage that passes every cheap check (a 4 KiB flip in the vectors, one vector negated, the
 /// id section swapped, garbled level-0 links): the full check catches it before the first
 /// search, the index is rebuilt from the database, answers are right, and the damage is never
 /// saved: the next open finds a file that passes every checksum.
 #[test]
 fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
-    let texts = sentences(400);
-    let queries: Vec<String> = texts.iter().step_by(37).cloned().collect();
-    let dir = tempfile::tempdir().unwrap();
-    let want = saved_store(dir.path(), &texts, &queries);
-    let path = dir.path().join("index.mlx");
+    let (dir, queries, want, path) = saved(400, 37);
     /// (offset, length) of section `i`, read from the header's section table.
     fn section(file: &[u8], i: usize) -> (usize, usize) {
         let at = 96 + i * 24;
@@ -247,11 +263,7 @@ fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
             "{name}: {report:?}"
         );
         m.close().unwrap();
-        let verified = Options {
-            verify_index: true,
-            ..hashing(256, &Clock::manual(0))
-        };
-        let m = Memory::open(dir.path(), verified).unwrap();
+        let m = open_verified(dir.path());
         assert_eq!(
             m.open_report().index,
             memloop::IndexRecovery::Clean,
@@ -264,11 +276,7 @@ fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
 /// Closing right after opening a damaged file must not save the damage as a new file.
 #[test]
 fn a_close_before_any_search_does_not_save_an_unverified_index() {
-    let texts = sentences(300);
-    let queries: Vec<String> = texts.iter().step_by(31).cloned().collect();
-    let dir = tempfile::tempdir().unwrap();
-    let want = saved_store(dir.path(), &texts, &queries);
-    let path = dir.path().join("index.mlx");
+    let (dir, queries, want, path) = saved(300, 31);
     let mut bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();
     bytes[n / 3..n / 3 + 4096].iter_mut().for_each(|b| *b ^= 0xff);
@@ -277,11 +285,7 @@ fn a_close_before_any_search_does_not_save_an_unverified_index() {
     m.remember(NewMemory::new("a write that makes the next close save"))
         .unwrap();
     m.close().unwrap();
-    let verified = Options {
-        verify_index: true,
-        ..hashing(256, &Clock::manual(0))
-    };
-    let m = Memory::open(dir.path(), verified).unwrap();
+    let m = open_verified(dir.path());
     assert!(
         !matches!(m.open_report().index, memloop::IndexRecovery::Rebuilt(_)),
         "{:?}",
@@ -308,4 +312,46 @@ fn an_index_from_another_store_is_rebuilt() {
         m.open_report().index
     );
     assert_eq!(top_hits(&m, &queries_b), want);
+}
+
+/// A database with a damaged item: `salvage` exports every other memory, which a new store
+/// imports; the damaged one is reported, not fatal.
+#[test]
+fn salvage_exports_every_readable_memory_of_a_damaged_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = sentences(50);
+    {
+        let m = open(dir.path(), &Clock::manual(0));
+        m.remember_batch(texts.iter().map(NewMemory::new).collect())
+            .unwrap();
+        m.remember(NewMemory::new("DAMAGED-MEMORY-MARKER")).unwrap();
+        m.close().unwrap();
+    }
+    let db = dir.path().join("store.redb");
+    let mut bytes = std::fs::read(&db).unwrap();
+    let marker = b"DAMAGED-MEMORY-MARKER";
+    let mut hits = 0;
+    while let Some(at) = bytes.windows(marker.len()).position(|w| w == marker) {
+        bytes[at..at + marker.len()].fill(0xff); // not UTF-8 any more
+        hits += 1;
+    }
+    assert!(hits >= 1);
+    std::fs::write(&db, &bytes).unwrap();
+
+    let out = dir.path().join("salvaged.mlx");
+    let report = memloop::salvage(dir.path(), &out).unwrap();
+    assert_eq!((report.saved, report.skipped), (50, 1), "{report:?}");
+    let fresh = tempfile::tempdir().unwrap();
+    let m = open(fresh.path(), &Clock::manual(0));
+    assert_eq!(m.import(&out).unwrap().added, 50);
+    let mut got: Vec<String> = m
+        .scan(&MemoryFilter::new(), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.text)
+        .collect();
+    got.sort();
+    let mut want = texts.clone();
+    want.sort();
+    assert_eq!(got, want);
 }

@@ -374,9 +374,9 @@ class Remembered(NamedTuple):
     previous: Optional[int]
 
 
-def _new_item(text, kind, namespace, tags, importance, concise, brief, subject, source,
-              pinned) -> dict:
-    """The JSON item of :meth:`Memory.remember`'s arguments."""
+def _new_item(text, kind="chunk", namespace=None, tags=(), importance=None, concise=None,
+              brief=None, subject=None, source=None, pinned=False) -> dict:
+    """The JSON item of :meth:`Memory.remember`'s arguments (typed there)."""
     item: dict = {"text": text, "kind": kind, "tags": list(tags), "pinned": pinned}
     for key, value in (
         ("namespace", namespace),
@@ -398,7 +398,8 @@ class Memory:
     ``model`` is a model directory (default: the cached all-MiniLM-L6-v2, fetched by
     ``memloop model fetch`` or ``scripts/fetch-model.sh``). ``device`` is where the model runs:
     ``"cpu"`` (default), or ``"cuda"`` / ``"cuda:N"`` with a library built with the ``cuda``
-    feature (otherwise :class:`InvalidArgumentError`). ``clock="manual"`` makes time move
+    feature (otherwise :class:`InvalidArgumentError`). ``max_text_bytes`` bounds one memory's
+    text (default 512 KiB; longer texts raise :class:`InvalidArgumentError`). ``clock="manual"`` makes time move
     only through :meth:`set_time` (``start`` is its first value, Unix seconds). ``sync=False``
     groups writes until :meth:`close` or a checkpoint. ``reranker``, ``refiner``,
     ``summarizer`` and ``token_counter`` replace the built-in parts; they may be called from
@@ -424,12 +425,15 @@ class Memory:
         summarizer: Optional[Summarizer] = None,
         token_counter: Optional[TokenCounter] = None,
         device: str = "cpu",
+        max_text_bytes: Optional[int] = None,
     ):
         options: dict = {"clock": clock, "sync": bool(sync), "dedup_threshold": dedup_threshold}
         if model is not None:
             options["model"] = os.fspath(model)
         if device != "cpu":
             options["device"] = device
+        if max_text_bytes is not None:
+            options["max_text_bytes"] = max_text_bytes
         if start is not None:
             options["start_ms"] = _millis(start)
         if capacity is not None:
@@ -498,24 +502,12 @@ class Memory:
         self._check(LIB.memloop_remember(self._h(), _encode(item), ctypes.byref(out)))
         return out.value
 
-    def remember_explained(
-        self,
-        text: str,
-        kind: str = "chunk",
-        namespace: Optional[str] = None,
-        tags: Iterable[str] = (),
-        importance: Optional[float] = None,
-        concise: Optional[str] = None,
-        brief: Optional[str] = None,
-        subject: Optional[str] = None,
-        source: Optional[Union[str, Mapping[str, Any]]] = None,
-        pinned: bool = False,
-    ) -> "Remembered":
-        """As :meth:`remember`, saying what was done: ``action`` is ``"new"``, ``"merged"``
-        (into a memory that says the same) or ``"superseded"`` (``previous``, a near-duplicate
-        fact or triple that said something else, is kept as history of the new ``id``)."""
-        item = _new_item(text, kind, namespace, tags, importance, concise, brief, subject,
-                         source, pinned)
+    def remember_explained(self, text: str, *args: Any, **kwargs: Any) -> "Remembered":
+        """As :meth:`remember` (the same arguments), saying what was done: ``action`` is
+        ``"new"``, ``"merged"`` (into a memory that says the same) or ``"superseded"``
+        (``previous``, a near-duplicate fact or triple that said something else, is kept as
+        history of the new ``id``)."""
+        item = _new_item(text, *args, **kwargs)
         done = self._json_call(LIB.memloop_remember_explained, _encode(item))
         return Remembered(done["id"], done["action"], done["previous"])
 

@@ -20,6 +20,10 @@ def test_every_error_is_a_memloop_error_with_a_code():
 def test_bad_arguments(store):
     with pytest.raises(memloop.InvalidArgumentError, match="empty"):
         store.remember("   ")
+    with pytest.raises(memloop.InvalidArgumentError, match="empty"):
+        store.remember("\x00")
+    with pytest.raises(memloop.InvalidArgumentError, match="over the limit"):
+        store.remember("x" * (512 * 1024 + 1))
     with pytest.raises(memloop.InvalidArgumentError, match="poem"):
         store.remember("x", kind="poem")
     with pytest.raises(memloop.InvalidArgumentError, match="importance"):

@@ -113,6 +113,8 @@ int main(int argc, char **argv) {
     EXPECT(memloop_open(dir, "{\"device\": \"tpu\"}", NULL, &mem), INVALID, "cuda:N");
     /* The tests' library has no CUDA: a GPU request is refused up front. */
     EXPECT(memloop_open(dir, "{\"device\": \"cuda\"}", NULL, &mem), INVALID, "without CUDA");
+    EXPECT(memloop_open(dir, "{\"hashing_embedder\": 8, \"max_text_bytes\": 0}", NULL, &mem), INVALID,
+           "max_text_bytes");
     EXPECT(memloop_open(dir, "[]", NULL, &mem), INVALID, "options_json");
     EXPECT(memloop_open(dir, "{\"model\": \"/nonexistent/model\"}", NULL, &mem), MEMLOOP_ERR_EMBED,
            "/nonexistent/model");

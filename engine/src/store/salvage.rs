@@ -1,0 +1,112 @@
+//! Salvage: every readable memory of a damaged database, written as an export file.
+//!
+//! Opens `store.redb` read-only (no lock, no write, no model), walks the items table one entry
+//! at a time and keeps each item that decodes and has a vector of the store's dimension. An
+//! entry redb cannot read, or that panics inside redb, is skipped and counted, not fatal.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use redb::{ReadOnlyDatabase, ReadableDatabase, ReadableTable};
+
+use super::{decode_vector, write_atomic, ITEMS, META, VECTORS};
+use crate::error::{db, Error, Result};
+use crate::item::MemoryItem;
+use crate::transfer::ExportWriter;
+
+/// What [`crate::salvage`] recovered.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SalvageReport {
+    /// Memories written to the export file.
+    pub saved: usize,
+    /// Entries that could not be read or decoded (or had no usable vector).
+    pub skipped: usize,
+    /// Why each was skipped (the first 100).
+    pub problems: Vec<String>,
+}
+
+/// Writes every readable memory of the store in `dir` to the export file `out` (importable
+/// into a new store with `import`).
+///
+/// # Errors
+/// [`Error::Corrupt`] when the database cannot be opened at all; [`Error::Io`] when `out`
+/// cannot be written.
+pub fn salvage(dir: &Path, out: &Path) -> Result<SalvageReport> {
+    let path = dir.join("store.redb");
+    let corrupt = |detail: String| Error::Corrupt {
+        path: path.clone(),
+        detail,
+    };
+    let database = catch_unwind(|| ReadOnlyDatabase::open(&path))
+        .map_err(|_| corrupt("redb could not open the file".into()))?
+        .map_err(|e| corrupt(format!("cannot open: {e}")))?;
+    let tx = database.begin_read().map_err(db)?;
+    let meta = tx.open_table(META).map_err(db)?;
+    let model = meta
+        .get("model")
+        .ok()
+        .flatten()
+        .map(|v| String::from_utf8_lossy(v.value()).into_owned())
+        .unwrap_or_else(|| "unknown".into());
+    let items = tx.open_table(ITEMS).map_err(db)?;
+    let vectors = tx.open_table(VECTORS).map_err(db)?;
+    let mut report = SalvageReport {
+        saved: 0,
+        skipped: 0,
+        problems: Vec::new(),
+    };
+    let skip = |report: &mut SalvageReport, why: String| {
+        report.skipped += 1;
+        if report.problems.len() < 100 {
+            report.problems.push(why);
+        }
+    };
+    let mut dim = None;
+    let mut writer: Option<ExportWriter> = None;
+    let mut entries = items.iter().map_err(db)?;
+    loop {
+        let next = catch_unwind(AssertUnwindSafe(|| entries.next()));
+        let entry = match next {
+            Ok(None) => break,
+            Ok(Some(Ok(entry))) => entry,
+            Ok(Some(Err(e))) => {
+                skip(&mut report, format!("unreadable entry: {e}"));
+                continue;
+            }
+            Err(_) => {
+                // redb's iterator cannot go on past a page it panicked on.
+                skip(&mut report, "redb failed reading the rest of the items".into());
+                break;
+            }
+        };
+        let id = entry.0.value();
+        let item = match MemoryItem::decode(entry.1.value()) {
+            Ok(item) => item,
+            Err(e) => {
+                skip(&mut report, format!("memory {id}: {e}"));
+                continue;
+            }
+        };
+        let vector = catch_unwind(AssertUnwindSafe(|| vectors.get(id)))
+            .ok()
+            .and_then(|r| r.ok().flatten())
+            .map(|v| v.value().to_vec());
+        let usable = vector.as_deref().and_then(decode_vector).filter(|v| {
+            !v.is_empty() && dim.is_none_or(|d| d == v.len()) && v.iter().all(|x| x.is_finite())
+        });
+        let (Some(bytes), Some(v)) = (vector, usable) else {
+            skip(&mut report, format!("memory {id}: no usable vector"));
+            continue;
+        };
+        dim = Some(v.len());
+        writer
+            .get_or_insert_with(|| ExportWriter::new(&model, v.len(), 1024))
+            .record(&item.encode(), &bytes);
+        report.saved += 1;
+    }
+    let file = writer
+        .unwrap_or_else(|| ExportWriter::new(&model, dim.unwrap_or(0), 0))
+        .finish();
+    write_atomic(out, &file, None)?;
+    Ok(report)
+}
