@@ -67,7 +67,7 @@ fn parse_threshold(s: &str) -> Result<Threshold, String> {
 impl StoreArgs {
     /// True if `--store` is an existing store.
     pub fn exists(&self) -> bool {
-        self.store.join("store.redb").is_file()
+        memloop::is_store(&self.store)
     }
 
     /// Fails with a clear message unless `--store` is an existing store.

@@ -7,13 +7,12 @@
 use rustc_hash::FxHashMap;
 
 use crate::clock::Timestamp;
-use crate::error::{db, Result};
+use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::forget::state::Forgetting;
 use crate::forget::ForgetPolicy;
 use crate::item::{Kind, MemoryId, MemoryItem};
-use crate::store::{CatalogRecord, Store, CATALOG};
-use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use crate::store::{CatalogRecord, Store};
 
 /// One memory's filterable fields.
 #[derive(Debug, Clone)]
@@ -61,17 +60,12 @@ impl Catalog {
             tiers: [0; 2],
             forgetting: Forgetting::new(policy, now),
         };
-        let tx = store.db.read().begin_read().map_err(db)?;
-        let table = tx.open_table(CATALOG).map_err(db)?;
-        let len = table.len().map_err(db)? as usize;
-        cat.entries.reserve(len);
-        for row in table.iter().map_err(db)? {
-            let (k, v) = row.map_err(db)?;
-            let id = k.value();
-            let rec = CatalogRecord::decode(v.value())
-                .ok_or_else(|| store.corrupt(format!("catalog record of {id}")))?;
-            cat.insert(id, &rec);
-        }
+        store.for_each_catalog_record(|id, rec, len| {
+            if cat.entries.is_empty() {
+                cat.entries.reserve(len);
+            }
+            cat.insert(id, rec);
+        })?;
         Ok(cat)
     }
 

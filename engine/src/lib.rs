@@ -77,6 +77,7 @@ pub use memory::{
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
 pub use store::faults::{Fault, StorageFaults};
 pub use store::salvage::{salvage, SalvageReport};
+pub use store::is_store;
 pub use retrieve::{Explanation, FeedbackState, Strategy};
 pub use transfer::ImportReport;
 

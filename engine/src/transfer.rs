@@ -13,17 +13,16 @@
 //! A file that is truncated, altered or has trailing bytes is rejected before anything is
 //! imported.
 
-use redb::ReadableDatabase;
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use crate::error::{db, Error, Result};
+use crate::error::{Error, Result};
 use crate::filter::MemoryFilter;
 use crate::item::{MemoryId, MemoryItem};
 use crate::memory::Memory;
-use crate::store::{decode_vector, VECTORS};
+use crate::store::decode_vector;
 
 const MAGIC: &[u8; 8] = b"\x89MLEXP\r\n";
 const VERSION: u32 = 1;
@@ -60,16 +59,9 @@ impl Memory {
         let items = self.scan(&filter, usize::MAX)?;
         let dim = self.embedder().dim();
         let mut out = ExportWriter::new(self.fingerprint(), dim, items.len());
-        {
-            let tx = self.store().db.read().begin_read().map_err(db)?;
-            let vectors = tx.open_table(VECTORS).map_err(db)?;
-            for item in &items {
-                let v = vectors
-                    .get(item.id)
-                    .map_err(db)?
-                    .ok_or_else(|| self.store().corrupt(format!("no vector for {}", item.id)))?;
-                out.record(&item.encode(), v.value());
-            }
+        let ids: Vec<MemoryId> = items.iter().map(|i| i.id).collect();
+        for (item, vector) in items.iter().zip(self.store().vector_bytes(&ids)?) {
+            out.record(&item.encode(), &vector);
         }
         let out = out.finish();
         crate::store::write_atomic(path, &out, self.store().faults.as_ref())?;
@@ -130,15 +122,6 @@ impl Memory {
     /// Fails if writing `path` (or its temporary file) would replace one of this store's own
     /// files: the database, the index, the manifest or the lock.
     fn refuse_inside_store(&self, path: &Path) -> Result<()> {
-        const OWN: [&str; 7] = [
-            "store.redb",
-            "store.redb.rewrite",
-            "index.mlx",
-            "index.mlx.tmp",
-            "manifest.json",
-            "manifest.tmp",
-            "LOCK",
-        ];
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -151,7 +134,7 @@ impl Memory {
         let clash = names
             .iter()
             .flatten()
-            .find(|n| OWN.iter().any(|own| n.to_str() == Some(own)));
+            .find(|n| crate::store::OWN_FILES.iter().any(|own| n.to_str() == Some(own)));
         if let (true, Some(name)) = (parent == store, clash) {
             return Err(Error::InvalidInput(format!(
                 "{}: an export cannot be written over {} in the store directory {} (it is the store's own file)",

@@ -7,16 +7,15 @@ use std::time::Instant;
 
 use memloop_index::{Index, Params};
 use parking_lot::{Mutex, RwLock};
-use redb::{ReadableDatabase, ReadableTable};
 
 use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
 use crate::catalog::CatalogSlot;
 use crate::embedder::{load_model_on, TextEmbedder};
-use crate::error::{db, Error, Result};
+use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::store::lock::ProcessLock;
 use crate::store::manifest::{Manifest, STORE_VERSION};
-use crate::store::{decode_vector, Op, Store, Tx, CHANGES, VECTORS};
+use crate::store::{Store, Tx};
 
 impl Memory {
     /// Opens the store in `dir`, creating it if needed.
@@ -248,30 +247,16 @@ pub(crate) fn params(options: &Options, dim: usize) -> Result<Params> {
 /// Applies the logged changes in (index checkpoint, `seq`] to `index`; returns how many ids
 /// it touched.
 fn replay(store: &Store, index: &Index, seq: u64) -> Result<usize> {
-    let tx = store.db.read().begin_read().map_err(db)?;
-    let changes = tx.open_table(CHANGES).map_err(db)?;
-    let vectors = tx.open_table(VECTORS).map_err(db)?;
-    let mut touched = Vec::new();
-    for row in changes.range(index.checkpoint() + 1..=seq).map_err(db)? {
-        let (_, v) = row.map_err(db)?;
-        let (id, op) = v.value();
-        if op != Op::Meta as u8 {
-            touched.push(id);
-        }
-    }
-    touched.sort_unstable();
-    touched.dedup();
-    let (mut ids, mut flat) = (Vec::new(), Vec::new());
+    let touched = store.vector_changes(index.checkpoint() + 1, seq)?;
     for &id in &touched {
         if index.contains(id) {
             index.delete(id)?;
         }
-        if let Some(v) = vectors.get(id).map_err(db)? {
-            let v = decode_vector(v.value())
-                .ok_or_else(|| store.corrupt(format!("vector {id} has a ragged length")))?;
-            ids.push(id);
-            flat.extend_from_slice(&v);
-        }
+    }
+    let (mut ids, mut flat) = (Vec::new(), Vec::new());
+    for (id, v) in store.vectors(&touched)? {
+        ids.push(id);
+        flat.extend_from_slice(&v);
     }
     index.insert_batch(&ids, &flat)?;
     Ok(touched.len())
@@ -279,18 +264,7 @@ fn replay(store: &Store, index: &Index, seq: u64) -> Result<usize> {
 
 /// Inserts every stored vector into the empty `index`.
 pub(super) fn rebuild(store: &Store, index: &Index) -> Result<()> {
-    let tx = store.db.read().begin_read().map_err(db)?;
-    let vectors = tx.open_table(VECTORS).map_err(db)?;
-    let (mut ids, mut flat) = (Vec::new(), Vec::new());
-    for row in vectors.iter().map_err(db)? {
-        let (k, v) = row.map_err(db)?;
-        let id = k.value();
-        let v = decode_vector(v.value())
-            .filter(|v| v.len() == index.dim())
-            .ok_or_else(|| store.corrupt(format!("vector {id} has the wrong length")))?;
-        ids.push(id);
-        flat.extend_from_slice(&v);
-    }
+    let (ids, flat) = store.all_vectors(index.dim())?;
     index.insert_batch(&ids, &flat)?;
     Ok(())
 }

@@ -1,14 +1,12 @@
 //! Applying the forgetting policy: sweeps, the forgetting log, decay explanations.
 
-use redb::ReadableDatabase;
 use serde::{Deserialize, Serialize};
 
 use super::{Inner, Memory};
 use crate::clock::Timestamp;
-use crate::error::{db, Result};
+use crate::error::Result;
 use crate::forget::ForgetReason;
 use crate::item::{Kind, MemoryId, Tier};
-use crate::store::FORGET_LOG;
 
 /// What one sweep moved.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -84,17 +82,13 @@ impl Memory {
     /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
     pub fn forgotten(&self, since: Timestamp) -> Result<Vec<ForgetEvent>> {
         let store = &self.inner.store;
-        let tx = store.db.read().begin_read().map_err(db)?;
-        let t = tx.open_table(FORGET_LOG).map_err(db)?;
-        let mut out = Vec::new();
-        for row in t.range((since, 0)..).map_err(db)? {
-            let (_, v) = row.map_err(db)?;
-            out.push(
-                serde_json::from_slice(v.value())
-                    .map_err(|e| store.corrupt(format!("forget log: {e}")))?,
-            );
-        }
-        Ok(out)
+        store
+            .forget_log_since(since)?
+            .iter()
+            .map(|v| {
+                serde_json::from_slice(v).map_err(|e| store.corrupt(format!("forget log: {e}")))
+            })
+            .collect()
     }
 
     /// Memory `id`'s retention now, tier, and when it will cross θ1 and θ2.

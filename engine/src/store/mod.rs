@@ -18,6 +18,7 @@ pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod record;
 pub(crate) mod salvage;
+mod scan;
 mod check;
 mod vacuum;
 
@@ -64,6 +65,22 @@ pub(crate) enum Op {
     Delete = 2,
     /// Only metadata changed (the index is unaffected).
     Meta = 3,
+}
+
+/// The files a store directory holds (with their temporary names): nothing else may write them.
+pub(crate) const OWN_FILES: [&str; 7] = [
+    "store.redb",
+    "store.redb.rewrite",
+    "index.mlx",
+    "index.mlx.tmp",
+    "manifest.json",
+    "manifest.tmp",
+    "LOCK",
+];
+
+/// True if `dir` holds a store (its database file exists).
+pub fn is_store(dir: &Path) -> bool {
+    dir.join("store.redb").is_file()
 }
 
 /// The database of one store directory.

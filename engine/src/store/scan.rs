@@ -1,0 +1,91 @@
+//! Whole-table reads the rest of the engine needs, each in one read transaction, so that only
+//! `store/` opens redb transactions.
+
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+
+use super::{decode_vector, CatalogRecord, Op, Store, CATALOG, CHANGES, FORGET_LOG, VECTORS};
+use crate::clock::Timestamp;
+use crate::error::{db, Result};
+use crate::item::MemoryId;
+
+impl Store {
+    /// Calls `f` with every catalog record, by id, and the number of records (for reserving).
+    pub(crate) fn for_each_catalog_record(
+        &self,
+        mut f: impl FnMut(MemoryId, &CatalogRecord<'_>, usize),
+    ) -> Result<()> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let table = tx.open_table(CATALOG).map_err(db)?;
+        let len = table.len().map_err(db)? as usize;
+        for row in table.iter().map_err(db)? {
+            let (k, v) = row.map_err(db)?;
+            let id = k.value();
+            let rec = CatalogRecord::decode(v.value())
+                .ok_or_else(|| self.corrupt(format!("catalog record of {id}")))?;
+            f(id, &rec, len);
+        }
+        Ok(())
+    }
+
+    /// The ids whose vector changed (put or deleted) in the logged changes `from..=to`, sorted,
+    /// each once.
+    pub(crate) fn vector_changes(&self, from: u64, to: u64) -> Result<Vec<MemoryId>> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let changes = tx.open_table(CHANGES).map_err(db)?;
+        let mut touched = Vec::new();
+        for row in changes.range(from..=to).map_err(db)? {
+            let (_, v) = row.map_err(db)?;
+            let (id, op) = v.value();
+            if op != Op::Meta as u8 {
+                touched.push(id);
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        Ok(touched)
+    }
+
+    /// Every stored vector of `dim` floats, ids and vectors flattened in id order.
+    pub(crate) fn all_vectors(&self, dim: usize) -> Result<(Vec<MemoryId>, Vec<f32>)> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let vectors = tx.open_table(VECTORS).map_err(db)?;
+        let (mut ids, mut flat) = (Vec::new(), Vec::new());
+        for row in vectors.iter().map_err(db)? {
+            let (k, v) = row.map_err(db)?;
+            let id = k.value();
+            let v = decode_vector(v.value())
+                .filter(|v| v.len() == dim)
+                .ok_or_else(|| self.corrupt(format!("vector {id} has the wrong length")))?;
+            ids.push(id);
+            flat.extend_from_slice(&v);
+        }
+        Ok((ids, flat))
+    }
+
+    /// The raw forgetting-log entries (JSON) recorded at or after `since`, oldest first.
+    pub(crate) fn forget_log_since(&self, since: Timestamp) -> Result<Vec<Vec<u8>>> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let t = tx.open_table(FORGET_LOG).map_err(db)?;
+        let mut out = Vec::new();
+        for row in t.range((since, 0)..).map_err(db)? {
+            let (_, v) = row.map_err(db)?;
+            out.push(v.value().to_vec());
+        }
+        Ok(out)
+    }
+
+    /// The stored bytes of the vectors of `ids`, in order; an id without one is corrupt.
+    pub(crate) fn vector_bytes(&self, ids: &[MemoryId]) -> Result<Vec<Vec<u8>>> {
+        let tx = self.db.read().begin_read().map_err(db)?;
+        let vectors = tx.open_table(VECTORS).map_err(db)?;
+        ids.iter()
+            .map(|&id| {
+                vectors
+                    .get(id)
+                    .map_err(db)?
+                    .map(|v| v.value().to_vec())
+                    .ok_or_else(|| self.corrupt(format!("no vector for {id}")))
+            })
+            .collect()
+    }
+}
