@@ -97,11 +97,9 @@ impl HashingEmbedder {
                 v[(bits >> 1) as usize % self.dim] += sign;
             }
         }
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm == 0.0 {
-            v[0] = 1.0;
-        } else {
-            v.iter_mut().for_each(|x| *x /= norm);
+        if memloop_index::simd::normalize(&mut v).is_err() {
+            v.fill(0.0);
+            v[0] = 1.0; // no words: one fixed direction
         }
         v
     }

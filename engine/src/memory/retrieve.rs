@@ -143,7 +143,7 @@ impl Memory {
             let Some(item) = items.get(&id) else { continue };
             let cosine = vectors
                 .get(&id)
-                .map(|v| v.iter().zip(vector).map(|(a, b)| a * b).sum::<f32>());
+                .map(|v| memloop_index::simd::dot(v, vector));
             hits.push(Hit {
                 item: item.clone(),
                 score: cosine.unwrap_or(0.0),

@@ -500,7 +500,7 @@ impl Inner {
         let mut best: Option<(f32, MemoryId)> = None;
         for (id, fns, fkind, fv) in &staged.fresh {
             if fns == ns && *fkind == kind {
-                let s: f32 = fv.iter().zip(v).map(|(a, b)| a * b).sum();
+                let s = memloop_index::simd::dot(fv, v);
                 if s >= threshold && best.is_none_or(|(b, _)| s > b) {
                     best = Some((s, *id));
                 }
@@ -561,7 +561,7 @@ pub(crate) fn unit(mut v: Vec<f32>, dim: usize) -> Result<Vec<f32>, String> {
             v.len()
         ));
     }
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let norm = memloop_index::simd::dot(&v, &v).sqrt();
     if !norm.is_finite() || norm == 0.0 {
         return Err("vector is zero or not finite".into());
     }

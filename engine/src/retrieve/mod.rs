@@ -214,10 +214,8 @@ impl QueryRefiner for Rocchio {
                 }
             }
         }
-        let norm = q.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm > 0.0 {
-            q.iter_mut().for_each(|x| *x /= norm);
-        }
+        // A zero vector (the hits cancelled the query out) stays as it is: it matches nothing.
+        let _ = memloop_index::simd::normalize(&mut q);
         Ok(Refinement::Vector(q))
     }
 }
