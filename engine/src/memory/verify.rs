@@ -46,8 +46,7 @@ impl Memory {
     /// damage it finds is reported in [`CheckReport::problems`].
     pub fn check(&self) -> Result<CheckReport> {
         // Read the file again even if it passed at open: it may have changed on disk since.
-        self.inner.index_verified.store(false, Ordering::Release);
-        self.inner.ensure_index_verified()?;
+        self.inner.reverify_index()?;
         let (memories, mut problems) = self
             .inner
             .store
@@ -79,6 +78,17 @@ impl Inner {
         if self.index_verified.load(Ordering::Acquire) {
             return Ok(());
         }
+        self.verify_index_locked()
+    }
+
+    /// Runs the full index check again now, whatever was checked before.
+    pub(crate) fn reverify_index(&self) -> Result<()> {
+        let _w = self.writer.lock();
+        self.verify_index_locked()
+    }
+
+    /// The full check under the writer lock; rebuilds the index when it fails.
+    fn verify_index_locked(&self) -> Result<()> {
         let index = self.index.read().clone();
         if let Err(damage) = index.verify() {
             let fresh = Index::new(super::open::params(&self.options, index.dim())?)?;

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 
+/// The largest manifest read back; anything bigger is replaced unread.
+const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+
 /// Store directory format version.
 pub(crate) const STORE_VERSION: u32 = 1;
 
@@ -38,7 +41,9 @@ impl Manifest {
         faults: Option<&std::sync::Arc<super::faults::StorageFaults>>,
     ) -> Result<()> {
         let path = dir.join("manifest.json");
-        if let Ok(bytes) = std::fs::read(&path) {
+        // A manifest is a few hundred bytes; a larger file is not believed, nor read whole.
+        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_MANIFEST_BYTES);
+        if let Some(bytes) = small.then(|| std::fs::read(&path).ok()).flatten() {
             if serde_json::from_slice::<Manifest>(&bytes).ok().as_ref() == Some(self) {
                 return Ok(());
             }
