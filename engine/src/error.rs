@@ -75,7 +75,7 @@ pub enum Error {
     Background(String),
     /// The embedded database failed.
     #[error("store database: {0}")]
-    Store(#[from] redb::Error),
+    Store(StoreError),
     /// The vector index failed.
     #[error("index: {0}")]
     Index(#[from] memloop_index::IndexError),
@@ -105,9 +105,26 @@ impl Error {
     }
 }
 
+/// A failure inside the embedded database. Opaque: which database the store uses is the
+/// engine's business; the message and [`std::error::Error::source`] say what happened.
+#[derive(Debug)]
+pub struct StoreError(redb::Error);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
 /// Converts any of redb's error types into [`Error::Store`].
 pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
-    Error::Store(e.into())
+    Error::Store(StoreError(e.into()))
 }
 
 /// Names the holder of a store's lock.

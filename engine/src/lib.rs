@@ -62,7 +62,7 @@ pub use context::{Block, Context, Precision};
 pub use dedup::{RememberAction, Remembered};
 pub use embedder::{load_model, load_model_on, HashingEmbedder, TextEmbedder};
 pub use memloop_embed::DeviceChoice;
-pub use error::{Error, Result};
+pub use error::{Error, Result, StoreError};
 pub use filter::MemoryFilter;
 pub use forget::{DecayModel, ForgetPolicy, ForgetReason};
 pub use item::{

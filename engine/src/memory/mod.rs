@@ -96,7 +96,8 @@ pub(crate) struct Inner {
     index_verified: AtomicBool,
     /// Why the index was rebuilt from the database in this session, if it was.
     index_rebuilt: Mutex<Option<String>>,
-    /// The background thread's last failure, until something succeeds.
+    /// The background thread's (or a post-write sweep's) last failure, until something
+    /// succeeds.
     background_error: Mutex<Option<String>>,
     open_report: OpenReport,
     _lock: ProcessLock,

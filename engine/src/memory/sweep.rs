@@ -123,7 +123,11 @@ impl Inner {
             .try_get()
             .is_some_and(|c| c.read().sweep_due(now));
         if due {
-            let _ = self.sweep();
+            // The write that triggered it has committed and stands; a failed sweep is kept for
+            // `flush` to report, like a background failure, and retried after the next write.
+            if let Err(e) = self.sweep() {
+                *self.background_error.lock() = Some(format!("sweep after a write failed: {e}"));
+            }
         }
     }
 
