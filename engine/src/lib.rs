@@ -52,8 +52,10 @@ pub mod fuzzing;
 mod item;
 mod memory;
 mod options;
+mod query;
 pub mod retrieve;
 mod store;
+mod task;
 pub mod time;
 mod transfer;
 

@@ -37,10 +37,10 @@ use rustc_hash::FxHashMap;
 pub use context::{
     ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
-pub use read::{Hit, Query};
+pub use crate::query::{Hit, Query};
 pub use subjects::SubjectEvent;
 pub use sweep::{DecayReport, ForgetEvent, SweepReport};
-pub use tasks::{Task, TaskIds};
+pub use crate::task::{Task, TaskIds};
 pub use verify::CheckReport;
 pub use write::Update;
 

@@ -18,7 +18,7 @@ pub(crate) use lexical::LexicalIndex;
 
 use crate::error::Result;
 use crate::item::Tier;
-use crate::memory::Hit;
+use crate::query::Hit;
 
 /// How a query becomes hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

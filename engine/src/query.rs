@@ -1,0 +1,88 @@
+//! What a recall asks for ([`Query`]) and what it returns ([`Hit`]): value types shared by the
+//! memory façade, the retrieval strategies and the bindings.
+
+use crate::filter::MemoryFilter;
+use crate::item::{Kind, MemoryItem};
+
+/// A recall request: query text, how many hits, and a filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// The query text.
+    pub text: String,
+    /// Hits wanted (default 5).
+    pub k: usize,
+    /// Which memories may be returned.
+    pub filter: MemoryFilter,
+    /// Search beam; `None` uses [`crate::Options::recall_ef`].
+    pub ef: Option<usize>,
+}
+
+impl Query {
+    /// Top 5 current memories for `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Query {
+            text: text.into(),
+            k: 5,
+            filter: MemoryFilter::default(),
+            ef: None,
+        }
+    }
+    /// Sets the number of hits.
+    pub fn k(mut self, k: usize) -> Self {
+        self.k = k;
+        self
+    }
+    /// Sets the whole filter.
+    pub fn filter(mut self, filter: MemoryFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+    /// Only this namespace.
+    pub fn namespace(mut self, ns: impl Into<String>) -> Self {
+        self.filter.namespace = Some(ns.into());
+        self
+    }
+    /// Also this kind.
+    pub fn kind(mut self, kind: Kind) -> Self {
+        self.filter.kinds.push(kind);
+        self
+    }
+    /// Also requires this tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.filter.tags.push(tag.into());
+        self
+    }
+}
+
+/// One recalled memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The memory.
+    pub item: MemoryItem,
+    /// Cosine similarity to the query.
+    pub score: f32,
+    /// Position in the result, from 0.
+    pub rank: usize,
+    /// Why it surfaced.
+    pub explain: crate::retrieve::Explanation,
+}
+
+/// A hit serialises flat, as the CLI and the C and Python bindings show it: `id`, `score`,
+/// `rank`, `kind`, `namespace`, `tier`, `text`, `explain`, and the whole `item`.
+impl serde::Serialize for Hit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut h = s.serialize_struct("Hit", 9)?;
+        h.serialize_field("id", &self.item.id)?;
+        h.serialize_field("score", &self.score)?;
+        h.serialize_field("rank", &self.rank)?;
+        h.serialize_field("kind", &self.item.kind)?;
+        h.serialize_field("namespace", &self.item.namespace)?;
+        h.serialize_field("tier", &self.item.tier)?;
+        h.serialize_field("text", &self.item.text)?;
+        h.serialize_field("explain", &self.explain)?;
+        h.serialize_field("item", &self.item)?;
+        h.end()
+    }
+}
+
