@@ -15,6 +15,12 @@ pub mod texmex;
 
 pub use systems::AnnSystem;
 
+/// The median of `v` (the upper one for an even count); `v` must not be empty.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// The README's Rust examples, compiled and run as doctests (this crate sees every other crate).
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -17,6 +17,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Parser;
 use memloop_embed::{default_model_dir, DeviceChoice, Embedder, EmbedderOptions, Kernels};
+use memloop_benches::median;
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -47,11 +48,6 @@ struct Args {
     /// Print JSON lines.
     #[arg(long)]
     json: bool,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() -> Result<()> {

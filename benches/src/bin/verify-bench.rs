@@ -14,6 +14,7 @@ use anyhow::Result;
 use clap::Parser;
 use memloop_index::{Index, Params};
 use rand::{Rng, SeedableRng};
+use memloop_benches::median;
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -28,11 +29,6 @@ struct Args {
     /// Print JSON lines.
     #[arg(long)]
     json: bool,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() -> Result<()> {
