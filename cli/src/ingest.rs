@@ -10,6 +10,7 @@ use clap::Args;
 use memloop::{Durability, Memory, NewMemory, Structures};
 use serde_json::json;
 
+use crate::lines::BoundedLines;
 use crate::progress;
 use crate::store_args::StoreArgs;
 
@@ -225,6 +226,10 @@ fn check_documents(inputs: &[Input]) -> Result<()> {
     Ok(())
 }
 
+/// The longest JSON line ingest reads: four times the largest text a memory may hold (JSON
+/// escapes, the concise and brief versions). A longer line is an error, not an allocation.
+pub(crate) const MAX_LINE_BYTES: usize = 4 * memloop::MAX_TEXT_BYTES_LIMIT;
+
 /// Remembers the JSON Lines of `input` in batches; prints `{"id": N}` per memory once durable
 /// (at the end when grouped). Returns how many lines became memories.
 fn lines(
@@ -237,13 +242,13 @@ fn lines(
 ) -> Result<usize> {
     let mut batch = Vec::with_capacity(a.batch);
     let mut count = 0;
-    let mut lines = input.lines().enumerate();
+    let mut lines = BoundedLines::new(input, MAX_LINE_BYTES).enumerate();
     loop {
         let next = lines.next();
         if let Some((i, line)) = &next {
             let line = line
                 .as_ref()
-                .map_err(|e| anyhow::anyhow!("{name}: reading input: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("{name}: line {}: {e}", i + 1))?;
             if !line.trim().is_empty() {
                 let m: NewMemory = serde_json::from_str(line)
                     .with_context(|| format!("{name}: line {}: not a memory object", i + 1))?;

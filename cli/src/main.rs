@@ -6,6 +6,7 @@ mod demo;
 mod embed;
 mod fetch;
 mod ingest;
+mod lines;
 mod loop_commands;
 mod output;
 mod progress;
