@@ -49,10 +49,7 @@ pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
     if a.json {
         println!("{}", serde_json::to_value(&report)?);
     } else {
-        println!(
-            "{} memories, {} indexed",
-            report.memories, report.indexed
-        );
+        println!("{} memories, {} indexed", report.memories, report.indexed);
         match &report.index_rebuilt {
             Some(why) => println!("index rebuilt from the database: {why}"),
             None => println!("index file verified"),

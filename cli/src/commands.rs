@@ -65,10 +65,9 @@ pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
         println!("{}", done.id);
         match done.action {
             RememberAction::New => {}
-            RememberAction::Merged => eprintln!(
-                "memloop: merged into memory {} (it says the same)",
-                done.id
-            ),
+            RememberAction::Merged => {
+                eprintln!("memloop: merged into memory {} (it says the same)", done.id)
+            }
             RememberAction::Superseded { previous } => eprintln!(
                 "memloop: new version {} of fact {previous}, which it supersedes (kept as history)",
                 done.id

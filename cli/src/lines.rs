@@ -70,7 +70,10 @@ mod tests {
         assert_eq!(lines.next().unwrap().unwrap(), "exactly10!");
         let err = lines.next().unwrap().unwrap_err();
         assert!(err.to_string().contains("longer than 11 bytes"), "{err}");
-        assert!(lines.next().is_none(), "reading stops at the first overlong line");
+        assert!(
+            lines.next().is_none(),
+            "reading stops at the first overlong line"
+        );
         let mut last = BoundedLines::new("no newline at the end".as_bytes(), 100);
         assert_eq!(last.next().unwrap().unwrap(), "no newline at the end");
         assert!(last.next().is_none());

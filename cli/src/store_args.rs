@@ -41,7 +41,9 @@ pub struct StoreArgs {
 }
 
 fn parse_device(s: &str) -> Result<DeviceChoice, String> {
-    let device: DeviceChoice = s.parse().map_err(|e: memloop_embed::EmbedError| e.to_string())?;
+    let device: DeviceChoice = s
+        .parse()
+        .map_err(|e: memloop_embed::EmbedError| e.to_string())?;
     if !device.is_supported() {
         return Err(format!(
             "`{s}`: this memloop was built without CUDA support; rebuild with `--features cuda` (scripts/gpu-check.sh), or use `cpu`"

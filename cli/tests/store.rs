@@ -311,10 +311,30 @@ fn remember_reports_a_changed_fact_as_a_new_version() {
     assert_eq!(new["previous"], old["id"]);
     assert_ne!(new["id"], old["id"]);
     let same = remember("the staging database listens on port 5433");
-    assert_eq!((&same["action"], &same["id"]), (&Value::from("merged"), &new["id"]));
-    let r = memloop_in(s, &["remember", "The staging database listens on port 5434.", "--kind", "fact"], "");
-    assert!(r.err.contains("supersedes"), "the plain output says so: {}", r.err);
-    let r = memloop_in(s, &["recall", "staging database port", "--k", "1", "--json"], "");
+    assert_eq!(
+        (&same["action"], &same["id"]),
+        (&Value::from("merged"), &new["id"])
+    );
+    let r = memloop_in(
+        s,
+        &[
+            "remember",
+            "The staging database listens on port 5434.",
+            "--kind",
+            "fact",
+        ],
+        "",
+    );
+    assert!(
+        r.err.contains("supersedes"),
+        "the plain output says so: {}",
+        r.err
+    );
+    let r = memloop_in(
+        s,
+        &["recall", "staging database port", "--k", "1", "--json"],
+        "",
+    );
     assert!(r.ok, "{}", r.err);
     assert!(r.out.contains("5434"), "{}", r.out);
 }
@@ -349,7 +369,11 @@ fn a_closed_pipe_ends_a_command_quietly() {
 fn check_verifies_and_repairs_the_index() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path();
-    for text in ["The CI pipeline caches cargo builds.", "Alice prefers tea.", "Deploys run on Tuesday."] {
+    for text in [
+        "The CI pipeline caches cargo builds.",
+        "Alice prefers tea.",
+        "Deploys run on Tuesday.",
+    ] {
         assert!(memloop_in(s, &["remember", text], "").ok);
     }
     let r = memloop_in(s, &["check", "--json"], "");
@@ -360,12 +384,22 @@ fn check_verifies_and_repairs_the_index() {
     let index = s.join("index.mlx");
     let mut bytes = std::fs::read(&index).unwrap();
     let n = bytes.len();
-    bytes[600..n.min(600 + 1024)].iter_mut().for_each(|b| *b ^= 0x33);
+    bytes[600..n.min(600 + 1024)]
+        .iter_mut()
+        .for_each(|b| *b ^= 0x33);
     std::fs::write(&index, &bytes).unwrap();
     let r = memloop_in(s, &["check"], "");
     assert!(r.ok, "{}", r.err);
-    assert!(r.out.contains("index rebuilt from the database"), "{}", r.out);
-    let r = memloop_in(s, &["recall", "what does Alice drink", "--k", "1", "--json"], "");
+    assert!(
+        r.out.contains("index rebuilt from the database"),
+        "{}",
+        r.out
+    );
+    let r = memloop_in(
+        s,
+        &["recall", "what does Alice drink", "--k", "1", "--json"],
+        "",
+    );
     assert!(r.out.contains("Alice prefers tea"), "{}", r.out);
 }
 
@@ -375,7 +409,11 @@ fn check_verifies_and_repairs_the_index() {
 fn a_damaged_database_is_salvaged() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("mem");
-    for text in ["Alice prefers tea.", "Deploys run on Tuesday.", "DAMAGED-MARKER-TEXT"] {
+    for text in [
+        "Alice prefers tea.",
+        "Deploys run on Tuesday.",
+        "DAMAGED-MARKER-TEXT",
+    ] {
         assert!(memloop_in(&s, &["remember", text], "").ok);
     }
     let db = s.join("store.redb");
@@ -388,10 +426,17 @@ fn a_damaged_database_is_salvaged() {
     let r = memloop_in(&s, &["recall", "tea"], "");
     assert!(!r.err.contains("panicked"), "{}", r.err);
     let out = dir.path().join("rescued.mlx");
-    let r = memloop_in(&s, &["check", "--salvage", out.to_str().unwrap(), "--json"], "");
+    let r = memloop_in(
+        &s,
+        &["check", "--salvage", out.to_str().unwrap(), "--json"],
+        "",
+    );
     assert!(r.ok, "{}", r.err);
     let report: Value = serde_json::from_str(r.out.trim()).unwrap();
-    assert_eq!((report["saved"].as_u64(), report["skipped"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(
+        (report["saved"].as_u64(), report["skipped"].as_u64()),
+        (Some(2), Some(1))
+    );
     let fresh = dir.path().join("new");
     let r = memloop_in(&fresh, &["import", out.to_str().unwrap()], "");
     assert!(r.ok, "{}", r.err);

@@ -68,7 +68,9 @@ fn normalized(text: &str) -> impl Iterator<Item = char> + '_ {
         .enumerate()
         .flat_map(|(i, w)| {
             let space = (i > 0).then_some(' ');
-            space.into_iter().chain(w.chars().flat_map(char::to_lowercase))
+            space
+                .into_iter()
+                .chain(w.chars().flat_map(char::to_lowercase))
         })
 }
 
@@ -86,11 +88,17 @@ mod tests {
             "The staging database listens on port 5432.",
             "The staging database listens on port 5433."
         ));
-        assert!(!same_information("Meeting on Monday.", "Meeting on Tuesday."));
+        assert!(!same_information(
+            "Meeting on Monday.",
+            "Meeting on Tuesday."
+        ));
         assert!(!same_information("Alice met Bob.", "Alice met Rob."));
         assert!(!same_information("5,432 users", "5432 users"));
         let long = "word ".repeat(400);
-        assert!(!same_information(&format!("{long} end A"), &format!("{long} end B")));
+        assert!(!same_information(
+            &format!("{long} end A"),
+            &format!("{long} end B")
+        ));
         assert!(same_information("Ünïcode ÉCOLE", "ünïcode école"));
         assert!(same_information("", "  ...  "));
     }

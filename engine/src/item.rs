@@ -273,8 +273,8 @@ impl MemoryItem {
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<MemoryItem, String> {
         fn exact<T: Decode<()>>(rest: &[u8]) -> Result<T, String> {
-            let (item, used) = crate::codec::decode_bounded(rest)
-                .map_err(|e| format!("undecodable item: {e}"))?;
+            let (item, used) =
+                crate::codec::decode_bounded(rest).map_err(|e| format!("undecodable item: {e}"))?;
             if used != rest.len() {
                 return Err(format!("{} trailing bytes after item", rest.len() - used));
             }

@@ -63,7 +63,6 @@ pub use clock::{Clock, Timestamp};
 pub use context::{Block, Context, Precision};
 pub use dedup::{RememberAction, Remembered};
 pub use embedder::{load_model, load_model_on, HashingEmbedder, TextEmbedder};
-pub use memloop_embed::DeviceChoice;
 pub use error::{Error, Result, StoreError};
 pub use filter::MemoryFilter;
 pub use forget::{DecayModel, ForgetPolicy, ForgetReason};
@@ -71,16 +70,17 @@ pub use item::{
     content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Source, Tier, Triple,
     DEFAULT_NAMESPACE,
 };
+pub use memloop_embed::DeviceChoice;
 pub use memory::{
-    CheckReport, ContextMode, ContextRequest, DecayReport, DocumentIds, DocumentRef, ForgetEvent, Hit,
-    IndexRecovery, Memory, OpenReport, Query, Stats, Structures, SubjectEvent, SweepReport, Task,
-    TaskIds, Update, CHUNK_OVERLAP, CHUNK_TOKENS,
+    CheckReport, ContextMode, ContextRequest, DecayReport, DocumentIds, DocumentRef, ForgetEvent,
+    Hit, IndexRecovery, Memory, OpenReport, Query, Stats, Structures, SubjectEvent, SweepReport,
+    Task, TaskIds, Update, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
-pub use store::faults::{Fault, StorageFaults};
-pub use store::salvage::{salvage, SalvageReport};
-pub use store::is_store;
 pub use retrieve::{Explanation, FeedbackState, Strategy};
+pub use store::faults::{Fault, StorageFaults};
+pub use store::is_store;
+pub use store::salvage::{salvage, SalvageReport};
 pub use transfer::ImportReport;
 
 #[cfg(test)]

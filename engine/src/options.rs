@@ -10,8 +10,8 @@ use crate::clock::Clock;
 use crate::context::{Extractive, Summarizer, TokenCounter};
 use crate::embedder::TextEmbedder;
 use crate::forget::ForgetPolicy;
-use crate::store::faults::StorageFaults;
 use crate::retrieve::{FusionReranker, QueryRefiner, Reranker, Rocchio};
+use crate::store::faults::StorageFaults;
 
 /// [`Options::max_text_bytes`]'s default: 512 KiB.
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 512 * 1024;

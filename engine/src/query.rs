@@ -85,4 +85,3 @@ impl serde::Serialize for Hit {
         h.end()
     }
 }
-

@@ -131,10 +131,11 @@ impl Memory {
         };
         let tmp = path.with_extension("tmp");
         let names = [path.file_name(), tmp.file_name()];
-        let clash = names
-            .iter()
-            .flatten()
-            .find(|n| crate::store::OWN_FILES.iter().any(|own| n.to_str() == Some(own)));
+        let clash = names.iter().flatten().find(|n| {
+            crate::store::OWN_FILES
+                .iter()
+                .any(|own| n.to_str() == Some(own))
+        });
         if let (true, Some(name)) = (parent == store, clash) {
             return Err(Error::InvalidInput(format!(
                 "{}: an export cannot be written over {} in the store directory {} (it is the store's own file)",

@@ -68,9 +68,10 @@ pub(crate) fn store(handle: *const memloop_t) -> Outcome<InUse> {
         return Err(Failure::invalid("handle is NULL"));
     }
     let token = handle as usize;
-    let memory = STORES.read().get(&token).cloned().ok_or_else(|| {
-        Failure::invalid("handle is not an open memloop store (closed already?)")
-    })?;
+    let memory =
+        STORES.read().get(&token).cloned().ok_or_else(|| {
+            Failure::invalid("handle is not an open memloop store (closed already?)")
+        })?;
     IN_USE.with(|tokens| tokens.borrow_mut().push(token));
     Ok(InUse { memory, token })
 }

@@ -18,12 +18,17 @@ fn store() -> usize {
     *STORE.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("memloop-fuzz-ffi-{}", std::process::id()));
         let path = CString::new(dir.to_string_lossy().into_owned()).unwrap();
-        let options = CString::new(r#"{"hashing_embedder": 32, "clock": "manual", "sync": false}"#)
-            .unwrap();
+        let options =
+            CString::new(r#"{"hashing_embedder": 32, "clock": "manual", "sync": false}"#).unwrap();
         let mut handle = std::ptr::null_mut();
         // SAFETY: valid NUL-terminated strings and a writable out-pointer.
         let status = unsafe {
-            memloop_open(path.as_ptr(), options.as_ptr(), std::ptr::null(), &mut handle)
+            memloop_open(
+                path.as_ptr(),
+                options.as_ptr(),
+                std::ptr::null(),
+                &mut handle,
+            )
         };
         assert_eq!(status, 0, "the fuzz store opens");
         handle as usize

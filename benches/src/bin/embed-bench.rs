@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use memloop_embed::{default_model_dir, DeviceChoice, Embedder, EmbedderOptions, Kernels};
 use memloop_benches::median;
+use memloop_embed::{default_model_dir, DeviceChoice, Embedder, EmbedderOptions, Kernels};
 use serde_json::json;
 
 #[derive(Parser, Debug)]

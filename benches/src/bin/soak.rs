@@ -54,10 +54,16 @@ fn options() -> Options {
 fn main() -> Result<()> {
     let args = Args::parse();
     if args.child {
-        return child(args.dir.as_deref().context("--child needs --dir")?, args.seed);
+        return child(
+            args.dir.as_deref().context("--child needs --dir")?,
+            args.seed,
+        );
     }
     let scratch = tempfile::tempdir()?;
-    let dir = args.dir.clone().unwrap_or_else(|| scratch.path().join("store"));
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| scratch.path().join("store"));
     let import = scratch.path().join("import.mlx");
     make_import_file(&scratch.path().join("src"), &import)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
@@ -67,7 +73,11 @@ fn main() -> Result<()> {
     let (mut acks, mut mid_op, started) = (0usize, 0usize, Instant::now());
     for round in 0..args.rounds {
         let mut child = Command::new(std::env::current_exe()?)
-            .args(["--child", "--seed", &(args.seed * 1_000_003 + round as u64).to_string()])
+            .args([
+                "--child",
+                "--seed",
+                &(args.seed * 1_000_003 + round as u64).to_string(),
+            ])
             .arg("--dir")
             .arg(&dir)
             .env("MEMLOOP_SOAK_IMPORT", &import)
@@ -79,7 +89,9 @@ fn main() -> Result<()> {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                let Ok(v) = serde_json::from_str(&line) else { break };
+                let Ok(v) = serde_json::from_str(&line) else {
+                    break;
+                };
                 if tx.send(v).is_err() {
                     break;
                 }
@@ -89,7 +101,11 @@ fn main() -> Result<()> {
         let slack = Duration::from_micros(rng.gen_range(0..20_000));
         let mut lines = Vec::new();
         let give_up = Instant::now() + Duration::from_secs(60);
-        while lines.iter().filter(|v: &&Value| v["ack"].is_string()).count() < kill_after
+        while lines
+            .iter()
+            .filter(|v: &&Value| v["ack"].is_string())
+            .count()
+            < kill_after
             && Instant::now() < give_up
         {
             if let Ok(v) = rx.recv_timeout(Duration::from_millis(2)) {
@@ -116,7 +132,12 @@ fn main() -> Result<()> {
             }
             in_flight = None;
             acks += 1;
-            for id in v["removed"].as_array().into_iter().flatten().filter_map(Value::as_u64) {
+            for id in v["removed"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_u64)
+            {
                 current.remove(&id);
                 gone.insert(id);
             }
@@ -203,7 +224,9 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
         .map(|i| i.accessed.max(i.updated))
         .max();
     if let Some(t) = newest {
-        m.clock().set(t.max(m.clock().now())).map_err(anyhow::Error::msg)?;
+        m.clock()
+            .set(t.max(m.clock().now()))
+            .map_err(anyhow::Error::msg)?;
     }
     let import = PathBuf::from(std::env::var_os("MEMLOOP_SOAK_IMPORT").context("import file")?);
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -234,7 +257,12 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
         match op {
             "remember" => {
                 let texts: Vec<String> = (0..rng.gen_range(1..4))
-                    .map(|i| format!("soak memory {seed}-{n}-{i} about harbor {}", rng.gen_range(0..1000)))
+                    .map(|i| {
+                        format!(
+                            "soak memory {seed}-{n}-{i} about harbor {}",
+                            rng.gen_range(0..1000)
+                        )
+                    })
                     .collect();
                 let got = m.remember_batch(texts.iter().map(NewMemory::new).collect())?;
                 ids.extend(&got);
@@ -293,7 +321,11 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
             kept
         });
         added.retain(|(id, _)| live.contains(id));
-        writeln!(out, "{}", json!({ "ack": op, "added": added, "removed": removed }))?;
+        writeln!(
+            out,
+            "{}",
+            json!({ "ack": op, "added": added, "removed": removed })
+        )?;
         out.flush()?;
     }
     Ok(())

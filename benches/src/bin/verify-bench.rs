@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Parser;
+use memloop_benches::median;
 use memloop_index::{Index, Params};
 use rand::{Rng, SeedableRng};
-use memloop_benches::median;
 use serde_json::json;
 
 #[derive(Parser, Debug)]

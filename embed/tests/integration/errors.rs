@@ -136,7 +136,10 @@ fn bad_options_are_typed() {
         matches!(err, EmbedError::InvalidOption { name: "device", .. }),
         "{err}"
     );
-    assert!(err.to_string().contains("cpu"), "the error names the way out: {err}");
+    assert!(
+        err.to_string().contains("cpu"),
+        "the error names the way out: {err}"
+    );
 }
 
 #[test]
@@ -149,10 +152,19 @@ fn device_names_parse_and_print() {
     ] {
         assert_eq!(text.parse::<DeviceChoice>().unwrap(), want, "{text}");
     }
-    assert_eq!(DeviceChoice::Cuda(2).to_string().parse::<DeviceChoice>().unwrap(), DeviceChoice::Cuda(2));
+    assert_eq!(
+        DeviceChoice::Cuda(2)
+            .to_string()
+            .parse::<DeviceChoice>()
+            .unwrap(),
+        DeviceChoice::Cuda(2)
+    );
     for bad in ["", "cuda:", "cuda:-1", "tpu", "cuda:1x"] {
         assert!(
-            matches!(bad.parse::<DeviceChoice>(), Err(EmbedError::InvalidOption { name: "device", .. })),
+            matches!(
+                bad.parse::<DeviceChoice>(),
+                Err(EmbedError::InvalidOption { name: "device", .. })
+            ),
             "{bad:?}"
         );
     }

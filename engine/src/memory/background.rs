@@ -88,8 +88,7 @@ fn run(inner: &Weak<Inner>, stop: &(Mutex<bool>, Condvar)) {
 impl Inner {
     /// Records the outcome of a background `op`: a failure is kept, a success clears it.
     fn note_background(&self, op: &str, result: Result<()>) {
-        *self.background_error.lock() = result
-            .err()
-            .map(|e| format!("background {op} failed: {e}"));
+        *self.background_error.lock() =
+            result.err().map(|e| format!("background {op} failed: {e}"));
     }
 }

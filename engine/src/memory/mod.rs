@@ -34,13 +34,13 @@ use memloop_index::Index;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 
+pub use crate::query::{Hit, Query};
+pub use crate::task::{Task, TaskIds};
 pub use context::{
     ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
-pub use crate::query::{Hit, Query};
 pub use subjects::SubjectEvent;
 pub use sweep::{DecayReport, ForgetEvent, SweepReport};
-pub use crate::task::{Task, TaskIds};
 pub use verify::CheckReport;
 pub use write::Update;
 

@@ -47,10 +47,7 @@ impl Memory {
     pub fn check(&self) -> Result<CheckReport> {
         // Read the file again even if it passed at open: it may have changed on disk since.
         self.inner.reverify_index()?;
-        let (memories, mut problems) = self
-            .inner
-            .store
-            .check_records(self.inner.embedder.dim())?;
+        let (memories, mut problems) = self.inner.store.check_records(self.inner.embedder.dim())?;
         let indexed = self.inner.index.read().len();
         if indexed != memories {
             problems.push(format!(

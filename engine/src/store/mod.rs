@@ -13,13 +13,13 @@
 //! Every write is one redb transaction; its durability is [`redb::Durability::Immediate`]
 //! (fsync) unless the store is in grouped mode.
 
+mod check;
 pub(crate) mod faults;
 pub(crate) mod lock;
 pub(crate) mod manifest;
 pub(crate) mod record;
 pub(crate) mod salvage;
 mod scan;
-mod check;
 mod vacuum;
 
 use std::path::{Path, PathBuf};
@@ -40,20 +40,33 @@ use faults::StorageFaults;
 use crate::error::{db, Error, Result};
 use crate::item::{MemoryId, MemoryItem};
 
-pub(crate) const ITEMS: TableDefinition<u64, &[u8]> = TableDefinition::new("items");
-pub(crate) const VECTORS: TableDefinition<u64, &[u8]> = TableDefinition::new("vectors");
-pub(crate) const CATALOG: TableDefinition<u64, &[u8]> = TableDefinition::new("catalog");
-pub(crate) const HASHES: TableDefinition<&[u8], u64> = TableDefinition::new("hashes");
-pub(crate) const CHANGES: TableDefinition<u64, (u64, u8)> = TableDefinition::new("changes");
-pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-pub(crate) const FORGET_LOG: TableDefinition<(i64, u64), &[u8]> =
-    TableDefinition::new("forget_log");
+/// Every table's name, in the order of the definitions below (a store missing one gets it on
+/// open).
+const TABLES: [&str; 10] = [
+    "items",
+    "vectors",
+    "catalog",
+    "hashes",
+    "changes",
+    "meta",
+    "forget_log",
+    "feedback",
+    "subjects",
+    "subject_state",
+];
+pub(crate) const ITEMS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[0]);
+pub(crate) const VECTORS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[1]);
+pub(crate) const CATALOG: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[2]);
+pub(crate) const HASHES: TableDefinition<&[u8], u64> = TableDefinition::new(TABLES[3]);
+pub(crate) const CHANGES: TableDefinition<u64, (u64, u8)> = TableDefinition::new(TABLES[4]);
+pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new(TABLES[5]);
+pub(crate) const FORGET_LOG: TableDefinition<(i64, u64), &[u8]> = TableDefinition::new(TABLES[6]);
 /// Feedback per memory: JSON [`crate::FeedbackState`].
-pub(crate) const FEEDBACK: TableDefinition<u64, &[u8]> = TableDefinition::new("feedback");
+pub(crate) const FEEDBACK: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[7]);
 /// Subject and document keys → the memory that holds them (derived from items, like hashes).
-pub(crate) const SUBJECTS: TableDefinition<&str, u64> = TableDefinition::new("subjects");
+pub(crate) const SUBJECTS: TableDefinition<&str, u64> = TableDefinition::new(TABLES[8]);
 /// Merge state of subject memories: JSON.
-pub(crate) const SUBJECT_STATE: TableDefinition<u64, &[u8]> = TableDefinition::new("subject_state");
+pub(crate) const SUBJECT_STATE: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[9]);
 
 /// What a logged change did to an item's vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,20 +158,7 @@ impl Store {
             .map_err(db)?
             .map(|t| t.name().to_string())
             .collect();
-        Ok([
-            "items",
-            "vectors",
-            "catalog",
-            "hashes",
-            "changes",
-            "meta",
-            "forget_log",
-            "feedback",
-            "subjects",
-            "subject_state",
-        ]
-        .iter()
-        .all(|n| names.iter().any(|x| x == n)))
+        Ok(TABLES.iter().all(|n| names.iter().any(|x| x == n)))
     }
 
     pub(crate) fn corrupt(&self, detail: impl Into<String>) -> Error {

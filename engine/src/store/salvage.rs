@@ -75,7 +75,10 @@ pub fn salvage(dir: &Path, out: &Path) -> Result<SalvageReport> {
             }
             Err(_) => {
                 // redb's iterator cannot go on past a page it panicked on.
-                skip(&mut report, "redb failed reading the rest of the items".into());
+                skip(
+                    &mut report,
+                    "redb failed reading the rest of the items".into(),
+                );
                 break;
             }
         };

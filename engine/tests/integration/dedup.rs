@@ -112,7 +112,9 @@ fn near_duplicates_that_differ_are_new_versions_or_new_memories() {
         actions,
         [
             RememberAction::New,
-            RememberAction::Superseded { previous: done[0].id },
+            RememberAction::Superseded {
+                previous: done[0].id
+            },
             RememberAction::New,
             RememberAction::New,
             RememberAction::Merged,

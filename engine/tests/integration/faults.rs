@@ -124,22 +124,44 @@ fn check(m: &Memory, told: &Told, fault: Fault, op: u64) {
         let old = m.get(n.supersedes.expect("linked")).unwrap().unwrap();
         assert_eq!(old.superseded_by, Some(new), "{at}");
     } else if has(port) {
-        assert!(has(ops) != has(prod), "{at}: one current version: {texts:?}");
+        assert!(
+            has(ops) != has(prod),
+            "{at}: one current version: {texts:?}"
+        );
     }
     // forget: gone if acknowledged.
     if told.forgot.is_some() {
         assert!(!has(tea), "{at}: {texts:?}");
     }
     // import: all twelve or none.
-    let imported = texts.iter().filter(|t| t.starts_with("imported note")).count();
+    let imported = texts
+        .iter()
+        .filter(|t| t.starts_with("imported note"))
+        .count();
     if told.imported.is_some() {
         assert_eq!(imported, 12, "{at}");
     } else {
-        assert!(imported == 0 || imported == 12, "{at}: {imported} of 12 imported");
+        assert!(
+            imported == 0 || imported == 12,
+            "{at}: {imported} of 12 imported"
+        );
     }
     // The database and the index agree, and every record decodes.
     let report = m.check().unwrap();
     assert!(report.is_sound(), "{at}: {report:?}");
+}
+
+/// Opens `dir` again after a drop. Another test of this binary that spawns a process may hold a
+/// duplicate of the lock file's descriptor for the instant between its fork and its exec
+/// (flock locks follow the open file description), so a `Locked` is retried briefly.
+fn reopen(dir: &Path) -> Memory {
+    for _ in 0..200 {
+        match Memory::open(dir, hashing(256, &Clock::manual(0))) {
+            Err(Error::Locked { .. }) => std::thread::sleep(std::time::Duration::from_millis(5)),
+            other => return other.expect("reopen"),
+        }
+    }
+    panic!("{} stayed locked", dir.display());
 }
 
 #[test]
@@ -167,14 +189,17 @@ fn every_failed_file_operation_loses_nothing_acknowledged() {
             break;
         }
         injected += 1;
-        let m = open(&dir, &Clock::manual(0));
+        let m = reopen(&dir);
         check(&m, &told, fault, op);
         drop(m);
         std::fs::remove_dir_all(&dir).unwrap();
         op += 1;
     }
     eprintln!("{injected} file operations failed in turn");
-    assert!(injected >= 20, "the workload made only {injected} file operations");
+    assert!(
+        injected >= 20,
+        "the workload made only {injected} file operations"
+    );
 }
 
 /// After a failed commit the store refuses every write with a typed error until reopened; the
@@ -188,7 +213,9 @@ fn a_failed_commit_poisons_the_store_until_reopened() {
         ..hashing(256, &Clock::manual(0))
     };
     let m = Memory::open(dir.path(), options).unwrap();
-    let kept = m.remember(NewMemory::new("written before the fault")).unwrap();
+    let kept = m
+        .remember(NewMemory::new("written before the fault"))
+        .unwrap();
     // Fail the fsync of the next commit (its writes come first; try each op until a sync).
     faults.fail_at(1, Fault::FailedSync);
     let lost = m.remember(NewMemory::new("the write whose fsync failed"));
@@ -198,12 +225,16 @@ fn a_failed_commit_poisons_the_store_until_reopened() {
         let err = m.remember(NewMemory::new("a later write")).unwrap_err();
         assert!(matches!(err, Error::Poisoned { .. }), "{err}");
     }
-    assert_eq!(m.get(kept).unwrap().unwrap().text, "written before the fault");
+    assert_eq!(
+        m.get(kept).unwrap().unwrap().text,
+        "written before the fault"
+    );
     drop(m);
     let m = open(dir.path(), &Clock::manual(0));
     let texts = current_texts(&m);
     assert_eq!(texts, ["written before the fault"]);
-    m.remember(NewMemory::new("writable again after reopening")).unwrap();
+    m.remember(NewMemory::new("writable again after reopening"))
+        .unwrap();
 }
 
 /// A disk that is full and stays full: reads go on (recall, get, scan, stats, check), writes
@@ -211,7 +242,9 @@ fn a_failed_commit_poisons_the_store_until_reopened() {
 #[test]
 fn a_full_disk_does_not_break_reads() {
     let dir = tempfile::tempdir().unwrap();
-    let texts: Vec<String> = (0..40).map(|i| format!("full disk note {i} about canyon {}", i * 3)).collect();
+    let texts: Vec<String> = (0..40)
+        .map(|i| format!("full disk note {i} about canyon {}", i * 3))
+        .collect();
     {
         let m = open(dir.path(), &Clock::manual(0));
         m.remember_batch(texts.iter().map(NewMemory::new).collect())
@@ -261,7 +294,10 @@ fn an_oversized_text_is_a_typed_error() {
     let m = open(dir.path(), &Clock::manual(0));
     let big = "x".repeat(memloop::DEFAULT_MAX_TEXT_BYTES + 1);
     let err = m.remember(NewMemory::new(big)).unwrap_err();
-    assert!(matches!(&err, Error::InvalidInput(e) if e.contains("over the limit")), "{err}");
+    assert!(
+        matches!(&err, Error::InvalidInput(e) if e.contains("over the limit")),
+        "{err}"
+    );
     assert!(m.remember(NewMemory::new("\u{0}")).is_err());
     assert_eq!(m.stats().unwrap().memories, 0);
 }
@@ -309,5 +345,8 @@ fn a_failed_background_checkpoint_is_reported_by_flush() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     m.flush().unwrap();
-    assert!(m.stats().unwrap().checkpoint > 0, "the retried checkpoint saved the index");
+    assert!(
+        m.stats().unwrap().checkpoint > 0,
+        "the retried checkpoint saved the index"
+    );
 }

@@ -60,7 +60,11 @@ fn huge_length_export(len: u64) -> Vec<u8> {
         .windows(MARKER.len())
         .position(|w| w == MARKER.as_bytes())
         .unwrap();
-    assert_eq!(payload[at - 1] as usize, MARKER.len(), "a one-byte varint length");
+    assert_eq!(
+        payload[at - 1] as usize,
+        MARKER.len(),
+        "a one-byte varint length"
+    );
     let mut crafted = payload[..at - 1].to_vec();
     crafted.push(253); // bincode varint: a u64 follows
     crafted.extend_from_slice(&len.to_le_bytes());
@@ -90,8 +94,7 @@ fn a_crafted_length_is_a_typed_error_and_the_process_lives() {
 /// The FFI's and Python's tests import this file; it must stay what the crafter makes.
 #[test]
 fn the_ffi_fixture_is_the_crafted_file() {
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ffi/tests/data/huge-length.mlx");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ffi/tests/data/huge-length.mlx");
     let crafted = huge_length_export(1 << 62);
     if std::env::var_os("MEMLOOP_BLESS").is_some() {
         std::fs::create_dir_all(fixture.parent().unwrap()).unwrap();
@@ -148,14 +151,27 @@ fn an_export_into_the_store_directory_is_refused() {
     let m = open(dir.path(), &Clock::manual(0));
     m.remember(NewMemory::new("keep me")).unwrap();
     let before = std::fs::read(dir.path().join("store.redb")).unwrap();
-    for target in ["store.redb", "index.mlx", "LOCK", "manifest.json", "index.mlx.bak"] {
+    for target in [
+        "store.redb",
+        "index.mlx",
+        "LOCK",
+        "manifest.json",
+        "index.mlx.bak",
+    ] {
         let err = m
             .export(dir.path().join(target), &MemoryFilter::new())
             .unwrap_err();
         assert!(matches!(err, Error::InvalidInput(_)), "{target}: {err}");
     }
-    assert_eq!(std::fs::read(dir.path().join("store.redb")).unwrap(), before);
-    assert_eq!(m.export(dir.path().join("backup.mlx"), &MemoryFilter::new()).unwrap(), 1);
+    assert_eq!(
+        std::fs::read(dir.path().join("store.redb")).unwrap(),
+        before
+    );
+    assert_eq!(
+        m.export(dir.path().join("backup.mlx"), &MemoryFilter::new())
+            .unwrap(),
+        1
+    );
     drop(m);
     let m = open(dir.path(), &Clock::manual(0));
     assert_eq!(m.stats().unwrap().memories, 1);
@@ -169,7 +185,11 @@ fn top_hits(m: &Memory, queries: &[String]) -> Vec<u64> {
             let mut query = memloop::Query::new(q.as_str()).k(1);
             query.ef = Some(400);
             let hits = m.recall(&query).unwrap();
-            assert!(hits[0].score <= 1.0 + 1e-4, "score {} of a unit cosine", hits[0].score);
+            assert!(
+                hits[0].score <= 1.0 + 1e-4,
+                "score {} of a unit cosine",
+                hits[0].score
+            );
             hits[0].item.id
         })
         .collect()
@@ -279,7 +299,9 @@ fn a_close_before_any_search_does_not_save_an_unverified_index() {
     let (dir, queries, want, path) = saved(300, 31);
     let mut bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();
-    bytes[n / 3..n / 3 + 4096].iter_mut().for_each(|b| *b ^= 0xff);
+    bytes[n / 3..n / 3 + 4096]
+        .iter_mut()
+        .for_each(|b| *b ^= 0xff);
     std::fs::write(&path, &bytes).unwrap();
     let m = open(dir.path(), &Clock::manual(0));
     m.remember(NewMemory::new("a write that makes the next close save"))

@@ -3,8 +3,8 @@
 mod common;
 mod concurrent;
 mod dedup;
-mod filters;
 mod faults;
+mod filters;
 mod forgetting;
 mod hostile_files;
 mod memory_loop;

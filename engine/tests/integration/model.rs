@@ -55,9 +55,15 @@ fn a_changed_fact_supersedes_and_differing_chunks_stay_apart() {
         RememberAction::Superseded { previous: old.id },
         "5433 is a new version of the fact, not merged into 5432"
     );
-    let (o, n) = (m.get(old.id).unwrap().unwrap(), m.get(new.id).unwrap().unwrap());
+    let (o, n) = (
+        m.get(old.id).unwrap().unwrap(),
+        m.get(new.id).unwrap().unwrap(),
+    );
     assert_eq!(n.text, "The staging database listens on port 5433.");
-    assert_eq!((o.superseded_by, n.supersedes), (Some(new.id), Some(old.id)));
+    assert_eq!(
+        (o.superseded_by, n.supersedes),
+        (Some(new.id), Some(old.id))
+    );
     let hits = m
         .recall(&Query::new("Which port does the staging database listen on?").k(3))
         .unwrap();
@@ -86,7 +92,10 @@ fn a_changed_fact_supersedes_and_differing_chunks_stay_apart() {
     let b = m
         .remember(NewMemory::new(format!("{head}The total was 47 million.")))
         .unwrap();
-    assert_ne!(a, b, "texts equal in their first 256 tokens are still different");
+    assert_ne!(
+        a, b,
+        "texts equal in their first 256 tokens are still different"
+    );
     assert!(m.get(a).unwrap().unwrap().text.ends_with("41 million."));
     assert!(m.get(b).unwrap().unwrap().text.ends_with("47 million."));
 }
