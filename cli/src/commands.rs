@@ -52,15 +52,8 @@ pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
     // The commit was synced: the id is durable and printed before closing, whatever closing
     // (saving the index) meets.
     let done = memory.remember_explained(m)?;
-    let previous = match done.action {
-        RememberAction::Superseded { previous } => Some(previous),
-        _ => None,
-    };
     if a.json {
-        println!(
-            "{}",
-            json!({ "id": done.id, "action": done.action.as_str(), "previous": previous })
-        );
+        println!("{}", serde_json::to_value(done)?);
     } else {
         println!("{}", done.id);
         match done.action {

@@ -36,7 +36,7 @@ pub fn run(model: Option<&Path>, device: DeviceChoice, args: &EmbedArgs) -> Resu
     let stdin = std::io::stdin().lock();
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut batch: Vec<String> = Vec::with_capacity(args.batch.max(1));
-    let lines = crate::lines::BoundedLines::new(stdin, crate::ingest::MAX_LINE_BYTES);
+    let lines = crate::lines::BoundedLines::new(stdin, crate::lines::MAX_LINE_BYTES);
     for (n, line) in lines.enumerate() {
         let line = line.context("reading stdin")?;
         if line.trim().is_empty() {

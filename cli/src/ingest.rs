@@ -10,7 +10,7 @@ use clap::Args;
 use memloop::{Durability, Memory, NewMemory, Structures};
 use serde_json::json;
 
-use crate::lines::BoundedLines;
+use crate::lines::{BoundedLines, MAX_LINE_BYTES};
 use crate::progress;
 use crate::store_args::StoreArgs;
 
@@ -225,10 +225,6 @@ fn check_documents(inputs: &[Input]) -> Result<()> {
     }
     Ok(())
 }
-
-/// The longest JSON line ingest reads: four times the largest text a memory may hold (JSON
-/// escapes, the concise and brief versions). A longer line is an error, not an allocation.
-pub(crate) const MAX_LINE_BYTES: usize = 4 * memloop::MAX_TEXT_BYTES_LIMIT;
 
 /// Remembers the JSON Lines of `input` in batches; prints `{"id": N}` per memory once durable
 /// (at the end when grouped). Returns how many lines became memories.

@@ -330,13 +330,8 @@ fn remember_reports_a_changed_fact_as_a_new_version() {
         "the plain output says so: {}",
         r.err
     );
-    let r = memloop_in(
-        s,
-        &["recall", "staging database port", "--k", "1", "--json"],
-        "",
-    );
-    assert!(r.ok, "{}", r.err);
-    assert!(r.out.contains("5434"), "{}", r.out);
+    let top = top_hit(s, "staging database port");
+    assert!(top.contains("5434"), "{top}");
 }
 
 /// `memloop stats | head -1` closed the pipe before stats wrote: that ends the command quietly
@@ -395,12 +390,8 @@ fn check_verifies_and_repairs_the_index() {
         "{}",
         r.out
     );
-    let r = memloop_in(
-        s,
-        &["recall", "what does Alice drink", "--k", "1", "--json"],
-        "",
-    );
-    assert!(r.out.contains("Alice prefers tea"), "{}", r.out);
+    let top = top_hit(s, "what does Alice drink");
+    assert!(top.contains("Alice prefers tea"), "{top}");
 }
 
 /// A damaged database: commands fail with a message (no panic), and `check --salvage` exports
@@ -440,6 +431,13 @@ fn a_damaged_database_is_salvaged() {
     let fresh = dir.path().join("new");
     let r = memloop_in(&fresh, &["import", out.to_str().unwrap()], "");
     assert!(r.ok, "{}", r.err);
-    let r = memloop_in(&fresh, &["recall", "what does Alice drink", "--k", "1"], "");
-    assert!(r.out.contains("Alice prefers tea"), "{}", r.out);
+    let top = top_hit(&fresh, "what does Alice drink");
+    assert!(top.contains("Alice prefers tea"), "{top}");
+}
+
+/// The JSON of the best hit for `query` in store `s` (`recall --k 1 --json`).
+fn top_hit(s: &std::path::Path, query: &str) -> String {
+    let r = memloop_in(s, &["recall", query, "--k", "1", "--json"], "");
+    assert!(r.ok, "{}", r.err);
+    r.out
 }

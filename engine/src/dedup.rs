@@ -38,7 +38,28 @@ pub enum RememberAction {
     },
 }
 
+/// Serialises flat, as the CLI and the C and Python bindings show it:
+/// `{"id": N, "action": "new" | "merged" | "superseded", "previous": M | null}`.
+impl serde::Serialize for Remembered {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut r = s.serialize_struct("Remembered", 3)?;
+        r.serialize_field("id", &self.id)?;
+        r.serialize_field("action", self.action.as_str())?;
+        r.serialize_field("previous", &self.action.previous())?;
+        r.end()
+    }
+}
+
 impl RememberAction {
+    /// The version a supersession replaced.
+    pub fn previous(&self) -> Option<MemoryId> {
+        match self {
+            RememberAction::Superseded { previous } => Some(*previous),
+            _ => None,
+        }
+    }
+
     /// `new`, `merged` or `superseded`.
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -127,18 +127,7 @@ pub unsafe extern "C" fn memloop_remember_explained(
     item_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    let remember = |m: &memloop::Memory, item: NewMemory| {
-        let done = m.remember_explained(item)?;
-        let previous = match done.action {
-            memloop::RememberAction::Superseded { previous } => Some(previous),
-            _ => None,
-        };
-        Ok(serde_json::json!({
-            "id": done.id,
-            "action": done.action.as_str(),
-            "previous": previous,
-        }))
-    };
+    let remember = |m: &memloop::Memory, item: NewMemory| Ok(m.remember_explained(item)?);
     // SAFETY: forwarded contracts for `item_json` and `out_json`.
     unsafe { json_call(handle, item_json, "item_json", out_json, remember) }
 }

@@ -231,7 +231,10 @@ fn random_id() -> [u8; 16] {
 /// never reached its rename). Best effort: a file that cannot be removed is overwritten by the
 /// next save anyway.
 fn remove_stale_temporaries(dir: &Path) {
-    for name in [format!("{INDEX_FILE}.tmp"), "manifest.tmp".to_string()] {
+    for name in crate::store::OWN_FILES
+        .iter()
+        .filter(|n| n.ends_with(".tmp"))
+    {
         let _ = std::fs::remove_file(dir.join(name));
     }
 }

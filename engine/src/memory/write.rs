@@ -403,7 +403,7 @@ impl Inner {
             None => self.near_duplicate(staged, &ns, m.kind, &v)?,
         };
         let Some(id) = exact.or(near) else {
-            let item = self.insert_new(tx, applied, m, v.clone())?;
+            let item = self.insert_new(tx, applied, m, v.clone(), None)?;
             staged.remember_fresh(hash, &item, ns, v);
             return Ok(Remembered {
                 id: item.id,
@@ -428,33 +428,28 @@ impl Inner {
                 action: RememberAction::Merged,
             });
         }
-        // A near-duplicate that says something else: never merged.
-        staged.items.insert(id, existing.clone());
-        let supersede = one_current_truth(m.kind);
-        let mut item = self.insert_new(tx, applied, m, v.clone())?;
+        // A near-duplicate that says something else: never merged. A fact or triple becomes
+        // the new version of the one it resembles; other kinds stand beside it.
+        let supersedes = one_current_truth(m.kind).then_some(existing.id);
+        let item = self.insert_new(tx, applied, m, v.clone(), supersedes)?;
         staged.remember_fresh(hash, &item, ns, v);
-        if !supersede {
+        let Some(previous) = supersedes else {
+            staged.items.insert(id, existing);
             return Ok(Remembered {
                 id: item.id,
                 action: RememberAction::New,
             });
-        }
-        tx.unhash(&existing.content_hash(), existing.id)?;
+        };
+        tx.unhash(&existing.content_hash(), previous)?;
         existing.superseded_by = Some(item.id);
         existing.updated = now;
-        item.supersedes = Some(existing.id);
         tx.put(&existing, None)?;
-        tx.put(&item, None)?;
-        staged.fresh.retain(|f| f.0 != existing.id);
-        staged.items.insert(existing.id, existing.clone());
-        staged.items.insert(item.id, item.clone());
-        applied.items.push(existing.clone());
-        applied.items.push(item.clone());
+        staged.fresh.retain(|f| f.0 != previous);
+        staged.items.insert(previous, existing.clone());
+        applied.items.push(existing);
         Ok(Remembered {
             id: item.id,
-            action: RememberAction::Superseded {
-                previous: existing.id,
-            },
+            action: RememberAction::Superseded { previous },
         })
     }
 
@@ -464,16 +459,19 @@ impl Inner {
         unit(v, self.embedder.dim()).map_err(Error::InvalidInput)
     }
 
-    /// Writes `m` as a new memory with unit vector `v` (no de-duplication).
+    /// Writes `m` as a new memory with unit vector `v` (no de-duplication), as the new version
+    /// of `supersedes` when given (the caller links the old version).
     pub(super) fn insert_new(
         &self,
         tx: &mut Tx,
         applied: &mut Applied,
         m: NewMemory,
         v: Vec<f32>,
+        supersedes: Option<MemoryId>,
     ) -> Result<MemoryItem> {
         let id = tx.allocate_id();
         let mut item = m.into_item(id, self.now());
+        item.supersedes = supersedes;
         item.strength = self
             .options
             .forgetting

@@ -40,14 +40,6 @@ pub struct StorageFaults {
     fired: AtomicBool,
 }
 
-/// What kind of operation is about to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum OpKind {
-    Write,
-    SetLen,
-    Sync,
-}
-
 impl StorageFaults {
     /// A seam that counts and fails nothing until armed.
     pub fn new() -> Arc<StorageFaults> {
@@ -88,8 +80,8 @@ impl StorageFaults {
         self.fired.load(Ordering::SeqCst)
     }
 
-    /// Counts one operation of `kind`; returns the fault to inject into it, if it is the one.
-    pub(crate) fn next(&self, _kind: OpKind) -> Option<Fault> {
+    /// Counts one operation; returns the fault to inject into it, if it is the one.
+    pub(crate) fn next(&self) -> Option<Fault> {
         let n = self.ops.fetch_add(1, Ordering::SeqCst) + 1;
         let plan = *self.plan.lock();
         let lasting = self.lasting.load(Ordering::SeqCst);
@@ -102,13 +94,26 @@ impl StorageFaults {
         }
     }
 
-    /// Counts one operation of `kind` that has no partial effect: the injected fault, if any,
-    /// as an error.
-    pub(crate) fn check(&self, kind: OpKind) -> io::Result<()> {
-        match self.next(kind) {
+    /// Counts one operation that has no partial effect: the injected fault, if any, as an
+    /// error.
+    pub(crate) fn check(&self) -> io::Result<()> {
+        match self.next() {
             Some(fault) => Err(error(fault)),
             None => Ok(()),
         }
+    }
+}
+
+/// Counts one of the engine's own file operations (`op` on `path`) through the seam, when
+/// there is one.
+pub(crate) fn file_op(
+    faults: Option<&Arc<StorageFaults>>,
+    path: &std::path::Path,
+    op: &'static str,
+) -> crate::error::Result<()> {
+    match faults {
+        Some(f) => f.check().map_err(|e| crate::error::Error::io(path, op, e)),
+        None => Ok(()),
     }
 }
 
@@ -145,17 +150,17 @@ impl StorageBackend for FaultyBackend {
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
-        self.faults.check(OpKind::SetLen)?;
+        self.faults.check()?;
         self.file.set_len(len)
     }
 
     fn sync_data(&self) -> io::Result<()> {
-        self.faults.check(OpKind::Sync)?;
+        self.faults.check()?;
         self.file.sync_data()
     }
 
     fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
-        match self.faults.next(OpKind::Write) {
+        match self.faults.next() {
             None => self.file.write(offset, data),
             Some(Fault::ShortWrite) => {
                 self.file.write(offset, &data[..data.len() / 2])?;

@@ -142,12 +142,7 @@ impl Store {
 
     /// Counts one file operation of the engine's own (not redb's) through the fault seam.
     pub(crate) fn file_op(&self, path: &Path, op: &'static str) -> Result<()> {
-        match &self.faults {
-            Some(f) => f
-                .check(faults::OpKind::Write)
-                .map_err(|e| Error::io(path, op, e)),
-            None => Ok(()),
-        }
+        faults::file_op(self.faults.as_ref(), path, op)
     }
 
     /// True if every table exists (a store created before), so open needs no write.
@@ -539,12 +534,7 @@ pub(crate) fn write_atomic(
 ) -> Result<()> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
-    let fault = |op: &'static str| match faults {
-        Some(f) => f
-            .check(faults::OpKind::Write)
-            .map_err(|e| Error::io(&tmp, op, e)),
-        None => Ok(()),
-    };
+    let fault = |op: &'static str| faults::file_op(faults, &tmp, op);
     let published = fault("create")
         .and_then(|()| std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, "create", e)))
         .and_then(|mut f| {
