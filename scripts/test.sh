@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+python3 scripts/check-layers.py
 bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
 bash scripts/test-python.sh

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use hnsw_rs::api::AnnT;
 use hnsw_rs::hnswio::HnswIo;
 use hnsw_rs::prelude::{DistDot, Hnsw};
-use memloop_index::{Index, Params, SearchScratch};
+use memloop_index::{Index, Params, SearchScratch, UnitVector, UnitVectors};
 
 use crate::texmex::Matrix;
 
@@ -64,7 +64,7 @@ impl AnnSystem for Memloop {
             .build()?;
         let index = Index::new(params)?;
         let ids: Vec<u64> = (0..base.rows() as u64).collect();
-        index.insert_batch(&ids, &base.data)?;
+        index.insert_batch(&ids, &UnitVectors::new(base.data.clone(), base.dim)?)?;
         self.index = Some(index);
         Ok(())
     }
@@ -82,7 +82,11 @@ impl AnnSystem for Memloop {
     fn search(&mut self, query: &[f32], k: usize, ef: usize, out: &mut Vec<u64>) {
         out.clear();
         if let Some(index) = &self.index {
-            if let Ok(hits) = index.search_with(query, k, ef, None, &mut self.scratch) {
+            // The query becomes a unit vector here, as the index normalised it before.
+            let Ok(query) = UnitVector::new(query.to_vec()) else {
+                return;
+            };
+            if let Ok(hits) = index.search_with(&query, k, ef, None, &mut self.scratch) {
                 out.extend(hits.iter().map(|h| h.id));
             }
         }

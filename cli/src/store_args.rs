@@ -69,7 +69,7 @@ fn parse_threshold(s: &str) -> Result<Threshold, String> {
 impl StoreArgs {
     /// True if `--store` is an existing store.
     pub fn exists(&self) -> bool {
-        memloop::is_store(&self.store)
+        memloop::Memory::exists(&self.store)
     }
 
     /// Fails with a clear message unless `--store` is an existing store.

@@ -259,7 +259,7 @@ impl CatalogSlot {
                 }
             }
         }
-        Err(crate::Error::Corrupt {
+        Err(crate::error::Error::Corrupt {
             path: self.path.clone(),
             detail: self
                 .failed

@@ -97,11 +97,15 @@ impl HashingEmbedder {
                 v[(bits >> 1) as usize % self.dim] += sign;
             }
         }
-        if memloop_index::simd::normalize(&mut v).is_err() {
-            v.fill(0.0);
-            v[0] = 1.0; // no words: one fixed direction
+        match memloop_index::UnitVector::new(v) {
+            Ok(unit) => unit.into_vec(),
+            Err(_) => {
+                // No words: one fixed direction.
+                let mut v = vec![0.0; self.dim];
+                v[0] = 1.0;
+                v
+            }
         }
-        v
     }
 }
 

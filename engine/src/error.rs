@@ -10,13 +10,17 @@
 
 use std::path::PathBuf;
 
+use crate::invalid::InvalidInput;
+use crate::store::StoreError;
+
 /// Everything that can go wrong in the engine.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The request is malformed (empty text, bad parameter, …); nothing changed.
+    /// The request is malformed (empty text, bad parameter, …; the reason says which);
+    /// nothing changed.
     #[error("invalid input: {0}")]
-    InvalidInput(String),
+    InvalidInput(InvalidInput),
     /// No memory has this id.
     #[error("no memory with id {0}")]
     NotFound(u64),
@@ -105,26 +109,10 @@ impl Error {
     }
 }
 
-/// A failure inside the embedded database. Opaque: which database the store uses is the
-/// engine's business; the message and [`std::error::Error::source`] say what happened.
-#[derive(Debug)]
-pub struct StoreError(redb::Error);
-
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+impl From<InvalidInput> for Error {
+    fn from(e: InvalidInput) -> Self {
+        Error::InvalidInput(e)
     }
-}
-
-impl std::error::Error for StoreError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
-    }
-}
-
-/// Converts any of redb's error types into [`Error::Store`].
-pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
-    Error::Store(StoreError(e.into()))
 }
 
 /// Names the holder of a store's lock.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::clock::Timestamp;
+use crate::invalid::InvalidInput;
 
 /// A memory's id, unique within a store, never reused.
 pub type MemoryId = u64;
@@ -291,15 +292,15 @@ impl MemoryItem {
 
 /// A memory's text must say something (not only whitespace or control characters such as
 /// `\u{0}`) and fit in `max_bytes`.
-pub(crate) fn check_text(text: &str, max_bytes: usize) -> Result<(), String> {
+pub(crate) fn check_text(text: &str, max_bytes: usize) -> Result<(), InvalidInput> {
     if text.len() > max_bytes {
-        return Err(format!(
-            "text is {} bytes, over the limit of {max_bytes} (Options::max_text_bytes; split it, or store it as a document of chunks)",
-            text.len()
-        ));
+        return Err(InvalidInput::TextTooLong {
+            bytes: text.len(),
+            limit: max_bytes,
+        });
     }
     if !text.chars().any(|c| !c.is_whitespace() && !c.is_control()) {
-        return Err("text is empty (only whitespace or control characters)".into());
+        return Err(InvalidInput::EmptyText);
     }
     Ok(())
 }
@@ -424,21 +425,20 @@ impl NewMemory {
         self
     }
 
-    /// Checks the input and fills defaults: trims nothing, but rejects empty text, importance
-    /// outside [0, 1], empty tags or namespace.
-    /// Checks the input; `max_text_bytes` bounds the text ([`crate::Options::max_text_bytes`]).
-    pub(crate) fn validate(&self, max_text_bytes: usize) -> Result<(), String> {
+    /// Checks the input (trimming nothing): rejects empty text, text over `max_text_bytes`
+    /// ([`crate::Options::max_text_bytes`]), importance outside [0, 1], empty tags or namespace.
+    pub(crate) fn validate(&self, max_text_bytes: usize) -> Result<(), InvalidInput> {
         check_text(&self.text, max_text_bytes)?;
         if let Some(i) = self.importance {
             if !(0.0..=1.0).contains(&i) {
-                return Err(format!("importance {i} is outside [0, 1]"));
+                return Err(InvalidInput::Importance(i));
             }
         }
         if matches!(&self.namespace, Some(ns) if ns.is_empty()) {
-            return Err("namespace is empty".into());
+            return Err(InvalidInput::EmptyNamespace);
         }
         if self.tags.iter().any(|t| t.is_empty()) {
-            return Err("a tag is empty".into());
+            return Err(InvalidInput::EmptyTag);
         }
         Ok(())
     }

@@ -38,49 +38,53 @@
 //! ```
 #![deny(unsafe_code)]
 
+mod agent;
 mod catalog;
 mod clock;
 mod codec;
 pub mod context;
-pub mod dedup;
 mod embedder;
 mod error;
 mod filter;
 pub mod forget;
 #[doc(hidden)]
 pub mod fuzzing;
+mod invalid;
 mod item;
 mod memory;
 mod options;
-mod query;
+mod remember;
 pub mod retrieve;
 mod store;
-mod task;
 pub mod time;
 mod transfer;
 
+pub use remember::dedup;
+
+pub use agent::{SubjectEvent, Task, TaskIds};
 pub use clock::{Clock, Timestamp};
-pub use context::{Block, Context, Precision};
+pub use context::{
+    Block, Context, ContextMode, ContextRequest, DocumentIds, DocumentRef, Precision, Structures,
+    CHUNK_OVERLAP, CHUNK_TOKENS,
+};
 pub use dedup::{RememberAction, Remembered};
 pub use embedder::{load_model, load_model_on, HashingEmbedder, TextEmbedder};
-pub use error::{Error, Result, StoreError};
+pub use error::{Error, Result};
 pub use filter::MemoryFilter;
-pub use forget::{DecayModel, ForgetPolicy, ForgetReason};
+pub use forget::{DecayModel, DecayReport, ForgetEvent, ForgetPolicy, ForgetReason, SweepReport};
+pub use invalid::InvalidInput;
 pub use item::{
     content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Source, Tier, Triple,
     DEFAULT_NAMESPACE,
 };
 pub use memloop_embed::DeviceChoice;
-pub use memory::{
-    CheckReport, ContextMode, ContextRequest, DecayReport, DocumentIds, DocumentRef, ForgetEvent,
-    Hit, IndexRecovery, Memory, OpenReport, Query, Stats, Structures, SubjectEvent, SweepReport,
-    Task, TaskIds, Update, CHUNK_OVERLAP, CHUNK_TOKENS,
-};
+pub use memory::{CheckReport, DiskUsage, IndexRecovery, Memory, OpenReport, Stats};
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
-pub use retrieve::{Explanation, FeedbackState, Strategy};
+pub use remember::Update;
+pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy};
 pub use store::faults::{Fault, StorageFaults};
-pub use store::is_store;
 pub use store::salvage::{salvage, SalvageReport};
+pub use store::StoreError;
 pub use transfer::ImportReport;
 
 #[cfg(test)]

@@ -141,7 +141,7 @@ fn failed(which: &str, what: String) -> memloop::Error {
     let detail = take_callback_message().unwrap_or(what);
     let message = format!("{which} callback failed: {detail}");
     note_callback_error(message.clone());
-    memloop::Error::InvalidInput(message)
+    memloop::Error::InvalidInput(memloop::InvalidInput::Hook(message))
 }
 
 fn c_string(s: &str, which: &str) -> memloop::Result<CString> {

@@ -4,6 +4,8 @@
 //! A memory-mapped HNSW index (Malkov & Yashunin, 2018) over L2-normalised `f32` vectors with
 //! inner-product similarity and `u64` external ids. It knows vectors and ids, nothing of text.
 //!
+//! - [`UnitVector`] / [`UnitVectors`]: finite vectors of length 1, normalised once where they
+//!   are made; what insert and search take.
 //! - [`Index`]: insert (one, or a parallel batch), [`Index::search`] /
 //!   [`Index::search_filtered`], [`Index::delete`] with neighbour repair, [`Index::save`] to a
 //!   write-once file and [`Index::open`] in O(1) through `mmap`.
@@ -13,17 +15,19 @@
 //! - [`IndexError`]: every failure, typed.
 //!
 //! ```
-//! use memloop_index::{Index, Params};
+//! use memloop_index::{Index, Params, UnitVector, UnitVectors};
 //! # fn main() -> Result<(), memloop_index::IndexError> {
 //! let index = Index::new(Params::builder(3).m(8).build()?)?;
-//! index.insert_batch(&[10, 11, 12], &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.7, 0.7, 0.0])?;
-//! let hits = index.search(&[0.9, 0.1, 0.0], 2, 16)?;
+//! let rows = vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.7, 0.7, 0.0];
+//! index.insert_batch(&[10, 11, 12], &UnitVectors::new(rows, 3)?)?;
+//! let query = UnitVector::new(vec![0.9, 0.1, 0.0])?;
+//! let hits = index.search(&query, 2, 16)?;
 //! assert_eq!(hits[0].id, 10);
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! index.save(dir.path().join("idx"), 1)?;
 //! let reopened = Index::open(dir.path().join("idx"))?;
-//! assert_eq!(reopened.search(&[0.9, 0.1, 0.0], 2, 16)?, hits);
+//! assert_eq!(reopened.search(&query, 2, 16)?, hits);
 //! # Ok(()) }
 //! ```
 #![deny(unsafe_code)]
@@ -35,11 +39,13 @@ mod mmap;
 mod params;
 mod search;
 pub mod simd;
+mod unit;
 
 pub use error::{IndexError, Result};
 pub use graph::{Index, IndexStats};
 pub use params::{Params, ParamsBuilder, DEFAULT_EXACT_BELOW, MAX_DIM, MAX_LEVEL, MAX_M};
 pub use search::{Filter, Hit, IdFilter, SearchScratch};
+pub use unit::{UnitVector, UnitVectors};
 
 #[cfg(test)]
 mod tests {

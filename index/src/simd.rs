@@ -205,23 +205,6 @@ pub fn prefetch_bytes<T>(data: &[T]) {
     let _ = data;
 }
 
-/// Scales `v` to unit length in place.
-///
-/// # Errors
-/// Returns a reason when `v` has a non-finite component or zero length.
-pub fn normalize(v: &mut [f32]) -> Result<(), &'static str> {
-    if v.iter().any(|x| !x.is_finite()) {
-        return Err("vector has a NaN or infinite component");
-    }
-    let norm = dot_scalar(v, v).sqrt();
-    if !(norm.is_finite() && norm > 0.0) {
-        return Err("vector has zero length");
-    }
-    let inv = 1.0 / norm;
-    v.iter_mut().for_each(|x| *x *= inv);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,14 +242,5 @@ mod tests {
     #[test]
     fn scalar_is_always_available() {
         assert_eq!(kernels().last().map(|k| k.0), Some("scalar"));
-    }
-
-    #[test]
-    fn normalize_rejects_bad_vectors() {
-        assert!(normalize(&mut [0.0, 0.0]).is_err());
-        assert!(normalize(&mut [f32::NAN, 1.0]).is_err());
-        let mut v = [3.0, 4.0];
-        normalize(&mut v).unwrap();
-        assert!((v[0] - 0.6).abs() < 1e-6 && (v[1] - 0.8).abs() < 1e-6);
     }
 }

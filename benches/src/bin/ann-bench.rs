@@ -21,7 +21,7 @@ use clap::Parser;
 use memloop_benches::systems::{by_name, BuildParams};
 use memloop_benches::texmex::{read_fvecs, read_ivecs, write_fvecs, write_ivecs, Matrix};
 use memloop_benches::{clustered::clustered, rss::rss_mb};
-use memloop_index::{IdFilter, Index, Params};
+use memloop_index::{IdFilter, Index, Params, UnitVector, UnitVectors};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -256,7 +256,8 @@ fn filter_sweep(args: &Args, base: &Matrix<f32>, queries: &Matrix<f32>) -> Resul
         .build()?;
     let mut index = Index::new(params)?;
     let ids: Vec<u64> = (0..base.rows() as u64).collect();
-    pool.install(|| index.insert_batch(&ids, &base.data))?;
+    let rows = UnitVectors::new(base.data.clone(), base.dim)?;
+    pool.install(|| index.insert_batch(&ids, &rows))?;
     let ef = args.ef.first().copied().unwrap_or(64);
     let k = args.k;
     for pass in [0.002f64, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2] {
@@ -272,8 +273,9 @@ fn filter_sweep(args: &Args, base: &Matrix<f32>, queries: &Matrix<f32>) -> Resul
             let t0 = Instant::now();
             let hits: Vec<Vec<u64>> = (0..queries.rows())
                 .map(|i| {
+                    let query = UnitVector::new(queries.row(i).to_vec())?;
                     index
-                        .search_filtered(queries.row(i), k, ef, &allowed)
+                        .search_filtered(&query, k, ef, &allowed)
                         .map(|h| h.iter().map(|x| x.id).collect())
                 })
                 .collect::<Result<_, _>>()?;
@@ -365,7 +367,10 @@ fn brute_force(base: &Matrix<f32>, queries: &Matrix<f32>, k: usize) -> Vec<i32> 
 
 fn unit_rows(mut m: Matrix<f32>) -> Matrix<f32> {
     for row in m.data.chunks_mut(m.dim.max(1)) {
-        let _ = memloop_index::simd::normalize(row);
+        // A zero row (none in real data) is left as it is.
+        if let Ok(unit) = UnitVector::new(row.to_vec()) {
+            row.copy_from_slice(&unit);
+        }
     }
     m
 }

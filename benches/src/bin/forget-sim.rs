@@ -10,7 +10,6 @@
 //! writes that exceed the bound. Reported: sweep and batch latency percentiles, live memories,
 //! and the store's files on disk as it goes.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -47,9 +46,10 @@ struct Args {
 const DAY: i64 = 86_400_000;
 const T0: i64 = 1_795_000_000_000;
 
-fn dir_mb(dir: &Path) -> (f64, f64) {
-    let size = |f: &str| std::fs::metadata(dir.join(f)).map_or(0.0, |m| m.len() as f64 / 1e6);
-    (size("store.redb"), size("index.mlx"))
+/// Megabytes of the database and of the index file.
+fn disk_mb(m: &Memory) -> Result<(f64, f64)> {
+    let d = m.disk_usage()?;
+    Ok((d.database as f64 / 1e6, d.index as f64 / 1e6))
 }
 
 fn pct(v: &mut [Duration], p: f64) -> f64 {
@@ -81,7 +81,7 @@ fn halve(n: usize, dim: usize, emit: &dyn Fn(serde_json::Value)) -> Result<()> {
         ids.extend(m.remember_batch(batch)?);
     }
     m.checkpoint()?;
-    let (store_full, index_full) = dir_mb(tmp.path());
+    let (store_full, index_full) = disk_mb(&m)?;
     let t = Instant::now();
     for id in ids.iter().step_by(2) {
         m.forget(*id)?;
@@ -90,7 +90,7 @@ fn halve(n: usize, dim: usize, emit: &dyn Fn(serde_json::Value)) -> Result<()> {
     let t = Instant::now();
     m.checkpoint()?;
     let checkpoint_s = t.elapsed().as_secs_f64();
-    let (store_half, index_half) = dir_mb(tmp.path());
+    let (store_half, index_half) = disk_mb(&m)?;
     emit(json!({"halve": n, "dim": dim, "live": m.stats()?.memories,
         "store_mb_full": store_full, "store_mb_half": store_half,
         "store_ratio": store_half / store_full,
@@ -158,10 +158,10 @@ fn main() -> Result<()> {
         writes.push(t.elapsed());
         if (b + 1) % 100 == 0 {
             let s = m.stats()?;
-            let (redb, index) = dir_mb(tmp.path());
+            let (store_mb, index_mb) = disk_mb(&m)?;
             emit(
                 json!({"inserted": (b + 1) * 1000, "live": s.memories, "working": s.working,
-                "long_term": s.long_term, "store_mb": redb, "index_mb": index,
+                "long_term": s.long_term, "store_mb": store_mb, "index_mb": index_mb,
                 "elapsed_s": started.elapsed().as_secs_f64()}),
             );
         }
@@ -170,14 +170,14 @@ fn main() -> Result<()> {
     let s = m.stats()?;
     // The forgetting log is bounded, so evictions are counted from what is left.
     evicted += a.memories - s.memories - forgotten;
-    let (redb, index) = dir_mb(tmp.path());
+    let (store_mb, index_mb) = disk_mb(&m)?;
     emit(
         json!({"summary": true, "inserted": a.memories, "capacity": a.capacity, "live": s.memories,
         "demoted": demoted, "forgotten": forgotten, "evicted": evicted,
         "sweep_p50_ms": pct(&mut sweeps, 0.5), "sweep_p99_ms": pct(&mut sweeps, 0.99),
         "sweep_max_ms": pct(&mut sweeps, 1.0),
         "batch_p50_ms": pct(&mut writes, 0.5), "batch_p99_ms": pct(&mut writes, 0.99),
-        "store_mb": redb, "index_mb": index, "seconds": started.elapsed().as_secs_f64()}),
+        "store_mb": store_mb, "index_mb": index_mb, "seconds": started.elapsed().as_secs_f64()}),
     );
     Ok(())
 }

@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Parser;
 use memloop_benches::median;
-use memloop_index::{Index, Params};
+use memloop_index::{Index, Params, UnitVectors};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
@@ -38,13 +38,11 @@ fn main() -> Result<()> {
     for &n in &args.sizes {
         let mut flat = Vec::with_capacity(n * args.dim);
         for _ in 0..n {
-            let v: Vec<f32> = (0..args.dim).map(|_| rng.gen_range(-1.0f32..1.0)).collect();
-            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            flat.extend(v.iter().map(|x| x / norm));
+            flat.extend((0..args.dim).map(|_| rng.gen_range(-1.0f32..1.0)));
         }
         let index = Index::new(Params::builder(args.dim).build()?)?;
         let ids: Vec<u64> = (0..n as u64).collect();
-        index.insert_batch(&ids, &flat)?;
+        index.insert_batch(&ids, &UnitVectors::new(flat, args.dim)?)?;
         let path = dir.path().join(format!("{n}.mlx"));
         index.save(&path, 1)?;
         let file_mb = std::fs::metadata(&path)?.len() as f64 / 1e6;

@@ -8,9 +8,17 @@
 //! they fit, and memories below their starting precision regain it, most relevant first. The
 //! count is always of the whole rendered text, by the real tokenizer, so the context never
 //! exceeds the budget.
+//!
+//! `build.rs` gathers the memories from the store (Memory-Only and Memory-Doc contexts,
+//! documents with their chunks and structures); `request.rs` holds what a caller asks for.
 
+mod build;
+mod request;
 mod summarize;
 
+pub use request::{
+    ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
+};
 pub use summarize::{Extractive, Summarizer, Summary};
 
 pub(crate) use summarize::extract;

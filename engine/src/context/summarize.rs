@@ -1,7 +1,7 @@
 //! Lower precisions of a text: the [`Summarizer`] hook and its extractive default.
 
+use crate::agent::Task;
 use crate::error::Result;
-use crate::task::Task;
 
 /// A text at the two lower precisions.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,21 +9,15 @@
 //! changes past that number are replayed into it, and an index that fails any check is rebuilt
 //! from the stored vectors.
 
+mod apply;
 mod background;
 mod checkpoint;
-mod context;
-mod feedback;
-mod import;
+mod embed;
 mod open;
-mod read;
-mod retrieve;
-mod subjects;
-mod sweep;
-mod tasks;
 mod verify;
-mod write;
 
-pub(crate) use write::unit;
+pub(crate) use apply::Applied;
+pub use verify::CheckReport;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -33,16 +27,6 @@ use std::time::Instant;
 use memloop_index::Index;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
-
-pub use crate::query::{Hit, Query};
-pub use crate::task::{Task, TaskIds};
-pub use context::{
-    ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
-};
-pub use subjects::SubjectEvent;
-pub use sweep::{DecayReport, ForgetEvent, SweepReport};
-pub use verify::CheckReport;
-pub use write::Update;
 
 use crate::catalog::CatalogSlot;
 use crate::clock::{Clock, Timestamp};
@@ -67,39 +51,39 @@ pub(crate) const INDEX_FILE: &str = "index.mlx";
 /// # Ok(()) }
 /// ```
 pub struct Memory {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
     background: Option<background::Background>,
 }
 
 /// State shared with the background checkpointer.
 pub(crate) struct Inner {
-    dir: PathBuf,
-    store: Arc<Store>,
-    index: RwLock<Arc<Index>>,
-    catalog: CatalogSlot,
-    embedder: Arc<dyn TextEmbedder>,
-    fingerprint: String,
-    options: Options,
-    writer: Mutex<WriterState>,
+    pub(crate) dir: PathBuf,
+    pub(crate) store: Arc<Store>,
+    pub(crate) index: RwLock<Arc<Index>>,
+    pub(crate) catalog: CatalogSlot,
+    pub(crate) embedder: Arc<dyn TextEmbedder>,
+    pub(crate) fingerprint: String,
+    pub(crate) options: Options,
+    pub(crate) writer: Mutex<WriterState>,
     /// Recall access times and reinforcements not yet written (flushed with the next write or
     /// checkpoint).
-    accessed: Mutex<FxHashMap<MemoryId, Touch>>,
+    pub(crate) accessed: Mutex<FxHashMap<MemoryId, Touch>>,
     /// The BM25 index over memory text, built on first use.
-    lexical: RwLock<Option<crate::retrieve::LexicalIndex>>,
+    pub(crate) lexical: RwLock<Option<crate::retrieve::LexicalIndex>>,
     /// Serialises subject observations (read, merge, embed, write).
-    observing: Mutex<()>,
+    pub(crate) observing: Mutex<()>,
     /// Sequence number the index file on disk covers.
-    saved_seq: AtomicU64,
+    pub(crate) saved_seq: AtomicU64,
     /// Ties the index file to this database (recorded in its header at save).
-    store_id: [u8; 16],
+    pub(crate) store_id: [u8; 16],
     /// The index passed its full check (see `verify`): until then it is not searched or saved.
-    index_verified: AtomicBool,
+    pub(crate) index_verified: AtomicBool,
     /// Why the index was rebuilt from the database in this session, if it was.
-    index_rebuilt: Mutex<Option<String>>,
+    pub(crate) index_rebuilt: Mutex<Option<String>>,
     /// The background thread's (or a post-write sweep's) last failure, until something
     /// succeeds.
-    background_error: Mutex<Option<String>>,
-    open_report: OpenReport,
+    pub(crate) background_error: Mutex<Option<String>>,
+    pub(crate) open_report: OpenReport,
     _lock: ProcessLock,
 }
 
@@ -130,11 +114,11 @@ impl Touch {
 #[derive(Debug, Default)]
 pub(crate) struct WriterState {
     /// Changes since the last checkpoint.
-    unsaved: u64,
+    pub(crate) unsaved: u64,
     /// When the first of them happened.
-    first_unsaved: Option<Instant>,
+    pub(crate) first_unsaved: Option<Instant>,
     /// Commits not yet fsynced (grouped durability).
-    unflushed: bool,
+    pub(crate) unflushed: bool,
 }
 
 /// What opening the store found and did with the index.
@@ -176,7 +160,21 @@ pub struct Stats {
     pub model: String,
 }
 
+/// Bytes a store takes on disk, by file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct DiskUsage {
+    /// The database: every memory, vector and log.
+    pub database: u64,
+    /// The saved index (0 before the first checkpoint).
+    pub index: u64,
+}
+
 impl Memory {
+    /// True if `dir` holds a store (so opening it reads it rather than creating one).
+    pub fn exists(dir: impl AsRef<Path>) -> bool {
+        crate::store::is_store(dir.as_ref())
+    }
+
     /// The store directory.
     pub fn dir(&self) -> &Path {
         &self.inner.dir
@@ -210,7 +208,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`].
-    pub fn stats(&self) -> crate::Result<Stats> {
+    pub fn stats(&self) -> crate::error::Result<Stats> {
         let tiers = self.inner.catalog.get()?.read().tiers();
         Ok(Stats {
             memories: self.inner.store.count()?,
@@ -226,12 +224,26 @@ impl Memory {
         })
     }
 
+    /// Bytes on disk, by file.
+    ///
+    /// # Errors
+    /// [`crate::Error::Io`] when the database file cannot be read.
+    pub fn disk_usage(&self) -> crate::error::Result<DiskUsage> {
+        let size = |path: &Path| std::fs::metadata(path).map(|m| m.len());
+        let index = self.inner.dir.join(INDEX_FILE);
+        Ok(DiskUsage {
+            database: size(&self.inner.store.path)
+                .map_err(|e| crate::error::Error::io(&self.inner.store.path, "stat", e))?,
+            index: size(&index).unwrap_or(0),
+        })
+    }
+
     /// Stops the background checkpointer and writes a final checkpoint.
     ///
     /// # Errors
     /// As [`Memory::checkpoint`]; the store is closed either way and nothing acknowledged is
     /// lost (the next open replays what the checkpoint missed).
-    pub fn close(mut self) -> crate::Result<()> {
+    pub fn close(mut self) -> crate::error::Result<()> {
         if let Some(bg) = self.background.take() {
             bg.stop();
         }

@@ -5,13 +5,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use memloop_index::{Index, Params};
+use memloop_index::{Index, Params, UnitVectors};
 use parking_lot::{Mutex, RwLock};
 
 use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
 use crate::catalog::CatalogSlot;
 use crate::embedder::{load_model_on, TextEmbedder};
 use crate::error::{Error, Result};
+use crate::invalid::InvalidInput;
 use crate::options::Options;
 use crate::store::lock::ProcessLock;
 use crate::store::manifest::{Manifest, STORE_VERSION};
@@ -26,13 +27,17 @@ impl Memory {
     /// [`Error::Embed`] if the model cannot be loaded; [`Error::Store`] / [`Error::Io`].
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Memory> {
         let dir = dir.as_ref();
-        options.forgetting.validate().map_err(Error::InvalidInput)?;
+        options
+            .forgetting
+            .validate()
+            .map_err(|e| Error::InvalidInput(InvalidInput::Options(e)))?;
         if !(1..=crate::options::MAX_TEXT_BYTES_LIMIT).contains(&options.max_text_bytes) {
-            return Err(Error::InvalidInput(format!(
+            return Err(InvalidInput::Options(format!(
                 "max_text_bytes {} is outside 1..={}",
                 options.max_text_bytes,
                 crate::options::MAX_TEXT_BYTES_LIMIT
-            )));
+            ))
+            .into());
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create store directory", e))?;
         let lock = ProcessLock::acquire(dir)?;
@@ -261,14 +266,14 @@ fn replay(store: &Store, index: &Index, seq: u64) -> Result<usize> {
         ids.push(id);
         flat.extend_from_slice(&v);
     }
-    index.insert_batch(&ids, &flat)?;
+    index.insert_batch(&ids, &UnitVectors::new(flat, index.dim())?)?;
     Ok(touched.len())
 }
 
 /// Inserts every stored vector into the empty `index`.
-pub(super) fn rebuild(store: &Store, index: &Index) -> Result<()> {
+pub(crate) fn rebuild(store: &Store, index: &Index) -> Result<()> {
     let (ids, flat) = store.all_vectors(index.dim())?;
-    index.insert_batch(&ids, &flat)?;
+    index.insert_batch(&ids, &UnitVectors::new(flat, index.dim())?)?;
     Ok(())
 }
 

@@ -2,8 +2,9 @@
 
 use redb::{ReadableDatabase, ReadableTable};
 
+use super::db;
 use super::{decode_vector, Store, ITEMS, VECTORS};
-use crate::error::{db, Result};
+use crate::error::Result;
 use crate::item::MemoryItem;
 
 impl Store {

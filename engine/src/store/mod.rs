@@ -14,6 +14,7 @@
 //! (fsync) unless the store is in grouped mode.
 
 mod check;
+mod error;
 pub(crate) mod faults;
 pub(crate) mod lock;
 pub(crate) mod manifest;
@@ -33,12 +34,18 @@ use redb::{
     WriteTransaction,
 };
 
+pub use error::StoreError;
 pub(crate) use record::CatalogRecord;
 
 use faults::StorageFaults;
 
-use crate::error::{db, Error, Result};
+use crate::error::{Error, Result};
 use crate::item::{MemoryId, MemoryItem};
+
+/// Converts any of redb's error types into [`Error::Store`].
+pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
+    Error::Store(StoreError(e.into()))
+}
 
 /// Every table's name, in the order of the definitions below (a store missing one gets it on
 /// open).
@@ -92,7 +99,7 @@ pub(crate) const OWN_FILES: [&str; 7] = [
 ];
 
 /// True if `dir` holds a store (its database file exists).
-pub fn is_store(dir: &Path) -> bool {
+pub(crate) fn is_store(dir: &Path) -> bool {
     dir.join("store.redb").is_file()
 }
 

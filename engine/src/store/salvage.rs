@@ -9,8 +9,9 @@ use std::path::Path;
 
 use redb::{ReadOnlyDatabase, ReadableDatabase, ReadableTable};
 
+use super::db;
 use super::{decode_vector, write_atomic, ITEMS, META, VECTORS};
-use crate::error::{db, Error, Result};
+use crate::error::{Error, Result};
 use crate::item::MemoryItem;
 use crate::transfer::ExportWriter;
 

@@ -3,9 +3,10 @@
 
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
+use super::db;
 use super::{decode_vector, CatalogRecord, Op, Store, CATALOG, CHANGES, FORGET_LOG, VECTORS};
 use crate::clock::Timestamp;
-use crate::error::{db, Result};
+use crate::error::Result;
 use crate::item::MemoryId;
 
 impl Store {

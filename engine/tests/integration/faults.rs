@@ -295,7 +295,10 @@ fn an_oversized_text_is_a_typed_error() {
     let big = "x".repeat(memloop::DEFAULT_MAX_TEXT_BYTES + 1);
     let err = m.remember(NewMemory::new(big)).unwrap_err();
     assert!(
-        matches!(&err, Error::InvalidInput(e) if e.contains("over the limit")),
+        matches!(&err, Error::InvalidInput(e) if matches!(
+            e.reason(),
+            memloop::InvalidInput::TextTooLong { limit, .. } if *limit == memloop::DEFAULT_MAX_TEXT_BYTES
+        )),
         "{err}"
     );
     assert!(m.remember(NewMemory::new("\u{0}")).is_err());

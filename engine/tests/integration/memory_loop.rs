@@ -116,7 +116,10 @@ fn callers_rerankers_and_refiners_are_used_and_checked() {
     let m = Memory::open(dir.path(), options).unwrap();
     let err = m.retrieve(&q, Strategy::RERANK).unwrap_err();
     assert!(
-        matches!(err, Error::InvalidInput(ref s) if s.contains("scores")),
+        matches!(
+            err,
+            Error::InvalidInput(memloop::InvalidInput::RerankerScores { returned: 1, .. })
+        ),
         "{err}"
     );
 }

@@ -18,27 +18,28 @@ use crate::error::{IndexError, Result};
 use crate::params::MAX_LEVEL;
 use crate::search::layer::{greedy, search_layer};
 use crate::search::scratch::{Scored, SearchScratch};
+use crate::unit::{check_dim, UnitVector, UnitVectors};
 
 /// Items reserved and linked per chunk of a batch.
 const CHUNK: usize = 2048;
 
 impl Index {
-    /// Inserts one item. The vector is normalised (a copy is stored).
+    /// Inserts one item (a copy of its vector is stored).
     ///
     /// # Errors
-    /// [`IndexError::DimensionMismatch`], [`IndexError::InvalidVector`], or
-    /// [`IndexError::DuplicateId`] if `id` is live (delete it first to replace it).
-    pub fn insert(&self, id: u64, vector: &[f32]) -> Result<()> {
-        self.insert_batch(&[id], vector)
+    /// [`IndexError::DimensionMismatch`], or [`IndexError::DuplicateId`] if `id` is live
+    /// (delete it first to replace it).
+    pub fn insert(&self, id: u64, vector: &UnitVector) -> Result<()> {
+        self.insert_batch(&[id], &UnitVectors::one(vector))
     }
 
-    /// Inserts `ids.len()` items whose vectors are concatenated in `vectors`, linking them in
-    /// parallel on the current rayon pool. Either every item is validated and inserted, or (on a
-    /// caller error) none is.
+    /// Inserts `ids.len()` items, the rows of `vectors` in order, linking them in parallel on
+    /// the current rayon pool. Either every item is validated and inserted, or (on a caller
+    /// error) none is.
     ///
     /// # Errors
     /// As [`Index::insert`]; a duplicate inside the batch is a [`IndexError::DuplicateId`] too.
-    pub fn insert_batch(&self, ids: &[u64], vectors: &[f32]) -> Result<()> {
+    pub fn insert_batch(&self, ids: &[u64], vectors: &UnitVectors) -> Result<()> {
         self.insert_batch_cancellable(ids, vectors, &AtomicBool::new(false))
     }
 
@@ -50,21 +51,16 @@ impl Index {
     pub fn insert_batch_cancellable(
         &self,
         ids: &[u64],
-        vectors: &[f32],
+        vectors: &UnitVectors,
         cancel: &AtomicBool,
     ) -> Result<()> {
         let dim = self.params.dim;
-        if vectors.len() != ids.len() * dim {
-            let got = if ids.is_empty() {
-                vectors.len()
-            } else {
-                vectors.len() / ids.len()
-            };
-            return Err(IndexError::DimensionMismatch { expected: dim, got });
-        }
-        let mut normalised = vectors.to_vec();
-        for v in normalised.chunks_exact_mut(dim) {
-            crate::simd::normalize(v).map_err(|reason| IndexError::InvalidVector { reason })?;
+        check_dim(dim, vectors.dim())?;
+        if vectors.len() != ids.len() {
+            return Err(IndexError::InvalidParameter {
+                name: "ids",
+                reason: format!("{} ids for {} vectors", ids.len(), vectors.len()),
+            });
         }
         let _gate = self.gate.read();
         // Checked up front so a caller error changes nothing; `reserve_nodes` checks again per
@@ -79,7 +75,8 @@ impl Index {
             }
         }
         let mut done = 0;
-        for (chunk_ids, chunk_vecs) in ids.chunks(CHUNK).zip(normalised.chunks(CHUNK * dim)) {
+        for (chunk_ids, chunk_vecs) in ids.chunks(CHUNK).zip(vectors.as_flat().chunks(CHUNK * dim))
+        {
             if cancel.load(Ordering::Relaxed) {
                 return Err(IndexError::Cancelled { done });
             }

@@ -13,8 +13,9 @@ pub use filter::{Filter, IdFilter};
 use scratch::Scored;
 pub use scratch::SearchScratch;
 
-use crate::error::{IndexError, Result};
+use crate::error::Result;
 use crate::graph::store::View;
+use crate::unit::{check_dim, UnitVector};
 use crate::Index;
 
 /// One search result.
@@ -42,11 +43,11 @@ fn with_thread_scratch<R>(f: impl FnOnce(&mut SearchScratch) -> R) -> R {
 impl Index {
     /// The `k` nearest live items to `query` with beam width `ef` (raised to `k` if smaller).
     ///
-    /// The query is normalised first, so any non-zero vector works. Uses a per-thread scratch.
+    /// Uses a per-thread scratch.
     ///
     /// # Errors
     /// [`IndexError::DimensionMismatch`] or [`IndexError::InvalidVector`] for a bad query.
-    pub fn search(&self, query: &[f32], k: usize, ef: usize) -> Result<Vec<Hit>> {
+    pub fn search(&self, query: &UnitVector, k: usize, ef: usize) -> Result<Vec<Hit>> {
         with_thread_scratch(|s| self.search_with(query, k, ef, None, s))
     }
 
@@ -56,7 +57,7 @@ impl Index {
     /// As [`Index::search`].
     pub fn search_filtered(
         &self,
-        query: &[f32],
+        query: &UnitVector,
         k: usize,
         ef: usize,
         filter: &dyn Filter,
@@ -73,18 +74,14 @@ impl Index {
     /// As [`Index::search`].
     pub fn search_with(
         &self,
-        query: &[f32],
+        query: &UnitVector,
         k: usize,
         ef: usize,
         filter: Option<&dyn Filter>,
         scratch: &mut SearchScratch,
     ) -> Result<Vec<Hit>> {
-        let mut q = std::mem::take(&mut scratch.query);
-        let unit = self.unit_query(query, &mut q);
-        if let Err(e) = unit {
-            scratch.query = q;
-            return Err(e);
-        }
+        check_dim(self.params.dim, query.len())?;
+        let q = query.as_slice();
         // The entry point is read before the view is taken: a concurrent insert can make a
         // new node the entry, and a view taken earlier would not contain it (its links would
         // look empty and the search would stop at it).
@@ -99,12 +96,11 @@ impl Index {
                 Some(f)
                     if filter::pass_fraction(&view, f, view.live()) < self.params.exact_below =>
                 {
-                    self.exact_scan(&view, &q, k, f)
+                    self.exact_scan(&view, q, k, f)
                 }
-                _ => self.graph_search(&view, entry, &q, k, ef.max(k), filter, scratch),
+                _ => self.graph_search(&view, entry, q, k, ef.max(k), filter, scratch),
             }
         };
-        scratch.query = q;
         Ok(out)
     }
 
@@ -180,29 +176,14 @@ impl Index {
             .collect()
     }
 
-    /// Checks `query`'s dimension and writes its unit-length copy into `out`.
-    fn unit_query(&self, query: &[f32], out: &mut Vec<f32>) -> Result<()> {
-        let dim = self.params.dim;
-        if query.len() != dim {
-            return Err(IndexError::DimensionMismatch {
-                expected: dim,
-                got: query.len(),
-            });
-        }
-        out.clear();
-        out.extend_from_slice(query);
-        crate::simd::normalize(out).map_err(|reason| IndexError::InvalidVector { reason })
-    }
-
     /// Exact top-k by brute force over every live item (the ground truth for recall tests).
     ///
     /// # Errors
     /// As [`Index::search`].
-    pub fn search_exact(&self, query: &[f32], k: usize) -> Result<Vec<Hit>> {
+    pub fn search_exact(&self, query: &UnitVector, k: usize) -> Result<Vec<Hit>> {
+        check_dim(self.params.dim, query.len())?;
         let all = |_: u64| true;
-        let mut q = Vec::new();
-        self.unit_query(query, &mut q)?;
         let view = self.store.view();
-        Ok(self.exact_scan(&view, &q, k, &all))
+        Ok(self.exact_scan(&view, query, k, &all))
     }
 }

@@ -25,7 +25,7 @@ impl Ord for Scored {
 }
 
 /// Buffers reused across searches: a visited set (epoch-stamped, cleared in O(1)), the two
-/// heaps of the layer search, neighbour and query buffers. Pass one per thread to
+/// heaps of the layer search, the neighbour buffer. Pass one per thread to
 /// [`crate::Index::search_with`]; [`crate::Index::search`] keeps one per thread for you.
 #[derive(Default)]
 pub struct SearchScratch {
@@ -35,7 +35,6 @@ pub struct SearchScratch {
     pub(crate) candidates: BinaryHeap<Scored>,
     pub(crate) results: BinaryHeap<Reverse<Scored>>,
     pub(crate) links: Vec<u32>,
-    pub(crate) query: Vec<f32>,
 }
 
 impl std::fmt::Debug for SearchScratch {

@@ -17,7 +17,7 @@ fn recall_holds_after_30_percent_churn_and_deleted_ids_never_return() {
 
     let index = Index::new(params(dim)).unwrap();
     let ids: Vec<u64> = (0..n as u64).collect();
-    index.insert_batch(&ids, &base).unwrap();
+    index.insert_batch(&ids, &rows(&base, dim)).unwrap();
     // Delete every id ≡ 0, 3 or 6 (mod 10): 30%, spread over all clusters.
     let deleted: HashSet<u64> = ids
         .iter()
@@ -28,7 +28,7 @@ fn recall_holds_after_30_percent_churn_and_deleted_ids_never_return() {
         index.delete(id).unwrap();
     }
     let new_ids: Vec<u64> = (n as u64..(n + n * 3 / 10) as u64).collect();
-    index.insert_batch(&new_ids, &extra).unwrap();
+    index.insert_batch(&new_ids, &rows(&extra, dim)).unwrap();
     assert_eq!(index.len(), n);
 
     // Fresh build over exactly the surviving items.
@@ -43,7 +43,9 @@ fn recall_holds_after_30_percent_churn_and_deleted_ids_never_return() {
     }
     keep_ids.extend(&new_ids);
     keep_vecs.extend_from_slice(&extra);
-    fresh.insert_batch(&keep_ids, &keep_vecs).unwrap();
+    fresh
+        .insert_batch(&keep_ids, &rows(&keep_vecs, dim))
+        .unwrap();
 
     let want = exact_all(&fresh, &queries, dim, 10);
     let r_fresh = recall(&search_all(&fresh, &queries, dim, 10, 128), &want, 10);
@@ -81,7 +83,9 @@ fn repeated_churn_rounds_keep_recall() {
     let mut data = Clustered::new(dim, 40, seed(3));
     let index = Index::new(params(dim)).unwrap();
     let mut live: Vec<u64> = (0..5000).collect();
-    index.insert_batch(&live, &data.take(5000)).unwrap();
+    index
+        .insert_batch(&live, &rows(&data.take(5000), dim))
+        .unwrap();
     let mut next = 5000u64;
     for _round in 0..5 {
         let gone: Vec<u64> = live.iter().copied().step_by(4).collect();
@@ -91,7 +95,9 @@ fn repeated_churn_rounds_keep_recall() {
         live.retain(|i| !gone.contains(i));
         let add: Vec<u64> = (next..next + gone.len() as u64).collect();
         next += gone.len() as u64;
-        index.insert_batch(&add, &data.take(add.len())).unwrap();
+        index
+            .insert_batch(&add, &rows(&data.take(add.len()), dim))
+            .unwrap();
         live.extend(add);
     }
     assert_eq!(index.len(), 5000);
@@ -115,12 +121,12 @@ fn a_replaced_vector_is_found_under_its_id() {
         let index = Index::new(params(dim)).unwrap();
         let base = data.take(n);
         let ids: Vec<u64> = (0..n as u64).collect();
-        index.insert_batch(&ids, &base).unwrap();
+        index.insert_batch(&ids, &rows(&base, dim)).unwrap();
         for round in 0..3 {
             let v = data.take(1);
             index.delete(0).unwrap();
-            index.insert(0, &v).unwrap();
-            let hits = index.search(&v, n.min(3), 32).unwrap();
+            index.insert(0, &unit(&v)).unwrap();
+            let hits = index.search(&unit(&v), n.min(3), 32).unwrap();
             assert_eq!(hits.len(), n.min(3), "n = {n}, round {round}");
             assert_eq!(hits[0].id, 0, "n = {n}, round {round}");
         }
@@ -131,7 +137,7 @@ fn a_replaced_vector_is_found_under_its_id() {
         assert_eq!(reopened.len(), n);
         let q = index.vector(0).unwrap();
         assert_eq!(
-            reopened.search(&q, 1, 32).unwrap()[0].id,
+            reopened.search(&unit(&q), 1, 32).unwrap()[0].id,
             0,
             "n = {n} after save"
         );

@@ -1,7 +1,7 @@
 //! Clustered test data (never uniform random: uniform high-dimensional data says nothing about
 //! real recall) and recall helpers.
 
-use memloop_index::{Hit, Index, Params};
+use memloop_index::{Hit, Index, Params, UnitVector, UnitVectors};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -50,6 +50,16 @@ fn gauss(rng: &mut StdRng) -> f32 {
     (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
 }
 
+/// `v` as a unit vector (test data is valid).
+pub fn unit(v: &[f32]) -> UnitVector {
+    UnitVector::new(v.to_vec()).unwrap()
+}
+
+/// `flat` as a batch of unit vectors of `dim`.
+pub fn rows(flat: &[f32], dim: usize) -> UnitVectors {
+    UnitVectors::new(flat.to_vec(), dim).unwrap()
+}
+
 pub fn params(dim: usize) -> Params {
     Params::builder(dim)
         .m(16)
@@ -89,13 +99,13 @@ pub fn search_all(
 ) -> Vec<Vec<Hit>> {
     queries
         .chunks(dim)
-        .map(|q| index.search(q, k, ef).unwrap())
+        .map(|q| index.search(&unit(q), k, ef).unwrap())
         .collect()
 }
 
 pub fn exact_all(index: &Index, queries: &[f32], dim: usize, k: usize) -> Vec<Vec<Hit>> {
     queries
         .chunks(dim)
-        .map(|q| index.search_exact(q, k).unwrap())
+        .map(|q| index.search_exact(&unit(q), k).unwrap())
         .collect()
 }

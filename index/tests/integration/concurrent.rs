@@ -17,7 +17,10 @@ fn searches_during_inserts_never_see_a_torn_state() {
     let queries = Arc::new(data.take(50));
     let index = Arc::new(Index::new(params(dim)).unwrap());
     index
-        .insert_batch(&(0..1000).collect::<Vec<u64>>(), &vectors[..1000 * dim])
+        .insert_batch(
+            &(0..1000).collect::<Vec<u64>>(),
+            &rows(&vectors[..1000 * dim], dim),
+        )
         .unwrap();
     let inserted = Arc::new(AtomicU64::new(1000));
     let stop = Arc::new(AtomicBool::new(false));
@@ -35,7 +38,7 @@ fn searches_during_inserts_never_see_a_torn_state() {
                 let mut searches = 0u64;
                 while !stop.load(Ordering::Acquire) {
                     for q in queries.chunks(dim).skip(t).step_by(3) {
-                        let hits = index.search(q, 10, 32).unwrap();
+                        let hits = index.search(&unit(q), 10, 32).unwrap();
                         // Read after the search: anything it saw was reserved by then, and at any
                         // moment reserved ids are below `inserted` + one chunk in flight.
                         let limit = inserted.load(Ordering::Acquire) + 256;
@@ -56,7 +59,7 @@ fn searches_during_inserts_never_see_a_torn_state() {
                         }
                         // Filtered searches take the same locks plus the filter's estimate.
                         let even = index
-                            .search_filtered(q, 10, 32, &|id: u64| id.is_multiple_of(2))
+                            .search_filtered(&unit(q), 10, 32, &|id: u64| id.is_multiple_of(2))
                             .unwrap();
                         let limit = inserted.load(Ordering::Acquire) + 256;
                         assert_eq!(even.len(), 10, "a filtered search came back short");
@@ -80,7 +83,7 @@ fn searches_during_inserts_never_see_a_torn_state() {
         let end = (start + 256).min(n);
         let ids: Vec<u64> = (start as u64..end as u64).collect();
         index
-            .insert_batch(&ids, &vectors[start * dim..end * dim])
+            .insert_batch(&ids, &rows(&vectors[start * dim..end * dim], dim))
             .unwrap();
         inserted.store(end as u64, Ordering::Release);
         if start % 1024 == 0 {

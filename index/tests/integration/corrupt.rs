@@ -10,7 +10,9 @@ fn saved_index(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
     let mut data = Clustered::new(dim, 8, 11);
     let index = Index::new(params(dim)).unwrap();
     let ids: Vec<u64> = (0..400).collect();
-    index.insert_batch(&ids, &data.take(400)).unwrap();
+    index
+        .insert_batch(&ids, &rows(&data.take(400), dim))
+        .unwrap();
     let path = dir.join("good.idx");
     index.save(&path, 9).unwrap();
     let bytes = std::fs::read(&path).unwrap();
@@ -27,8 +29,8 @@ fn open_bytes(dir: &Path, name: &str, bytes: &[u8]) -> Result<Index, IndexError>
 fn open_verify_search(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), IndexError> {
     let index = open_bytes(dir, name, bytes)?;
     // Whatever the contents, searching a file that opened must not panic.
-    let _ = index.search(&[0.5; 24], 10, 32)?;
-    let _ = index.search_filtered(&[0.5; 24], 10, 32, &|id: u64| id.is_multiple_of(2))?;
+    let _ = index.search(&unit(&[0.5; 24]), 10, 32)?;
+    let _ = index.search_filtered(&unit(&[0.5; 24]), 10, 32, &|id: u64| id.is_multiple_of(2))?;
     index.verify()
 }
 

@@ -11,7 +11,7 @@ fn filtered_recall(
 ) -> f64 {
     let got: Vec<Vec<Hit>> = queries
         .chunks(dim)
-        .map(|q| index.search_filtered(q, 10, 128, filter).unwrap())
+        .map(|q| index.search_filtered(&unit(q), 10, 128, filter).unwrap())
         .collect();
     for hits in &got {
         assert!(hits.iter().all(|h| pass(h.id)), "a hit fails the filter");
@@ -19,7 +19,7 @@ fn filtered_recall(
     let want: Vec<Vec<Hit>> = queries
         .chunks(dim)
         .map(|q| {
-            let all = index.search_exact(q, index.len()).unwrap();
+            let all = index.search_exact(&unit(q), index.len()).unwrap();
             all.into_iter().filter(|h| pass(h.id)).take(10).collect()
         })
         .collect();
@@ -33,7 +33,9 @@ fn filtered_search_keeps_recall_at_1_and_10_percent_pass_rates() {
     let mut data = Clustered::new(dim, 100, seed(4));
     let index = Index::new(params(dim)).unwrap();
     let ids: Vec<u64> = (0..n).collect();
-    index.insert_batch(&ids, &data.take(n as usize)).unwrap();
+    index
+        .insert_batch(&ids, &rows(&data.take(n as usize), dim))
+        .unwrap();
     let queries = data.take(100);
     // Pass sets unrelated to the clusters: a hash of the id.
     let h = |id: u64| id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
@@ -57,14 +59,16 @@ fn a_filter_that_passes_nothing_or_deleted_items_returns_only_live_passing_items
     let mut data = Clustered::new(dim, 4, seed(5));
     let index = Index::new(params(dim)).unwrap();
     let ids: Vec<u64> = (0..500).collect();
-    index.insert_batch(&ids, &data.take(500)).unwrap();
+    index
+        .insert_batch(&ids, &rows(&data.take(500), dim))
+        .unwrap();
     let q = data.next();
     assert!(index
-        .search_filtered(&q, 10, 64, &|_: u64| false)
+        .search_filtered(&unit(&q), 10, 64, &|_: u64| false)
         .unwrap()
         .is_empty());
     index.delete(3).unwrap();
     let only = IdFilter::new([3, 4, 1_000_000]);
-    let hits = index.search_filtered(&q, 10, 64, &only).unwrap();
+    let hits = index.search_filtered(&unit(&q), 10, 64, &only).unwrap();
     assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), vec![4]);
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use memloop_index::{Index, IndexError};
+use memloop_index::{Index, IndexError, UnitVector};
 use proptest::prelude::*;
 
 const DIM: usize = 8;
@@ -43,9 +43,8 @@ fn vector(seed: u64) -> Vec<f32> {
     }
 }
 
-fn unit(v: &[f32]) -> Vec<f32> {
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter().map(|x| x / n).collect()
+fn unit(v: &[f32]) -> UnitVector {
+    UnitVector::new(v.to_vec()).unwrap()
 }
 
 proptest! {
@@ -62,14 +61,14 @@ proptest! {
             match op {
                 Op::Insert(id, seed) => {
                     let v = vector(seed);
-                    let r = index.insert(id, &v);
+                    let r = index.insert(id, &unit(&v));
                     match model.entry(id) {
                         std::collections::btree_map::Entry::Occupied(_) => {
                             prop_assert!(matches!(r, Err(IndexError::DuplicateId(d)) if d == id));
                         }
                         std::collections::btree_map::Entry::Vacant(slot) => {
                             prop_assert!(r.is_ok());
-                            slot.insert(unit(&v));
+                            slot.insert(unit(&v).into_vec());
                         }
                     }
                 }

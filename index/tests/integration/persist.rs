@@ -8,7 +8,9 @@ fn save_then_open_gives_identical_results_and_keeps_accepting_changes() {
     let mut data = Clustered::new(dim, 50, seed(6));
     let index = Index::new(params(dim)).unwrap();
     let ids: Vec<u64> = (0..6000).map(|i| i * 7 + 3).collect();
-    index.insert_batch(&ids, &data.take(6000)).unwrap();
+    index
+        .insert_batch(&ids, &rows(&data.take(6000), dim))
+        .unwrap();
     let queries = data.take(100);
     let before = search_all(&index, &queries, dim, 10, 64);
 
@@ -28,7 +30,9 @@ fn save_then_open_gives_identical_results_and_keeps_accepting_changes() {
 
     // The mapped index accepts inserts and deletes; a second save/open round-trips those too.
     let more: Vec<u64> = (1_000_000..1_000_500).collect();
-    opened.insert_batch(&more, &data.take(500)).unwrap();
+    opened
+        .insert_batch(&more, &rows(&data.take(500), dim))
+        .unwrap();
     for &id in ids.iter().take(300) {
         opened.delete(id).unwrap();
     }
@@ -57,9 +61,9 @@ fn empty_index_round_trips() {
     index.save(&path, 0).unwrap();
     let opened = Index::open_verified(&path).unwrap();
     assert!(opened.is_empty());
-    assert!(opened.search(&[1.0; 5], 3, 10).unwrap().is_empty());
-    opened.insert(1, &[1.0; 5]).unwrap();
-    assert_eq!(opened.search(&[1.0; 5], 3, 10).unwrap()[0].id, 1);
+    assert!(opened.search(&unit(&[1.0; 5]), 3, 10).unwrap().is_empty());
+    opened.insert(1, &unit(&[1.0; 5])).unwrap();
+    assert_eq!(opened.search(&unit(&[1.0; 5]), 3, 10).unwrap()[0].id, 1);
 }
 
 #[test]
@@ -68,7 +72,9 @@ fn open_reads_nothing_proportional_to_size() {
     let mut data = Clustered::new(dim, 20, seed(7));
     let index = Index::new(params(dim)).unwrap();
     let ids: Vec<u64> = (0..3000).collect();
-    index.insert_batch(&ids, &data.take(3000)).unwrap();
+    index
+        .insert_batch(&ids, &rows(&data.take(3000), dim))
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.idx");
     index.save(&path, 0).unwrap();

@@ -10,7 +10,7 @@ fn recall_at_10_is_at_least_095_at_ef_128_on_20k_clustered() {
     let queries = data.take(300);
     let ids: Vec<u64> = (0..20_000).collect();
     let index = Index::new(params(dim)).unwrap();
-    index.insert_batch(&ids, &base).unwrap();
+    index.insert_batch(&ids, &rows(&base, dim)).unwrap();
     assert_eq!(index.len(), 20_000);
     let got = search_all(&index, &queries, dim, 10, 128);
     let want = exact_all(&index, &queries, dim, 10);
@@ -30,60 +30,59 @@ fn recall_at_10_is_at_least_095_at_ef_128_on_20k_clustered() {
 fn small_and_degenerate_indexes_answer_correctly() {
     let dim = 8;
     let index = Index::new(params(dim)).unwrap();
-    assert!(index.search(&[1.0; 8], 5, 10).unwrap().is_empty());
-    index.insert(7, &[1.0; 8]).unwrap();
-    let hits = index.search(&[1.0; 8], 5, 10).unwrap();
+    assert!(index.search(&unit(&[1.0; 8]), 5, 10).unwrap().is_empty());
+    index.insert(7, &unit(&[1.0; 8])).unwrap();
+    let hits = index.search(&unit(&[1.0; 8]), 5, 10).unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].id, 7);
     assert!((hits[0].score - 1.0).abs() < 1e-5);
-    assert!(index.search(&[1.0; 8], 0, 10).unwrap().is_empty());
+    assert!(index.search(&unit(&[1.0; 8]), 0, 10).unwrap().is_empty());
     // Identical vectors under many ids: the top k are all exact matches. (More identical copies
     // than M0/2 can leave some copies unreachable, as in every HNSW; the engine merges
     // duplicates before they reach the index. See `graph::select`.)
     let ids: Vec<u64> = (100..150).collect();
-    index.insert_batch(&ids, &vec![0.5; 8 * 50]).unwrap();
-    let found = index.search(&[1.0; 8], 10, 64).unwrap();
+    index
+        .insert_batch(&ids, &rows(&vec![0.5; 8 * 50], dim))
+        .unwrap();
+    let found = index.search(&unit(&[1.0; 8]), 10, 64).unwrap();
     assert_eq!(found.len(), 10, "{found:?}");
     assert!(found.iter().all(|h| h.score > 0.9999));
-    assert_eq!(index.search_exact(&[1.0; 8], 100).unwrap().len(), 51);
+    assert_eq!(index.search_exact(&unit(&[1.0; 8]), 100).unwrap().len(), 51);
 }
 
 #[test]
 fn caller_errors_are_typed_and_change_nothing() {
-    use memloop_index::IndexError;
+    use memloop_index::{IndexError, UnitVector};
     let index = Index::new(params(4)).unwrap();
-    index.insert(1, &[1.0, 0.0, 0.0, 0.0]).unwrap();
+    index.insert(1, &unit(&[1.0, 0.0, 0.0, 0.0])).unwrap();
     assert!(matches!(
-        index.insert(2, &[1.0, 0.0]),
+        index.insert(2, &unit(&[1.0, 0.0])),
         Err(IndexError::DimensionMismatch {
             expected: 4,
             got: 2
         })
     ));
+    // A zero or non-finite vector never becomes a unit vector, so it never reaches the index.
     assert!(matches!(
-        index.insert(2, &[0.0; 4]),
+        UnitVector::new(vec![0.0; 4]),
         Err(IndexError::InvalidVector { .. })
     ));
     assert!(matches!(
-        index.insert(2, &[f32::NAN, 0.0, 0.0, 1.0]),
+        UnitVector::new(vec![f32::NAN, 0.0, 0.0, 1.0]),
         Err(IndexError::InvalidVector { .. })
     ));
     assert!(matches!(
-        index.insert(1, &[0.0, 1.0, 0.0, 0.0]),
+        index.insert(1, &unit(&[0.0, 1.0, 0.0, 0.0])),
         Err(IndexError::DuplicateId(1))
     ));
     assert!(matches!(
-        index.insert_batch(&[5, 5], &[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]),
+        index.insert_batch(&[5, 5], &rows(&[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0], 4)),
         Err(IndexError::DuplicateId(5))
     ));
     assert!(matches!(index.delete(99), Err(IndexError::NotFound(99))));
     assert!(matches!(
-        index.search(&[1.0; 3], 1, 8),
+        index.search(&unit(&[1.0; 3]), 1, 8),
         Err(IndexError::DimensionMismatch { .. })
-    ));
-    assert!(matches!(
-        index.search(&[0.0; 4], 1, 8),
-        Err(IndexError::InvalidVector { .. })
     ));
     assert_eq!(index.len(), 1);
     assert!(matches!(

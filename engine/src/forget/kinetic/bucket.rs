@@ -1,27 +1,9 @@
-//! The tree's leaves: buckets of [`BUCKET`] slots, each summarised as a flat kinetic node.
+//! The tree's leaves: buckets of [`BUCKET`] slots, each summarised as a flat kinetic node
+//! (its winner now and the first time another of its lines crosses below it).
 
-use super::tree::{KineticQueue, Node, EMPTY_NODE};
+use super::node::{Entry, Node, BUCKET, EMPTY_NODE};
+use super::tree::KineticQueue;
 use super::{before, Time, EMPTY};
-
-/// Items per leaf bucket. A bucket is a flat kinetic node: its winner is the minimum of its
-/// lines and its certificate the first time another of its lines crosses below that winner.
-/// Scanning 16 contiguous lines (384 bytes) costs less than the four tree levels it replaces,
-/// and it shrinks the tree 16-fold: at a million items the tree (4 MB) stays in cache.
-pub(super) const BUCKET: usize = 16;
-
-/// One item: its id and its line, stored as the value at the queue's base time.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Entry {
-    pub(super) id: u64,
-    pub(super) v: f64,
-    pub(super) slope: f64,
-}
-
-pub(super) const EMPTY_ENTRY: Entry = Entry {
-    id: EMPTY,
-    v: 0.0,
-    slope: 0.0,
-};
 
 impl KineticQueue {
     pub(super) fn bucket(&self, b: usize) -> &[Entry] {

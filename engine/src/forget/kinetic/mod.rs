@@ -35,6 +35,7 @@
 //! - time must not go backwards (an error), but any jump forward is one `advance`.
 
 mod bucket;
+mod node;
 mod oracle;
 #[cfg(test)]
 mod tests;

@@ -2,38 +2,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::bucket::{Entry, BUCKET, EMPTY_ENTRY};
+use super::node::{Entry, Node, BUCKET, EMPTY_ENTRY, EMPTY_NODE};
 use super::{before, check, AdvanceStats, KineticError, Line, Time, EMPTY};
-
-/// A tree node: the winner of its subtree (its id and line, copied in so a recompute reads
-/// only the two adjacent child nodes, one cache line) and the subtree's next winner change.
-/// The line is stored as its value at the queue's base time.
-#[derive(Debug, Clone, Copy)]
-#[repr(C, align(32))]
-pub(super) struct Node {
-    pub(super) id: u64,
-    pub(super) v: f64,
-    pub(super) slope: f64,
-    pub(super) melt: Time,
-}
-
-impl Node {
-    /// Bit-for-bit equal (a recompute that changed nothing).
-    #[inline]
-    fn same(&self, other: &Node) -> bool {
-        self.id == other.id
-            && self.v.to_bits() == other.v.to_bits()
-            && self.slope.to_bits() == other.slope.to_bits()
-            && self.melt.to_bits() == other.melt.to_bits()
-    }
-}
-
-pub(super) const EMPTY_NODE: Node = Node {
-    id: EMPTY,
-    v: 0.0,
-    slope: 0.0,
-    melt: Time::INFINITY,
-};
 
 /// The base time moves up to now once now is this far past it, so stored values stay small
 /// and accurate whatever the absolute time.

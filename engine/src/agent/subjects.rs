@@ -1,12 +1,13 @@
 //! Subjects: one memory per subject (a file path, a service), its summary merged from events.
 
-use super::Memory;
+use crate::clock::Timestamp;
 use crate::context::extract;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::invalid::InvalidInput;
 use crate::item::{Kind, MemoryId, NewMemory, DEFAULT_NAMESPACE};
+use crate::memory::Memory;
 use crate::store::SUBJECT_STATE;
 use crate::time::format_rfc3339;
-use crate::Timestamp;
 
 /// What happened to a subject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -161,7 +162,7 @@ impl Memory {
     ) -> Result<MemoryId> {
         let subject = subject.trim();
         if subject.is_empty() {
-            return Err(Error::InvalidInput("subject is empty".into()));
+            return Err(InvalidInput::EmptySubject.into());
         }
         let _serial = self.inner.observing.lock();
         let store = &self.inner.store;

@@ -1,9 +1,10 @@
 //! Tasks as memories (MaxMind): three precisions, outcomes kept, reflections on failure (SAGE).
 
-use super::Memory;
-use crate::error::{Error, Result};
+use super::task::{Task, TaskIds};
+use crate::error::Result;
+use crate::invalid::InvalidInput;
 use crate::item::{Kind, NewMemory, Outcome};
-use crate::task::{Task, TaskIds};
+use crate::memory::Memory;
 
 impl Memory {
     /// Records a finished task as a task memory at three precisions (made by the summarizer,
@@ -16,10 +17,10 @@ impl Memory {
     /// [`Memory::remember`].
     pub fn record_task(&self, task: &Task) -> Result<TaskIds> {
         if task.request.trim().is_empty() {
-            return Err(Error::InvalidInput("task request is empty".into()));
+            return Err(InvalidInput::EmptyTaskRequest.into());
         }
         if let Some(i) = task.steps.iter().position(|s| s.trim().is_empty()) {
-            return Err(Error::InvalidInput(format!("task step {i} is empty")));
+            return Err(InvalidInput::EmptyTaskStep(i).into());
         }
         let original = task.original();
         let summary = self

@@ -1,9 +1,9 @@
 //! Five-level feedback: durable, steering decay and the precision a memory is served at.
 
-use super::retrieve::decode_feedback;
-use super::Memory;
 use crate::error::{Error, Result};
+use crate::invalid::InvalidInput;
 use crate::item::MemoryId;
+use crate::memory::Memory;
 use crate::retrieve::FeedbackState;
 use crate::store::FEEDBACK;
 
@@ -28,14 +28,12 @@ impl Memory {
     /// [`Error::InvalidInput`] for a level outside 1..=5; [`Error::NotFound`].
     pub fn feedback(&self, id: MemoryId, level: u8) -> Result<FeedbackState> {
         if !(1..=5).contains(&level) {
-            return Err(Error::InvalidInput(format!(
-                "feedback level {level} is outside 1..=5 (1 = harmful … 5 = decisive)"
-            )));
+            return Err(InvalidInput::FeedbackLevel(level).into());
         }
         self.inner.write(|inner, tx, applied| {
             let mut item = inner.current(id)?.ok_or(Error::NotFound(id))?;
             let mut state = match inner.store.side(FEEDBACK, id)? {
-                Some(bytes) => decode_feedback(&inner.store, &bytes)?,
+                Some(bytes) => FeedbackState::decode(&inner.store, &bytes)?,
                 None => FeedbackState::default(),
             };
             state.count += 1;

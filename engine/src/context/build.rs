@@ -1,90 +1,14 @@
 //! Contexts (Memory-Only and Memory-Doc) and documents stored with their structures.
 
-use super::{Hit, Memory, Query};
-use crate::context::{assemble, extract, Candidate, Context, Precision};
-use crate::error::{Error, Result};
-use crate::item::{Kind, MemoryId, NewMemory};
-use crate::retrieve::Strategy;
-
-/// What a context is made of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ContextMode {
-    /// The memories themselves.
-    #[default]
-    Memories,
-    /// The source documents (or spans) the memories point to, de-duplicated.
-    Documents,
-}
-
-/// A context request: what to retrieve and how many tokens it may take.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ContextRequest {
-    /// The query (its `k` is how many memories are retrieved).
-    pub query: Query,
-    /// Token budget; the context never exceeds it.
-    pub budget: usize,
-    /// Retrieval strategy.
-    pub strategy: Strategy,
-    /// Share of the retrieved memories labelled "Key Reference" (at least one). Default 1/3.
-    pub key_share: f32,
-    /// Memories or their documents.
-    pub mode: ContextMode,
-}
-
-impl ContextRequest {
-    /// The best 8 memories for `query` in at most `budget` tokens, single-step.
-    pub fn new(query: impl Into<String>, budget: usize) -> Self {
-        ContextRequest {
-            query: Query::new(query).k(8),
-            budget,
-            strategy: Strategy::Single,
-            key_share: 1.0 / 3.0,
-            mode: ContextMode::Memories,
-        }
-    }
-}
-
-/// A source document behind one or more hits.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct DocumentRef {
-    /// The document key (as given to [`Memory::remember_document`] or in a memory's source).
-    pub document: String,
-    /// Its stored document memory, if it was stored.
-    pub id: Option<MemoryId>,
-    /// Its text (the whole document when stored, else the span's memory text).
-    pub text: String,
-    /// The hits that point to it, best first.
-    pub hits: Vec<MemoryId>,
-    /// The best of their scores.
-    pub score: f32,
-}
-
-/// Caller-supplied structures stored with a document (see [`Memory::remember_document`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Structures {
-    /// (head, relation, tail) triples.
-    pub triples: Vec<(String, String, String)>,
-    /// Atomic facts.
-    pub facts: Vec<String>,
-    /// Summaries.
-    pub summaries: Vec<String>,
-}
-
-/// The memories a document became.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct DocumentIds {
-    /// The document memory.
-    pub document: MemoryId,
-    /// Its chunks, in order.
-    pub chunks: Vec<MemoryId>,
-    /// Triples, facts and summaries, in that order.
-    pub structures: Vec<MemoryId>,
-}
-
-/// Chunk size and overlap of [`Memory::remember_document`], in tokens.
-pub const CHUNK_TOKENS: usize = 200;
-/// Overlap between consecutive chunks, in tokens.
-pub const CHUNK_OVERLAP: usize = 40;
+use super::request::{
+    ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
+};
+use super::{assemble, extract, Candidate, Context, Precision};
+use crate::error::Result;
+use crate::invalid::InvalidInput;
+use crate::item::{Kind, NewMemory};
+use crate::memory::Memory;
+use crate::retrieve::Hit;
 
 impl Memory {
     /// Retrieves for `request.query` and assembles the hits into at most `request.budget`
@@ -94,10 +18,7 @@ impl Memory {
     /// As [`Memory::retrieve`]; [`Error::InvalidInput`] for a key share outside (0, 1].
     pub fn context(&self, request: &ContextRequest) -> Result<Context> {
         if !(request.key_share > 0.0 && request.key_share <= 1.0) {
-            return Err(Error::InvalidInput(format!(
-                "key share {} is outside (0, 1]",
-                request.key_share
-            )));
+            return Err(InvalidInput::KeyShare(request.key_share).into());
         }
         let hits = self.retrieve(&request.query, request.strategy)?;
         self.context_of(&hits, request.budget, request.key_share, request.mode)
@@ -235,12 +156,10 @@ impl Memory {
         structures: &Structures,
     ) -> Result<DocumentIds> {
         if key.trim().is_empty() || text.trim().is_empty() {
-            return Err(Error::InvalidInput(
-                "document key and text must not be empty".into(),
-            ));
+            return Err(InvalidInput::EmptyDocument.into());
         }
         crate::item::check_text(text, self.inner.options.max_text_bytes)
-            .map_err(|e| Error::InvalidInput(format!("document {key:?}: {e}")))?;
+            .map_err(|e| e.at(format!("document {key:?}")))?;
         let spans = self.chunk(text);
         let summary = self.inner.options.hooks.summarizer.summarize(text)?;
         let mut batch = vec![NewMemory::new(text)

@@ -1,8 +1,13 @@
 //! What a recall asks for ([`Query`]) and what it returns ([`Hit`]): value types shared by the
 //! memory façade, the retrieval strategies and the bindings.
 
+use crate::error::Result;
 use crate::filter::MemoryFilter;
+use crate::invalid::InvalidInput;
 use crate::item::{Kind, MemoryItem};
+
+/// The most hits one recall returns.
+pub const MAX_K: usize = 10_000;
 
 /// A recall request: query text, how many hits, and a filter.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +57,23 @@ impl Query {
         self.filter.tags.push(tag.into());
         self
     }
+
+    /// Checks the request once, where it enters: text that says something, `k` in
+    /// 1..=[`MAX_K`].
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.text.trim().is_empty() {
+            return Err(InvalidInput::EmptyQuery.into());
+        }
+        check_k(self.k)
+    }
+}
+
+/// Checks a number of hits: 1..=[`MAX_K`].
+pub(crate) fn check_k(k: usize) -> Result<()> {
+    if k == 0 || k > MAX_K {
+        return Err(InvalidInput::K { k, max: MAX_K }.into());
+    }
+    Ok(())
 }
 
 /// One recalled memory.

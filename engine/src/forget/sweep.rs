@@ -2,11 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Inner, Memory};
 use crate::clock::Timestamp;
 use crate::error::Result;
 use crate::forget::ForgetReason;
 use crate::item::{Kind, MemoryId, Tier};
+use crate::memory::{Inner, Memory};
 
 /// What one sweep moved.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -94,9 +94,12 @@ impl Memory {
     /// Memory `id`'s retention now, tier, and when it will cross θ1 and θ2.
     ///
     /// # Errors
-    /// [`crate::Error::NotFound`].
+    /// [`crate::error::Error::NotFound`].
     pub fn explain_decay(&self, id: MemoryId) -> Result<DecayReport> {
-        let item = self.inner.current(id)?.ok_or(crate::Error::NotFound(id))?;
+        let item = self
+            .inner
+            .current(id)?
+            .ok_or(crate::error::Error::NotFound(id))?;
         let p = &self.inner.options.forgetting;
         let now = self.inner.now();
         let future = |t: Option<Timestamp>| t.filter(|&t| t > now);

@@ -1,12 +1,17 @@
-//! Writes: remember (with de-duplication), update (with history), forget.
+//! Remembering: remember (with de-duplication, `dedup.rs` deciding what may merge), update
+//! (with history), forget. Each runs through the write pipeline of `memory/apply.rs`.
 
+use memloop_index::UnitVector;
 use rustc_hash::FxHashMap;
 
-use super::{Inner, Memory, WriterState};
-use crate::dedup::{one_current_truth, same_information, RememberAction, Remembered};
+pub mod dedup;
+
+use dedup::{one_current_truth, same_information, RememberAction, Remembered};
+
 use crate::error::{Error, Result};
+use crate::invalid::InvalidInput;
 use crate::item::{check_text, content_hash, Kind, MemoryId, MemoryItem, NewMemory};
-use crate::options::Durability;
+use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
 
 /// Changes to an existing memory; `None` fields stay as they are.
@@ -25,19 +30,6 @@ pub struct Update {
     pub importance: Option<f32>,
     /// Pin or unpin.
     pub pinned: Option<bool>,
-}
-
-/// What one write changed, applied to the index and catalog after the commit.
-#[derive(Default)]
-pub(super) struct Applied {
-    /// Items whose vector is new (inserted into the index).
-    pub(super) inserted: Vec<(MemoryId, Vec<f32>)>,
-    /// Items whose catalog fields may have changed.
-    pub(super) items: Vec<MemoryItem>,
-    /// Items deleted.
-    pub(super) removed: Vec<MemoryId>,
-    /// Items whose vector was replaced in place (same id, new text).
-    pub(super) replaced: Vec<(MemoryId, Vec<f32>)>,
 }
 
 impl Memory {
@@ -92,7 +84,15 @@ impl Memory {
     /// [`Error::InvalidInput`] for a vector of the wrong dimension or that cannot be
     /// normalised; otherwise as [`Memory::remember_batch`].
     pub fn remember_embedded(&self, memories: Vec<(NewMemory, Vec<f32>)>) -> Result<Vec<MemoryId>> {
-        let done = self.remember_checked(memories, false)?;
+        let mut checked = Vec::with_capacity(memories.len());
+        for (i, (m, v)) in memories.into_iter().enumerate() {
+            let at = || format!("memory {i}");
+            m.validate(self.inner.options.max_text_bytes)
+                .map_err(|e| e.at(at()))?;
+            let v = self.inner.unit(v).map_err(|e| e.at(at()))?;
+            checked.push((m, v));
+        }
+        let done = self.remember_checked(checked, false)?;
         Ok(done.into_iter().map(|r| r.id).collect())
     }
 
@@ -110,26 +110,19 @@ impl Memory {
     ) -> Result<Vec<Remembered>> {
         for (i, m) in memories.iter().enumerate() {
             m.validate(self.inner.options.max_text_bytes)
-                .map_err(|e| Error::InvalidInput(format!("memory {i}: {e}")))?;
+                .map_err(|e| e.at(format!("memory {i}")))?;
         }
         let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
-        let vectors = self.inner.embedder.embed_documents(&texts)?;
+        let vectors = self.inner.embed_documents(&texts)?;
         self.remember_checked(memories.into_iter().zip(vectors).collect(), exact_only)
     }
 
+    /// Remembers memories whose input and vectors were checked.
     fn remember_checked(
         &self,
-        memories: Vec<(NewMemory, Vec<f32>)>,
+        checked: Vec<(NewMemory, UnitVector)>,
         exact_only: bool,
     ) -> Result<Vec<Remembered>> {
-        let dim = self.inner.embedder.dim();
-        let mut checked = Vec::with_capacity(memories.len());
-        for (i, (m, v)) in memories.into_iter().enumerate() {
-            m.validate(self.inner.options.max_text_bytes)
-                .map_err(|e| Error::InvalidInput(format!("memory {i}: {e}")))?;
-            let v = unit(v, dim).map_err(|e| Error::InvalidInput(format!("memory {i}: {e}")))?;
-            checked.push((m, v));
-        }
         let ids = self.inner.write(|inner, tx, applied| {
             let mut ids = Vec::with_capacity(checked.len());
             let mut staged = Staged {
@@ -156,13 +149,11 @@ impl Memory {
     pub fn update(&self, id: MemoryId, update: Update) -> Result<MemoryId> {
         if let Some(i) = update.importance {
             if !(0.0..=1.0).contains(&i) {
-                return Err(Error::InvalidInput(format!(
-                    "importance {i} is outside [0, 1]"
-                )));
+                return Err(InvalidInput::Importance(i).into());
             }
         }
         if let Some(t) = &update.text {
-            check_text(t, self.inner.options.max_text_bytes).map_err(Error::InvalidInput)?;
+            check_text(t, self.inner.options.max_text_bytes)?;
         }
         let new_text = update.text.clone();
         let vector = match &new_text {
@@ -172,9 +163,7 @@ impl Memory {
         self.inner.write(|inner, tx, applied| {
             let mut old = inner.store.item(id)?.ok_or(Error::NotFound(id))?;
             if let Some(newer) = old.superseded_by {
-                return Err(Error::InvalidInput(format!(
-                    "memory {id} was superseded by {newer}; update the current version"
-                )));
+                return Err(InvalidInput::Superseded { id, by: newer }.into());
             }
             let now = inner.now();
             let mut new = old.clone();
@@ -238,22 +227,6 @@ impl Memory {
             Ok(())
         })
     }
-
-    /// Makes every write so far durable (a no-op in synced mode).
-    ///
-    /// # Errors
-    /// [`Error::Store`] / [`Error::Poisoned`] when the writes could not be made durable;
-    /// [`Error::Background`] when the background thread's last checkpoint or flush failed and
-    /// nothing has succeeded since.
-    pub fn flush(&self) -> Result<()> {
-        let mut w = self.inner.writer.lock();
-        self.inner.flush_locked(&mut w)?;
-        drop(w);
-        match self.inner.background_error.lock().take() {
-            Some(e) => Err(Error::Background(e)),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Items created or merged earlier in the same batch (not yet visible through the database).
@@ -261,14 +234,14 @@ impl Memory {
 struct Staged {
     by_hash: FxHashMap<[u8; 32], MemoryId>,
     items: FxHashMap<MemoryId, MemoryItem>,
-    fresh: Vec<(MemoryId, String, Kind, Vec<f32>)>,
+    fresh: Vec<(MemoryId, String, Kind, UnitVector)>,
     /// Merge exact duplicates only.
     exact_only: bool,
 }
 
 impl Staged {
     /// Notes a memory created in this batch, so later inputs can merge into it.
-    fn remember_fresh(&mut self, hash: [u8; 32], item: &MemoryItem, ns: String, v: Vec<f32>) {
+    fn remember_fresh(&mut self, hash: [u8; 32], item: &MemoryItem, ns: String, v: UnitVector) {
         self.by_hash.insert(hash, item.id);
         self.items.insert(item.id, item.clone());
         self.fresh.push((item.id, ns, item.kind, v));
@@ -276,119 +249,13 @@ impl Staged {
 }
 
 impl Inner {
-    pub(crate) fn now(&self) -> crate::clock::Timestamp {
-        self.options.clock.now()
-    }
-
-    /// Runs `f` in one write transaction under the writer lock, commits it, then applies what
-    /// it recorded to the index and the catalog.
-    pub(super) fn write<T>(
-        &self,
-        f: impl FnOnce(&Inner, &mut Tx, &mut Applied) -> Result<T>,
-    ) -> Result<T> {
-        // The catalog must be loaded before anything commits (its snapshot must miss nothing),
-        // and the index verified before a write searches or changes it.
-        self.catalog.get()?;
-        self.ensure_index_verified()?;
-        let mut w = self.writer.lock();
-        let synced = self.options.durability == Durability::Synced;
-        if !self.accessed.lock().is_empty() {
-            // Committed on their own first, so `f` reads items with their touches applied.
-            let mut tx = Tx::begin(&self.store, synced)?;
-            self.write_accessed(&mut tx)?;
-            tx.commit()?;
-        }
-        let mut tx = Tx::begin(&self.store, synced)?;
-        let mut applied = Applied::default();
-        let out = f(self, &mut tx, &mut applied)?;
-        let changes = tx.changes();
-        tx.commit()?;
-        self.apply(applied)?;
-        note_changes(&mut w, changes, synced);
-        drop(w);
-        Ok(out)
-    }
-
-    fn apply(&self, applied: Applied) -> Result<()> {
-        let index = self.index.read().clone();
-        for &id in applied
-            .removed
-            .iter()
-            .chain(applied.replaced.iter().map(|(id, _)| id))
-        {
-            if index.contains(id) {
-                index.delete(id)?;
-            }
-        }
-        let mut applied = applied;
-        applied.inserted.append(&mut applied.replaced);
-        if !applied.inserted.is_empty() {
-            let ids: Vec<MemoryId> = applied.inserted.iter().map(|(id, _)| *id).collect();
-            let flat: Vec<f32> = applied
-                .inserted
-                .iter()
-                .flat_map(|(_, v)| v.iter().copied())
-                .collect();
-            index.insert_batch(&ids, &flat)?;
-        }
-        let mut cat = self.catalog.get()?.write();
-        for item in &applied.items {
-            cat.upsert(item);
-        }
-        for &id in &applied.removed {
-            cat.remove(id);
-        }
-        drop(cat);
-        if let Some(lexical) = self.lexical.write().as_mut() {
-            for item in &applied.items {
-                lexical.upsert(item.id, &item.text);
-            }
-            for &id in &applied.removed {
-                lexical.remove(id);
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes pending recall access times and reinforcements into `tx`.
-    pub(crate) fn write_accessed(&self, tx: &mut Tx) -> Result<()> {
-        let pending = std::mem::take(&mut *self.accessed.lock());
-        for (id, touch) in pending {
-            if let Some(mut item) = self.store.item(id)? {
-                touch.apply(&mut item);
-                tx.put(&item, None)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Memory `id` as stored, with any pending recall touch applied.
-    pub(crate) fn current(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
-        let mut item = self.store.item(id)?;
-        if let (Some(item), Some(t)) = (item.as_mut(), self.accessed.lock().get(&id)) {
-            t.apply(item);
-        }
-        Ok(item)
-    }
-
-    /// Makes grouped writes durable with one synced commit.
-    pub(crate) fn flush_locked(&self, w: &mut WriterState) -> Result<()> {
-        if w.unflushed || !self.accessed.lock().is_empty() {
-            let mut tx = Tx::begin(&self.store, true)?;
-            self.write_accessed(&mut tx)?;
-            tx.commit()?;
-            w.unflushed = false;
-        }
-        Ok(())
-    }
-
     fn remember_one(
         &self,
         tx: &mut Tx,
         applied: &mut Applied,
         staged: &mut Staged,
         m: NewMemory,
-        v: Vec<f32>,
+        v: UnitVector,
     ) -> Result<Remembered> {
         let now = self.now();
         let ns = m.namespace_or_default().to_string();
@@ -453,20 +320,14 @@ impl Inner {
         })
     }
 
-    /// The unit document vector of `text`.
-    pub(super) fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
-        let v = self.embedder.embed_documents(&[text])?.remove(0);
-        unit(v, self.embedder.dim()).map_err(Error::InvalidInput)
-    }
-
     /// Writes `m` as a new memory with unit vector `v` (no de-duplication), as the new version
     /// of `supersedes` when given (the caller links the old version).
-    pub(super) fn insert_new(
+    pub(crate) fn insert_new(
         &self,
         tx: &mut Tx,
         applied: &mut Applied,
         m: NewMemory,
-        v: Vec<f32>,
+        v: UnitVector,
         supersedes: Option<MemoryId>,
     ) -> Result<MemoryItem> {
         let id = tx.allocate_id();
@@ -490,7 +351,7 @@ impl Inner {
         staged: &Staged,
         ns: &str,
         kind: Kind,
-        v: &[f32],
+        v: &UnitVector,
     ) -> Result<Option<MemoryId>> {
         let Some(threshold) = self.options.dedup_threshold else {
             return Ok(None);
@@ -498,7 +359,7 @@ impl Inner {
         let mut best: Option<(f32, MemoryId)> = None;
         for (id, fns, fkind, fv) in &staged.fresh {
             if fns == ns && *fkind == kind {
-                let s = memloop_index::simd::dot(fv, v);
+                let s = fv.cosine(v);
                 if s >= threshold && best.is_none_or(|(b, _)| s > b) {
                     best = Some((s, *id));
                 }
@@ -541,32 +402,4 @@ fn merge(item: &mut MemoryItem, m: NewMemory, now: crate::clock::Timestamp) {
     item.subject = m.subject.or(item.subject.take());
     item.outcome = m.outcome.or(item.outcome);
     item.pinned |= m.pinned;
-}
-
-fn note_changes(w: &mut WriterState, n: u64, synced: bool) {
-    if n > 0 {
-        w.unsaved += n;
-        w.first_unsaved.get_or_insert_with(std::time::Instant::now);
-        w.unflushed |= !synced;
-    }
-}
-
-/// Normalises `v`, checking its dimension.
-pub(crate) fn unit(mut v: Vec<f32>, dim: usize) -> Result<Vec<f32>, String> {
-    if v.len() != dim {
-        return Err(format!(
-            "vector has {} dimensions, the model makes {dim}",
-            v.len()
-        ));
-    }
-    let norm = memloop_index::simd::dot(&v, &v).sqrt();
-    if !norm.is_finite() || norm == 0.0 {
-        return Err("vector is zero or not finite".into());
-    }
-    // Already-unit vectors (from the embedder, or an export) are kept bit for bit, so a
-    // memory scores the same in every store that holds it.
-    if (norm - 1.0).abs() > 1e-6 {
-        v.iter_mut().for_each(|x| *x /= norm);
-    }
-    Ok(v)
 }

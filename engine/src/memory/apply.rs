@@ -1,0 +1,156 @@
+//! The write pipeline: one transaction under the writer lock, committed, then applied to the
+//! index, the catalog and the lexical index.
+
+use memloop_index::{UnitVector, UnitVectors};
+
+use super::{Inner, Memory, WriterState};
+use crate::error::{Error, Result};
+use crate::item::{MemoryId, MemoryItem};
+use crate::options::Durability;
+use crate::store::Tx;
+
+/// What one write changed, applied to the index and catalog after the commit.
+#[derive(Default)]
+pub(crate) struct Applied {
+    /// Items whose vector is new (inserted into the index).
+    pub(crate) inserted: Vec<(MemoryId, UnitVector)>,
+    /// Items whose catalog fields may have changed.
+    pub(crate) items: Vec<MemoryItem>,
+    /// Items deleted.
+    pub(crate) removed: Vec<MemoryId>,
+    /// Items whose vector was replaced in place (same id, new text).
+    pub(crate) replaced: Vec<(MemoryId, UnitVector)>,
+}
+
+impl Memory {
+    /// Makes every write so far durable (a no-op in synced mode).
+    ///
+    /// # Errors
+    /// [`Error::Store`] / [`Error::Poisoned`] when the writes could not be made durable;
+    /// [`Error::Background`] when the background thread's last checkpoint or flush failed and
+    /// nothing has succeeded since.
+    pub fn flush(&self) -> Result<()> {
+        let mut w = self.inner.writer.lock();
+        self.inner.flush_locked(&mut w)?;
+        drop(w);
+        match self.inner.background_error.lock().take() {
+            Some(e) => Err(Error::Background(e)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn now(&self) -> crate::clock::Timestamp {
+        self.options.clock.now()
+    }
+
+    /// Runs `f` in one write transaction under the writer lock, commits it, then applies what
+    /// it recorded to the index and the catalog.
+    pub(crate) fn write<T>(
+        &self,
+        f: impl FnOnce(&Inner, &mut Tx, &mut Applied) -> Result<T>,
+    ) -> Result<T> {
+        // The catalog must be loaded before anything commits (its snapshot must miss nothing),
+        // and the index verified before a write searches or changes it.
+        self.catalog.get()?;
+        self.ensure_index_verified()?;
+        let mut w = self.writer.lock();
+        let synced = self.options.durability == Durability::Synced;
+        if !self.accessed.lock().is_empty() {
+            // Committed on their own first, so `f` reads items with their touches applied.
+            let mut tx = Tx::begin(&self.store, synced)?;
+            self.write_accessed(&mut tx)?;
+            tx.commit()?;
+        }
+        let mut tx = Tx::begin(&self.store, synced)?;
+        let mut applied = Applied::default();
+        let out = f(self, &mut tx, &mut applied)?;
+        let changes = tx.changes();
+        tx.commit()?;
+        self.apply(applied)?;
+        note_changes(&mut w, changes, synced);
+        drop(w);
+        Ok(out)
+    }
+
+    fn apply(&self, applied: Applied) -> Result<()> {
+        let index = self.index.read().clone();
+        for &id in applied
+            .removed
+            .iter()
+            .chain(applied.replaced.iter().map(|(id, _)| id))
+        {
+            if index.contains(id) {
+                index.delete(id)?;
+            }
+        }
+        let mut applied = applied;
+        applied.inserted.append(&mut applied.replaced);
+        if !applied.inserted.is_empty() {
+            let ids: Vec<MemoryId> = applied.inserted.iter().map(|(id, _)| *id).collect();
+            let rows =
+                UnitVectors::from_rows(applied.inserted.iter().map(|(_, v)| v), index.dim())?;
+            index.insert_batch(&ids, &rows)?;
+        }
+        let mut cat = self.catalog.get()?.write();
+        for item in &applied.items {
+            cat.upsert(item);
+        }
+        for &id in &applied.removed {
+            cat.remove(id);
+        }
+        drop(cat);
+        if let Some(lexical) = self.lexical.write().as_mut() {
+            for item in &applied.items {
+                lexical.upsert(item.id, &item.text);
+            }
+            for &id in &applied.removed {
+                lexical.remove(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes pending recall access times and reinforcements into `tx`.
+    pub(crate) fn write_accessed(&self, tx: &mut Tx) -> Result<()> {
+        let pending = std::mem::take(&mut *self.accessed.lock());
+        for (id, touch) in pending {
+            if let Some(mut item) = self.store.item(id)? {
+                touch.apply(&mut item);
+                tx.put(&item, None)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Memory `id` as stored, with any pending recall touch applied.
+    pub(crate) fn current(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
+        let mut item = self.store.item(id)?;
+        if let (Some(item), Some(t)) = (item.as_mut(), self.accessed.lock().get(&id)) {
+            t.apply(item);
+        }
+        Ok(item)
+    }
+
+    /// Makes grouped writes durable with one synced commit.
+    pub(crate) fn flush_locked(&self, w: &mut WriterState) -> Result<()> {
+        if w.unflushed || !self.accessed.lock().is_empty() {
+            let mut tx = Tx::begin(&self.store, true)?;
+            self.write_accessed(&mut tx)?;
+            tx.commit()?;
+            w.unflushed = false;
+        }
+        Ok(())
+    }
+}
+
+/// Counts `n` committed changes towards the next checkpoint (and the next flush when they
+/// were not synced).
+fn note_changes(w: &mut WriterState, n: u64, synced: bool) {
+    if n > 0 {
+        w.unsaved += n;
+        w.first_unsaved.get_or_insert_with(std::time::Instant::now);
+        w.unflushed |= !synced;
+    }
+}

@@ -1,0 +1,153 @@
+//! Hybrid retrieval: candidates from the vector index and the lexical (BM25) index, ordered by
+//! the [`super::Reranker`]; and the iterative strategy's rounds of query refinement.
+
+use memloop_index::UnitVector;
+use rustc_hash::FxHashMap;
+
+use super::{Explanation, Hit, Query, RefineInput, Refinement, MAX_K};
+use crate::error::Result;
+use crate::invalid::InvalidInput;
+use crate::item::{MemoryId, MemoryItem};
+use crate::memory::Memory;
+
+impl Memory {
+    /// The `query.k` best of the hybrid candidates (`candidates` from each index, at least k)
+    /// for `text` and `vector`, ordered by the reranker, each explained.
+    pub(super) fn rerank(
+        &self,
+        query: &Query,
+        text: &str,
+        vector: &UnitVector,
+        candidates: usize,
+    ) -> Result<Vec<Hit>> {
+        let mut hits = self.hybrid_candidates(query, text, vector, candidates.max(query.k))?;
+        let scores = self.inner.options.hooks.reranker.rerank(text, &hits)?;
+        if scores.len() != hits.len() || scores.iter().any(|s| !s.is_finite()) {
+            return Err(InvalidInput::RerankerScores {
+                returned: scores.len(),
+                candidates: hits.len(),
+            }
+            .into());
+        }
+        for (h, s) in hits.iter_mut().zip(scores) {
+            h.score = s;
+            h.explain.fused = Some(s);
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.item.id.cmp(&b.item.id)));
+        hits.truncate(query.k);
+        for (rank, h) in hits.iter_mut().enumerate() {
+            h.rank = rank;
+        }
+        Ok(hits)
+    }
+
+    /// `rounds` rounds of `per_round` vector results, the query refined by the
+    /// [`super::QueryRefiner`] after each; returns the final query text and vector.
+    pub(super) fn refine(
+        &self,
+        query: &Query,
+        vector: UnitVector,
+        rounds: usize,
+        per_round: usize,
+    ) -> Result<(String, UnitVector)> {
+        let (mut text, mut vector) = (query.text.clone(), vector);
+        for round in 0..rounds {
+            let hits = self.search_vector(&vector, per_round.max(1), &query.filter, query.ef)?;
+            let ids: Vec<MemoryId> = hits.iter().map(|h| h.item.id).collect();
+            let hit_vectors: Vec<Vec<f32>> = self
+                .inner
+                .store
+                .vectors(&ids)?
+                .into_iter()
+                .map(|(_, v)| v)
+                .collect();
+            let input = RefineInput {
+                query: &text,
+                vector: vector.as_slice(),
+                hits: &hits,
+                hit_vectors: &hit_vectors,
+                round,
+            };
+            match self.inner.options.hooks.refiner.refine(&input)? {
+                Refinement::Text(t) if t.trim().is_empty() => {
+                    return Err(InvalidInput::EmptyRefinement.into())
+                }
+                Refinement::Text(t) => {
+                    vector = self.inner.embed_query(&t)?;
+                    text = t;
+                }
+                Refinement::Vector(v) => {
+                    vector = self
+                        .inner
+                        .unit(v)
+                        .map_err(|e| e.at("the refiner's vector"))?;
+                }
+            }
+        }
+        Ok((text, vector))
+    }
+
+    /// The union of the `n` best by vector and the `n` best by BM25, each explained with both
+    /// scores (a lexical-only candidate's cosine is computed from its stored vector).
+    fn hybrid_candidates(
+        &self,
+        query: &Query,
+        text: &str,
+        vector: &UnitVector,
+        n: usize,
+    ) -> Result<Vec<Hit>> {
+        let mut hits = self.search_vector(vector, n.min(MAX_K), &query.filter, query.ef)?;
+        let lexical = {
+            let cat = self.inner.catalog.get()?.read();
+            let Some(c) = cat.compile(&query.filter) else {
+                return Ok(hits);
+            };
+            let slot = self.inner.lexical()?;
+            let index = slot.as_ref().expect("built by lexical()");
+            index.search(text, n, &|id| cat.allows(&c, id))
+        };
+        let at: FxHashMap<MemoryId, usize> = hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.item.id, i))
+            .collect();
+        let mut extra = Vec::new();
+        for (rank, &(id, score)) in lexical.iter().enumerate() {
+            match at.get(&id) {
+                Some(&i) => {
+                    hits[i].explain.lexical = Some(score);
+                    hits[i].explain.lexical_rank = Some(rank);
+                }
+                None => extra.push((id, score, rank)),
+            }
+        }
+        let ids: Vec<MemoryId> = extra.iter().map(|e| e.0).collect();
+        let items: FxHashMap<MemoryId, MemoryItem> = self
+            .inner
+            .store
+            .items(&ids)?
+            .into_iter()
+            .map(|i| (i.id, i))
+            .collect();
+        let vectors: FxHashMap<MemoryId, Vec<f32>> =
+            self.inner.store.vectors(&ids)?.into_iter().collect();
+        for (id, score, rank) in extra {
+            let Some(item) = items.get(&id) else { continue };
+            let cosine = vectors
+                .get(&id)
+                .map(|v| memloop_index::simd::dot(v, vector));
+            hits.push(Hit {
+                item: item.clone(),
+                score: cosine.unwrap_or(0.0),
+                rank: 0,
+                explain: Explanation {
+                    vector: cosine,
+                    lexical: Some(score),
+                    lexical_rank: Some(rank),
+                    ..Default::default()
+                },
+            });
+        }
+        Ok(hits)
+    }
+}

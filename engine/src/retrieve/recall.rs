@@ -1,0 +1,95 @@
+//! The entry points of retrieval: `get`, `scan`, and every recall. A recall reads top to
+//! bottom: the request is checked once here, the query embedded, candidates searched by the
+//! strategy (`vector.rs`, `hybrid.rs`), and the final hits served (`serve.rs`: explained, then
+//! touched). None of them takes the writer lock.
+
+use memloop_index::UnitVector;
+
+use super::query::check_k;
+use super::{Hit, Query, Strategy};
+use crate::error::Result;
+use crate::filter::MemoryFilter;
+use crate::item::{MemoryId, MemoryItem};
+use crate::memory::Memory;
+
+impl Memory {
+    /// The memory `id`, if it exists.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
+    pub fn get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
+        self.inner.store.item(id)
+    }
+
+    /// The memories passing `filter`, by ascending id, at most `limit`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
+    pub fn scan(&self, filter: &MemoryFilter, limit: usize) -> Result<Vec<MemoryItem>> {
+        let ids = {
+            let cat = self.inner.catalog.get()?.read();
+            match cat.compile(filter) {
+                Some(c) => cat.matching(&c),
+                None => Vec::new(),
+            }
+        };
+        let ids: Vec<MemoryId> = ids.into_iter().take(limit).collect();
+        self.inner.store.items(&ids)
+    }
+
+    /// Single-step recall: embeds the query and returns the `k` most similar memories that
+    /// pass the filter, best first. Records the access time of each hit. The same as
+    /// [`Memory::retrieve`] with [`Strategy::Single`].
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for an empty query or `k` outside
+    /// 1..=[`super::MAX_K`]; [`crate::Error::Embed`], [`crate::Error::Index`],
+    /// [`crate::Error::Store`].
+    pub fn recall(&self, query: &Query) -> Result<Vec<Hit>> {
+        self.retrieve(query, Strategy::Single)
+    }
+
+    /// Recall by `strategy` (see [`crate::retrieve`]): every hit explains its score; the final
+    /// hits are reinforced like recall hits.
+    ///
+    /// # Errors
+    /// As [`Memory::recall`]; a reranker or refiner error is returned as is, a reranker
+    /// returning the wrong number of scores or a non-finite one, or a refiner returning an
+    /// empty query or a bad vector, as [`crate::Error::InvalidInput`].
+    pub fn retrieve(&self, query: &Query, strategy: Strategy) -> Result<Vec<Hit>> {
+        query.check()?;
+        strategy.check()?;
+        let vector = self.inner.embed_query(&query.text)?;
+        let mut hits = match strategy {
+            Strategy::Single => self.search_vector(&vector, query.k, &query.filter, query.ef)?,
+            Strategy::Rerank { candidates } => {
+                self.rerank(query, &query.text, &vector, candidates)?
+            }
+            Strategy::Iterative { rounds, per_round } => {
+                let (text, vector) = self.refine(query, vector, rounds, per_round)?;
+                self.rerank(query, &text, &vector, Strategy::DEFAULT_CANDIDATES)?
+            }
+        };
+        self.inner.serve(&mut hits)?;
+        Ok(hits)
+    }
+
+    /// Recall by a query vector made with this store's model.
+    ///
+    /// # Errors
+    /// As [`Memory::recall`]; [`crate::Error::Index`] for a vector of the wrong dimension, or
+    /// zero, or not finite.
+    pub fn recall_vector(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: &MemoryFilter,
+        ef: Option<usize>,
+    ) -> Result<Vec<Hit>> {
+        check_k(k)?;
+        let vector = UnitVector::with_dim(vector.to_vec(), self.inner.embedder.dim())?;
+        let mut hits = self.search_vector(&vector, k, filter, ef)?;
+        self.inner.serve(&mut hits)?;
+        Ok(hits)
+    }
+}

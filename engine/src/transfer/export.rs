@@ -1,0 +1,63 @@
+//! Export: the memories passing a filter, written to one portable file atomically.
+
+use std::path::Path;
+
+use super::format::ExportWriter;
+use crate::error::Result;
+use crate::filter::MemoryFilter;
+use crate::invalid::InvalidInput;
+use crate::item::MemoryId;
+use crate::memory::Memory;
+
+impl Memory {
+    /// Writes the memories passing `filter` (superseded versions included: history travels
+    /// with them) to one portable file at `path`, atomically. Returns how many were written.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a path that would replace one of the store's own files
+    /// (`store.redb`, `index.mlx`, …); [`Error::Io`] or [`Error::Store`]; `path` is then
+    /// untouched.
+    pub fn export(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
+        let path = path.as_ref();
+        self.refuse_inside_store(path)?;
+        let filter = filter.clone().include_superseded(true);
+        let items = self.scan(&filter, usize::MAX)?;
+        let dim = self.embedder().dim();
+        let mut out = ExportWriter::new(self.fingerprint(), dim, items.len());
+        let ids: Vec<MemoryId> = items.iter().map(|i| i.id).collect();
+        for (item, vector) in items.iter().zip(self.store().vector_bytes(&ids)?) {
+            out.record(&item.encode(), &vector);
+        }
+        let out = out.finish();
+        crate::store::write_atomic(path, &out, self.store().faults.as_ref())?;
+        Ok(items.len())
+    }
+
+    /// Fails if writing `path` (or its temporary file) would replace one of this store's own
+    /// files: the database, the index, the manifest or the lock.
+    fn refuse_inside_store(&self, path: &Path) -> Result<()> {
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let (Ok(parent), Ok(store)) = (parent.canonicalize(), self.dir().canonicalize()) else {
+            return Ok(()); // a missing folder: the write fails with its own clear error
+        };
+        let tmp = path.with_extension("tmp");
+        let names = [path.file_name(), tmp.file_name()];
+        let clash = names.iter().flatten().find(|n| {
+            crate::store::OWN_FILES
+                .iter()
+                .any(|own| n.to_str() == Some(own))
+        });
+        if let (true, Some(name)) = (parent == store, clash) {
+            return Err(InvalidInput::OwnFile {
+                path: path.to_path_buf(),
+                file: name.to_string_lossy().into_owned(),
+                store,
+            }
+            .into());
+        }
+        Ok(())
+    }
+}

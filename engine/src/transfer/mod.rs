@@ -1,0 +1,22 @@
+//! Memory transfer: one portable, checksummed file per export ([`format`]); import merges it.
+
+mod export;
+mod format;
+mod import;
+
+pub(crate) use format::{parse, ExportWriter};
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ImportReport {
+    /// Records in the file.
+    pub records: usize,
+    /// New memories added.
+    pub added: usize,
+    /// Existing memories whose metadata the (newer) imported record replaced.
+    pub merged: usize,
+    /// Records already present with metadata at least as new.
+    pub unchanged: usize,
+    /// True if the file came from another model and its texts were re-embedded.
+    pub reembedded: bool,
+}
