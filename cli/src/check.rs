@@ -26,8 +26,8 @@ pub struct CheckArgs {
 /// Runs `memloop check`; fails (exit status 1) when problems remain.
 pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
     if let Some(out) = &a.salvage {
-        let report = memloop::salvage(&store.store, out)
-            .with_context(|| format!("salvaging {}", store.store.display()))?;
+        let report = memloop::salvage(&store.dir(), out)
+            .with_context(|| format!("salvaging {}", store.dir().display()))?;
         if a.json {
             println!("{}", serde_json::to_value(&report)?);
         } else {
@@ -62,7 +62,7 @@ pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
         bail!(
             "{} problem(s) found; `memloop --store {} check --salvage OUT` exports every readable memory",
             report.problems.len(),
-            store.store.display()
+            store.dir().display()
         );
     }
     Ok(())

@@ -7,6 +7,7 @@ use clap::Args;
 use memloop::{Durability, Kind, MemoryFilter, NewMemory, Query, RememberAction, Strategy};
 use serde_json::json;
 
+use crate::forward::ToolCall;
 use crate::output::{hit_json, hit_line, item_json, item_text};
 use crate::store_args::StoreArgs;
 
@@ -285,4 +286,62 @@ pub fn stats(store: &StoreArgs, a: &StatsArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+impl RememberArgs {
+    /// This command as the `remember` tool (run by the process serving the store).
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "remember",
+            arguments: json!({"text": self.text, "kind": self.kind.name(), "namespace": self.namespace,
+                "tags": self.tags, "importance": self.importance}),
+            json: self.json,
+        }
+    }
+}
+
+impl GetArgs {
+    /// This command as the `get` tool.
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "get",
+            arguments: json!({"id": self.id}),
+            json: self.json,
+        }
+    }
+}
+
+impl RecallArgs {
+    /// This command as the `recall` tool (`--history` is not forwarded).
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "recall",
+            arguments: json!({"query": self.query, "k": self.k, "namespace": self.namespace,
+                "kinds": self.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(), "tags": self.tags,
+                "strategy": self.strategy.name(), "explain": self.explain}),
+            json: self.json,
+        }
+    }
+}
+
+impl ForgetArgs {
+    /// This command as the `forget` tool.
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "forget",
+            arguments: json!({"id": self.id}),
+            json: false,
+        }
+    }
+}
+
+impl StatsArgs {
+    /// This command as the `stats` tool.
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "stats",
+            arguments: json!({}),
+            json: self.json,
+        }
+    }
 }

@@ -8,6 +8,7 @@ use memloop::{
 use serde_json::json;
 
 use crate::commands::parse_strategy;
+use crate::forward::ToolCall;
 use crate::store_args::StoreArgs;
 
 /// `memloop context`.
@@ -159,4 +160,51 @@ pub fn task(store: &StoreArgs, a: &TaskArgs) -> Result<()> {
         println!("{}", ids.task);
     }
     Ok(())
+}
+
+impl ContextArgs {
+    /// This command as the `context` tool (run by the process serving the store).
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "context",
+            arguments: json!({"query": self.query, "budget": self.budget, "k": self.k,
+                "strategy": self.strategy.name(),
+                "mode": if self.documents { "documents" } else { "memories" }}),
+            json: self.json,
+        }
+    }
+}
+
+impl FeedbackArgs {
+    /// This command as the `feedback` tool.
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "feedback",
+            arguments: json!({"id": self.id, "level": self.level}),
+            json: self.json,
+        }
+    }
+}
+
+impl ObserveArgs {
+    /// This command as the `observe` tool.
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "observe",
+            arguments: json!({"subject": self.subject, "event": self.event, "content": self.content}),
+            json: false,
+        }
+    }
+}
+
+impl TaskArgs {
+    /// This command as the `record_task` tool.
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "record_task",
+            arguments: json!({"request": self.request, "outcome": self.outcome, "steps": self.steps,
+                "reflection": self.reflection}),
+            json: self.json,
+        }
+    }
 }

@@ -5,12 +5,15 @@ mod commands;
 mod demo;
 mod embed;
 mod fetch;
+mod forward;
 mod ingest;
 mod lines;
 mod loop_commands;
+mod mcp;
 mod output;
 mod progress;
 mod setup_commands;
+mod share;
 mod store_args;
 
 use std::process::ExitCode;
@@ -110,6 +113,13 @@ enum Command {
     /// Counts: memories, per tier, indexed, change sequence, model.
     #[command(after_help = "Example:\n  memloop --store ./mem stats --json")]
     Stats(commands::StatsArgs),
+    /// Serve the store to AI agents over the Model Context Protocol (stdio). Several clients
+    /// share one store: the first `memloop mcp` serves it, later ones forward to it, and one
+    /// takes over if it exits. Without --store: $XDG_DATA_HOME/memloop/default.
+    #[command(
+        after_help = "Examples:\n  memloop mcp\n  memloop --store ~/notes-memory mcp\n  claude mcp add memloop -- memloop mcp"
+    )]
+    Mcp(mcp::McpArgs),
     /// Embed text: one JSON string per line on stdin, one JSON array of floats per line on stdout.
     #[command(
         after_help = "Examples:\n  echo '\"hello world\"' | memloop embed\n  memloop embed --model ~/.cache/memloop/models/all-MiniLM-L6-v2 --query < questions.jsonl"
@@ -148,6 +158,33 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// A command that one of the MCP tools can run in the process serving the store.
+fn as_tool(command: &Command) -> Option<forward::ToolCall> {
+    Some(match command {
+        Command::Remember(a) => a.as_tool(),
+        Command::Get(a) => a.as_tool(),
+        Command::Recall(a) => a.as_tool(),
+        Command::Context(a) => a.as_tool(),
+        Command::Feedback(a) => a.as_tool(),
+        Command::Observe(a) => a.as_tool(),
+        Command::Task(a) => a.as_tool(),
+        Command::Forget(a) => a.as_tool(),
+        Command::Stats(a) => a.as_tool(),
+        _ => return None,
+    })
+}
+
+/// The exit status of a command that returns its own.
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("memloop: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     end_quietly_on_broken_pipe();
     let cli = Cli::parse();
@@ -171,6 +208,23 @@ fn main() -> ExitCode {
         Command::Stats(a) => commands::stats(s, a),
         Command::Check(a) => check::check(s, a),
         Command::Embed(a) => embed::run(s.model.as_deref(), s.device, a),
+        Command::Mcp(a) => return finish(mcp::run(s, a)),
+    };
+    // The store is held by another process: run the command there if it is shared.
+    let result = match result {
+        Err(e) if forward::locked(&e) => match as_tool(&cli.command) {
+            Some(call) => match forward::run(&s.dir(), call) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(e.context(
+                    "the process that holds the store does not share it (`memloop mcp` does)",
+                )),
+                Err(f) => Err(f),
+            },
+            None => Err(e.context(
+                "this command needs the store to itself; stop the process that holds it first",
+            )),
+        },
+        other => other,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -26,19 +26,19 @@ pub fn init(store: &StoreArgs, a: &InitArgs) -> Result<()> {
     if a.json {
         println!(
             "{}",
-            json!({"store": store.store, "created": !existed, "model": stats.model, "memories": stats.memories})
+            json!({"store": store.dir(), "created": !existed, "model": stats.model, "memories": stats.memories})
         );
     } else if existed {
         println!(
             "{} is already a memloop store ({} memories, model {})",
-            store.store.display(),
+            store.dir().display(),
             stats.memories,
             stats.model
         );
     } else {
         println!(
             "created store {} (model {})",
-            store.store.display(),
+            store.dir().display(),
             stats.model
         );
     }

@@ -23,9 +23,10 @@ pub fn close(memory: Memory) {
 #[derive(Args, Debug, Clone)]
 pub struct StoreArgs {
     /// Store directory (created by `init` and by the commands that write: remember, ingest,
-    /// import, task, observe).
-    #[arg(long, global = true, default_value = "./memloop-store")]
-    pub store: PathBuf,
+    /// import, task, observe); default `./memloop-store`, or for `mcp` the user's
+    /// `$XDG_DATA_HOME/memloop/default`.
+    #[arg(long, global = true)]
+    pub store: Option<PathBuf>,
     /// Model directory (config.json, tokenizer.json, model.safetensors); default: the fetched
     /// all-MiniLM-L6-v2 ($MEMLOOP_MODEL_DIR or ~/.cache/memloop/models/all-MiniLM-L6-v2).
     #[arg(long, global = true)]
@@ -66,10 +67,20 @@ fn parse_threshold(s: &str) -> Result<Threshold, String> {
     }
 }
 
+/// The store of commands given no `--store`.
+const DEFAULT_STORE: &str = "./memloop-store";
+
 impl StoreArgs {
+    /// The store directory: `--store`, or `./memloop-store`.
+    pub fn dir(&self) -> PathBuf {
+        self.store
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_STORE))
+    }
+
     /// True if `--store` is an existing store.
     pub fn exists(&self) -> bool {
-        memloop::Memory::exists(&self.store)
+        memloop::Memory::exists(self.dir())
     }
 
     /// Fails with a clear message unless `--store` is an existing store.
@@ -77,8 +88,8 @@ impl StoreArgs {
         if !self.exists() {
             anyhow::bail!(
                 "no memloop store at {} (create one with `memloop --store {} init`, or point --store at an existing store)",
-                self.store.display(),
-                self.store.display()
+                self.dir().display(),
+                self.dir().display()
             );
         }
         Ok(())
@@ -107,15 +118,29 @@ impl StoreArgs {
     }
 
     fn open_with(&self, durability: Durability, clock: memloop::Clock) -> Result<Memory> {
-        let options = Options {
+        let options = self.options(durability, clock);
+        let dir = self.dir();
+        Memory::open(&dir, options).with_context(|| format!("cannot open store {}", dir.display()))
+    }
+
+    /// Opens store `dir` (not `--store`) with these settings and a system clock, keeping the
+    /// engine's error (a shared store tells `Locked` apart).
+    pub fn open_dir(
+        &self,
+        dir: &std::path::Path,
+        durability: Durability,
+    ) -> memloop::Result<Memory> {
+        Memory::open(dir, self.options(durability, memloop::Clock::System))
+    }
+
+    fn options(&self, durability: Durability, clock: memloop::Clock) -> Options {
+        Options {
             clock,
             model_dir: self.model.clone(),
             device: self.device,
             dedup_threshold: self.dedup_threshold.0,
             durability,
             ..Options::default()
-        };
-        Memory::open(&self.store, options)
-            .with_context(|| format!("cannot open store {}", self.store.display()))
+        }
     }
 }

@@ -88,7 +88,7 @@ pub(crate) enum Op {
 }
 
 /// The files a store directory holds (with their temporary names): nothing else may write them.
-pub(crate) const OWN_FILES: [&str; 7] = [
+pub(crate) const OWN_FILES: [&str; 8] = [
     "store.redb",
     "store.redb.rewrite",
     "index.mlx",
@@ -96,6 +96,8 @@ pub(crate) const OWN_FILES: [&str; 7] = [
     "manifest.json",
     "manifest.tmp",
     "LOCK",
+    // The socket through which `memloop mcp` shares the store with other processes.
+    "memloop.sock",
 ];
 
 /// True if `dir` holds a store (its database file exists).

@@ -1,0 +1,50 @@
+//! A command run in the process that serves the store, when another process holds it (an
+//! agent's `memloop mcp`): `memloop recall` works while an agent has the store open.
+
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use serde_json::Value;
+
+use crate::share::Peer;
+
+/// A command expressed as one of the MCP tools.
+pub struct ToolCall {
+    /// The tool.
+    pub tool: &'static str,
+    /// Its arguments.
+    pub arguments: Value,
+    /// Print the tool's JSON rather than its text.
+    pub json: bool,
+}
+
+/// True if `e` says the store is open in another process.
+pub fn locked(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<memloop::Error>(),
+            Some(memloop::Error::Locked { .. })
+        )
+    })
+}
+
+/// Runs `call` in the process serving store `dir` and prints its answer; `false` when no
+/// process serves it (the holder opened it for itself).
+///
+/// # Errors
+/// When the connection breaks or the tool fails.
+pub fn run(dir: &Path, call: ToolCall) -> Result<bool> {
+    let Ok(mut peer) = Peer::connect(dir) else {
+        return Ok(false);
+    };
+    let reply = peer
+        .call(call.tool, call.arguments)
+        .map_err(|e| anyhow!("the process serving store {} went away: {e}", dir.display()))?
+        .map_err(|e| anyhow!("{e}"))?;
+    if call.json {
+        println!("{}", reply.structured);
+    } else {
+        println!("{}", reply.text);
+    }
+    Ok(true)
+}

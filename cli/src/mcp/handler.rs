@@ -1,0 +1,165 @@
+//! The MCP side: rmcp's `ServerHandler` listing the tools with their schemas and descriptions,
+//! and running each call on the shared store off the async runtime.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::common::schema_for_type;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use super::tools::{
+    ContextArgs, FeedbackArgs, IdArgs, NoArgs, ObserveArgs, RecallArgs, RecordTaskArgs,
+    RememberArgs,
+};
+use crate::share::Shared;
+
+/// What the server tells a model about itself.
+const INSTRUCTIONS: &str = "Long-term memory that persists across conversations. Before \
+answering, `recall` (or `context`) what you may already know about the topic; `remember` facts, \
+decisions and preferences worth keeping, each as one self-contained text; after using a memory, \
+rate it with `feedback`; record finished work with `record_task`. Memories fade when unused and \
+are reinforced when recalled.";
+
+/// The MCP server of one shared store.
+#[derive(Clone)]
+pub struct Server {
+    shared: Arc<Shared>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl Server {
+    /// A server for `shared`.
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Server {
+            shared,
+            tools: Arc::new(tools()),
+        }
+    }
+}
+
+/// Every tool, with its input schema and a description written for a model.
+fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "remember",
+            "Store one memory for later conversations: a fact, a decision, a preference, an \
+             observation. Give the full text; optionally a concise and a brief version (served \
+             when space is short), a kind (fact, triple, chunk, …), tags, a namespace and an \
+             importance. Repeating the same text merges into the existing memory; a fact that \
+             says something new about the same thing replaces the old version (kept as \
+             history). Returns the memory's id.",
+            schema_for_type::<RememberArgs>(),
+        ),
+        Tool::new(
+            "recall",
+            "Find the memories most related to a query, best first, with their ids and scores. \
+             Filter by namespace, kinds or tags; `strategy: rerank` also matches keywords \
+             (names, numbers); `explain: true` says why each surfaced.",
+            schema_for_type::<RecallArgs>(),
+        ),
+        Tool::new(
+            "context",
+            "Assemble the memories relevant to a query into text ready to paste into a prompt, \
+             never over `budget` tokens: the most relevant in full, the rest shortened. \
+             `mode: documents` gives the source documents instead.",
+            schema_for_type::<ContextArgs>(),
+        ),
+        Tool::new(
+            "feedback",
+            "Rate how much a memory helped (1 harmful, 2 useless, 3 somewhat useful, 4 useful, \
+             5 decisive). Useful memories are kept longer and served in more detail.",
+            schema_for_type::<FeedbackArgs>(),
+        ),
+        Tool::new(
+            "record_task",
+            "Record a finished task: the request, the steps taken, the outcome (success or \
+             failure) and, for a failure, what to do differently. Later contexts can then say \
+             what worked and what failed.",
+            schema_for_type::<RecordTaskArgs>(),
+        ),
+        Tool::new(
+            "observe",
+            "Record an event about a subject (a file, a service): created, modified, executed \
+             or deleted, with its content or output. The subject keeps one memory, updated.",
+            schema_for_type::<ObserveArgs>(),
+        ),
+        Tool::new(
+            "get",
+            "One memory by id, with all its fields.",
+            schema_for_type::<IdArgs>(),
+        ),
+        Tool::new(
+            "forget",
+            "Delete one memory by id, for good.",
+            schema_for_type::<IdArgs>(),
+        ),
+        Tool::new(
+            "explain_decay",
+            "How well a memory is retained now, and when it will move to long-term storage or \
+             be forgotten if unused.",
+            schema_for_type::<IdArgs>(),
+        ),
+        Tool::new(
+            "stats",
+            "Counts: memories, per tier, indexed, and the embedding model.",
+            schema_for_type::<NoArgs>(),
+        ),
+    ]
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(rmcp::model::Implementation::new(
+                "memloop",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if self.get_tool(&name).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            ));
+        }
+        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let shared = self.shared.clone();
+        // The engine blocks (embedding, fsync): it runs on the blocking pool.
+        let result = tokio::task::spawn_blocking(move || shared.call(&name, arguments))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the tool call failed: {e}"), None))?;
+        Ok(match result {
+            Ok(reply) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
+                r.structured_content = Some(reply.structured);
+                r
+            }
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.0)]),
+        }
+        .into())
+    }
+}

@@ -1,0 +1,475 @@
+//! The MCP tools as calls on the engine: each tool's arguments (with the JSON schema a model
+//! reads), and [`call`], which runs one tool on an open [`Memory`]. The same function serves
+//! an MCP client in process and a peer forwarding through the shared store's socket, so a
+//! tool behaves the same wherever the store is held.
+
+use memloop::{
+    ContextMode, ContextRequest, Error, Kind, Memory, MemoryFilter, NewMemory, Outcome, Query,
+    Strategy, SubjectEvent, Task,
+};
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// The tools, by name, in the order they are listed.
+pub const TOOLS: [&str; 10] = [
+    "remember",
+    "recall",
+    "context",
+    "feedback",
+    "record_task",
+    "observe",
+    "get",
+    "forget",
+    "explain_decay",
+    "stats",
+];
+
+/// What a tool returns: text for the model, JSON for programs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    /// Readable text.
+    pub text: String,
+    /// The same, as JSON (`structuredContent`).
+    pub structured: Value,
+}
+
+/// A tool refused its arguments or the engine failed; the message names what was wrong.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolError(pub String);
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<Error> for ToolError {
+    fn from(e: Error) -> Self {
+        ToolError(e.to_string())
+    }
+}
+
+/// A tool's outcome.
+pub type ToolResult = Result<Reply, ToolError>;
+
+/// `remember`: store one memory.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RememberArgs {
+    /// The memory in full: a fact, an observation, a decision, a chunk of a document.
+    pub text: String,
+    /// What it is: chunk, fact, triple, summary, task, reflection, subject or document
+    /// (default chunk; a fact or triple that says something new about the same thing replaces
+    /// the old version, which is kept as history).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// A shorter version (one or two sentences) served when the context is tight.
+    #[serde(default)]
+    pub concise: Option<String>,
+    /// The shortest version (a few words) served when the context is tighter still.
+    #[serde(default)]
+    pub brief: Option<String>,
+    /// Labels to filter by later.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// A separate space of memories (a user, a project); default "default".
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// How much it matters, 0 to 1 (default 0.5); important memories are forgotten later.
+    #[serde(default)]
+    pub importance: Option<f32>,
+    /// For a triple: the subject entity (give head, relation and tail together).
+    #[serde(default)]
+    pub head: Option<String>,
+    /// For a triple: the relation.
+    #[serde(default)]
+    pub relation: Option<String>,
+    /// For a triple: the object entity.
+    #[serde(default)]
+    pub tail: Option<String>,
+}
+
+/// `recall`: the memories most related to a query.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallArgs {
+    /// What to look for, in natural language.
+    pub query: String,
+    /// How many memories to return (default 5, at most 10000).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// single (vector similarity), rerank (vector and keyword candidates, fused) or iterative
+    /// (the query refined over rounds); default single.
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// Only this namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Only these kinds (any of them).
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// Only memories with every one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Say why each memory surfaced (vector and keyword scores, retention, feedback).
+    #[serde(default)]
+    pub explain: bool,
+}
+
+/// `context`: relevant memories assembled into text under a token budget.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextArgs {
+    /// What the context is for, in natural language.
+    pub query: String,
+    /// The most tokens the context may take (default 500).
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// single, rerank or iterative (default single).
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// How many memories to consider (default 8).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// memories (the memories themselves, default) or documents (the documents they come
+    /// from).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Only this namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// `feedback`: how much a memory helped.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackArgs {
+    /// The memory's id (from recall or context).
+    pub id: u64,
+    /// 1 harmful, 2 useless, 3 somewhat useful, 4 useful, 5 decisive.
+    pub level: u8,
+}
+
+/// `record_task`: a finished task, kept so later work can learn from it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordTaskArgs {
+    /// What was asked.
+    pub request: String,
+    /// What was done, in order.
+    #[serde(default)]
+    pub steps: Vec<String>,
+    /// success or failure.
+    pub outcome: String,
+    /// For a failure: what to do differently next time.
+    #[serde(default)]
+    pub reflection: Option<String>,
+    /// Namespace (default "default").
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Labels.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// `observe`: an event about a subject (a file, a service), merged into its one memory.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveArgs {
+    /// The subject: a file path, a service name.
+    pub subject: String,
+    /// created, modified, executed or deleted.
+    pub event: String,
+    /// What it is now (its content, or a command's output).
+    #[serde(default)]
+    pub content: Option<String>,
+}
+
+/// `get`, `forget`, `explain_decay`: one memory by id.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdArgs {
+    /// The memory's id.
+    pub id: u64,
+}
+
+/// `stats`: no arguments.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// Runs tool `name` with `arguments` on `memory`.
+pub fn call(memory: &Memory, name: &str, arguments: Value) -> ToolResult {
+    match name {
+        "remember" => remember(memory, parse(arguments)?),
+        "recall" => recall(memory, parse(arguments)?),
+        "context" => context(memory, parse(arguments)?),
+        "feedback" => feedback(memory, parse(arguments)?),
+        "record_task" => record_task(memory, parse(arguments)?),
+        "observe" => observe(memory, parse(arguments)?),
+        "get" => get(memory, parse(arguments)?),
+        "forget" => forget(memory, parse(arguments)?),
+        "explain_decay" => explain_decay(memory, parse(arguments)?),
+        "stats" => stats(memory, parse(arguments)?),
+        other => Err(ToolError(format!(
+            "unknown tool `{other}` (the tools: {})",
+            TOOLS.join(", ")
+        ))),
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
+    let arguments = if arguments.is_null() {
+        json!({})
+    } else {
+        arguments
+    };
+    serde_json::from_value(arguments).map_err(|e| ToolError(format!("bad arguments: {e}")))
+}
+
+fn kind(name: &str) -> Result<Kind, ToolError> {
+    Kind::parse(name).ok_or_else(|| {
+        ToolError(format!(
+            "kind `{name}` is not one of {}",
+            Kind::ALL.map(Kind::name).join(", ")
+        ))
+    })
+}
+
+fn strategy(name: Option<&str>) -> Result<Strategy, ToolError> {
+    match name {
+        None => Ok(Strategy::Single),
+        Some(s) => Strategy::parse(s).ok_or_else(|| {
+            ToolError(format!(
+                "strategy `{s}` is not one of single, rerank, iterative"
+            ))
+        }),
+    }
+}
+
+fn reply(text: String, structured: Value) -> ToolResult {
+    Ok(Reply { text, structured })
+}
+
+fn remember(memory: &Memory, a: RememberArgs) -> ToolResult {
+    let mut m = NewMemory::new(a.text);
+    if let Some(k) = &a.kind {
+        m = m.kind(kind(k)?);
+    }
+    match (&a.head, &a.relation, &a.tail) {
+        (Some(h), Some(r), Some(t)) => m = m.triple(h, r, t),
+        (None, None, None) => {}
+        _ => {
+            return Err(ToolError(
+                "a triple needs head, relation and tail together".into(),
+            ))
+        }
+    }
+    m.concise = a.concise;
+    m.brief = a.brief;
+    m.tags = a.tags;
+    m.namespace = a.namespace;
+    m.importance = a.importance;
+    let done = memory.remember_explained(m)?;
+    let structured = serde_json::to_value(done).map_err(|e| ToolError(e.to_string()))?;
+    let how = match structured["action"].as_str().unwrap_or("new") {
+        "merged" => "merged into the memory that already said this".to_string(),
+        "superseded" => format!(
+            "a new version replacing memory {} (kept as history)",
+            structured["previous"]
+        ),
+        _ => "a new memory".to_string(),
+    };
+    reply(
+        format!("Remembered as memory {}: {how}.", done.id),
+        structured,
+    )
+}
+
+fn filter(
+    namespace: Option<String>,
+    kinds: &[String],
+    tags: Vec<String>,
+) -> Result<MemoryFilter, ToolError> {
+    let mut f = MemoryFilter::new();
+    if let Some(ns) = namespace {
+        f = f.namespace(ns);
+    }
+    for k in kinds {
+        f = f.kind(kind(k)?);
+    }
+    for t in tags {
+        f = f.tag(t);
+    }
+    Ok(f)
+}
+
+fn recall(memory: &Memory, a: RecallArgs) -> ToolResult {
+    let query =
+        Query::new(a.query)
+            .k(a.k.unwrap_or(5))
+            .filter(filter(a.namespace, &a.kinds, a.tags)?);
+    let hits = memory.retrieve(&query, strategy(a.strategy.as_deref())?)?;
+    let mut lines = Vec::with_capacity(hits.len());
+    let mut out = Vec::with_capacity(hits.len());
+    for h in &hits {
+        lines.push(format!(
+            "{}. [memory {}, {}, score {:.3}] {}",
+            h.rank + 1,
+            h.item.id,
+            h.item.kind.name(),
+            h.score,
+            h.item.text
+        ));
+        let mut hit = json!({
+            "id": h.item.id,
+            "score": h.score,
+            "rank": h.rank,
+            "kind": h.item.kind,
+            "namespace": h.item.namespace,
+            "tier": h.item.tier,
+            "tags": h.item.tags,
+            "text": h.item.text,
+        });
+        if a.explain {
+            hit["explain"] = serde_json::to_value(&h.explain).unwrap_or(Value::Null);
+        }
+        out.push(hit);
+    }
+    let text = if lines.is_empty() {
+        "No memory matches.".to_string()
+    } else {
+        lines.join("\n")
+    };
+    reply(text, json!({ "hits": out }))
+}
+
+fn context(memory: &Memory, a: ContextArgs) -> ToolResult {
+    let mut request = ContextRequest::new(a.query, a.budget.unwrap_or(500));
+    if let Some(k) = a.k {
+        request.query = request.query.k(k);
+    }
+    if let Some(ns) = a.namespace {
+        request.query = request.query.namespace(ns);
+    }
+    request.strategy = strategy(a.strategy.as_deref())?;
+    request.mode = match a.mode.as_deref() {
+        None | Some("memories") => ContextMode::Memories,
+        Some("documents") => ContextMode::Documents,
+        Some(other) => {
+            return Err(ToolError(format!(
+                "mode `{other}` is not one of memories, documents"
+            )))
+        }
+    };
+    let c = memory.context(&request)?;
+    let structured = serde_json::to_value(&c).map_err(|e| ToolError(e.to_string()))?;
+    let text = if c.text.is_empty() {
+        "No memory is relevant.".to_string()
+    } else {
+        c.text.clone()
+    };
+    reply(text, structured)
+}
+
+fn feedback(memory: &Memory, a: FeedbackArgs) -> ToolResult {
+    let state = memory.feedback(a.id, a.level)?;
+    let structured = serde_json::to_value(state).map_err(|e| ToolError(e.to_string()))?;
+    reply(
+        format!(
+            "Feedback {} recorded for memory {} ({} so far).",
+            a.level, a.id, state.count
+        ),
+        structured,
+    )
+}
+
+fn record_task(memory: &Memory, a: RecordTaskArgs) -> ToolResult {
+    let outcome = match a.outcome.as_str() {
+        "success" => Outcome::Success,
+        "failure" => Outcome::Failure,
+        other => {
+            return Err(ToolError(format!(
+                "outcome `{other}` is not one of success, failure"
+            )))
+        }
+    };
+    let task = Task {
+        request: a.request,
+        steps: a.steps,
+        outcome,
+        reflection: a.reflection,
+        namespace: a.namespace,
+        tags: a.tags,
+    };
+    let ids = memory.record_task(&task)?;
+    let structured = serde_json::to_value(ids).map_err(|e| ToolError(e.to_string()))?;
+    let text = match ids.reflection {
+        Some(r) => format!(
+            "Task recorded as memory {}, its reflection as memory {r}.",
+            ids.task
+        ),
+        None => format!("Task recorded as memory {}.", ids.task),
+    };
+    reply(text, structured)
+}
+
+fn observe(memory: &Memory, a: ObserveArgs) -> ToolResult {
+    let event = SubjectEvent::parse(&a.event).ok_or_else(|| {
+        ToolError(format!(
+            "event `{}` is not one of created, modified, executed, deleted",
+            a.event
+        ))
+    })?;
+    let id = memory.observe(&a.subject, event, a.content.as_deref())?;
+    reply(
+        format!("Observed: {} {} (memory {id}).", a.subject, a.event),
+        json!({ "id": id }),
+    )
+}
+
+fn get(memory: &Memory, a: IdArgs) -> ToolResult {
+    let item = memory
+        .get(a.id)?
+        .ok_or_else(|| ToolError(format!("no memory with id {}", a.id)))?;
+    let structured = serde_json::to_value(&item).map_err(|e| ToolError(e.to_string()))?;
+    reply(
+        format!("Memory {} ({}): {}", item.id, item.kind.name(), item.text),
+        structured,
+    )
+}
+
+fn forget(memory: &Memory, a: IdArgs) -> ToolResult {
+    memory.forget(a.id)?;
+    reply(
+        format!("Memory {} forgotten.", a.id),
+        json!({ "id": a.id, "forgotten": true }),
+    )
+}
+
+fn explain_decay(memory: &Memory, a: IdArgs) -> ToolResult {
+    let report = memory.explain_decay(a.id)?;
+    let structured = serde_json::to_value(&report).map_err(|e| ToolError(e.to_string()))?;
+    reply(
+        format!(
+            "Memory {}: retention {:.3} now.\n{}",
+            a.id,
+            report.value,
+            serde_json::to_string_pretty(&structured).unwrap_or_default()
+        ),
+        structured,
+    )
+}
+
+fn stats(memory: &Memory, _: NoArgs) -> ToolResult {
+    let s = memory.stats()?;
+    let structured = serde_json::to_value(&s).map_err(|e| ToolError(e.to_string()))?;
+    reply(
+        format!(
+            "{} memories ({} working, {} long-term), {} indexed, model {}.",
+            s.memories, s.working, s.long_term, s.indexed, s.model
+        ),
+        structured,
+    )
+}

@@ -1,0 +1,174 @@
+"""Every tool of `memloop mcp` through the official MCP client, with the real model."""
+
+import json
+import subprocess
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from conftest import BIN, Client
+
+TOOLS = {
+    "remember",
+    "recall",
+    "context",
+    "feedback",
+    "record_task",
+    "observe",
+    "get",
+    "forget",
+    "explain_decay",
+    "stats",
+}
+
+
+def text_of(result):
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def ok(session, tool, args):
+    result = await session.call_tool(tool, args)
+    assert not result.is_error, f"{tool} {args}: {text_of(result)}"
+    assert result.structured_content is not None, tool
+    assert text_of(result), tool
+    return result.structured_content
+
+
+async def refused(session, tool, args, *words):
+    result = await session.call_tool(tool, args)
+    assert result.is_error, f"{tool} {args} should fail: {result}"
+    message = text_of(result)
+    for w in words:
+        assert w in message, f"{tool}: {message!r} does not name {w!r}"
+    return message
+
+
+def test_every_tool_and_bad_arguments(store, log):
+    async def main():
+        async with Client(store, log) as s:
+            listed = await s.list_tools()
+            names = {t.name for t in listed.tools}
+            assert names == TOOLS
+            for t in listed.tools:
+                assert t.description and len(t.description) > 30, t.name
+                assert t.input_schema["type"] == "object", t.name
+            recall_schema = next(t for t in listed.tools if t.name == "recall").input_schema
+            assert "query" in recall_schema["properties"]
+            assert "query" in recall_schema.get("required", [])
+
+            deploy = await ok(s, "remember", {
+                "text": "The deploy key lives in vault under prod/deploy",
+                "kind": "fact", "tags": ["ops"], "importance": 0.9,
+                "concise": "deploy key: vault prod/deploy", "brief": "vault prod/deploy",
+            })
+            assert isinstance(deploy["id"], int) and deploy["action"] == "new"
+            tea = (await ok(s, "remember", {"text": "Alice prefers green tea in the morning",
+                                            "namespace": "alice"}))["id"]
+            again = await ok(s, "remember", {"text": "The deploy key lives in vault under prod/deploy",
+                                             "kind": "fact", "tags": ["ops"]})
+            assert again["id"] == deploy["id"] and again["action"] == "merged"
+            triple = await ok(s, "remember", {"text": "Paris is the capital of France", "kind": "triple",
+                                              "head": "Paris", "relation": "capital of", "tail": "France"})
+
+            hits = (await ok(s, "recall", {"query": "where is the deploy key?", "k": 3}))["hits"]
+            assert hits[0]["id"] == deploy["id"]
+            assert {"id", "score", "text"} <= set(hits[0])
+            explained = (await ok(s, "recall", {"query": "what does Alice drink", "k": 1,
+                                                "namespace": "alice", "strategy": "rerank",
+                                                "explain": True}))["hits"]
+            assert explained[0]["id"] == tea and "explain" in explained[0]
+
+            ctx = await s.call_tool("context", {"query": "deploy key", "budget": 60})
+            assert not ctx.is_error and "vault" in text_of(ctx)
+            assert ctx.structured_content["tokens"] <= 60
+
+            fb = await ok(s, "feedback", {"id": deploy["id"], "level": 5})
+            assert fb["count"] == 1
+            task = await ok(s, "record_task", {"request": "rotate the deploy key", "outcome": "failure",
+                                               "steps": ["open vault", "rotate"],
+                                               "reflection": "ask for the vault token first"})
+            assert isinstance(task["task"], int) and isinstance(task["reflection"], int)
+            seen = await ok(s, "observe", {"subject": "src/main.rs", "event": "created",
+                                           "content": "prints hello"})
+            item = await ok(s, "get", {"id": deploy["id"]})
+            assert item["text"].startswith("The deploy key") and item["count"] == 2
+            decay = await ok(s, "explain_decay", {"id": tea})
+            assert decay["id"] == tea
+            stats = await ok(s, "stats", {})
+            assert stats["memories"] >= 5 and stats["model"].startswith("all-MiniLM-L6-v2")
+            await ok(s, "forget", {"id": triple["id"]})
+            await refused(s, "get", {"id": triple["id"]}, str(triple["id"]))
+            assert seen["id"] != deploy["id"]
+
+            # Bad arguments are tool errors that name what was wrong; the server keeps serving.
+            await refused(s, "recall", {"query": ""}, "query")
+            await refused(s, "recall", {"query": "x", "k": 0}, "k")
+            await refused(s, "recall", {"query": "x", "strategy": "psychic"}, "psychic")
+            await refused(s, "remember", {"text": "   "}, "empty")
+            await refused(s, "remember", {"text": "x", "kind": "poem"}, "poem")
+            await refused(s, "remember", {"text": "x", "importance": 3}, "importance")
+            await refused(s, "remember", {"text": "x", "head": "only a head"}, "head")
+            await refused(s, "remember", {}, "text")
+            await refused(s, "remember", {"text": "x", "colour": "red"}, "colour")
+            await refused(s, "feedback", {"id": deploy["id"], "level": 9}, "level")
+            await refused(s, "feedback", {"id": 999999, "level": 3}, "999999")
+            await refused(s, "record_task", {"request": "x", "outcome": "meh"}, "meh")
+            await refused(s, "observe", {"subject": "a", "event": "exploded"}, "exploded")
+            await refused(s, "context", {"query": "x", "mode": "poetry"}, "poetry")
+            await refused(s, "get", {"id": "seven"}, "id")
+            # An unknown tool is a protocol error, not a tool result.
+            with pytest.raises(MCPError):
+                await s.call_tool("teleport", {})
+            assert (await ok(s, "stats", {}))["memories"] == stats["memories"] - 1
+
+    anyio.run(main)
+
+
+def test_the_cli_runs_commands_in_the_serving_process(store, log):
+    """While an agent's `memloop mcp` holds the store, the CLI's commands run there."""
+
+    async def main():
+        async with Client(store, log) as s:
+            made = await ok(s, "remember", {"text": "The office wifi password is on the fridge"})
+            run = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                [BIN, "--store", str(store), "recall", "wifi password", "--k", "1", "--json"],
+                capture_output=True, text=True, timeout=120))
+            assert run.returncode == 0, run.stderr
+            assert json.loads(run.stdout)["hits"][0]["id"] == made["id"]
+            run = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                [BIN, "--store", str(store), "remember", "The printer is on the second floor",
+                 "--json"], capture_output=True, text=True, timeout=120))
+            assert run.returncode == 0, run.stderr
+            printer = json.loads(run.stdout)["id"]
+            hits = (await ok(s, "recall", {"query": "where is the printer", "k": 1}))["hits"]
+            assert hits[0]["id"] == printer
+            # A command that needs the store to itself says so.
+            run = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                [BIN, "--store", str(store), "export", str(store) + "-backup.mlx"],
+                capture_output=True, text=True, timeout=120))
+            assert run.returncode != 0 and "locked" in run.stderr, run.stderr
+
+    anyio.run(main)
+
+
+def test_without_a_store_it_uses_the_users_data_directory(tmp_path, log):
+    """The one-line client config: `memloop mcp` with no --store."""
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp import ClientSession
+    import os
+
+    data = tmp_path / "xdg-data"
+    params = StdioServerParameters(command=BIN, args=["mcp"],
+                                   env={**os.environ, "XDG_DATA_HOME": str(data)}, cwd=str(tmp_path))
+
+    async def main():
+        async with stdio_client(params, errlog=log) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                await ok(s, "remember", {"text": "kept in the default store"})
+        assert (data / "memloop" / "default" / "store.redb").is_file()
+        assert not (tmp_path / "memloop-store").exists()
+
+    anyio.run(main)
