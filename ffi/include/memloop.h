@@ -377,7 +377,8 @@ int32_t memloop_set_time(const memloop_t *handle, int64_t unix_ms);
  * `options_json` may be NULL (all defaults) or a JSON object with any of: `"model"` (model
  * directory; default the cached all-MiniLM-L6-v2), `"device"` (`"cpu"`, the default, or
  * `"cuda"` / `"cuda:N"` in a library built with the `cuda` feature), `"clock"` (`"system"` or `"manual"`),
- * `"start_ms"` (a manual clock's start, ms since the Unix epoch), `"sync"` (default true:
+ * `"start_ms"` (a manual clock's start, ms since the Unix epoch; default the epoch, so the
+ * first `memloop_set_time` puts it anywhere later), `"sync"` (default true:
  * every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
  * near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
  * `"recall_ef"`, `"max_text_bytes"` (longest text of one memory, default 512 KiB),

@@ -86,7 +86,8 @@ struct OpenOptions {
     device: Option<String>,
     /// "system" (default) or "manual".
     clock: Option<String>,
-    /// Start of a manual clock, ms since the Unix epoch (default: now).
+    /// Start of a manual clock, ms since the Unix epoch (default: the epoch itself, so the first
+    /// `memloop_set_time` can put it at any later time).
     start_ms: Option<i64>,
     /// fsync every write (default true); false groups writes until checkpoint or close.
     sync: Option<bool>,
@@ -133,7 +134,7 @@ impl OpenOptions {
         }
         o.clock = match self.clock.as_deref() {
             None | Some("system") => Clock::System,
-            Some("manual") => Clock::manual(self.start_ms.unwrap_or_else(|| Clock::System.now())),
+            Some("manual") => Clock::manual(self.start_ms.unwrap_or(0)),
             Some(other) => {
                 return Err(Failure::invalid(format!(
                     "options_json: clock {other:?} is neither \"system\" nor \"manual\""
@@ -167,7 +168,8 @@ impl OpenOptions {
 /// `options_json` may be NULL (all defaults) or a JSON object with any of: `"model"` (model
 /// directory; default the cached all-MiniLM-L6-v2), `"device"` (`"cpu"`, the default, or
 /// `"cuda"` / `"cuda:N"` in a library built with the `cuda` feature), `"clock"` (`"system"` or `"manual"`),
-/// `"start_ms"` (a manual clock's start, ms since the Unix epoch), `"sync"` (default true:
+/// `"start_ms"` (a manual clock's start, ms since the Unix epoch; default the epoch, so the
+/// first `memloop_set_time` puts it anywhere later), `"sync"` (default true:
 /// every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
 /// near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
 /// `"recall_ef"`, `"max_text_bytes"` (longest text of one memory, default 512 KiB),

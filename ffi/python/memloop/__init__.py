@@ -400,7 +400,8 @@ class Memory:
     ``"cpu"`` (default), or ``"cuda"`` / ``"cuda:N"`` with a library built with the ``cuda``
     feature (otherwise :class:`InvalidArgumentError`). ``max_text_bytes`` bounds one memory's
     text (default 512 KiB; longer texts raise :class:`InvalidArgumentError`). ``clock="manual"`` makes time move
-    only through :meth:`set_time` (``start`` is its first value, Unix seconds). ``sync=False``
+    only through :meth:`set_time` (``start`` is its first value, Unix seconds; without it the
+    clock begins at the Unix epoch, so the first :meth:`set_time` puts it anywhere later). ``sync=False``
     groups writes until :meth:`close` or a checkpoint. ``reranker``, ``refiner``,
     ``summarizer`` and ``token_counter`` replace the built-in parts; they may be called from
     any thread that uses this store. ``hashing_embedder`` (a dimension) replaces the model with

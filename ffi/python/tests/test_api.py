@@ -179,3 +179,16 @@ def test_check_finds_and_repairs_a_damaged_index(tmp_path):
         report = m.check()
         assert report["problems"] == [] and "verification" in report["index_rebuilt"]
         assert m.recall("checked memory number 17 about topic 119", k=1)[0].id == ids[17]
+
+
+def test_a_manual_clock_without_start_begins_where_set_time_puts_it(tmp_path):
+    m = memloop.Memory(str(tmp_path / "s"), clock="manual", hashing_embedder=32)
+    try:
+        m.set_time(1_000_000)
+        i = m.remember("set at a million seconds")
+        assert m.get(i).created == 1_000_000_000  # milliseconds
+        m.set_time(2_000_000)
+        with pytest.raises(memloop.InvalidArgumentError):
+            m.set_time(1_500_000)  # and only forward from there
+    finally:
+        m.close()
