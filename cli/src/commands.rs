@@ -184,6 +184,14 @@ pub struct ExportArgs {
     /// Only this namespace.
     #[arg(long)]
     namespace: Option<String>,
+    /// mlx (memloop's portable file, the default), or a change stream for other engines:
+    /// arrow (an Arrow IPC stream) or parquet.
+    #[arg(long, default_value = "mlx", value_parser = ["mlx", "arrow", "parquet"])]
+    format: String,
+    /// With arrow or parquet: only what changed after this sequence number (deleted and
+    /// forgotten memories as delete rows); the export prints the number to pass next time.
+    #[arg(long)]
+    since: Option<u64>,
 }
 
 pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
@@ -192,9 +200,18 @@ pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
         namespace: a.namespace.clone(),
         ..Default::default()
     };
-    let n = memory.export(&a.path, &filter)?;
+    let out = match memloop::ColumnarFormat::parse(&a.format) {
+        None if a.since.is_some() => bail!("--since needs --format arrow or parquet"),
+        None => json!({ "exported": memory.export(&a.path, &filter)?, "path": a.path }),
+        Some(format) => {
+            let r = memory.export_changes(&a.path, a.since, &filter, format)?;
+            json!({ "exported": r.upserts + r.deletes, "upserts": r.upserts, "deletes": r.deletes,
+                    "since": r.since, "through": r.through, "next_since": r.through,
+                    "bytes": r.bytes, "path": a.path })
+        }
+    };
     crate::store_args::close(memory);
-    println!("{}", json!({ "exported": n, "path": a.path }));
+    println!("{out}");
     Ok(())
 }
 
@@ -203,11 +220,18 @@ pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
 pub struct ImportArgs {
     /// Export file to merge.
     path: PathBuf,
+    /// mlx (default), or arrow / parquet (a full change-stream export).
+    #[arg(long, default_value = "mlx", value_parser = ["mlx", "arrow", "parquet"])]
+    format: String,
 }
 
 pub fn import(store: &StoreArgs, a: &ImportArgs) -> Result<()> {
     let memory = store.open(Durability::Synced)?;
-    let r = memory.import(&a.path)?;
+    let r = if a.format == "mlx" {
+        memory.import(&a.path)?
+    } else {
+        memory.import_columnar(&a.path)?
+    };
     crate::store_args::close(memory);
     println!(
         "{}",

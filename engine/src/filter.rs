@@ -1,7 +1,7 @@
 //! Which memories a recall, scan or export may touch.
 
 use crate::clock::Timestamp;
-use crate::item::Kind;
+use crate::item::{Kind, MemoryItem};
 
 /// Restricts recalls, scans and exports. The default matches every current (not superseded)
 /// memory; each set field narrows it further, and all must hold.
@@ -60,5 +60,17 @@ impl MemoryFilter {
     pub fn include_superseded(mut self, yes: bool) -> Self {
         self.include_superseded = yes;
         self
+    }
+
+    /// True if `item` passes (what the catalog tests without reading items, for one item read).
+    pub(crate) fn matches(&self, item: &MemoryItem) -> bool {
+        self.namespace
+            .as_ref()
+            .is_none_or(|ns| *ns == item.namespace)
+            && (self.kinds.is_empty() || self.kinds.contains(&item.kind))
+            && self.tags.iter().all(|t| item.tags.contains(t))
+            && self.created_from.is_none_or(|t| item.created >= t)
+            && self.created_until.is_none_or(|t| item.created < t)
+            && (self.include_superseded || !item.is_superseded())
     }
 }

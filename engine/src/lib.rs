@@ -85,7 +85,7 @@ pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy};
 pub use store::faults::{Fault, StorageFaults};
 pub use store::salvage::{salvage, SalvageReport};
 pub use store::StoreError;
-pub use transfer::ImportReport;
+pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
 
 #[cfg(test)]
 mod tests {

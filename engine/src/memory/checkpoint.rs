@@ -1,4 +1,6 @@
-//! Checkpoints: the index saved with the sequence number it covers, the change log pruned.
+//! Checkpoints: the index saved with the sequence number it covers. The change log is kept
+//! (change exports read it back to any sequence number; `pruned_through` records where stores
+//! written before that pruned it).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -7,7 +9,6 @@ use memloop_index::Index;
 
 use super::{Inner, Memory, INDEX_FILE};
 use crate::error::Result;
-use crate::store::Tx;
 
 impl Memory {
     /// Makes every write durable, saves the index (compacted, atomically replacing the old
@@ -59,10 +60,6 @@ impl Inner {
         reopened.set_exact_below(index.params().exact_below)?;
         *self.index.write() = Arc::new(reopened);
         self.saved_seq.store(seq, Ordering::Release);
-        let mut tx = Tx::begin(&self.store, true)?;
-        tx.prune_changes(seq)?;
-        tx.set_meta("pruned_through", &seq.to_le_bytes())?;
-        tx.commit()?;
         w.unsaved = 0;
         w.first_unsaved = None;
         if compact {

@@ -7,12 +7,14 @@
 //! - `catalog`: id → the few fields filters need ([`CatalogRecord`]), loaded into memory on open.
 //! - `hashes`: content hash → id, for exact de-duplication.
 //! - `changes`: sequence number → (id, op): the change log the index replays past its
-//!   checkpoint; pruned once a checkpoint covers it.
+//!   checkpoint and change exports read back (kept; stores written before it was kept pruned
+//!   it at checkpoints, up to `pruned_through`).
 //! - `meta`: next id, last sequence number, model fingerprint, format version.
 //!
 //! Every write is one redb transaction; its durability is [`redb::Durability::Immediate`]
 //! (fsync) unless the store is in grouped mode.
 
+mod changes;
 mod check;
 mod error;
 pub(crate) mod faults;
@@ -34,6 +36,7 @@ use redb::{
     WriteTransaction,
 };
 
+pub(crate) use changes::Change;
 pub use error::StoreError;
 pub(crate) use record::CatalogRecord;
 
@@ -489,13 +492,6 @@ impl Tx {
             .map_err(db)?
             .insert(key, value)
             .map_err(db)?;
-        Ok(())
-    }
-
-    /// Drops change-log entries up to `seq` (a checkpoint covers them).
-    pub(crate) fn prune_changes(&mut self, seq: u64) -> Result<()> {
-        let mut t = self.tx.open_table(CHANGES).map_err(db)?;
-        t.retain_in(..=seq, |_, _| false).map_err(db)?;
         Ok(())
     }
 

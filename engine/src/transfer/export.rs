@@ -35,7 +35,7 @@ impl Memory {
 
     /// Fails if writing `path` (or its temporary file) would replace one of this store's own
     /// files: the database, the index, the manifest or the lock.
-    fn refuse_inside_store(&self, path: &Path) -> Result<()> {
+    pub(super) fn refuse_inside_store(&self, path: &Path) -> Result<()> {
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),

@@ -31,34 +31,42 @@ impl Memory {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
         let file = parse(path, &bytes)?;
+        self.import_parsed(path, &file.model, file.dim, file.records)
+    }
+
+    /// Imports the decoded records of file `path` (of model `model`, vectors of `file_dim`):
+    /// checked whole, re-embedded when the model is another, then merged in one transaction.
+    pub(super) fn import_parsed(
+        &self,
+        path: &Path,
+        model: &str,
+        file_dim: usize,
+        rows: Vec<(MemoryItem, Vec<f32>)>,
+    ) -> Result<ImportReport> {
         let dim = self.embedder().dim();
-        let reembedded = file.model != self.fingerprint();
-        if !reembedded && file.dim != dim {
+        let reembedded = model != self.fingerprint();
+        if !reembedded && file_dim != dim {
             return Err(corrupt(path, "dimension differs from the model it names"));
         }
         let mut report = ImportReport {
-            records: file.records.len(),
+            records: rows.len(),
             reembedded,
             ..Default::default()
         };
         // Everything is checked before anything is written, and everything is written in one
         // transaction: a file that fails anywhere leaves the store exactly as it was.
-        if let Some(n) = file
-            .records
-            .iter()
-            .position(|(i, _)| i.text.trim().is_empty())
-        {
+        if let Some(n) = rows.iter().position(|(i, _)| i.text.trim().is_empty()) {
             return Err(corrupt(path, format!("record {n}: empty text")));
         }
-        let mut records = Vec::with_capacity(file.records.len());
+        let mut records = Vec::with_capacity(rows.len());
         if reembedded {
-            for chunk in file.records.chunks(EMBED_CHUNK) {
+            for chunk in rows.chunks(EMBED_CHUNK) {
                 let texts: Vec<&str> = chunk.iter().map(|(i, _)| i.text.as_str()).collect();
                 let vectors = self.inner.embed_documents(&texts)?;
                 records.extend(chunk.iter().map(|(i, _)| i.clone()).zip(vectors));
             }
         } else {
-            for (n, (item, vector)) in file.records.into_iter().enumerate() {
+            for (n, (item, vector)) in rows.into_iter().enumerate() {
                 let v = UnitVector::with_dim(vector, dim)
                     .map_err(|e| corrupt(path, format!("record {n}: {e}")))?;
                 records.push((item, v));

@@ -1,8 +1,11 @@
 //! Memory transfer: one portable, checksummed file per export ([`format`]); import merges it.
 
+mod columnar;
 mod export;
 mod format;
 mod import;
+
+pub use columnar::{ChangeExport, ColumnarFormat};
 
 pub(crate) use format::{parse, ExportWriter};
 

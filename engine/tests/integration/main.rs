@@ -1,5 +1,6 @@
 //! Engine integration tests: one binary, one module per topic.
 
+mod columnar;
 mod common;
 mod concurrent;
 mod dedup;

@@ -1,0 +1,227 @@
+//! Change streams in Arrow or Parquet, for engines past one machine (LanceDB, DuckDB, Spark):
+//! [`Memory::export_changes`] writes every memory, or what changed since a sequence number
+//! (deleted and forgotten memories as `delete` rows), one read transaction, to one Arrow IPC
+//! stream or Parquet file; [`Memory::import_columnar`] rebuilds memories from such a file. The
+//! `arrow` and `parquet` crates write and read the formats; `rows.rs` maps the columns.
+
+mod rows;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek};
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_ipc::reader::StreamReader;
+use arrow_ipc::writer::StreamWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+use super::ImportReport;
+use crate::error::{Error, Result};
+use crate::filter::MemoryFilter;
+use crate::item::MemoryItem;
+use crate::memory::Memory;
+use crate::store::Change;
+
+/// The columnar file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnarFormat {
+    /// An Arrow IPC stream.
+    Arrow,
+    /// A Parquet file (Snappy-compressed).
+    Parquet,
+}
+
+impl ColumnarFormat {
+    /// Parses `arrow` or `parquet`.
+    pub fn parse(name: &str) -> Option<ColumnarFormat> {
+        match name {
+            "arrow" => Some(ColumnarFormat::Arrow),
+            "parquet" => Some(ColumnarFormat::Parquet),
+            _ => None,
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ChangeExport {
+    /// Memories written as they are now.
+    pub upserts: usize,
+    /// Memories deleted or forgotten since `since`.
+    pub deletes: usize,
+    /// The sequence number the export started after (0 for a full export).
+    pub since: u64,
+    /// The last sequence number it covers: pass it as `since` next time.
+    pub through: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// Schema metadata keys.
+const MODEL: &str = "memloop.model";
+const DIM: &str = "memloop.dim";
+const STORE: &str = "memloop.store_id";
+const SINCE: &str = "memloop.since";
+const THROUGH: &str = "memloop.through";
+const VERSION: &str = "memloop.version";
+/// Rows per record batch (and Parquet row group page flush).
+const BATCH_ROWS: usize = 8_192;
+
+impl Memory {
+    /// Writes the memories passing `filter` (superseded versions included) as they are now —
+    /// all of them, or with `since` only those changed after that sequence number, plus a
+    /// `delete` row for each memory deleted or forgotten meanwhile (whatever its namespace) —
+    /// to `path`, atomically. The schema metadata names the model, the store and the sequence
+    /// range.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a path over the store's own files, or a `since` the change
+    /// log no longer reaches; [`Error::Io`], [`Error::Store`].
+    pub fn export_changes(
+        &self,
+        path: impl AsRef<Path>,
+        since: Option<u64>,
+        filter: &MemoryFilter,
+        format: ColumnarFormat,
+    ) -> Result<ChangeExport> {
+        let path = path.as_ref();
+        self.refuse_inside_store(path)?;
+        let dim = self.embedder().dim();
+        let filter = filter.clone().include_superseded(true);
+        let changes = self
+            .inner
+            .store
+            .changes(since, dim, |i| filter.matches(i))?;
+        let policy = &self.inner.options.forgetting;
+        let deadlines = |item: &MemoryItem| {
+            (
+                policy.crossing(item, policy.working_threshold),
+                policy.crossing(item, policy.forget_threshold),
+            )
+        };
+        let metadata = HashMap::from([
+            (MODEL.to_string(), self.fingerprint().to_string()),
+            (DIM.to_string(), dim.to_string()),
+            (STORE.to_string(), hex(&self.inner.store_id)),
+            (SINCE.to_string(), since.unwrap_or(0).to_string()),
+            (THROUGH.to_string(), changes.through.to_string()),
+            (VERSION.to_string(), "1".to_string()),
+        ]);
+        let schema = Arc::new(rows::schema(dim, metadata));
+        let tmp = path.with_extension("tmp");
+        let io = |e: std::io::Error| Error::io(path, "write", e);
+        let arrow =
+            |e: arrow_schema::ArrowError| Error::io(path, "write", std::io::Error::other(e));
+        let pq =
+            |e: parquet::errors::ParquetError| Error::io(path, "write", std::io::Error::other(e));
+        let file = File::create(&tmp).map_err(io)?;
+        let batches = changes.rows.chunks(BATCH_ROWS);
+        match format {
+            ColumnarFormat::Arrow => {
+                let mut w = StreamWriter::try_new(BufWriter::new(file), &schema).map_err(arrow)?;
+                for chunk in batches {
+                    w.write(&rows::batch(&schema, dim, chunk, &deadlines).map_err(arrow)?)
+                        .map_err(arrow)?;
+                }
+                w.finish().map_err(arrow)?;
+                let file = w
+                    .into_inner()
+                    .map_err(arrow)?
+                    .into_inner()
+                    .map_err(|e| io(e.into_error()))?;
+                file.sync_all().map_err(io)?;
+            }
+            ColumnarFormat::Parquet => {
+                let props = WriterProperties::builder()
+                    .set_compression(Compression::SNAPPY)
+                    .build();
+                let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(pq)?;
+                for chunk in batches {
+                    w.write(&rows::batch(&schema, dim, chunk, &deadlines).map_err(arrow)?)
+                        .map_err(pq)?;
+                }
+                let file = w.into_inner().map_err(pq)?;
+                file.sync_all().map_err(io)?;
+            }
+        }
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "rename", e))?;
+        let deletes = changes
+            .rows
+            .iter()
+            .filter(|r| matches!(r, Change::Delete { .. }))
+            .count();
+        Ok(ChangeExport {
+            upserts: changes.rows.len() - deletes,
+            deletes,
+            since: since.unwrap_or(0),
+            through: changes.through,
+            bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        })
+    }
+
+    /// Merges the memories of an Arrow IPC stream or Parquet file written by
+    /// [`Memory::export_changes`] (a full export: only upsert rows), all or nothing, as
+    /// [`Memory::import`] merges an export file: checked whole first, re-embedded when it names
+    /// another model.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for a file that is not such a stream (a missing or mistyped column,
+    /// a vector of the wrong length, no model in its metadata, a truncated file, a delete
+    /// row); [`Error::Io`], [`Error::Embed`], [`Error::Store`]. On error nothing was imported.
+    pub fn import_columnar(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
+        let path = path.as_ref();
+        let corrupt = |detail: String| Error::Corrupt {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let mut file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        // Parquet files begin with `PAR1`; anything else is read as an Arrow IPC stream.
+        let mut magic = [0u8; 4];
+        let parquet = file.read_exact(&mut magic).is_ok() && &magic == b"PAR1";
+        file.rewind().map_err(|e| Error::io(path, "read", e))?;
+        let (metadata, batches): (HashMap<String, String>, Vec<RecordBatch>) = if parquet {
+            let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+                .map_err(|e| corrupt(format!("not a readable Parquet file: {e}")))?;
+            let metadata = builder.schema().metadata().clone().into();
+            let reader = builder
+                .with_batch_size(BATCH_ROWS)
+                .build()
+                .map_err(|e| corrupt(e.to_string()))?;
+            let batches = reader
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| corrupt(e.to_string()))?;
+            (metadata, batches)
+        } else {
+            let reader = StreamReader::try_new(std::io::BufReader::new(file), None)
+                .map_err(|e| corrupt(format!("neither Parquet nor an Arrow IPC stream: {e}")))?;
+            let metadata = reader.schema().metadata().clone().into();
+            let batches = reader
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| corrupt(e.to_string()))?;
+            (metadata, batches)
+        };
+        let model = metadata.get(MODEL).ok_or_else(|| {
+            corrupt(format!(
+                "no `{MODEL}` in the schema metadata: not a memloop export"
+            ))
+        })?;
+        let file_dim: usize = metadata
+            .get(DIM)
+            .and_then(|d| d.parse().ok())
+            .ok_or_else(|| corrupt(format!("no `{DIM}` in the schema metadata")))?;
+        let mut rows = Vec::new();
+        for batch in &batches {
+            rows.extend(rows::read_batch(batch, file_dim).map_err(corrupt)?);
+        }
+        self.import_parsed(path, model, file_dim, rows)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
