@@ -21,6 +21,19 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Copies the files of store `from` into `to` (created), leaving out its lock: a copy a
+/// benchmark may open while the original is held, or change without touching the original.
+pub fn copy_store(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        if e.file_type()?.is_file() && e.file_name() != "LOCK" {
+            std::fs::copy(e.path(), to.join(e.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
 /// The README's Rust examples, compiled and run as doctests (this crate sees every other crate).
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -9,13 +9,13 @@
 //! memories forgotten and as many updated, and the delta since the full export timed. One JSON
 //! line per figure.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
 use memloop::{ColumnarFormat, Memory, MemoryFilter, Options, Update};
-use memloop_benches::median;
+use memloop_benches::{copy_store, median};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -33,17 +33,6 @@ struct Args {
     /// Runs per full export (the median is reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
-}
-
-fn copy_store(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to)?;
-    for e in std::fs::read_dir(from)? {
-        let e = e?;
-        if e.file_type()?.is_file() && e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), to.join(e.file_name()))?;
-        }
-    }
-    Ok(())
 }
 
 fn main() -> Result<()> {

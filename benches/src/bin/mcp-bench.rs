@@ -218,13 +218,7 @@ fn main() -> Result<()> {
     }
     // The direct figure runs on a copy: the original is held by the serving process.
     let copy = dir.path().join("copy");
-    std::fs::create_dir(&copy)?;
-    for e in std::fs::read_dir(&store)? {
-        let e = e?;
-        if e.file_type()?.is_file() && e.file_name() != "LOCK" {
-            std::fs::copy(e.path(), copy.join(e.file_name()))?;
-        }
-    }
+    memloop_benches::copy_store(&store, &copy)?;
 
     let memory = Memory::open(&copy, Options::default())?;
     let direct = time(&queries, args.calls, |q| {

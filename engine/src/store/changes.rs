@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use redb::{ReadableDatabase, ReadableTable};
 
-use super::{db, decode_vector, Op, Store, CHANGES, FEEDBACK, ITEMS, META, VECTORS};
+use super::{db, decode_vector, Store, CHANGES, FEEDBACK, ITEMS, META, VECTORS};
 use crate::error::Result;
 use crate::invalid::InvalidInput;
 use crate::item::{MemoryId, MemoryItem};
@@ -51,58 +51,23 @@ impl Store {
         let tx = self.db.read().begin_read().map_err(db)?;
         let meta = tx.open_table(META).map_err(db)?;
         let u64_of = |key: &str| -> Result<u64> {
-            Ok(meta
-                .get(key)
-                .map_err(db)?
-                .and_then(|v| v.value().try_into().ok().map(u64::from_le_bytes))
-                .unwrap_or(0))
+            let value = meta.get(key).map_err(db)?;
+            self.decode_meta_u64(key, value.as_ref().map(|v| v.value()))
         };
         let through = u64_of("seq")?;
         let pruned = u64_of("pruned_through")?;
         let items = tx.open_table(ITEMS).map_err(db)?;
         let vectors = tx.open_table(VECTORS).map_err(db)?;
         let feedback = tx.open_table(FEEDBACK).map_err(db)?;
-        // id -> (seq of its last change, gone?)
-        let mut touched: BTreeMap<MemoryId, (u64, bool)> = BTreeMap::new();
-        match since {
-            None => {
-                for row in items.iter().map_err(db)? {
-                    touched.insert(row.map_err(db)?.0.value(), (0, false));
-                }
-            }
-            Some(since) if since < pruned => {
-                return Err(InvalidInput::Options(format!(
-                    "changes up to {pruned} were pruned from this store's log (before it kept them); export in full, then use --since {through}"
-                ))
-                .into())
-            }
-            Some(since) if since > through => {
-                return Err(InvalidInput::Options(format!(
-                    "since {since} is past this store's last change {through}"
-                ))
-                .into())
-            }
-            Some(since) => {
-                let changes = tx.open_table(CHANGES).map_err(db)?;
-                for row in changes.range(since + 1..=through).map_err(db)? {
-                    let (k, v) = row.map_err(db)?;
-                    let (id, op) = v.value();
-                    touched.insert(id, (k.value(), op == Op::Delete as u8));
-                }
-            }
-        }
-        let mut rows = Vec::with_capacity(touched.len());
-        for (id, (seq, gone)) in touched {
-            let Some(bytes) = items.get(id).map_err(db)? else {
-                if gone || since.is_some() {
-                    rows.push(Change::Delete { seq, id });
-                }
-                continue;
+        // The row of memory `id`, last changed at `seq`, stored as `bytes` (None: it is gone).
+        let row = |id: MemoryId, seq: u64, bytes: Option<&[u8]>| -> Result<Option<Change>> {
+            let Some(bytes) = bytes else {
+                return Ok(Some(Change::Delete { seq, id }));
             };
-            let item = MemoryItem::decode(bytes.value())
-                .map_err(|e| self.corrupt(format!("item {id}: {e}")))?;
+            let item =
+                MemoryItem::decode(bytes).map_err(|e| self.corrupt(format!("item {id}: {e}")))?;
             if !keep(&item) {
-                continue;
+                return Ok(None);
             }
             let vector = vectors
                 .get(id)
@@ -117,12 +82,48 @@ impl Store {
                 ),
                 None => None,
             };
-            rows.push(Change::Upsert {
+            Ok(Some(Change::Upsert {
                 seq,
                 item: Box::new(item),
                 vector,
                 feedback,
-            });
+            }))
+        };
+        let mut rows = Vec::new();
+        match since {
+            // Every memory, read once in id order.
+            None => {
+                for entry in items.iter().map_err(db)? {
+                    let (k, v) = entry.map_err(db)?;
+                    rows.extend(row(k.value(), 0, Some(v.value()))?);
+                }
+            }
+            Some(since) if since < pruned => {
+                return Err(InvalidInput::Options(format!(
+                    "changes up to {pruned} were pruned from this store's log (before it kept them); export in full, then use --since {through}"
+                ))
+                .into())
+            }
+            Some(since) if since > through => {
+                return Err(InvalidInput::Options(format!(
+                    "since {since} is past this store's last change {through}"
+                ))
+                .into())
+            }
+            // The memories the log names, each once with its last change: as they are now, or
+            // a delete when they are gone.
+            Some(since) => {
+                let changes = tx.open_table(CHANGES).map_err(db)?;
+                let mut last: BTreeMap<MemoryId, u64> = BTreeMap::new();
+                for entry in changes.range(since + 1..=through).map_err(db)? {
+                    let (k, v) = entry.map_err(db)?;
+                    last.insert(v.value().0, k.value());
+                }
+                for (id, seq) in last {
+                    let stored = items.get(id).map_err(db)?;
+                    rows.extend(row(id, seq, stored.as_ref().map(|v| v.value()))?);
+                }
+            }
         }
         Ok(Changes { through, rows })
     }

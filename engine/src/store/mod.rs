@@ -184,12 +184,17 @@ impl Store {
 
     /// A u64 metadata value (0 when absent).
     pub(crate) fn meta_u64(&self, key: &str) -> Result<u64> {
-        match self.meta(key)? {
+        self.decode_meta_u64(key, self.meta(key)?.as_deref())
+    }
+
+    /// The u64 in metadata value `bytes` of `key` (0 when absent).
+    pub(crate) fn decode_meta_u64(&self, key: &str, bytes: Option<&[u8]>) -> Result<u64> {
+        match bytes {
             None => Ok(0),
             Some(b) => {
-                Ok(u64::from_le_bytes(b.as_slice().try_into().map_err(
-                    |_| self.corrupt(format!("meta `{key}` is not a u64")),
-                )?))
+                Ok(u64::from_le_bytes(b.try_into().map_err(|_| {
+                    self.corrupt(format!("meta `{key}` is not a u64"))
+                })?))
             }
         }
     }

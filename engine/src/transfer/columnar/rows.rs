@@ -87,7 +87,7 @@ pub(crate) fn batch(
     let mut id = UInt64Builder::with_capacity(n);
     let mut op = StringBuilder::new();
     let mut seq = UInt64Builder::with_capacity(n);
-    let mut s: Vec<StringBuilder> = (0..14).map(|_| StringBuilder::new()).collect();
+    let mut s: Vec<StringBuilder> = (0..13).map(|_| StringBuilder::new()).collect();
     let mut tags = ListBuilder::new(StringBuilder::new());
     let mut times: Vec<Int64Builder> = (0..6).map(|_| Int64Builder::with_capacity(n)).collect();
     let mut importance = Float32Builder::with_capacity(n);
@@ -98,7 +98,7 @@ pub(crate) fn batch(
     let mut vector = FixedSizeListBuilder::new(Float32Builder::with_capacity(n * dim), dim as i32)
         .with_field(Arc::new(Field::new("item", DataType::Float32, false)));
     // String columns, in schema order: kind, text, concise, brief, namespace, subject, the
-    // triple's three, sources, outcome, tier, feedback (13 used).
+    // triple's three, sources, outcome, tier, feedback.
     for row in rows {
         match row {
             Change::Delete { seq: at, id: gone } => {
@@ -147,7 +147,6 @@ pub(crate) fn batch(
                 for (b, v) in s.iter_mut().zip(strings) {
                     b.append_option(v);
                 }
-                s[13].append_null();
                 for t in &item.tags {
                     tags.values().append_value(t);
                 }
@@ -176,7 +175,7 @@ pub(crate) fn batch(
         }
     }
     let mut s = s.into_iter().map(|mut b| Arc::new(b.finish()) as ArrayRef);
-    let mut next_s = || s.next().expect("14 string columns");
+    let mut next_s = || s.next().expect("13 string columns");
     let mut times = times
         .into_iter()
         .map(|mut b| Arc::new(b.finish()) as ArrayRef);
