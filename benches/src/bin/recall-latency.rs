@@ -1,5 +1,5 @@
 //! `recall-latency`: how long recalls take when the engine is called from Rust, the baseline of
-//! the Python binding's overhead (`ffi/python/bench/overhead.py` runs it beside the same recalls
+//! the Python binding's overhead (`python/bench/overhead.py` runs it beside the same recalls
 //! made from Python on the same store).
 //!
 //! ```text

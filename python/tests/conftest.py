@@ -1,8 +1,24 @@
-"""Fixtures: stores on the model-free hashing embedder (plumbing) and on the real model."""
+"""Fixtures: stores on the model-free hashing embedder (plumbing) and on the real model.
+
+The suite runs against the installed wheel, never the source tree: importing memloop from
+anywhere but site-packages fails every test (set MEMLOOP_TEST_SOURCE=1 to allow it).
+"""
+
+import os
+import sysconfig
+from pathlib import Path
 
 import pytest
 
 import memloop
+
+ROOT = Path(__file__).resolve().parents[2]
+
+if not os.environ.get("MEMLOOP_TEST_SOURCE"):
+    installed = Path(sysconfig.get_paths()["purelib"]).resolve()
+    assert installed in Path(memloop.__file__).resolve().parents, (
+        f"memloop was imported from {memloop.__file__}, not from the installed wheel in {installed}"
+    )
 
 START = 1_700_000_000  # Unix seconds of the manual clocks
 

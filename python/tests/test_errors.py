@@ -1,10 +1,9 @@
 """Errors raise MemloopError subclasses carrying the library's message."""
 
-from pathlib import Path
-
 import pytest
 
 import memloop
+from conftest import ROOT
 
 
 def test_every_error_is_a_memloop_error_with_a_code():
@@ -69,7 +68,7 @@ def test_io_errors(store, tmp_path):
 
 def test_a_crafted_export_is_an_exception_not_a_dead_interpreter(store):
     """An item claiming a 2^62-byte text (checksums recomputed) used to abort the process."""
-    crafted = Path(__file__).resolve().parents[2] / "tests" / "data" / "huge-length.mlx"
+    crafted = ROOT / "ffi" / "tests" / "data" / "huge-length.mlx"
     before = store.stats()["memories"]
     with pytest.raises(memloop.CorruptError, match="record 0"):
         store.import_(crafted)

@@ -82,3 +82,27 @@ def test_memory_stays_bounded_over_many_cycles(tmp_path):
     # 200 cycles of open + 40 calls + close; a leak of even one recall result per call
     # (~1 KiB) would add ~8 MiB.
     assert grown < 4 * 1024, f"RSS grew by {grown} KiB"
+
+
+def test_close_waits_for_a_call_in_flight_without_holding_the_gil(tmp_path):
+    entered, release = threading.Event(), threading.Event()
+
+    def reranker(query, candidates):
+        entered.set()
+        assert release.wait(10), "close held the GIL while it waited"
+        return [0.0] * len(candidates)
+
+    m = memloop.Memory(tmp_path / "s", hashing_embedder=16, reranker=reranker)
+    m.remember("x")
+    results = []
+    recall = threading.Thread(target=lambda: results.append(m.recall("x", strategy="rerank")))
+    recall.start()
+    assert entered.wait(10)
+    closer = threading.Thread(target=m.close)
+    closer.start()
+    closer.join(0.1)
+    assert closer.is_alive()  # waiting for the recall in flight
+    release.set()  # this thread runs meanwhile: the wait released the GIL
+    recall.join(10)
+    closer.join(10)
+    assert not closer.is_alive() and m.closed and len(results[0]) == 1

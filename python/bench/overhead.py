@@ -1,18 +1,22 @@
-"""Python overhead per recall: Python -> C ABI -> engine, against the engine called from Rust.
+"""Python overhead per recall: Python -> engine, against the engine called from Rust.
 
     cargo build --release -p memloop-benches --bin recall-latency
-    pip install ./ffi/python            # release build of the library
-    python ffi/python/bench/overhead.py [--memories 2000] [--queries 300] [--rounds 3]
+    bash scripts/build-wheel.sh && python -m venv /tmp/v && /tmp/v/bin/pip install dist/memloop-*.whl
+    /tmp/v/bin/python python/bench/overhead.py [--memories 2000] [--queries 300] [--rounds 3]
+        [--ctypes DIR]
 
 Builds one store per embedder (the default model, and the model-free hashing embedder where
 recall is fastest and the relative overhead largest), then alternates rounds of the same
-recalls from Rust (target/release/recall-latency) and from Python, through the `Memory`
-wrapper and through bare ctypes calls. Prints mean microseconds per recall and the overhead
-as a share of the Rust time.
+recalls from Rust (target/release/recall-latency) and from Python through the native
+extension (`memloop`, the installed wheel). With ``--ctypes DIR`` it also runs them through
+the earlier binding, ctypes over the C ABI with JSON in and out: DIR holds that package's
+``memloop/`` with a release ``libmemloop_ffi.so`` in it (the package as of commit 6262293,
+``git archive 6262293 ffi/python``, and ``cargo build --release -p memloop-ffi``). Prints mean
+microseconds per recall and each binding's overhead over Rust.
 """
 
 import argparse
-import ctypes
+import importlib.util
 import json
 import random
 import statistics
@@ -23,9 +27,8 @@ import time
 from pathlib import Path
 
 import memloop
-from memloop._native import LIB
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 WORDS = ("agent deploy database cache staging port config user prefers build test release "
          "memory vector index query latency token budget context summary failure retry "
          "timeout network disk python rust thread lock schema migration backup").split()
@@ -45,18 +48,15 @@ def python_round(memory, queries, repeat):
     return statistics.fmean(times)
 
 
-def ctypes_round(memory, queries, repeat):
-    handle = memory._h()
-    requests = [json.dumps({"query": q, "k": 5}).encode() for q in queries]
-    out = ctypes.c_void_p()
-    times = []
-    for _ in range(repeat):
-        for r in requests:
-            t = time.perf_counter()
-            assert LIB.memloop_recall(handle, r, ctypes.byref(out)) == 0
-            LIB.memloop_free_string(out)
-            times.append((time.perf_counter() - t) * 1e6)
-    return statistics.fmean(times)
+def load_ctypes(directory):
+    """The earlier ctypes package from ``directory``, imported as ``memloop_ctypes``."""
+    package = Path(directory) / "memloop"
+    spec = importlib.util.spec_from_file_location(
+        "memloop_ctypes", package / "__init__.py", submodule_search_locations=[str(package)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["memloop_ctypes"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def rust_round(store, queries_file, repeat, hashing):
@@ -67,7 +67,7 @@ def rust_round(store, queries_file, repeat, hashing):
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)["mean_us"]
 
 
-def measure(name, hashing, args, work):
+def measure(name, hashing, args, work, legacy):
     rng = random.Random(7)
     store = work / name
     with memloop.Memory(store, hashing_embedder=hashing, sync=False) as m:
@@ -76,18 +76,23 @@ def measure(name, hashing, args, work):
     queries = [sentence(rng) for _ in range(args.queries)]
     qfile = work / f"{name}.queries.txt"
     qfile.write_text("\n".join(queries) + "\n")
-    rust, py, raw = [], [], []
+    bindings = [("native", memloop)] + ([("ctypes", legacy)] if legacy else [])
+    times = {"rust": []}
     for _ in range(args.rounds):
-        rust.append(rust_round(store, qfile, args.repeat, hashing))
-        with memloop.Memory(store, hashing_embedder=hashing) as m:
-            for q in queries:  # warm, as the Rust side does
-                m.recall(q, k=5)
-            py.append(python_round(m, queries, args.repeat))
-            raw.append(ctypes_round(m, queries, args.repeat))
-    r, p, c = statistics.median(rust), statistics.median(py), statistics.median(raw)
+        times["rust"].append(rust_round(store, qfile, args.repeat, hashing))
+        for label, package in bindings:
+            with package.Memory(store, hashing_embedder=hashing) as m:
+                for q in queries:  # warm, as the Rust side does
+                    m.recall(q, k=5)
+                times.setdefault(label, []).append(python_round(m, queries, args.repeat))
+    rust = statistics.median(times["rust"])
     row = {"embedder": name, "memories": args.memories, "recalls": args.queries * args.repeat,
-           "rust_us": round(r, 1), "python_us": round(p, 1), "ctypes_us": round(c, 1),
-           "overhead_pct": round(100 * (p - r) / r, 2), "ctypes_overhead_pct": round(100 * (c - r) / r, 2)}
+           "rust_us": round(rust, 2)}
+    for label, _ in bindings:
+        t = statistics.median(times[label])
+        row[f"{label}_us"] = round(t, 2)
+        row[f"{label}_overhead_us"] = round(t - rust, 2)
+        row[f"{label}_overhead_pct"] = round(100 * (t - rust) / rust, 2)
     print(json.dumps(row), flush=True)
 
 
@@ -99,12 +104,15 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--hashing-only", action="store_true",
                         help="skip the default model (the wrapper's fixed cost alone)")
+    parser.add_argument("--ctypes", metavar="DIR",
+                        help="also measure the earlier ctypes package found in DIR")
     args = parser.parse_args()
+    legacy = load_ctypes(args.ctypes) if args.ctypes else None
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        measure("hashing-384", 384, args, work)
+        measure("hashing-384", 384, args, work, legacy)
         if not args.hashing_only:
-            measure("all-MiniLM-L6-v2", None, args, work)
+            measure("all-MiniLM-L6-v2", None, args, work, legacy)
 
 
 if __name__ == "__main__":

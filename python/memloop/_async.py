@@ -1,0 +1,133 @@
+""":class:`AsyncMemory`: the :class:`~memloop.Memory` API as awaitables.
+
+Each call runs in a worker thread (``asyncio.to_thread``), off the event loop; the native work
+releases the GIL there, so the loop keeps serving while memloop embeds, searches or writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from ._native import Context, Hit, Item, Memory, Remembered
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class AsyncMemory:
+    """A memory store whose methods are awaitable. Open one with ``await AsyncMemory.open(path,
+    ...)`` (the same arguments as :class:`~memloop.Memory`) or wrap an open ``Memory``; use it
+    as ``async with``, or ``await close()``."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        """The synchronous store underneath (usable from threads at the same time)."""
+
+    @classmethod
+    async def open(cls, path: PathLike, **options: Any) -> "AsyncMemory":
+        """Opens (creating if needed) the store in ``path`` without blocking the event loop
+        while the model loads."""
+        return cls(await asyncio.to_thread(Memory, path, **options))
+
+    async def remember(self, text: str, **fields: Any) -> int:
+        """As :meth:`Memory.remember`."""
+        return await asyncio.to_thread(self.memory.remember, text, **fields)
+
+    async def remember_explained(self, text: str, **fields: Any) -> Remembered:
+        """As :meth:`Memory.remember_explained`."""
+        return await asyncio.to_thread(self.memory.remember_explained, text, **fields)
+
+    async def remember_batch(self, items: Iterable[Union[str, Mapping[str, Any]]]) -> List[int]:
+        """As :meth:`Memory.remember_batch`."""
+        return await asyncio.to_thread(self.memory.remember_batch, list(items))
+
+    async def get(self, id: int) -> Optional[Item]:
+        """As :meth:`Memory.get`."""
+        return await asyncio.to_thread(self.memory.get, id)
+
+    async def recall(
+        self,
+        query: str,
+        k: int = 5,
+        namespace: Optional[str] = None,
+        kinds: Optional[Iterable[str]] = None,
+        tags: Optional[Iterable[str]] = None,
+        strategy: str = "single",
+    ) -> List[Hit]:
+        """As :meth:`Memory.recall`."""
+        return await asyncio.to_thread(
+            self.memory.recall, query, k, namespace, kinds, tags, strategy
+        )
+
+    async def context(
+        self, query: str, budget: int, k: int = 8, strategy: str = "single"
+    ) -> Context:
+        """As :meth:`Memory.context`."""
+        return await asyncio.to_thread(self.memory.context, query, budget, k, strategy)
+
+    async def feedback(self, id: int, level: int) -> None:
+        """As :meth:`Memory.feedback`."""
+        await asyncio.to_thread(self.memory.feedback, id, level)
+
+    async def record_task(
+        self, request: str, steps: Sequence[str], success: bool, reflection: Optional[str] = None
+    ) -> int:
+        """As :meth:`Memory.record_task`."""
+        return await asyncio.to_thread(
+            self.memory.record_task, request, steps, success, reflection
+        )
+
+    async def observe(self, subject: str, event: str, content: Optional[str] = None) -> int:
+        """As :meth:`Memory.observe`."""
+        return await asyncio.to_thread(self.memory.observe, subject, event, content)
+
+    async def forget(self, id: int) -> None:
+        """As :meth:`Memory.forget`."""
+        await asyncio.to_thread(self.memory.forget, id)
+
+    async def sweep(self) -> Dict[str, Any]:
+        """As :meth:`Memory.sweep`."""
+        return await asyncio.to_thread(self.memory.sweep)
+
+    async def stats(self) -> Dict[str, Any]:
+        """As :meth:`Memory.stats`."""
+        return await asyncio.to_thread(self.memory.stats)
+
+    async def check(self) -> Dict[str, Any]:
+        """As :meth:`Memory.check`."""
+        return await asyncio.to_thread(self.memory.check)
+
+    async def checkpoint(self) -> None:
+        """As :meth:`Memory.checkpoint`."""
+        await asyncio.to_thread(self.memory.checkpoint)
+
+    async def export(self, path: PathLike) -> int:
+        """As :meth:`Memory.export`."""
+        return await asyncio.to_thread(self.memory.export, path)
+
+    async def import_(self, path: PathLike) -> Dict[str, Any]:
+        """As :meth:`Memory.import_`."""
+        return await asyncio.to_thread(self.memory.import_, path)
+
+    def set_time(self, t: Any) -> None:
+        """As :meth:`Memory.set_time` (instant: no need to await)."""
+        self.memory.set_time(t)
+
+    async def close(self) -> None:
+        """As :meth:`Memory.close`: waits off the loop for calls in flight and the final save."""
+        await asyncio.to_thread(self.memory.close)
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self.memory.closed
+
+    async def __aenter__(self) -> "AsyncMemory":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"memloop.AsyncMemory({self.memory.path!r}, {'closed' if self.closed else 'open'})"

@@ -1,0 +1,199 @@
+"""Type stubs of the native extension ``memloop._native`` (re-exported by ``memloop``)."""
+
+import datetime
+import os
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, final
+
+_Path = Union[str, "os.PathLike[str]"]
+_Time = Union[int, float, datetime.datetime]
+_Source = Union[str, Mapping[str, Any]]
+
+_Reranker = Callable[[str, List["Hit"]], Sequence[float]]
+_Refiner = Callable[[str, List["Hit"], int], str]
+_Summarizer = Callable[[str], Tuple[str, str]]
+_TokenCounter = Callable[[str], int]
+
+def version() -> str:
+    """The library's version."""
+
+@final
+class Item:
+    """A stored memory. ``data`` holds every field as a dict."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def tags(self) -> List[str]: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def tier(self) -> str: ...
+    @property
+    def pinned(self) -> bool: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def concise(self) -> Optional[str]: ...
+    @property
+    def brief(self) -> Optional[str]: ...
+    @property
+    def subject(self) -> Optional[str]: ...
+    @property
+    def created(self) -> int:
+        """Creation time, ms since the Unix epoch."""
+    @property
+    def updated(self) -> int:
+        """Last update time, ms since the Unix epoch."""
+    @property
+    def data(self) -> Dict[str, Any]: ...
+
+@final
+class Hit:
+    """A recalled memory: its score, rank and why it surfaced."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def tier(self) -> str: ...
+    @property
+    def item(self) -> Item: ...
+    @property
+    def explain(self) -> Dict[str, Any]: ...
+
+@final
+class Block:
+    """One memory in a context, at the precision it is served at."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def id(self) -> int: ...
+    @property
+    def precision(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+
+@final
+class Context:
+    """An assembled context: ``tokens`` never exceeds the budget asked for."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def blocks(self) -> List[Block]: ...
+    @property
+    def dropped(self) -> List[int]: ...
+
+@final
+class Remembered:
+    """What ``remember_explained`` did; unpacks as ``(id, action, previous)``."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def previous(self) -> Optional[int]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+
+@final
+class Memory:
+    """A memory store in a directory; usable from many threads, and as a context manager."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    def __new__(
+        cls,
+        path: _Path,
+        model: Optional[_Path] = None,
+        clock: Optional[str] = None,
+        sync: Optional[bool] = None,
+        *,
+        start: Optional[_Time] = None,
+        capacity: Optional[int] = None,
+        dedup_threshold: Optional[float] = ...,
+        hashing_embedder: Optional[int] = None,
+        reranker: Optional[_Reranker] = None,
+        refiner: Optional[_Refiner] = None,
+        summarizer: Optional[_Summarizer] = None,
+        token_counter: Optional[_TokenCounter] = None,
+        device: Optional[str] = None,
+        max_text_bytes: Optional[int] = None,
+        recall_ef: Optional[int] = None,
+    ) -> "Memory": ...
+    def remember(
+        self,
+        text: str,
+        kind: Optional[str] = None,
+        namespace: Optional[str] = None,
+        tags: Optional[Iterable[str]] = None,
+        importance: Optional[float] = None,
+        concise: Optional[str] = None,
+        brief: Optional[str] = None,
+        subject: Optional[str] = None,
+        source: Optional[_Source] = None,
+        pinned: Optional[bool] = None,
+    ) -> int: ...
+    def remember_explained(
+        self,
+        text: str,
+        kind: Optional[str] = None,
+        namespace: Optional[str] = None,
+        tags: Optional[Iterable[str]] = None,
+        importance: Optional[float] = None,
+        concise: Optional[str] = None,
+        brief: Optional[str] = None,
+        subject: Optional[str] = None,
+        source: Optional[_Source] = None,
+        pinned: Optional[bool] = None,
+    ) -> Remembered: ...
+    def remember_batch(self, items: Iterable[Union[str, Mapping[str, Any]]]) -> List[int]: ...
+    def get(self, id: int) -> Optional[Item]: ...
+    def recall(
+        self,
+        query: str,
+        k: Optional[int] = None,
+        namespace: Optional[str] = None,
+        kinds: Optional[Iterable[str]] = None,
+        tags: Optional[Iterable[str]] = None,
+        strategy: Optional[str] = None,
+    ) -> List[Hit]: ...
+    def context(
+        self, query: str, budget: int, k: Optional[int] = None, strategy: Optional[str] = None
+    ) -> Context: ...
+    def feedback(self, id: int, level: int) -> None: ...
+    def record_task(
+        self, request: str, steps: Sequence[str], success: bool, reflection: Optional[str] = None
+    ) -> int: ...
+    def observe(self, subject: str, event: str, content: Optional[str] = None) -> int: ...
+    def forget(self, id: int) -> None: ...
+    def sweep(self) -> Dict[str, Any]: ...
+    def set_time(self, t: _Time) -> None: ...
+    def stats(self) -> Dict[str, Any]: ...
+    def check(self) -> Dict[str, Any]: ...
+    def checkpoint(self) -> None: ...
+    def export(self, path: _Path) -> int: ...
+    def import_(self, path: _Path) -> Dict[str, Any]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Memory": ...
+    def __exit__(self, *exc: object) -> None: ...

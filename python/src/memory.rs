@@ -1,0 +1,600 @@
+//! `memloop.Memory`: a store opened from Python. Every call that embeds, searches, writes,
+//! sweeps or saves runs with the GIL released, so threads really run in parallel; a panic in
+//! the engine is a `PanicError`, never a dead interpreter.
+
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use memloop::{Kind, MemoryFilter, NewMemory, Outcome, Query, Source, SubjectEvent, Task};
+use parking_lot::RwLock;
+use pyo3::prelude::*;
+use pyo3::types::{PyMapping, PyString};
+
+use crate::args::{self, arg, flag, int, number, optional_text, optional_texts, text};
+use crate::errors::{self, invalid, panicked};
+use crate::hooks::Callables;
+use crate::options::OpenArgs;
+use crate::time::millis;
+use crate::values::{to_dict, Context, Hit, Item, Remembered};
+
+/// Stores are told apart by a token never reused, so a call from inside a callback can be
+/// recognised by the store it is on.
+static NEXT_TOKEN: AtomicUsize = AtomicUsize::new(1);
+
+thread_local! {
+    /// The stores this thread is inside a call on, innermost last.
+    static IN_USE: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An open store borrowed for one call (see [`IN_USE`]).
+struct InUse {
+    memory: Arc<memloop::Memory>,
+    token: usize,
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        IN_USE.with(|t| {
+            let mut t = t.borrow_mut();
+            if let Some(i) = t.iter().rposition(|&x| x == self.token) {
+                t.remove(i);
+            }
+        });
+    }
+}
+
+/// A memory store in directory `path` (created if needed).
+///
+/// `model` is a model directory (default: the cached all-MiniLM-L6-v2, fetched by
+/// `memloop model fetch`). `device` is where the model runs: "cpu" (default), or "cuda" /
+/// "cuda:N" in a build with the `cuda` feature. `clock="manual"` makes time move only through
+/// `set_time` (`start` is its first value, Unix seconds or an aware datetime; without it the
+/// clock begins at the Unix epoch, so the first `set_time` puts it anywhere later).
+/// `sync=False` groups writes until `close` or a checkpoint. `capacity` bounds how many
+/// memories are kept; `dedup_threshold` (None: exact duplicates only) is the cosine at which
+/// near-duplicates merge; `max_text_bytes` bounds one memory's text (default 512 KiB).
+/// `reranker`, `refiner`, `summarizer` and `token_counter` replace the built-in parts; they may
+/// be called from any thread that uses this store. `hashing_embedder` (a dimension) replaces
+/// the model with a deterministic one that knows no meaning, for tests of the plumbing.
+///
+/// Use it as a context manager, or call `close`. One `Memory` may be used from many threads.
+#[pyclass(module = "memloop", frozen)]
+pub(crate) struct Memory {
+    store: RwLock<Option<Arc<memloop::Memory>>>,
+    /// The directory, as given.
+    #[pyo3(get)]
+    path: String,
+    token: usize,
+}
+
+/// `dedup_threshold`: absent (the engine's default, 0.95), `None` (off) or a cosine.
+pub(crate) struct Threshold<'py>(Option<Bound<'py, PyAny>>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Threshold<'py> {
+    type Error = PyErr;
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Threshold(Some(obj.to_owned())))
+    }
+}
+
+impl Memory {
+    fn handle(&self) -> PyResult<InUse> {
+        let memory = self
+            .store
+            .read()
+            .clone()
+            .ok_or_else(|| invalid("the memory is closed"))?;
+        IN_USE.with(|t| t.borrow_mut().push(self.token));
+        Ok(InUse {
+            memory,
+            token: self.token,
+        })
+    }
+
+    /// Runs `op` on the store with the GIL released; engine errors, callback failures and
+    /// panics become Python exceptions.
+    fn run<T, F>(&self, py: Python<'_>, op: F) -> PyResult<T>
+    where
+        T: Send,
+        F: FnOnce(&memloop::Memory) -> memloop::Result<T> + Send,
+    {
+        let store = self.handle()?;
+        errors::begin();
+        let memory = &store.memory;
+        match py.detach(|| catch_unwind(AssertUnwindSafe(|| op(memory)))) {
+            Ok(result) => errors::finish(result),
+            Err(panic) => Err(panicked(&*panic)),
+        }
+    }
+}
+
+/// A filter from recall's keyword arguments.
+fn filter(
+    namespace: Option<&Bound<'_, PyAny>>,
+    kinds: Option<&Bound<'_, PyAny>>,
+    tags: Option<&Bound<'_, PyAny>>,
+) -> PyResult<MemoryFilter> {
+    Ok(MemoryFilter {
+        namespace: optional_text(namespace, "namespace")?,
+        kinds: optional_texts(kinds, "kinds")?
+            .iter()
+            .map(|k| args::kind(k))
+            .collect::<PyResult<Vec<Kind>>>()?,
+        tags: optional_texts(tags, "tags")?,
+        ..Default::default()
+    })
+}
+
+/// `source`: a document name, or `{"document": ..., "span": (start, end)}`.
+fn source(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
+    if let Ok(name) = obj.cast::<PyString>() {
+        return Ok(Source {
+            document: text(name.as_any(), "source")?,
+            span: None,
+        });
+    }
+    if obj.cast::<PyMapping>().is_err() {
+        return Err(invalid(
+            "source must be a document name or {\"document\": ..., \"span\": (start, end)}",
+        ));
+    }
+    pythonize::depythonize::<Source>(obj).map_err(|e| invalid(format!("source: {e}")))
+}
+
+/// A new memory from remember's arguments.
+#[allow(clippy::too_many_arguments)]
+fn new_memory(
+    text_: &Bound<'_, PyAny>,
+    kind: &Bound<'_, PyAny>,
+    namespace: Option<&Bound<'_, PyAny>>,
+    tags: Option<&Bound<'_, PyAny>>,
+    importance: Option<&Bound<'_, PyAny>>,
+    concise: Option<&Bound<'_, PyAny>>,
+    brief: Option<&Bound<'_, PyAny>>,
+    subject: Option<&Bound<'_, PyAny>>,
+    source_: Option<&Bound<'_, PyAny>>,
+    pinned: Option<&Bound<'_, PyAny>>,
+) -> PyResult<NewMemory> {
+    let mut m = NewMemory::new(text(text_, "text")?).kind(args::kind(&text(kind, "kind")?)?);
+    m.namespace = optional_text(namespace, "namespace")?;
+    m.tags = optional_texts(tags, "tags")?;
+    m.importance = match importance.filter(|i| !i.is_none()) {
+        Some(i) => Some(number(i, "importance")? as f32),
+        None => None,
+    };
+    m.concise = optional_text(concise, "concise")?;
+    m.brief = optional_text(brief, "brief")?;
+    m.subject = optional_text(subject, "subject")?;
+    m.source = source_.filter(|s| !s.is_none()).map(source).transpose()?;
+    m.pinned = pinned.map(flag).transpose()?.unwrap_or(false);
+    Ok(m)
+}
+
+#[pymethods]
+impl Memory {
+    #[new]
+    #[pyo3(signature = (path, model=None, clock=None, sync=None, *, start=None, capacity=None,
+        dedup_threshold=Threshold(None), hashing_embedder=None, reranker=None, refiner=None,
+        summarizer=None, token_counter=None, device=None, max_text_bytes=None, recall_ef=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        model: Option<&Bound<'_, PyAny>>,
+        clock: Option<&Bound<'_, PyAny>>,
+        sync: Option<&Bound<'_, PyAny>>,
+        start: Option<&Bound<'_, PyAny>>,
+        capacity: Option<&Bound<'_, PyAny>>,
+        dedup_threshold: Threshold<'_>,
+        hashing_embedder: Option<&Bound<'_, PyAny>>,
+        reranker: Option<Py<PyAny>>,
+        refiner: Option<Py<PyAny>>,
+        summarizer: Option<Py<PyAny>>,
+        token_counter: Option<Py<PyAny>>,
+        device: Option<&Bound<'_, PyAny>>,
+        max_text_bytes: Option<&Bound<'_, PyAny>>,
+        recall_ef: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Memory> {
+        let dir: PathBuf = arg(path, "path")?;
+        let open = OpenArgs {
+            model,
+            clock,
+            sync,
+            start,
+            capacity,
+            dedup_threshold: dedup_threshold.0.as_ref(),
+            hashing_embedder,
+            device,
+            max_text_bytes,
+            recall_ef,
+        };
+        let mut options = open.options()?;
+        let none = |f: Option<Py<PyAny>>| f.filter(|f| !f.is_none(py));
+        Callables {
+            reranker: none(reranker),
+            refiner: none(refiner),
+            summarizer: none(summarizer),
+            token_counter: none(token_counter),
+        }
+        .install(py, &mut options.hooks)?;
+        let opened =
+            py.detach(|| catch_unwind(AssertUnwindSafe(|| memloop::Memory::open(&dir, options))));
+        let memory = match opened {
+            Ok(m) => m.map_err(errors::to_python)?,
+            Err(panic) => return Err(panicked(&*panic)),
+        };
+        Ok(Memory {
+            store: RwLock::new(Some(Arc::new(memory))),
+            path: dir.to_string_lossy().into_owned(),
+            token: NEXT_TOKEN.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// Remembers `text`; returns the id that holds it: a new id, an existing one when a memory
+    /// already says the same (exactly, or up to case, spacing and punctuation), or a fact's new
+    /// version when a near-duplicate fact said something else (`remember_explained` says which).
+    #[pyo3(signature = (text, kind=None, namespace=None, tags=None, importance=None,
+        concise=None, brief=None, subject=None, source=None, pinned=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn remember(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        kind: Option<&Bound<'_, PyAny>>,
+        namespace: Option<&Bound<'_, PyAny>>,
+        tags: Option<&Bound<'_, PyAny>>,
+        importance: Option<&Bound<'_, PyAny>>,
+        concise: Option<&Bound<'_, PyAny>>,
+        brief: Option<&Bound<'_, PyAny>>,
+        subject: Option<&Bound<'_, PyAny>>,
+        source: Option<&Bound<'_, PyAny>>,
+        pinned: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let chunk = PyString::new(py, "chunk");
+        let kind = kind.filter(|k| !k.is_none()).unwrap_or(chunk.as_any());
+        let item = new_memory(
+            text, kind, namespace, tags, importance, concise, brief, subject, source, pinned,
+        )?;
+        self.run(py, move |m| m.remember(item))
+    }
+
+    /// As `remember` (the same arguments), saying what was done: `action` is "new", "merged"
+    /// (into a memory that says the same) or "superseded" (`previous`, a near-duplicate fact or
+    /// triple that said something else, is kept as history of the new `id`).
+    #[pyo3(signature = (text, kind=None, namespace=None, tags=None, importance=None,
+        concise=None, brief=None, subject=None, source=None, pinned=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn remember_explained(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        kind: Option<&Bound<'_, PyAny>>,
+        namespace: Option<&Bound<'_, PyAny>>,
+        tags: Option<&Bound<'_, PyAny>>,
+        importance: Option<&Bound<'_, PyAny>>,
+        concise: Option<&Bound<'_, PyAny>>,
+        brief: Option<&Bound<'_, PyAny>>,
+        subject: Option<&Bound<'_, PyAny>>,
+        source: Option<&Bound<'_, PyAny>>,
+        pinned: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Remembered> {
+        let chunk = PyString::new(py, "chunk");
+        let kind = kind.filter(|k| !k.is_none()).unwrap_or(chunk.as_any());
+        let item = new_memory(
+            text, kind, namespace, tags, importance, concise, brief, subject, source, pinned,
+        )?;
+        self.run(py, move |m| m.remember_explained(item))
+            .map(Remembered::from)
+    }
+
+    /// Remembers many texts in one transaction, all or none; returns their ids in order.
+    /// Each item is a str or a dict of `remember`'s keyword arguments (`{"text": ..., "kind":
+    /// "fact", "tags": [...]}`).
+    fn remember_batch(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+        let chunk = PyString::new(py, "chunk");
+        let mut batch = Vec::new();
+        for entry in items
+            .try_iter()
+            .map_err(|_| invalid("items must be an iterable of str or dict"))?
+        {
+            let entry = entry?;
+            if entry.cast::<PyString>().is_ok() {
+                batch.push(new_memory(
+                    &entry,
+                    chunk.as_any(),
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                )?);
+                continue;
+            }
+            let map = entry
+                .cast::<PyMapping>()
+                .map_err(|_| invalid("each item must be a str or a dict"))?;
+            let field = |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+                match map.get_item(name) {
+                    Ok(v) => Ok(Some(v)),
+                    Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            };
+            for key in map.keys()? {
+                let key: String = arg(&key, "item key")?;
+                if !BATCH_FIELDS.contains(&key.as_str()) {
+                    return Err(invalid(format!(
+                        "unknown field `{key}` in an item, expected one of {}",
+                        BATCH_FIELDS.join(", ")
+                    )));
+                }
+            }
+            let text_ = field("text")?.ok_or_else(|| invalid("an item has no \"text\""))?;
+            let kind = field("kind")?
+                .filter(|k| !k.is_none())
+                .unwrap_or(chunk.clone().into_any());
+            batch.push(new_memory(
+                &text_,
+                &kind,
+                field("namespace")?.as_ref(),
+                field("tags")?.as_ref(),
+                field("importance")?.as_ref(),
+                field("concise")?.as_ref(),
+                field("brief")?.as_ref(),
+                field("subject")?.as_ref(),
+                field("source")?.as_ref(),
+                field("pinned")?.as_ref(),
+            )?);
+        }
+        self.run(py, move |m| m.remember_batch(batch))
+    }
+
+    /// The memory with this id, or None. Does not count as a recall.
+    fn get(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Option<Item>> {
+        let id: u64 = int(id, "id", "0..2^64")?;
+        Ok(self.run(py, move |m| m.get(id))?.map(|item| Item { item }))
+    }
+
+    /// The `k` memories closest to `query`, best first (`strategy`: single, rerank,
+    /// iterative), optionally only of a namespace, of some kinds, or with all of some tags.
+    /// Hits are reinforced: they decay more slowly.
+    #[pyo3(signature = (query, k=None, namespace=None, kinds=None, tags=None, strategy=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn recall(
+        &self,
+        py: Python<'_>,
+        query: &Bound<'_, PyAny>,
+        k: Option<&Bound<'_, PyAny>>,
+        namespace: Option<&Bound<'_, PyAny>>,
+        kinds: Option<&Bound<'_, PyAny>>,
+        tags: Option<&Bound<'_, PyAny>>,
+        strategy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<Hit>> {
+        let k = args::optional_int::<usize>(k, "k", "1..=1000")?.unwrap_or(5);
+        let strategy = match optional_text(strategy, "strategy")? {
+            Some(s) => args::strategy(&s)?,
+            None => memloop::Strategy::Single,
+        };
+        let query = Query::new(text(query, "query")?)
+            .k(k)
+            .filter(filter(namespace, kinds, tags)?);
+        let hits = self.run(py, move |m| m.retrieve(&query, strategy))?;
+        Ok(hits.into_iter().map(|hit| Hit { hit }).collect())
+    }
+
+    /// The best memories for `query` assembled into at most `budget` tokens, each at the
+    /// precision (original, concise, brief) that fits.
+    #[pyo3(signature = (query, budget, k=None, strategy=None))]
+    fn context(
+        &self,
+        py: Python<'_>,
+        query: &Bound<'_, PyAny>,
+        budget: &Bound<'_, PyAny>,
+        k: Option<&Bound<'_, PyAny>>,
+        strategy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Context> {
+        let budget: usize = int(budget, "budget", "0..2^64")?;
+        let k = args::optional_int::<usize>(k, "k", "1..=1000")?.unwrap_or(8);
+        let mut request = memloop::ContextRequest::new(text(query, "query")?, budget);
+        request.query = request.query.k(k);
+        if let Some(s) = optional_text(strategy, "strategy")? {
+            request.strategy = args::strategy(&s)?;
+        }
+        let c = self.run(py, move |m| m.context(&request))?;
+        Context::new(py, c)
+    }
+
+    /// How useful memory `id` was, 1 (misleading) to 5 (essential).
+    fn feedback(
+        &self,
+        py: Python<'_>,
+        id: &Bound<'_, PyAny>,
+        level: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let id: u64 = int(id, "id", "0..2^64")?;
+        let level: i64 = int(level, "level", "1..=5")?;
+        let level = u8::try_from(level)
+            .ok()
+            .filter(|l| (1..=5).contains(l))
+            .ok_or_else(|| invalid(format!("level {level} is outside 1..=5")))?;
+        self.run(py, move |m| m.feedback(id, level)).map(drop)
+    }
+
+    /// Records a task the agent carried out; returns the task memory's id. A failed task's
+    /// reflection is remembered too.
+    #[pyo3(signature = (request, steps, success, reflection=None))]
+    fn record_task(
+        &self,
+        py: Python<'_>,
+        request: &Bound<'_, PyAny>,
+        steps: &Bound<'_, PyAny>,
+        success: &Bound<'_, PyAny>,
+        reflection: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let outcome = if flag(success)? {
+            Outcome::Success
+        } else {
+            Outcome::Failure
+        };
+        let mut task = Task::new(text(request, "request")?, outcome);
+        task.steps = args::texts(steps, "steps")?;
+        task.reflection = optional_text(reflection, "reflection")?;
+        Ok(self.run(py, move |m| m.record_task(&task))?.task)
+    }
+
+    /// Records an event (created, modified, executed, deleted; or create, modify, execute,
+    /// delete) about a subject such as a file; all of a subject's events merge into one
+    /// memory, whose id is returned.
+    #[pyo3(signature = (subject, event, content=None))]
+    fn observe(
+        &self,
+        py: Python<'_>,
+        subject: &Bound<'_, PyAny>,
+        event: &Bound<'_, PyAny>,
+        content: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let subject = text(subject, "subject")?;
+        let name = text(event, "event")?;
+        let alias = match name.as_str() {
+            "create" => "created",
+            "modify" => "modified",
+            "execute" => "executed",
+            "delete" => "deleted",
+            other => other,
+        };
+        let event = SubjectEvent::parse(alias).ok_or_else(|| {
+            invalid(format!(
+                "event {name:?} is not one of created, modified, executed, deleted"
+            ))
+        })?;
+        let content = optional_text(content, "content")?;
+        self.run(py, move |m| m.observe(&subject, event, content.as_deref()))
+    }
+
+    /// Deletes memory `id` now, durably (NotFoundError if there is none).
+    fn forget(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<()> {
+        let id: u64 = int(id, "id", "0..2^64")?;
+        self.run(py, move |m| m.forget(id))
+    }
+
+    /// Applies forgetting at the clock's current time; returns what moved.
+    fn sweep<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let report = self.run(py, |m| m.sweep())?;
+        to_dict(py, &report)
+    }
+
+    /// Sets a manual clock (Unix seconds or an aware datetime); time only moves forward.
+    fn set_time(&self, t: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ms = millis(t, "time")?;
+        self.handle()?.memory.clock().set(ms).map_err(invalid)
+    }
+
+    /// Counts (memories, per tier, indexed), sequence numbers and the model.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let stats = self.run(py, |m| m.stats())?;
+        to_dict(py, &stats)
+    }
+
+    /// Verifies the whole store now: the index file's checksums and links (rebuilt from the
+    /// database when they fail), every record, and that both agree. Returns `memories`,
+    /// `indexed`, `index_rebuilt` (the reason, or None) and `problems` (empty when sound).
+    fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let report = self.run(py, |m| m.check())?;
+        to_dict(py, &report)
+    }
+
+    /// Saves the index and makes every write durable.
+    fn checkpoint(&self, py: Python<'_>) -> PyResult<()> {
+        self.run(py, |m| m.checkpoint())
+    }
+
+    /// Writes every memory (with its vector) to a file; returns how many.
+    fn export(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let path: PathBuf = arg(path, "path")?;
+        self.run(py, move |m| m.export(&path, &MemoryFilter::default()))
+    }
+
+    /// Imports an export file (re-embedding it if it came from another model); returns what
+    /// was added, merged and skipped.
+    fn import_<'py>(
+        &self,
+        py: Python<'py>,
+        path: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let path: PathBuf = arg(path, "path")?;
+        let report = self.run(py, move |m| m.import(&path))?;
+        to_dict(py, &report)
+    }
+
+    /// Saves and closes the store; further calls raise InvalidArgumentError. Idempotent. Calls
+    /// running on other threads finish first. From inside a callback of a call on this store,
+    /// it raises InvalidArgumentError and the store stays open.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        if IN_USE.with(|t| t.borrow().contains(&self.token)) {
+            return Err(invalid(
+                "close was called from inside a callback of a call on the same store; close it after that call returns",
+            ));
+        }
+        let Some(mut memory) = self.store.write().take() else {
+            return Ok(());
+        };
+        let closed = py.detach(move || {
+            // Wait for calls in flight on other threads to drop their clones.
+            let memory = loop {
+                match Arc::try_unwrap(memory) {
+                    Ok(m) => break m,
+                    Err(shared) => {
+                        memory = shared;
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+            };
+            catch_unwind(AssertUnwindSafe(|| memory.close()))
+        });
+        match closed {
+            Ok(result) => result.map_err(errors::to_python),
+            Err(panic) => Err(panicked(&*panic)),
+        }
+    }
+
+    /// True after `close`.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.store.read().is_none()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
+        self.close(py)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { "closed" } else { "open" };
+        format!("memloop.Memory({:?}, {state})", self.path)
+    }
+}
+
+/// The keys an item of `remember_batch` may have.
+const BATCH_FIELDS: [&str; 10] = [
+    "text",
+    "kind",
+    "namespace",
+    "tags",
+    "importance",
+    "concise",
+    "brief",
+    "subject",
+    "source",
+    "pinned",
+];
