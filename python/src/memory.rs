@@ -149,7 +149,7 @@ fn source(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
 #[allow(clippy::too_many_arguments)]
 fn new_memory(
     text_: &Bound<'_, PyAny>,
-    kind: &Bound<'_, PyAny>,
+    kind: Option<&Bound<'_, PyAny>>,
     namespace: Option<&Bound<'_, PyAny>>,
     tags: Option<&Bound<'_, PyAny>>,
     importance: Option<&Bound<'_, PyAny>>,
@@ -159,7 +159,10 @@ fn new_memory(
     source_: Option<&Bound<'_, PyAny>>,
     pinned: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<NewMemory> {
-    let mut m = NewMemory::new(text(text_, "text")?).kind(args::kind(&text(kind, "kind")?)?);
+    let mut m = NewMemory::new(text(text_, "text")?);
+    if let Some(kind) = optional_text(kind, "kind")? {
+        m = m.kind(args::kind(&kind)?);
+    }
     m.namespace = optional_text(namespace, "namespace")?;
     m.tags = optional_texts(tags, "tags")?;
     m.importance = match importance.filter(|i| !i.is_none()) {
@@ -254,8 +257,6 @@ impl Memory {
         source: Option<&Bound<'_, PyAny>>,
         pinned: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        let chunk = PyString::new(py, "chunk");
-        let kind = kind.filter(|k| !k.is_none()).unwrap_or(chunk.as_any());
         let item = new_memory(
             text, kind, namespace, tags, importance, concise, brief, subject, source, pinned,
         )?;
@@ -282,8 +283,6 @@ impl Memory {
         source: Option<&Bound<'_, PyAny>>,
         pinned: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Remembered> {
-        let chunk = PyString::new(py, "chunk");
-        let kind = kind.filter(|k| !k.is_none()).unwrap_or(chunk.as_any());
         let item = new_memory(
             text, kind, namespace, tags, importance, concise, brief, subject, source, pinned,
         )?;
@@ -295,7 +294,6 @@ impl Memory {
     /// Each item is a str or a dict of `remember`'s keyword arguments (`{"text": ..., "kind":
     /// "fact", "tags": [...]}`).
     fn remember_batch(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
-        let chunk = PyString::new(py, "chunk");
         let mut batch = Vec::new();
         for entry in items
             .try_iter()
@@ -304,16 +302,7 @@ impl Memory {
             let entry = entry?;
             if entry.cast::<PyString>().is_ok() {
                 batch.push(new_memory(
-                    &entry,
-                    chunk.as_any(),
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
+                    &entry, None, None, None, None, None, None, None, None, None,
                 )?);
                 continue;
             }
@@ -337,12 +326,9 @@ impl Memory {
                 }
             }
             let text_ = field("text")?.ok_or_else(|| invalid("an item has no \"text\""))?;
-            let kind = field("kind")?
-                .filter(|k| !k.is_none())
-                .unwrap_or(chunk.clone().into_any());
             batch.push(new_memory(
                 &text_,
-                &kind,
+                field("kind")?.as_ref(),
                 field("namespace")?.as_ref(),
                 field("tags")?.as_ref(),
                 field("importance")?.as_ref(),
