@@ -23,7 +23,12 @@ struct Entry {
     namespace: u32,
     tags: Box<[u32]>,
     tier: crate::item::Tier,
+    /// User, agent, session: interned names, [`NO_NAME`] where absent.
+    scope: [u32; 3],
 }
+
+/// A scope field a memory leaves out.
+const NO_NAME: u32 = u32::MAX;
 
 /// A filter resolved against the catalog's interned names.
 #[derive(Debug, Clone)]
@@ -34,6 +39,8 @@ pub(crate) struct Compiled {
     from: Timestamp,
     until: Timestamp,
     include_superseded: bool,
+    /// Per scope field: `None` any, `Some(NO_NAME)` only memories without it, else that name.
+    scope: [Option<u32>; 3],
 }
 
 /// Filterable fields of every live memory, and their forgetting state.
@@ -82,6 +89,9 @@ impl Catalog {
     fn insert(&mut self, id: MemoryId, rec: &CatalogRecord<'_>) {
         let namespace = self.intern(rec.namespace);
         let tags = rec.tags.iter().map(|t| self.intern(t)).collect();
+        let scope = rec
+            .scope
+            .map(|f| f.map_or(NO_NAME, |name| self.intern(name)));
         let entry = Entry {
             kind: rec.kind,
             flags: rec.flags,
@@ -89,6 +99,7 @@ impl Catalog {
             namespace,
             tags,
             tier: rec.decay.tier,
+            scope,
         };
         self.remove(id);
         if entry.flags & crate::store::record::SUPERSEDED != 0 {
@@ -149,6 +160,12 @@ impl Catalog {
             .map(|t| self.ids.get(t.as_str()).copied())
             .collect::<Option<Vec<u32>>>()?;
         let kinds = f.kinds.iter().fold(0u16, |m, k| m | 1 << k.code());
+        let mut scope = [None; 3];
+        for (slot, name) in scope.iter_mut().zip(f.scope_fields()) {
+            if let Some(name) = name {
+                *slot = Some(*self.ids.get(name)?);
+            }
+        }
         Some(Compiled {
             namespace,
             kinds: if kinds == 0 { u16::MAX } else { kinds },
@@ -156,7 +173,26 @@ impl Catalog {
             from: f.created_from.unwrap_or(Timestamp::MIN),
             until: f.created_until.unwrap_or(Timestamp::MAX),
             include_superseded: f.include_superseded,
+            scope,
         })
+    }
+
+    /// Resolves `f` and narrows it to memories of exactly `scope`: a field `scope` leaves out
+    /// must be absent too (what near-duplicate detection compares within); `None` when nothing
+    /// can match.
+    pub(crate) fn compile_exact_scope(
+        &self,
+        f: &MemoryFilter,
+        scope: [Option<&str>; 3],
+    ) -> Option<Compiled> {
+        let mut c = self.compile(f)?;
+        for (slot, name) in c.scope.iter_mut().zip(scope) {
+            *slot = Some(match name {
+                Some(name) => *self.ids.get(name)?,
+                None => NO_NAME,
+            });
+        }
+        Some(c)
     }
 
     /// True if `c` lets everything through (so a search needs no predicate).
@@ -166,6 +202,7 @@ impl Catalog {
             && c.tags.is_empty()
             && c.from == Timestamp::MIN
             && c.until == Timestamp::MAX
+            && c.scope.iter().all(Option::is_none)
             && (c.include_superseded || self.superseded == 0)
     }
 
@@ -179,6 +216,10 @@ impl Catalog {
             && c.kinds & (1 << e.kind.code()) != 0
             && (c.from..c.until).contains(&e.created)
             && c.tags.iter().all(|t| e.tags.contains(t))
+            && c.scope
+                .iter()
+                .zip(e.scope)
+                .all(|(want, has)| want.is_none_or(|w| w == has))
     }
 
     /// Ids passing `c`, ascending.

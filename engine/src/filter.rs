@@ -1,7 +1,7 @@
 //! Which memories a recall, scan or export may touch.
 
 use crate::clock::Timestamp;
-use crate::item::{Kind, MemoryItem};
+use crate::item::{Kind, MemoryItem, Scope};
 
 /// Restricts recalls, scans and exports. The default matches every current (not superseded)
 /// memory; each set field narrows it further, and all must hold.
@@ -19,6 +19,12 @@ pub struct MemoryFilter {
     pub created_until: Option<Timestamp>,
     /// Also superseded versions (out of default ranking).
     pub include_superseded: bool,
+    /// Only this user's memories.
+    pub user: Option<String>,
+    /// Only this agent's memories.
+    pub agent: Option<String>,
+    /// Only this session's memories.
+    pub session: Option<String>,
 }
 
 impl MemoryFilter {
@@ -33,6 +39,25 @@ impl MemoryFilter {
             && self.tags.is_empty()
             && self.created_from.is_none()
             && self.created_until.is_none()
+            && self.scope_fields().iter().all(Option::is_none)
+    }
+
+    /// Only memories of this scope: each field it sets must match (a field it leaves out is
+    /// not constrained: `Scope::user("ana")` reaches all of Ana's agents and sessions).
+    pub fn scope(mut self, scope: Scope) -> Self {
+        self.user = scope.user;
+        self.agent = scope.agent;
+        self.session = scope.session;
+        self
+    }
+
+    /// The scope fields it constrains: user, agent, session.
+    pub(crate) fn scope_fields(&self) -> [Option<&str>; 3] {
+        [
+            self.user.as_deref(),
+            self.agent.as_deref(),
+            self.session.as_deref(),
+        ]
     }
 
     /// Only this namespace.
@@ -72,5 +97,17 @@ impl MemoryFilter {
             && self.created_from.is_none_or(|t| item.created >= t)
             && self.created_until.is_none_or(|t| item.created < t)
             && (self.include_superseded || !item.is_superseded())
+            && self
+                .user
+                .as_ref()
+                .is_none_or(|u| item.user.as_ref() == Some(u))
+            && self
+                .agent
+                .as_ref()
+                .is_none_or(|a| item.agent.as_ref() == Some(a))
+            && self
+                .session
+                .as_ref()
+                .is_none_or(|s| item.session.as_ref() == Some(s))
     }
 }

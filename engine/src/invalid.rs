@@ -38,6 +38,9 @@ pub enum InvalidInput {
     /// An empty tag.
     #[error("a tag is empty")]
     EmptyTag,
+    /// An empty user, agent or session name (the field names which).
+    #[error("{0} is empty (leave it out for a memory that belongs to no {0})")]
+    EmptyScope(&'static str),
     /// A vector of the wrong dimension, or zero, or with a non-finite component.
     #[error("vector: {0}")]
     Vector(String),

@@ -194,6 +194,125 @@ pub struct MemoryItem {
     pub decay_anchor: Timestamp,
     /// Times it was reinforced (recall hits, positive feedback).
     pub reinforced: u32,
+    /// The user it belongs to, if any (see [`Scope`]).
+    pub user: Option<String>,
+    /// The agent it belongs to, if any.
+    pub agent: Option<String>,
+    /// The session (run, conversation) it belongs to, if any.
+    pub session: Option<String>,
+}
+
+/// Who a memory belongs to: a user, an agent, a session, each optional. Memories of one scope
+/// never merge with another's, and a filter naming a scope reaches only its memories.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scope {
+    /// The user.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// The agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The session.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+impl Scope {
+    /// A user's scope.
+    pub fn user(user: impl Into<String>) -> Scope {
+        Scope {
+            user: Some(user.into()),
+            ..Scope::default()
+        }
+    }
+    /// True when no field is set (memories that belong to no one in particular).
+    pub fn is_empty(&self) -> bool {
+        self.user.is_none() && self.agent.is_none() && self.session.is_none()
+    }
+    /// The three fields in order: user, agent, session.
+    pub(crate) fn fields(&self) -> [Option<&str>; 3] {
+        [
+            self.user.as_deref(),
+            self.agent.as_deref(),
+            self.session.as_deref(),
+        ]
+    }
+    /// Refuses empty names (a scope field is absent or names someone).
+    pub(crate) fn validate(&self) -> Result<(), InvalidInput> {
+        check_scope(self.fields())
+    }
+}
+
+/// A scope field is absent or names someone: never the empty string.
+fn check_scope(fields: [Option<&str>; 3]) -> Result<(), InvalidInput> {
+    for (field, value) in ["user", "agent", "session"].into_iter().zip(fields) {
+        if value == Some("") {
+            return Err(InvalidInput::EmptyScope(field));
+        }
+    }
+    Ok(())
+}
+
+/// Version 2 of the item encoding (before scopes), still read.
+#[derive(Decode)]
+struct ItemV2 {
+    id: MemoryId,
+    kind: Kind,
+    text: String,
+    concise: Option<String>,
+    brief: Option<String>,
+    triple: Option<Triple>,
+    subject: Option<String>,
+    sources: Vec<Source>,
+    namespace: String,
+    tags: Vec<String>,
+    created: Timestamp,
+    updated: Timestamp,
+    accessed: Timestamp,
+    importance: f32,
+    outcome: Option<Outcome>,
+    count: u32,
+    pinned: bool,
+    supersedes: Option<MemoryId>,
+    superseded_by: Option<MemoryId>,
+    tier: Tier,
+    strength: f64,
+    decay_anchor: Timestamp,
+    reinforced: u32,
+}
+
+impl From<ItemV2> for MemoryItem {
+    fn from(v: ItemV2) -> Self {
+        MemoryItem {
+            id: v.id,
+            kind: v.kind,
+            text: v.text,
+            concise: v.concise,
+            brief: v.brief,
+            triple: v.triple,
+            subject: v.subject,
+            sources: v.sources,
+            namespace: v.namespace,
+            tags: v.tags,
+            created: v.created,
+            updated: v.updated,
+            accessed: v.accessed,
+            importance: v.importance,
+            outcome: v.outcome,
+            count: v.count,
+            pinned: v.pinned,
+            supersedes: v.supersedes,
+            superseded_by: v.superseded_by,
+            tier: v.tier,
+            strength: v.strength,
+            decay_anchor: v.decay_anchor,
+            reinforced: v.reinforced,
+            user: None,
+            agent: None,
+            session: None,
+        }
+    }
 }
 
 /// Version 1 of the item encoding (before forgetting), still read.
@@ -246,12 +365,15 @@ impl From<ItemV1> for MemoryItem {
             strength: 0.0, // unset: the policy's default for its kind and importance
             decay_anchor: v.created,
             reinforced: 0,
+            user: None,
+            agent: None,
+            session: None,
         }
     }
 }
 
 /// The encoding version written by this build.
-pub(crate) const ITEM_VERSION: u8 = 2;
+pub(crate) const ITEM_VERSION: u8 = 3;
 
 impl MemoryItem {
     /// True if a newer version replaced it.
@@ -259,9 +381,27 @@ impl MemoryItem {
         self.superseded_by.is_some()
     }
 
-    /// The content hash duplicates are detected by (namespace, kind, text).
+    /// Who it belongs to.
+    pub fn scope(&self) -> Scope {
+        Scope {
+            user: self.user.clone(),
+            agent: self.agent.clone(),
+            session: self.session.clone(),
+        }
+    }
+
+    /// The content hash duplicates are detected by (namespace, scope, kind, text).
     pub fn content_hash(&self) -> [u8; 32] {
-        content_hash(&self.namespace, self.kind, &self.text)
+        scoped_content_hash(
+            &self.namespace,
+            [
+                self.user.as_deref(),
+                self.agent.as_deref(),
+                self.session.as_deref(),
+            ],
+            self.kind,
+            &self.text,
+        )
     }
 
     pub(crate) fn encode(&self) -> Vec<u8> {
@@ -283,6 +423,7 @@ impl MemoryItem {
         }
         match bytes.split_first() {
             Some((&ITEM_VERSION, rest)) => exact(rest),
+            Some((2, rest)) => exact::<ItemV2>(rest).map(MemoryItem::from),
             Some((1, rest)) => exact::<ItemV1>(rest).map(MemoryItem::from),
             Some((v, _)) => Err(format!("item encoding version {v} is not supported")),
             None => Err("empty item record".into()),
@@ -312,6 +453,34 @@ pub fn content_hash(namespace: &str, kind: Kind, text: &str) -> [u8; 32] {
     h.update(namespace.as_bytes());
     h.update([kind.code()]);
     h.update(text.as_bytes());
+    h.finalize().into()
+}
+
+/// [`content_hash`] of a memory that belongs to a scope (user, agent, session): the same as
+/// `content_hash` when it belongs to no one, so stores written before scopes keep their hashes;
+/// otherwise the scope is hashed in too, so equal texts of two scopes never merge.
+pub(crate) fn scoped_content_hash(
+    namespace: &str,
+    scope: [Option<&str>; 3],
+    kind: Kind,
+    text: &str,
+) -> [u8; 32] {
+    if scope.iter().all(Option::is_none) {
+        return content_hash(namespace, kind, text);
+    }
+    let mut h = Sha256::new();
+    h.update(b"scoped\0");
+    for field in scope {
+        match field {
+            Some(name) => {
+                h.update([1]);
+                h.update((name.len() as u64).to_le_bytes());
+                h.update(name.as_bytes());
+            }
+            None => h.update([0]),
+        }
+    }
+    h.update(content_hash(namespace, kind, text));
     h.finalize().into()
 }
 
@@ -356,6 +525,15 @@ pub struct NewMemory {
     /// Never forget it.
     #[serde(default)]
     pub pinned: bool,
+    /// The user it belongs to.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// The agent it belongs to.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The session it belongs to.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 impl NewMemory {
@@ -424,6 +602,21 @@ impl NewMemory {
         self.pinned = pinned;
         self
     }
+    /// Puts it in a scope (user, agent, session).
+    pub fn scope(mut self, scope: Scope) -> Self {
+        self.user = scope.user;
+        self.agent = scope.agent;
+        self.session = scope.session;
+        self
+    }
+    /// The scope it is given.
+    pub(crate) fn scope_fields(&self) -> [Option<&str>; 3] {
+        [
+            self.user.as_deref(),
+            self.agent.as_deref(),
+            self.session.as_deref(),
+        ]
+    }
 
     /// Checks the input (trimming nothing): rejects empty text, text over `max_text_bytes`
     /// ([`crate::Options::max_text_bytes`]), importance outside [0, 1], empty tags or namespace.
@@ -440,7 +633,7 @@ impl NewMemory {
         if self.tags.iter().any(|t| t.is_empty()) {
             return Err(InvalidInput::EmptyTag);
         }
-        Ok(())
+        check_scope(self.scope_fields())
     }
 
     /// The namespace, defaulted.
@@ -478,6 +671,9 @@ impl NewMemory {
             strength: 0.0,
             decay_anchor: now,
             reinforced: 0,
+            user: self.user,
+            agent: self.agent,
+            session: self.session,
         }
     }
 }

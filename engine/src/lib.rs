@@ -71,10 +71,12 @@ pub use dedup::{RememberAction, Remembered};
 pub use embedder::{load_model, load_model_on, HashingEmbedder, TextEmbedder};
 pub use error::{Error, Result};
 pub use filter::MemoryFilter;
-pub use forget::{DecayModel, DecayReport, ForgetEvent, ForgetPolicy, ForgetReason, SweepReport};
+pub use forget::{
+    DecayModel, DecayReport, ForgetEvent, ForgetPolicy, ForgetReason, ScopeErasure, SweepReport,
+};
 pub use invalid::InvalidInput;
 pub use item::{
-    content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Source, Tier, Triple,
+    content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Scope, Source, Tier, Triple,
     DEFAULT_NAMESPACE,
 };
 pub use memloop_embed::DeviceChoice;

@@ -2,11 +2,13 @@
 //! memory at any time, and the deadline indexes that fire tier changes; `sweep.rs` applies
 //! them to the store.
 
+mod erase;
 pub mod kinetic;
 mod policy;
 pub(crate) mod state;
 mod sweep;
 
+pub use erase::ScopeErasure;
 pub(crate) use policy::DecayFields;
 pub use policy::{DecayModel, ForgetPolicy};
 pub use state::ForgetReason;

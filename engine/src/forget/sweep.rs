@@ -40,6 +40,15 @@ pub struct ForgetEvent {
     pub namespace: String,
     /// The start of its text (at most 80 characters: the log does not keep forgotten content).
     pub text: String,
+    /// Its user, agent and session (so erasing a scope finds its events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Its agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Its session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// A memory's decay, now and ahead.
@@ -159,6 +168,9 @@ impl Inner {
                     kind: item.kind,
                     namespace: item.namespace.clone(),
                     text: item.text.chars().take(80).collect(),
+                    user: item.user.clone(),
+                    agent: item.agent.clone(),
+                    session: item.session.clone(),
                 };
                 let json = serde_json::to_vec(&event).expect("events always serialise");
                 tx.log_forget(now, m.id, &json)?;

@@ -10,7 +10,7 @@ use dedup::{one_current_truth, same_information, RememberAction, Remembered};
 
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
-use crate::item::{check_text, content_hash, Kind, MemoryId, MemoryItem, NewMemory};
+use crate::item::{check_text, scoped_content_hash, Kind, MemoryId, MemoryItem, NewMemory};
 use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
 
@@ -234,7 +234,7 @@ impl Memory {
 struct Staged {
     by_hash: FxHashMap<[u8; 32], MemoryId>,
     items: FxHashMap<MemoryId, MemoryItem>,
-    fresh: Vec<(MemoryId, String, Kind, UnitVector)>,
+    fresh: Vec<(MemoryId, String, crate::item::Scope, Kind, UnitVector)>,
     /// Merge exact duplicates only.
     exact_only: bool,
 }
@@ -244,7 +244,7 @@ impl Staged {
     fn remember_fresh(&mut self, hash: [u8; 32], item: &MemoryItem, ns: String, v: UnitVector) {
         self.by_hash.insert(hash, item.id);
         self.items.insert(item.id, item.clone());
-        self.fresh.push((item.id, ns, item.kind, v));
+        self.fresh.push((item.id, ns, item.scope(), item.kind, v));
     }
 }
 
@@ -259,7 +259,7 @@ impl Inner {
     ) -> Result<Remembered> {
         let now = self.now();
         let ns = m.namespace_or_default().to_string();
-        let hash = content_hash(&ns, m.kind, &m.text);
+        let hash = scoped_content_hash(&ns, m.scope_fields(), m.kind, &m.text);
         let exact = match staged.by_hash.get(&hash) {
             Some(&id) => Some(id),
             None => self.store.by_hash(&hash)?,
@@ -267,7 +267,7 @@ impl Inner {
         let near = match exact {
             Some(_) => None,
             None if staged.exact_only => None,
-            None => self.near_duplicate(staged, &ns, m.kind, &v)?,
+            None => self.near_duplicate(staged, &ns, m.scope_fields(), m.kind, &v)?,
         };
         let Some(id) = exact.or(near) else {
             let item = self.insert_new(tx, applied, m, v.clone(), None)?;
@@ -350,6 +350,7 @@ impl Inner {
         &self,
         staged: &Staged,
         ns: &str,
+        scope: [Option<&str>; 3],
         kind: Kind,
         v: &UnitVector,
     ) -> Result<Option<MemoryId>> {
@@ -357,8 +358,8 @@ impl Inner {
             return Ok(None);
         };
         let mut best: Option<(f32, MemoryId)> = None;
-        for (id, fns, fkind, fv) in &staged.fresh {
-            if fns == ns && *fkind == kind {
+        for (id, fns, fscope, fkind, fv) in &staged.fresh {
+            if fns == ns && *fkind == kind && fscope.fields() == scope {
                 let s = fv.cosine(v);
                 if s >= threshold && best.is_none_or(|(b, _)| s > b) {
                     best = Some((s, *id));
@@ -367,7 +368,7 @@ impl Inner {
         }
         let filter = crate::filter::MemoryFilter::new().namespace(ns).kind(kind);
         let cat = self.catalog.get()?.read();
-        if let Some(c) = cat.compile(&filter) {
+        if let Some(c) = cat.compile_exact_scope(&filter, scope) {
             let index = self.index.read().clone();
             let pred = |id: u64| cat.allows(&c, id);
             if let Some(hit) = index.search_filtered(v, 1, 32, &pred)?.first() {

@@ -480,6 +480,26 @@ impl Tx {
         Ok(())
     }
 
+    /// Drops every forgetting event for which `doomed(id, event)` holds; returns how many.
+    pub(crate) fn drop_forget_events(
+        &mut self,
+        doomed: impl Fn(MemoryId, &[u8]) -> bool,
+    ) -> Result<usize> {
+        let mut t = self.tx.open_table(FORGET_LOG).map_err(db)?;
+        let doomed: Vec<(i64, u64)> = t
+            .iter()
+            .map_err(db)?
+            .filter_map(|entry| match entry {
+                Ok((key, event)) => doomed(key.value().1, event.value()).then(|| Ok(key.value())),
+                Err(e) => Some(Err(db(e))),
+            })
+            .collect::<Result<_>>()?;
+        for key in &doomed {
+            t.remove(key).map_err(db)?;
+        }
+        Ok(doomed.len())
+    }
+
     /// Drops the oldest forgetting events beyond `limit`.
     pub(crate) fn prune_forget_log(&mut self, limit: usize) -> Result<()> {
         let mut t = self.tx.open_table(FORGET_LOG).map_err(db)?;

@@ -3,13 +3,15 @@
 //! Layout (little-endian): version u8 (2), kind u8, flags u8 (bit 0 superseded, bit 1
 //! pinned), created i64, namespace (u16 length + UTF-8), tag count u16, tags (u16 length +
 //! UTF-8 each), then the decay fields: importance f32, strength f64 (seconds), decay anchor
-//! i64, tier u8. Version 1 records (without decay fields) are still read.
+//! i64, tier u8, then (version 3) the scope: user, agent, session, each a presence byte, then
+//! the name (u16 length + UTF-8) when the byte is 1. Version 1 records (without decay fields)
+//! and version 2 records (without scope) are still read.
 
 use crate::clock::Timestamp;
 use crate::forget::DecayFields;
 use crate::item::{Kind, MemoryItem, Tier};
 
-const VERSION: u8 = 2;
+const VERSION: u8 = 3;
 pub(crate) const SUPERSEDED: u8 = 1;
 pub(crate) const PINNED: u8 = 2;
 
@@ -22,6 +24,8 @@ pub(crate) struct CatalogRecord<'a> {
     pub(crate) namespace: &'a str,
     pub(crate) tags: Vec<&'a str>,
     pub(crate) decay: DecayFields,
+    /// User, agent, session.
+    pub(crate) scope: [Option<&'a str>; 3],
 }
 
 impl<'a> CatalogRecord<'a> {
@@ -40,6 +44,11 @@ impl<'a> CatalogRecord<'a> {
             namespace: &item.namespace,
             tags: item.tags.iter().map(String::as_str).collect(),
             decay: DecayFields::of(item),
+            scope: [
+                item.user.as_deref(),
+                item.agent.as_deref(),
+                item.session.as_deref(),
+            ],
         }
     }
 
@@ -55,13 +64,22 @@ impl<'a> CatalogRecord<'a> {
         out.extend_from_slice(&self.decay.strength.to_le_bytes());
         out.extend_from_slice(&self.decay.anchor.to_le_bytes());
         out.push(self.decay.tier as u8);
+        for field in self.scope {
+            match field {
+                Some(name) => {
+                    out.push(1);
+                    put_str(&mut out, name);
+                }
+                None => out.push(0),
+            }
+        }
         out
     }
 
     pub(crate) fn decode(b: &'a [u8]) -> Option<Self> {
         let mut r = Reader(b);
         let version = r.u8()?;
-        if version != VERSION && version != 1 {
+        if !(1..=VERSION).contains(&version) {
             return None;
         }
         let kind = Kind::from_code(r.u8()?)?;
@@ -93,6 +111,16 @@ impl<'a> CatalogRecord<'a> {
                 },
             }
         };
+        let mut scope = [None; 3];
+        if version >= 3 {
+            for field in &mut scope {
+                *field = match r.u8()? {
+                    0 => None,
+                    1 => Some(r.str()?),
+                    _ => return None,
+                };
+            }
+        }
         r.0.is_empty().then_some(CatalogRecord {
             kind,
             flags,
@@ -100,6 +128,7 @@ impl<'a> CatalogRecord<'a> {
             namespace,
             tags,
             decay,
+            scope,
         })
     }
 }
@@ -147,6 +176,11 @@ mod tests {
             .tag("a")
             .tag("bb")
             .pinned(true)
+            .scope(crate::item::Scope {
+                user: Some("ana".into()),
+                agent: None,
+                session: Some("s1".into()),
+            })
             .into_item(3, -5);
         let rec = CatalogRecord::of(&item);
         let bytes = rec.encode();

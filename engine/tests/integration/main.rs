@@ -11,4 +11,5 @@ mod hostile_files;
 mod memory_loop;
 mod model;
 mod persist;
+mod scopes;
 mod transfer;

@@ -39,6 +39,9 @@ pub(crate) fn schema(dim: usize, metadata: HashMap<String, String>) -> Schema {
         text("concise", true),
         text("brief", true),
         text("namespace", true),
+        text("user", true),
+        text("agent", true),
+        text("session", true),
         list("tags"),
         text("subject", true),
         text("triple_head", true),
@@ -87,7 +90,7 @@ pub(crate) fn batch(
     let mut id = UInt64Builder::with_capacity(n);
     let mut op = StringBuilder::new();
     let mut seq = UInt64Builder::with_capacity(n);
-    let mut s: Vec<StringBuilder> = (0..13).map(|_| StringBuilder::new()).collect();
+    let mut s: Vec<StringBuilder> = (0..16).map(|_| StringBuilder::new()).collect();
     let mut tags = ListBuilder::new(StringBuilder::new());
     let mut times: Vec<Int64Builder> = (0..6).map(|_| Int64Builder::with_capacity(n)).collect();
     let mut importance = Float32Builder::with_capacity(n);
@@ -97,8 +100,8 @@ pub(crate) fn batch(
     let mut strength = Float64Builder::with_capacity(n);
     let mut vector = FixedSizeListBuilder::new(Float32Builder::with_capacity(n * dim), dim as i32)
         .with_field(Arc::new(Field::new("item", DataType::Float32, false)));
-    // String columns, in schema order: kind, text, concise, brief, namespace, subject, the
-    // triple's three, sources, outcome, tier, feedback.
+    // String columns, in schema order: kind, text, concise, brief, namespace, user, agent,
+    // session, subject, the triple's three, sources, outcome, tier, feedback.
     for row in rows {
         match row {
             Change::Delete { seq: at, id: gone } => {
@@ -129,12 +132,15 @@ pub(crate) fn batch(
                 seq.append_value(*at);
                 let triple = item.triple.as_ref();
                 let sources = serde_json::to_string(&item.sources).unwrap_or_default();
-                let strings: [Option<&str>; 13] = [
+                let strings: [Option<&str>; 16] = [
                     Some(item.kind.name()),
                     Some(&item.text),
                     item.concise.as_deref(),
                     item.brief.as_deref(),
                     Some(&item.namespace),
+                    item.user.as_deref(),
+                    item.agent.as_deref(),
+                    item.session.as_deref(),
                     item.subject.as_deref(),
                     triple.map(|t| t.head.as_str()),
                     triple.map(|t| t.relation.as_str()),
@@ -175,7 +181,7 @@ pub(crate) fn batch(
         }
     }
     let mut s = s.into_iter().map(|mut b| Arc::new(b.finish()) as ArrayRef);
-    let mut next_s = || s.next().expect("13 string columns");
+    let mut next_s = || s.next().expect("16 string columns");
     let mut times = times
         .into_iter()
         .map(|mut b| Arc::new(b.finish()) as ArrayRef);
@@ -191,6 +197,9 @@ pub(crate) fn batch(
     let concise = next_s();
     let brief = next_s();
     let namespace = next_s();
+    let user = next_s();
+    let agent = next_s();
+    let session = next_s();
     let subject = next_s();
     let head = next_s();
     let relation = next_s();
@@ -214,6 +223,9 @@ pub(crate) fn batch(
         concise,
         brief,
         namespace,
+        user,
+        agent,
+        session,
         Arc::new(tags.finish()),
         subject,
         head,
@@ -290,6 +302,21 @@ pub(crate) fn read_batch(batch: &RecordBatch, dim: usize) -> Result<Vec<Row>, St
     let concise = strings("concise")?;
     let brief = strings("brief")?;
     let namespace = strings("namespace")?;
+    // Scope columns came with scopes: a file written before has none (no memory had a scope).
+    let scope_column = |name: &str| -> Result<_, String> {
+        batch
+            .column_by_name(name)
+            .map(|c| {
+                c.as_string_opt::<i32>()
+                    .ok_or_else(|| format!("column `{name}` is not text"))
+            })
+            .transpose()
+    };
+    let (user, agent, session) = (
+        scope_column("user")?,
+        scope_column("agent")?,
+        scope_column("session")?,
+    );
     let subject = strings("subject")?;
     let head = strings("triple_head")?;
     let relation = strings("triple_relation")?;
@@ -405,6 +432,9 @@ pub(crate) fn read_batch(batch: &RecordBatch, dim: usize) -> Result<Vec<Row>, St
             strength: strength.value(r),
             decay_anchor: anchor.value(r),
             reinforced: reinforced.value(r),
+            user: user.and_then(opt),
+            agent: agent.and_then(opt),
+            session: session.and_then(opt),
         };
         let row = vectors.value(r);
         let vector = row
