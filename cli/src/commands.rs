@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::forward::ToolCall;
 use crate::output::{hit_json, hit_line, item_json, item_text};
+use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
 
 fn parse_kind(s: &str) -> Result<Kind, String> {
@@ -35,6 +36,8 @@ pub struct RememberArgs {
     /// Importance in [0, 1].
     #[arg(long)]
     importance: Option<f32>,
+    #[command(flatten)]
+    scope: ScopeArgs,
     /// Print `{"id": N, "action": "new" | "merged" | "superseded", "previous": M | null}`.
     #[arg(long)]
     json: bool,
@@ -49,7 +52,8 @@ pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
         tags: a.tags.clone(),
         importance: a.importance,
         ..Default::default()
-    };
+    }
+    .scope(a.scope.scope());
     // The commit was synced: the id is durable and printed before closing, whatever closing
     // (saving the index) meets.
     let done = memory.remember_explained(m)?;
@@ -115,6 +119,8 @@ pub struct RecallArgs {
     /// Also superseded versions.
     #[arg(long)]
     history: bool,
+    #[command(flatten)]
+    scope: ScopeArgs,
     /// Retrieval strategy: single (vector top-k), rerank (vector + BM25, fused), iterative
     /// (query refined over rounds, then reranked).
     #[arg(long, default_value = "single", value_parser = parse_strategy)]
@@ -140,7 +146,8 @@ pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
         tags: a.tags.clone(),
         include_superseded: a.history,
         ..Default::default()
-    };
+    }
+    .scope(a.scope.scope());
     let hits = memory.retrieve(
         &Query::new(a.query.as_str()).k(a.k).filter(filter),
         a.strategy,
@@ -165,14 +172,44 @@ pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
 /// `memloop forget`.
 #[derive(Args, Debug)]
 pub struct ForgetArgs {
-    /// Memory id.
-    id: u64,
+    /// Memory id (or leave it out and name a scope).
+    id: Option<u64>,
+    /// Erase everything of this user, agent or session (all three narrow together).
+    #[command(flatten)]
+    scope: ScopeArgs,
+    /// With a scope: print the erasure report as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn forget(store: &StoreArgs, a: &ForgetArgs) -> Result<()> {
-    let memory = store.open_existing(Durability::Synced)?;
-    memory.forget(a.id)?;
-    crate::store_args::close(memory);
+    let scope = a.scope.scope();
+    match (a.id, scope.is_empty()) {
+        (Some(id), true) => {
+            let memory = store.open_existing(Durability::Synced)?;
+            memory.forget(id)?;
+            crate::store_args::close(memory);
+        }
+        (None, false) => {
+            let memory = store.open_existing(Durability::Synced)?;
+            let erased = memory.forget_scope(&scope)?;
+            crate::store_args::close(memory);
+            if a.json {
+                println!("{}", serde_json::to_value(&erased)?);
+            } else {
+                println!(
+                    "erased {} memories of {} ({} forgetting-log events); store.redb {} → {} bytes",
+                    erased.memories,
+                    crate::mcp::tools::scope_name(&scope),
+                    erased.log_events,
+                    erased.database_bytes.0,
+                    erased.database_bytes.1
+                );
+            }
+        }
+        (Some(_), false) => bail!("give a memory id or --user/--agent/--session, not both"),
+        (None, true) => bail!("give a memory id, or --user, --agent or --session to erase a scope"),
+    }
     Ok(())
 }
 
@@ -184,6 +221,8 @@ pub struct ExportArgs {
     /// Only this namespace.
     #[arg(long)]
     namespace: Option<String>,
+    #[command(flatten)]
+    scope: ScopeArgs,
     /// mlx (memloop's portable file, the default), or a change stream for other engines:
     /// arrow (an Arrow IPC stream) or parquet.
     #[arg(long, default_value = "mlx", value_parser = ["mlx", "arrow", "parquet"])]
@@ -199,7 +238,8 @@ pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
     let filter = MemoryFilter {
         namespace: a.namespace.clone(),
         ..Default::default()
-    };
+    }
+    .scope(a.scope.scope());
     let out = match memloop::ColumnarFormat::parse(&a.format) {
         None if a.since.is_some() => bail!("--since needs --format arrow or parquet"),
         None => json!({ "exported": memory.export(&a.path, &filter)?, "path": a.path }),
@@ -315,10 +355,12 @@ pub fn stats(store: &StoreArgs, a: &StatsArgs) -> Result<()> {
 impl RememberArgs {
     /// This command as the `remember` tool (run by the process serving the store).
     pub fn as_tool(&self) -> ToolCall {
+        let mut arguments = json!({"text": self.text, "kind": self.kind.name(),
+            "namespace": self.namespace, "tags": self.tags, "importance": self.importance});
+        self.scope.add_to(&mut arguments);
         ToolCall {
             tool: "remember",
-            arguments: json!({"text": self.text, "kind": self.kind.name(), "namespace": self.namespace,
-                "tags": self.tags, "importance": self.importance}),
+            arguments,
             json: self.json,
         }
     }
@@ -338,11 +380,13 @@ impl GetArgs {
 impl RecallArgs {
     /// This command as the `recall` tool (`--history` is not forwarded).
     pub fn as_tool(&self) -> ToolCall {
+        let mut arguments = json!({"query": self.query, "k": self.k, "namespace": self.namespace,
+            "kinds": self.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(), "tags": self.tags,
+            "strategy": self.strategy.name(), "explain": self.explain});
+        self.scope.add_to(&mut arguments);
         ToolCall {
             tool: "recall",
-            arguments: json!({"query": self.query, "k": self.k, "namespace": self.namespace,
-                "kinds": self.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(), "tags": self.tags,
-                "strategy": self.strategy.name(), "explain": self.explain}),
+            arguments,
             json: self.json,
         }
     }
@@ -351,10 +395,12 @@ impl RecallArgs {
 impl ForgetArgs {
     /// This command as the `forget` tool.
     pub fn as_tool(&self) -> ToolCall {
+        let mut arguments = json!({"id": self.id});
+        self.scope.add_to(&mut arguments);
         ToolCall {
             tool: "forget",
-            arguments: json!({"id": self.id}),
-            json: false,
+            arguments,
+            json: self.json,
         }
     }
 }

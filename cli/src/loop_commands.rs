@@ -3,7 +3,8 @@
 use anyhow::Result;
 use clap::Args;
 use memloop::{
-    ContextMode, ContextRequest, Durability, Outcome, Query, Strategy, SubjectEvent, Task,
+    ContextMode, ContextRequest, Durability, MemoryFilter, Outcome, Query, Strategy, SubjectEvent,
+    Task,
 };
 use serde_json::json;
 
@@ -28,6 +29,8 @@ pub struct ContextArgs {
     /// Serve the source documents the memories point to (Memory-Doc) instead of the memories.
     #[arg(long)]
     documents: bool,
+    #[command(flatten)]
+    scope: crate::scope_args::ScopeArgs,
     /// Print {"tokens":T,"blocks":[{"label","id","precision","text"}…]}.
     #[arg(long)]
     json: bool,
@@ -36,7 +39,9 @@ pub struct ContextArgs {
 pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
     let request = ContextRequest {
-        query: Query::new(a.query.as_str()).k(a.k),
+        query: Query::new(a.query.as_str())
+            .k(a.k)
+            .filter(MemoryFilter::new().scope(a.scope.scope())),
         strategy: a.strategy,
         mode: if a.documents {
             ContextMode::Documents
@@ -165,11 +170,13 @@ pub fn task(store: &StoreArgs, a: &TaskArgs) -> Result<()> {
 impl ContextArgs {
     /// This command as the `context` tool (run by the process serving the store).
     pub fn as_tool(&self) -> ToolCall {
+        let mut arguments = json!({"query": self.query, "budget": self.budget, "k": self.k,
+            "strategy": self.strategy.name(),
+            "mode": if self.documents { "documents" } else { "memories" }});
+        self.scope.add_to(&mut arguments);
         ToolCall {
             tool: "context",
-            arguments: json!({"query": self.query, "budget": self.budget, "k": self.k,
-                "strategy": self.strategy.name(),
-                "mode": if self.documents { "documents" } else { "memories" }}),
+            arguments,
             json: self.json,
         }
     }

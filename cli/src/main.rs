@@ -12,6 +12,7 @@ mod loop_commands;
 mod mcp;
 mod output;
 mod progress;
+mod scope_args;
 mod setup_commands;
 mod share;
 mod store_args;
@@ -52,7 +53,7 @@ enum Command {
     Model(setup_commands::ModelArgs),
     /// Remember one text; prints its id (or the id of the memory it duplicates).
     #[command(
-        after_help = "Example:\n  memloop --store ./mem remember \"Alice prefers tea\" --kind fact --namespace alice --tag prefs"
+        after_help = "Examples:\n  memloop --store ./mem remember \"Alice prefers tea\" --kind fact --namespace alice --tag prefs\n  memloop --store ./mem remember \"prefers tea\" --kind fact --user alice --agent assistant"
     )]
     Remember(commands::RememberArgs),
     /// Show one memory.
@@ -87,8 +88,11 @@ enum Command {
         after_help = "Examples:\n  memloop --store ./mem ingest docs/ README.md\n  memloop --store ./mem ingest memories.jsonl --batch 64\n  cat memories.jsonl | memloop --store ./mem ingest -"
     )]
     Ingest(ingest::IngestArgs),
-    /// Delete one memory.
-    #[command(after_help = "Example:\n  memloop --store ./mem forget 42")]
+    /// Delete one memory, or erase everything of a user, agent or session from every file of
+    /// the store (prints what went).
+    #[command(
+        after_help = "Examples:\n  memloop --store ./mem forget 42\n  memloop --store ./mem forget --user alice --json"
+    )]
     Forget(commands::ForgetArgs),
     /// Write the store (or one namespace) to a portable file.
     #[command(

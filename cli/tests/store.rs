@@ -441,3 +441,60 @@ fn top_hit(s: &std::path::Path, query: &str) -> String {
     assert!(r.ok, "{}", r.err);
     r.out
 }
+
+#[test]
+fn users_are_kept_apart_and_one_is_erased() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    for (user, text) in [
+        ("ana", "Ana keeps her bike in the blue shed"),
+        ("bo", "Bo keeps his bike in the red garage"),
+    ] {
+        let r = memloop_in(
+            s,
+            &["remember", text, "--user", user, "--agent", "helper"],
+            "",
+        );
+        assert!(r.ok, "{}", r.err);
+    }
+    for user in ["ana", "bo"] {
+        let r = memloop_in(
+            s,
+            &[
+                "recall",
+                "where is the bike",
+                "--user",
+                user,
+                "--k",
+                "5",
+                "--json",
+            ],
+            "",
+        );
+        assert!(r.ok, "{}", r.err);
+        let hits: Value = serde_json::from_str(r.out.trim()).unwrap();
+        let hits = hits.as_array().unwrap();
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(hits[0]["item"]["user"], user);
+        let r = memloop_in(
+            s,
+            &[
+                "context", "bike", "--budget", "100", "--user", user, "--json",
+            ],
+            "",
+        );
+        assert!(r.ok, "{}", r.err);
+        let blocks = serde_json::from_str::<Value>(r.out.trim()).unwrap()["blocks"].clone();
+        assert_eq!(blocks.as_array().unwrap().len(), 1);
+    }
+    let r = memloop_in(s, &["forget", "--user", "ana", "--json"], "");
+    assert!(r.ok, "{}", r.err);
+    let report: Value = serde_json::from_str(r.out.trim()).unwrap();
+    assert_eq!(report["memories"], 1);
+    let r = memloop_in(s, &["recall", "bike", "--user", "ana", "--json"], "");
+    assert_eq!(r.out.trim(), "[]");
+    let r = memloop_in(s, &["forget"], "");
+    assert!(!r.ok && r.err.contains("--user"), "{}", r.err);
+    let r = memloop_in(s, &["forget", "1", "--user", "bo"], "");
+    assert!(!r.ok && r.err.contains("not both"), "{}", r.err);
+}

@@ -171,7 +171,8 @@ const char *memloop_version(void);
  * Remembers one memory. `item_json` is an object: `"text"` (required), `"kind"` (chunk,
  * triple, fact, summary, task, reflection, subject, document), `"namespace"`, `"tags"`,
  * `"importance"` (0..1), `"concise"`, `"brief"`, `"subject"`, `"source"`
- * (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`. Writes the id that holds
+ * (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`, and the scope it belongs
+ * to: `"user"`, `"agent"`, `"session"` (memories of two scopes never merge). Writes the id that holds
  * the text to `*out_id`: a new id, an existing one when it merged into a memory saying the
  * same, or a fact's new version (`memloop_remember_explained` says which). Durable on return
  * when the store was opened with `"sync": true`.
@@ -181,7 +182,9 @@ const char *memloop_version(void);
  * # Safety
  * `item_json` is NULL or a NUL-terminated string; `out_id` is NULL or writable.
  */
-int32_t memloop_remember(const memloop_t *handle, const char *item_json, uint64_t *out_id);
+int32_t memloop_remember(const memloop_t *handle,
+                         const char *item_json,
+                         uint64_t *out_id);
 
 /**
  * Remembers one memory (`item_json` as for `memloop_remember`) and writes what was done to
@@ -227,6 +230,22 @@ int32_t memloop_remember_batch(const memloop_t *handle,
 int32_t memloop_get(const memloop_t *handle, uint64_t id, char **out_json);
 
 /**
+ * Erases every memory of a scope, from every file of the store: `scope_json` is
+ * `{"user": …, "agent": …, "session": …}` (at least one; each given field must match, so
+ * `{"user": "ana"}` erases all of Ana's agents and sessions). Writes the report to
+ * `*out_json`: `{"scope": {…}, "memories": N, "log_events": N, "database_bytes": [before,
+ * after]}`. Durable on return; the database file is rewritten, so it takes time on a large
+ * store.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
+ * # Safety
+ * `scope_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable; free the
+ * string with `memloop_free_string`.
+ */
+int32_t memloop_forget_scope(const memloop_t *handle, const char *scope_json, char **out_json);
+
+/**
  * Forgets memory `id` now, durably. `MEMLOOP_ERR_NOT_FOUND` when there is no such memory.
  *
  * Thread safety: any thread, concurrently with other calls on the same handle.
@@ -235,7 +254,8 @@ int32_t memloop_forget(const memloop_t *handle, uint64_t id);
 
 /**
  * Recalls memories. `query_json`: `{"query": "...", "k": 5, "namespace": …, "kinds": […],
- * "tags": […], "strategy": "single" | "rerank" | "iterative", "include_superseded": false}`.
+ * "tags": […], "strategy": "single" | "rerank" | "iterative", "include_superseded": false,
+ * "user": …, "agent": …, "session": …}` (a scope field given: only that scope's memories).
  * Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
  * "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
  * (they decay more slowly).
@@ -250,7 +270,7 @@ int32_t memloop_recall(const memloop_t *handle, const char *query_json, char **o
 /**
  * Assembles a context under a token budget. `request_json`: `{"query": "...", "budget": N,
  * "k": 8, "strategy": …, "namespace": …, "kinds": […], "tags": […], "key_share": 0.33,
- * "documents": false}`. Writes `{"text", "tokens", "blocks": [{"label", "id",
+ * "documents": false, "user": …, "agent": …, "session": …}`. Writes `{"text", "tokens", "blocks": [{"label", "id",
  * "precision", "text", "score"}], "dropped": [ids]}` to `*out_json`; `tokens` never exceeds
  * the budget.
  *
@@ -259,7 +279,9 @@ int32_t memloop_recall(const memloop_t *handle, const char *query_json, char **o
  * # Safety
  * `request_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
  */
-int32_t memloop_context(const memloop_t *handle, const char *request_json, char **out_json);
+int32_t memloop_context(const memloop_t *handle,
+                        const char *request_json,
+                        char **out_json);
 
 /**
  * Records how useful memory `id` was, `level` 1 (misleading) to 5 (essential): 1–2 weaken it

@@ -86,7 +86,8 @@ unsafe fn json_call<T: serde::de::DeserializeOwned, R: serde::Serialize>(
 /// Remembers one memory. `item_json` is an object: `"text"` (required), `"kind"` (chunk,
 /// triple, fact, summary, task, reflection, subject, document), `"namespace"`, `"tags"`,
 /// `"importance"` (0..1), `"concise"`, `"brief"`, `"subject"`, `"source"`
-/// (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`. Writes the id that holds
+/// (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`, and the scope it belongs
+/// to: `"user"`, `"agent"`, `"session"` (memories of two scopes never merge). Writes the id that holds
 /// the text to `*out_id`: a new id, an existing one when it merged into a memory saying the
 /// same, or a fact's new version (`memloop_remember_explained` says which). Durable on return
 /// when the store was opened with `"sync": true`.
@@ -186,6 +187,29 @@ pub unsafe extern "C" fn memloop_get(
     unsafe { json_result(handle, out_json, |m| Ok(m.get(id)?)) }
 }
 
+/// Erases every memory of a scope, from every file of the store: `scope_json` is
+/// `{"user": …, "agent": …, "session": …}` (at least one; each given field must match, so
+/// `{"user": "ana"}` erases all of Ana's agents and sessions). Writes the report to
+/// `*out_json`: `{"scope": {…}, "memories": N, "log_events": N, "database_bytes": [before,
+/// after]}`. Durable on return; the database file is rewritten, so it takes time on a large
+/// store.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
+/// # Safety
+/// `scope_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable; free the
+/// string with `memloop_free_string`.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_forget_scope(
+    handle: *const memloop_t,
+    scope_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    let erase = |m: &memloop::Memory, scope: memloop::Scope| Ok(m.forget_scope(&scope)?);
+    // SAFETY: forwarded contracts for `scope_json` and `out_json`.
+    unsafe { json_call(handle, scope_json, "scope_json", out_json, erase) }
+}
+
 /// Forgets memory `id` now, durably. `MEMLOOP_ERR_NOT_FOUND` when there is no such memory.
 ///
 /// Thread safety: any thread, concurrently with other calls on the same handle.
@@ -195,7 +219,8 @@ pub extern "C" fn memloop_forget(handle: *const memloop_t, id: u64) -> i32 {
 }
 
 /// Recalls memories. `query_json`: `{"query": "...", "k": 5, "namespace": …, "kinds": […],
-/// "tags": […], "strategy": "single" | "rerank" | "iterative", "include_superseded": false}`.
+/// "tags": […], "strategy": "single" | "rerank" | "iterative", "include_superseded": false,
+/// "user": …, "agent": …, "session": …}` (a scope field given: only that scope's memories).
 /// Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
 /// "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
 /// (they decay more slowly).
@@ -227,7 +252,7 @@ pub unsafe extern "C" fn memloop_recall(
 
 /// Assembles a context under a token budget. `request_json`: `{"query": "...", "budget": N,
 /// "k": 8, "strategy": …, "namespace": …, "kinds": […], "tags": […], "key_share": 0.33,
-/// "documents": false}`. Writes `{"text", "tokens", "blocks": [{"label", "id",
+/// "documents": false, "user": …, "agent": …, "session": …}`. Writes `{"text", "tokens", "blocks": [{"label", "id",
 /// "precision", "text", "score"}], "dropped": [ids]}` to `*out_json`; `tokens` never exceeds
 /// the budget.
 ///

@@ -32,6 +32,12 @@ pub(crate) struct RecallRequest {
     strategy: Option<String>,
     #[serde(default)]
     include_superseded: bool,
+    #[serde(default)]
+    user: Option<String>,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    session: Option<String>,
 }
 
 fn strategy(name: Option<&str>, arg: &str) -> Outcome<Strategy> {
@@ -54,6 +60,9 @@ impl RecallRequest {
             kinds: self.kinds,
             tags: self.tags,
             include_superseded: self.include_superseded,
+            user: self.user,
+            agent: self.agent,
+            session: self.session,
             ..Default::default()
         };
         Ok((Query::new(self.query).k(self.k).filter(filter), strategy))
@@ -80,6 +89,12 @@ pub(crate) struct ContextJson {
     key_share: Option<f32>,
     #[serde(default)]
     documents: bool,
+    #[serde(default)]
+    user: Option<String>,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    session: Option<String>,
 }
 
 impl ContextJson {
@@ -90,6 +105,9 @@ impl ContextJson {
             namespace: self.namespace,
             kinds: self.kinds,
             tags: self.tags,
+            user: self.user,
+            agent: self.agent,
+            session: self.session,
             ..Default::default()
         });
         r.strategy = strategy(self.strategy.as_deref(), arg)?;

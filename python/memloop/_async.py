@@ -54,17 +54,29 @@ class AsyncMemory:
         kinds: Optional[Iterable[str]] = None,
         tags: Optional[Iterable[str]] = None,
         strategy: str = "single",
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+        session: Optional[str] = None,
     ) -> List[Hit]:
         """As :meth:`Memory.recall`."""
         return await asyncio.to_thread(
-            self.memory.recall, query, k, namespace, kinds, tags, strategy
+            self.memory.recall, query, k, namespace, kinds, tags, strategy, user, agent, session
         )
 
     async def context(
-        self, query: str, budget: int, k: int = 8, strategy: str = "single"
+        self,
+        query: str,
+        budget: int,
+        k: int = 8,
+        strategy: str = "single",
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+        session: Optional[str] = None,
     ) -> Context:
         """As :meth:`Memory.context`."""
-        return await asyncio.to_thread(self.memory.context, query, budget, k, strategy)
+        return await asyncio.to_thread(
+            self.memory.context, query, budget, k, strategy, user, agent, session
+        )
 
     async def feedback(self, id: int, level: int) -> None:
         """As :meth:`Memory.feedback`."""
@@ -85,6 +97,14 @@ class AsyncMemory:
     async def forget(self, id: int) -> None:
         """As :meth:`Memory.forget`."""
         await asyncio.to_thread(self.memory.forget, id)
+
+    async def forget_scope(
+        self, *, user: Optional[str] = None, agent: Optional[str] = None, session: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """As :meth:`Memory.forget_scope`."""
+        return await asyncio.to_thread(
+            self.memory.forget_scope, user=user, agent=agent, session=session
+        )
 
     async def sweep(self) -> Dict[str, Any]:
         """As :meth:`Memory.sweep`."""

@@ -51,6 +51,12 @@ class Item:
     def updated(self) -> int:
         """Last update time, ms since the Unix epoch."""
     @property
+    def user(self) -> Optional[str]: ...
+    @property
+    def agent(self) -> Optional[str]: ...
+    @property
+    def session(self) -> Optional[str]: ...
+    @property
     def data(self) -> Dict[str, Any]: ...
 
 @final
@@ -153,6 +159,9 @@ class Memory:
         subject: Optional[str] = None,
         source: Optional[_Source] = None,
         pinned: Optional[bool] = None,
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+        session: Optional[str] = None,
     ) -> int: ...
     def remember_explained(
         self,
@@ -166,6 +175,9 @@ class Memory:
         subject: Optional[str] = None,
         source: Optional[_Source] = None,
         pinned: Optional[bool] = None,
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+        session: Optional[str] = None,
     ) -> Remembered: ...
     def remember_batch(self, items: Iterable[Union[str, Mapping[str, Any]]]) -> List[int]: ...
     def get(self, id: int) -> Optional[Item]: ...
@@ -177,9 +189,19 @@ class Memory:
         kinds: Optional[Iterable[str]] = None,
         tags: Optional[Iterable[str]] = None,
         strategy: Optional[str] = None,
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+        session: Optional[str] = None,
     ) -> List[Hit]: ...
     def context(
-        self, query: str, budget: int, k: Optional[int] = None, strategy: Optional[str] = None
+        self,
+        query: str,
+        budget: int,
+        k: Optional[int] = None,
+        strategy: Optional[str] = None,
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+        session: Optional[str] = None,
     ) -> Context: ...
     def feedback(self, id: int, level: int) -> None: ...
     def record_task(
@@ -187,6 +209,9 @@ class Memory:
     ) -> int: ...
     def observe(self, subject: str, event: str, content: Optional[str] = None) -> int: ...
     def forget(self, id: int) -> None: ...
+    def forget_scope(
+        self, *, user: Optional[str] = None, agent: Optional[str] = None, session: Optional[str] = None
+    ) -> Dict[str, Any]: ...
     def sweep(self) -> Dict[str, Any]: ...
     def set_time(self, t: _Time) -> None: ...
     def stats(self) -> Dict[str, Any]: ...

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use memloop::{Kind, MemoryFilter, NewMemory, Outcome, Query, Source, SubjectEvent, Task};
+use memloop::{Kind, MemoryFilter, NewMemory, Outcome, Query, Scope, Source, SubjectEvent, Task};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString};
@@ -117,8 +117,9 @@ fn filter(
     namespace: Option<&Bound<'_, PyAny>>,
     kinds: Option<&Bound<'_, PyAny>>,
     tags: Option<&Bound<'_, PyAny>>,
+    scope: [Option<&Bound<'_, PyAny>>; 3],
 ) -> PyResult<MemoryFilter> {
-    Ok(MemoryFilter {
+    let filter = MemoryFilter {
         namespace: optional_text(namespace, "namespace")?,
         kinds: optional_texts(kinds, "kinds")?
             .iter()
@@ -126,7 +127,8 @@ fn filter(
             .collect::<PyResult<Vec<Kind>>>()?,
         tags: optional_texts(tags, "tags")?,
         ..Default::default()
-    })
+    };
+    Ok(filter.scope(scope_of(scope)?))
 }
 
 /// `source`: a document name, or `{"document": ..., "span": (start, end)}`.
@@ -145,6 +147,16 @@ fn source(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
     pythonize::depythonize::<Source>(obj).map_err(|e| invalid(format!("source: {e}")))
 }
 
+/// A scope from `user`, `agent`, `session` arguments.
+fn scope_of(fields: [Option<&Bound<'_, PyAny>>; 3]) -> PyResult<Scope> {
+    let [user, agent, session] = fields;
+    Ok(Scope {
+        user: optional_text(user, "user")?,
+        agent: optional_text(agent, "agent")?,
+        session: optional_text(session, "session")?,
+    })
+}
+
 /// A new memory from remember's arguments.
 #[allow(clippy::too_many_arguments)]
 fn new_memory(
@@ -158,6 +170,7 @@ fn new_memory(
     subject: Option<&Bound<'_, PyAny>>,
     source_: Option<&Bound<'_, PyAny>>,
     pinned: Option<&Bound<'_, PyAny>>,
+    scope: [Option<&Bound<'_, PyAny>>; 3],
 ) -> PyResult<NewMemory> {
     let mut m = NewMemory::new(text(text_, "text")?);
     if let Some(kind) = optional_text(kind, "kind")? {
@@ -174,7 +187,7 @@ fn new_memory(
     m.subject = optional_text(subject, "subject")?;
     m.source = source_.filter(|s| !s.is_none()).map(source).transpose()?;
     m.pinned = pinned.map(flag).transpose()?.unwrap_or(false);
-    Ok(m)
+    Ok(m.scope(scope_of(scope)?))
 }
 
 #[pymethods]
@@ -241,7 +254,8 @@ impl Memory {
     /// already says the same (exactly, or up to case, spacing and punctuation), or a fact's new
     /// version when a near-duplicate fact said something else (`remember_explained` says which).
     #[pyo3(signature = (text, kind=None, namespace=None, tags=None, importance=None,
-        concise=None, brief=None, subject=None, source=None, pinned=None))]
+        concise=None, brief=None, subject=None, source=None, pinned=None, user=None, agent=None,
+        session=None))]
     #[allow(clippy::too_many_arguments)]
     fn remember(
         &self,
@@ -256,9 +270,22 @@ impl Memory {
         subject: Option<&Bound<'_, PyAny>>,
         source: Option<&Bound<'_, PyAny>>,
         pinned: Option<&Bound<'_, PyAny>>,
+        user: Option<&Bound<'_, PyAny>>,
+        agent: Option<&Bound<'_, PyAny>>,
+        session: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let item = new_memory(
-            text, kind, namespace, tags, importance, concise, brief, subject, source, pinned,
+            text,
+            kind,
+            namespace,
+            tags,
+            importance,
+            concise,
+            brief,
+            subject,
+            source,
+            pinned,
+            [user, agent, session],
         )?;
         self.run(py, move |m| m.remember(item))
     }
@@ -267,7 +294,8 @@ impl Memory {
     /// (into a memory that says the same) or "superseded" (`previous`, a near-duplicate fact or
     /// triple that said something else, is kept as history of the new `id`).
     #[pyo3(signature = (text, kind=None, namespace=None, tags=None, importance=None,
-        concise=None, brief=None, subject=None, source=None, pinned=None))]
+        concise=None, brief=None, subject=None, source=None, pinned=None, user=None, agent=None,
+        session=None))]
     #[allow(clippy::too_many_arguments)]
     fn remember_explained(
         &self,
@@ -282,9 +310,22 @@ impl Memory {
         subject: Option<&Bound<'_, PyAny>>,
         source: Option<&Bound<'_, PyAny>>,
         pinned: Option<&Bound<'_, PyAny>>,
+        user: Option<&Bound<'_, PyAny>>,
+        agent: Option<&Bound<'_, PyAny>>,
+        session: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Remembered> {
         let item = new_memory(
-            text, kind, namespace, tags, importance, concise, brief, subject, source, pinned,
+            text,
+            kind,
+            namespace,
+            tags,
+            importance,
+            concise,
+            brief,
+            subject,
+            source,
+            pinned,
+            [user, agent, session],
         )?;
         self.run(py, move |m| m.remember_explained(item))
             .map(Remembered::from)
@@ -302,7 +343,7 @@ impl Memory {
             let entry = entry?;
             if entry.cast::<PyString>().is_ok() {
                 batch.push(new_memory(
-                    &entry, None, None, None, None, None, None, None, None, None,
+                    &entry, None, None, None, None, None, None, None, None, None, [None; 3],
                 )?);
                 continue;
             }
@@ -337,6 +378,11 @@ impl Memory {
                 field("subject")?.as_ref(),
                 field("source")?.as_ref(),
                 field("pinned")?.as_ref(),
+                [
+                    field("user")?.as_ref(),
+                    field("agent")?.as_ref(),
+                    field("session")?.as_ref(),
+                ],
             )?);
         }
         self.run(py, move |m| m.remember_batch(batch))
@@ -351,7 +397,8 @@ impl Memory {
     /// The `k` memories closest to `query`, best first (`strategy`: single, rerank,
     /// iterative), optionally only of a namespace, of some kinds, or with all of some tags.
     /// Hits are reinforced: they decay more slowly.
-    #[pyo3(signature = (query, k=None, namespace=None, kinds=None, tags=None, strategy=None))]
+    #[pyo3(signature = (query, k=None, namespace=None, kinds=None, tags=None, strategy=None,
+        user=None, agent=None, session=None))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -362,22 +409,30 @@ impl Memory {
         kinds: Option<&Bound<'_, PyAny>>,
         tags: Option<&Bound<'_, PyAny>>,
         strategy: Option<&Bound<'_, PyAny>>,
+        user: Option<&Bound<'_, PyAny>>,
+        agent: Option<&Bound<'_, PyAny>>,
+        session: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
         let k = args::optional_int::<usize>(k, "k", "1..=1000")?.unwrap_or(5);
         let strategy = match optional_text(strategy, "strategy")? {
             Some(s) => args::strategy(&s)?,
             None => memloop::Strategy::Single,
         };
-        let query = Query::new(text(query, "query")?)
-            .k(k)
-            .filter(filter(namespace, kinds, tags)?);
+        let query = Query::new(text(query, "query")?).k(k).filter(filter(
+            namespace,
+            kinds,
+            tags,
+            [user, agent, session],
+        )?);
         let hits = self.run(py, move |m| m.retrieve(&query, strategy))?;
         Ok(hits.into_iter().map(|hit| Hit { hit }).collect())
     }
 
     /// The best memories for `query` assembled into at most `budget` tokens, each at the
     /// precision (original, concise, brief) that fits.
-    #[pyo3(signature = (query, budget, k=None, strategy=None))]
+    #[pyo3(signature = (query, budget, k=None, strategy=None, user=None, agent=None,
+        session=None))]
+    #[allow(clippy::too_many_arguments)]
     fn context(
         &self,
         py: Python<'_>,
@@ -385,11 +440,18 @@ impl Memory {
         budget: &Bound<'_, PyAny>,
         k: Option<&Bound<'_, PyAny>>,
         strategy: Option<&Bound<'_, PyAny>>,
+        user: Option<&Bound<'_, PyAny>>,
+        agent: Option<&Bound<'_, PyAny>>,
+        session: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Context> {
         let budget: usize = int(budget, "budget", "0..2^64")?;
         let k = args::optional_int::<usize>(k, "k", "1..=1000")?.unwrap_or(8);
         let mut request = memloop::ContextRequest::new(text(query, "query")?, budget);
-        request.query = request.query.k(k);
+        request.query =
+            request
+                .query
+                .k(k)
+                .filter(filter(None, None, None, [user, agent, session])?);
         if let Some(s) = optional_text(strategy, "strategy")? {
             request.strategy = args::strategy(&s)?;
         }
@@ -468,6 +530,23 @@ impl Memory {
     fn forget(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<()> {
         let id: u64 = int(id, "id", "0..2^64")?;
         self.run(py, move |m| m.forget(id))
+    }
+
+    /// Erases every memory of a user, agent or session (each one given must match:
+    /// `forget_scope(user="ana")` erases all of Ana's agents and sessions) from every file of
+    /// the store: the database is rewritten and the index saved without them. Returns what
+    /// went: `memories`, `log_events`, `database_bytes` (before, after).
+    #[pyo3(signature = (*, user=None, agent=None, session=None))]
+    fn forget_scope<'py>(
+        &self,
+        py: Python<'py>,
+        user: Option<&Bound<'py, PyAny>>,
+        agent: Option<&Bound<'py, PyAny>>,
+        session: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let scope = scope_of([user, agent, session])?;
+        let erased = self.run(py, move |m| m.forget_scope(&scope))?;
+        to_dict(py, &erased)
     }
 
     /// Applies forgetting at the clock's current time; returns what moved.
@@ -572,7 +651,7 @@ impl Memory {
 }
 
 /// The keys an item of `remember_batch` may have.
-const BATCH_FIELDS: [&str; 10] = [
+const BATCH_FIELDS: [&str; 13] = [
     "text",
     "kind",
     "namespace",
@@ -583,4 +662,7 @@ const BATCH_FIELDS: [&str; 10] = [
     "subject",
     "source",
     "pinned",
+    "user",
+    "agent",
+    "session",
 ];

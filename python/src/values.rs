@@ -94,6 +94,21 @@ impl Item {
     fn updated(&self) -> i64 {
         self.item.updated
     }
+    /// The user it belongs to, if any.
+    #[getter]
+    fn user(&self) -> Option<&str> {
+        self.item.user.as_deref()
+    }
+    /// The agent it belongs to, if any.
+    #[getter]
+    fn agent(&self) -> Option<&str> {
+        self.item.agent.as_deref()
+    }
+    /// The session it belongs to, if any.
+    #[getter]
+    fn session(&self) -> Option<&str> {
+        self.item.session.as_deref()
+    }
     /// Every field, as a dict.
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -13,7 +13,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::tools::{
-    ContextArgs, FeedbackArgs, IdArgs, NoArgs, ObserveArgs, RecallArgs, RecordTaskArgs,
+    ContextArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, RecallArgs, RecordTaskArgs,
     RememberArgs,
 };
 use crate::share::Shared;
@@ -95,8 +95,8 @@ fn tools() -> Vec<Tool> {
         ),
         Tool::new(
             "forget",
-            "Delete one memory by id, for good.",
-            schema_for_type::<IdArgs>(),
+            "Delete one memory by id, for good; or erase everything of a user, agent or session (give `user`, `agent` and/or `session` instead of `id`): their memories are removed from every file of the store.",
+            schema_for_type::<ForgetArgs>(),
         ),
         Tool::new(
             "explain_decay",

@@ -5,7 +5,7 @@
 
 use memloop::{
     ContextMode, ContextRequest, Error, Kind, Memory, MemoryFilter, NewMemory, Outcome, Query,
-    Strategy, SubjectEvent, Task,
+    Scope, Strategy, SubjectEvent, Task,
 };
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -88,6 +88,16 @@ pub struct RememberArgs {
     /// For a triple: the object entity.
     #[serde(default)]
     pub tail: Option<String>,
+    /// Whose memory it is: a user (one app serves many; memories of one user never reach
+    /// another's recall or context).
+    #[serde(default)]
+    pub user: Option<String>,
+    /// The agent it belongs to.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The session (conversation, run) it belongs to.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// `recall`: the memories most related to a query.
@@ -115,6 +125,15 @@ pub struct RecallArgs {
     /// Say why each memory surfaced (vector and keyword scores, retention, feedback).
     #[serde(default)]
     pub explain: bool,
+    /// Only this user's memories.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Only this agent's memories.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only this session's memories.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// `context`: relevant memories assembled into text under a token budget.
@@ -139,6 +158,33 @@ pub struct ContextArgs {
     /// Only this namespace.
     #[serde(default)]
     pub namespace: Option<String>,
+    /// Only this user's memories.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Only this agent's memories.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only this session's memories.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+/// `forget`: one memory by id, or everything of a user, agent or session.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetArgs {
+    /// The memory to forget; or leave it out and name a scope to erase all of it.
+    #[serde(default)]
+    pub id: Option<u64>,
+    /// Erase everything of this user, from every file of the store.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Erase everything of this agent (with `user`: of that user's agent only).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Erase everything of this session.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// `feedback`: how much a memory helped.
@@ -271,6 +317,11 @@ fn remember(memory: &Memory, a: RememberArgs) -> ToolResult {
     m.tags = a.tags;
     m.namespace = a.namespace;
     m.importance = a.importance;
+    m = m.scope(Scope {
+        user: a.user,
+        agent: a.agent,
+        session: a.session,
+    });
     let done = memory.remember_explained(m)?;
     let structured = serde_json::to_value(done).map_err(|e| ToolError(e.to_string()))?;
     let how = match structured["action"].as_str().unwrap_or("new") {
@@ -306,10 +357,13 @@ fn filter(
 }
 
 fn recall(memory: &Memory, a: RecallArgs) -> ToolResult {
-    let query =
-        Query::new(a.query)
-            .k(a.k.unwrap_or(5))
-            .filter(filter(a.namespace, &a.kinds, a.tags)?);
+    let query = Query::new(a.query).k(a.k.unwrap_or(5)).filter(
+        filter(a.namespace, &a.kinds, a.tags)?.scope(Scope {
+            user: a.user,
+            agent: a.agent,
+            session: a.session,
+        }),
+    );
     let hits = memory.retrieve(&query, strategy(a.strategy.as_deref())?)?;
     let mut lines = Vec::with_capacity(hits.len());
     let mut out = Vec::with_capacity(hits.len());
@@ -328,6 +382,9 @@ fn recall(memory: &Memory, a: RecallArgs) -> ToolResult {
             "rank": h.rank,
             "kind": h.item.kind,
             "namespace": h.item.namespace,
+            "user": h.item.user,
+            "agent": h.item.agent,
+            "session": h.item.session,
             "tier": h.item.tier,
             "tags": h.item.tags,
             "text": h.item.text,
@@ -350,9 +407,13 @@ fn context(memory: &Memory, a: ContextArgs) -> ToolResult {
     if let Some(k) = a.k {
         request.query = request.query.k(k);
     }
-    if let Some(ns) = a.namespace {
-        request.query = request.query.namespace(ns);
-    }
+    request.query = request
+        .query
+        .filter(filter(a.namespace, &[], Vec::new())?.scope(Scope {
+            user: a.user,
+            agent: a.agent,
+            session: a.session,
+        }));
     request.strategy = strategy(a.strategy.as_deref())?;
     request.mode = match a.mode.as_deref() {
         None | Some("memories") => ContextMode::Memories,
@@ -440,12 +501,46 @@ fn get(memory: &Memory, a: IdArgs) -> ToolResult {
     )
 }
 
-fn forget(memory: &Memory, a: IdArgs) -> ToolResult {
-    memory.forget(a.id)?;
-    reply(
-        format!("Memory {} forgotten.", a.id),
-        json!({ "id": a.id, "forgotten": true }),
-    )
+fn forget(memory: &Memory, a: ForgetArgs) -> ToolResult {
+    let scope = Scope {
+        user: a.user,
+        agent: a.agent,
+        session: a.session,
+    };
+    match (a.id, scope.is_empty()) {
+        (Some(id), true) => {
+            memory.forget(id)?;
+            reply(
+                format!("Memory {id} forgotten."),
+                json!({ "id": id, "forgotten": true }),
+            )
+        }
+        (None, false) => {
+            let erased = memory.forget_scope(&scope)?;
+            let structured = serde_json::to_value(&erased).map_err(|e| ToolError(e.to_string()))?;
+            reply(
+                format!(
+                    "Erased {} memories of {} from every file of the store.",
+                    erased.memories,
+                    scope_name(&scope)
+                ),
+                structured,
+            )
+        }
+        _ => Err(ToolError(
+            "give either `id` or a scope (`user`, `agent`, `session`), not both or neither".into(),
+        )),
+    }
+}
+
+/// "user ana, agent planner" for a report.
+pub fn scope_name(scope: &Scope) -> String {
+    ["user", "agent", "session"]
+        .into_iter()
+        .zip([&scope.user, &scope.agent, &scope.session])
+        .filter_map(|(field, name)| name.as_ref().map(|n| format!("{field} {n}")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn explain_decay(memory: &Memory, a: IdArgs) -> ToolResult {

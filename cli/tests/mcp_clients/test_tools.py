@@ -172,3 +172,32 @@ def test_without_a_store_it_uses_the_users_data_directory(tmp_path, log):
         assert not (tmp_path / "memloop-store").exists()
 
     anyio.run(main)
+
+
+def test_scopes_keep_users_apart_and_forget_erases_one(store, log):
+    """Memories of one user never reach another's recall or context; `forget` with a user
+    erases all of theirs, also when the CLI asks while an agent's server holds the store."""
+
+    async def main():
+        async with Client(store, log) as s:
+            for user, drink in [("ana", "green tea"), ("bo", "black coffee")]:
+                await ok(s, "remember", {"text": f"{user} drinks {drink} every morning",
+                                         "kind": "fact", "user": user, "agent": "assistant"})
+            for user in ("ana", "bo"):
+                hits = (await ok(s, "recall", {"query": "what does she drink", "k": 10,
+                                               "user": user}))["hits"]
+                assert hits and all(h["user"] == user for h in hits), hits
+                context = await ok(s, "context", {"query": "morning drink", "user": user})
+                assert all(user in b["text"] for b in context["blocks"]), context
+            await refused(s, "forget", {"id": 1, "user": "ana"}, "not both")
+            await refused(s, "forget", {}, "scope")
+            run = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                [BIN, "--store", str(store), "forget", "--user", "ana", "--json"],
+                capture_output=True, text=True, timeout=120))
+            assert run.returncode == 0, run.stderr
+            assert json.loads(run.stdout)["memories"] == 1
+            assert (await ok(s, "recall", {"query": "drink", "user": "ana"}))["hits"] == []
+            erased = await ok(s, "forget", {"user": "bo"})
+            assert erased["memories"] == 1 and erased["scope"]["user"] == "bo"
+
+    anyio.run(main)

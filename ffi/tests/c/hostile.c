@@ -130,6 +130,7 @@ int main(int argc, char **argv) {
         EXPECT(memloop_remember_batch(x, "[]", ids, 4, &count), INVALID, needle);
         EXPECT(memloop_get(x, 1, &json), INVALID, needle);
         EXPECT(memloop_forget(x, 1), INVALID, needle);
+        EXPECT(memloop_forget_scope(x, "{\"user\": \"a\"}", &json), INVALID, needle);
         EXPECT(memloop_recall(x, "{\"query\": \"a\"}", &json), INVALID, needle);
         EXPECT(memloop_context(x, "{\"query\": \"a\", \"budget\": 10}", &json), INVALID, needle);
         EXPECT(memloop_feedback(x, 1, 3), INVALID, needle);
@@ -236,6 +237,31 @@ int main(int argc, char **argv) {
     EXPECT(memloop_recall(mem, "{\"query\": \"cache\", \"strategy\": \"rerank\"}", &json), MEMLOOP_ERR_CALLBACK,
            "the reranker service is down");
     EXPECT(memloop_recall(mem, "{\"query\": \"cache\"}", &json), MEMLOOP_OK, NULL); /* single: no rerank */
+    memloop_free_string(json); json = NULL;
+    EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
+
+    /* scopes: a user's memories are theirs alone, and erasing the user leaves none */
+    EXPECT(memloop_open(dir, opts, NULL, &mem), MEMLOOP_OK, NULL);
+    EXPECT(memloop_remember(mem, "{\"text\": \"ana likes tea\", \"user\": \"ana\"}", &id), MEMLOOP_OK, NULL);
+    EXPECT(memloop_remember(mem, "{\"text\": \"ana likes tea\", \"user\": \"bo\"}", &ids[0]), MEMLOOP_OK, NULL);
+    checks++;
+    if (id == ids[0]) { printf("FAIL: two users' equal texts merged\n"); failures++; }
+    EXPECT(memloop_remember(mem, "{\"text\": \"x\", \"user\": \"\"}", &id), INVALID, "user is empty");
+    EXPECT(memloop_forget_scope(mem, "{}", &json), INVALID, "needs a user");
+    EXPECT(memloop_forget_scope(mem, "{\"planet\": \"mars\"}", &json), INVALID, "unknown field `planet`");
+    EXPECT(memloop_forget_scope(mem, NULL, &json), INVALID, "scope_json");
+    EXPECT(memloop_forget_scope(mem, "{\"user\": \"ana\"}", NULL), INVALID, "out_json");
+    EXPECT(memloop_forget_scope(mem, "{\"user\": \"ana\"}", &json), MEMLOOP_OK, NULL);
+    checks++;
+    if (!json || !strstr(json, "\"memories\":1")) { printf("FAIL: forget_scope report %s\n", json); failures++; }
+    memloop_free_string(json); json = NULL;
+    EXPECT(memloop_recall(mem, "{\"query\": \"tea\", \"user\": \"ana\"}", &json), MEMLOOP_OK, NULL);
+    checks++;
+    if (!json || strcmp(json, "[]") != 0) { printf("FAIL: ana's memories survived: %s\n", json); failures++; }
+    memloop_free_string(json); json = NULL;
+    EXPECT(memloop_recall(mem, "{\"query\": \"tea\", \"user\": \"bo\", \"k\": 1}", &json), MEMLOOP_OK, NULL);
+    checks++;
+    if (!json || !strstr(json, "\"user\":\"bo\"")) { printf("FAIL: bo's memory is gone: %s\n", json); failures++; }
     memloop_free_string(json); json = NULL;
     EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
 

@@ -1,0 +1,43 @@
+//! `--user`, `--agent`, `--session`: whose memories a command writes, reads or erases.
+
+use clap::Args;
+use memloop::Scope;
+use serde_json::{json, Value};
+
+/// The scope flags shared by remember, recall, context, export and forget.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ScopeArgs {
+    /// The user the memories belong to (recall, context and export: only theirs).
+    #[arg(long)]
+    pub user: Option<String>,
+    /// The agent the memories belong to.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// The session (conversation, run) the memories belong to.
+    #[arg(long)]
+    pub session: Option<String>,
+}
+
+impl ScopeArgs {
+    /// The engine's scope.
+    pub fn scope(&self) -> Scope {
+        Scope {
+            user: self.user.clone(),
+            agent: self.agent.clone(),
+            session: self.session.clone(),
+        }
+    }
+
+    /// Adds the set fields to a tool call's arguments.
+    pub fn add_to(&self, arguments: &mut Value) {
+        for (field, value) in [
+            ("user", &self.user),
+            ("agent", &self.agent),
+            ("session", &self.session),
+        ] {
+            if let Some(v) = value {
+                arguments[field] = json!(v);
+            }
+        }
+    }
+}
