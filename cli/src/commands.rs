@@ -11,6 +11,7 @@ use crate::forward::ToolCall;
 use crate::output::{hit_json, hit_line, item_json, item_text};
 use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
+use crate::time_arg::{optional_time, parse_time};
 
 fn parse_kind(s: &str) -> Result<Kind, String> {
     Kind::parse(s).ok_or_else(|| {
@@ -38,6 +39,12 @@ pub struct RememberArgs {
     importance: Option<f32>,
     #[command(flatten)]
     scope: ScopeArgs,
+    /// When what it says became true: Unix seconds or RFC 3339 (default: now).
+    #[arg(long, value_parser = parse_time_checked)]
+    valid_from: Option<String>,
+    /// When it stopped being true: Unix seconds or RFC 3339.
+    #[arg(long, value_parser = parse_time_checked)]
+    valid_until: Option<String>,
     /// Print `{"id": N, "action": "new" | "merged" | "superseded", "previous": M | null}`.
     #[arg(long)]
     json: bool,
@@ -51,6 +58,10 @@ pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
         namespace: a.namespace.clone(),
         tags: a.tags.clone(),
         importance: a.importance,
+        valid_from: optional_time(a.valid_from.as_deref(), "--valid-from")
+            .map_err(anyhow::Error::msg)?,
+        valid_until: optional_time(a.valid_until.as_deref(), "--valid-until")
+            .map_err(anyhow::Error::msg)?,
         ..Default::default()
     }
     .scope(a.scope.scope());
@@ -121,6 +132,9 @@ pub struct RecallArgs {
     history: bool,
     #[command(flatten)]
     scope: ScopeArgs,
+    /// What was true at this time (Unix seconds or RFC 3339), older versions included.
+    #[arg(long, value_parser = parse_time_checked)]
+    as_of: Option<String>,
     /// Retrieval strategy: single (vector top-k), rerank (vector + BM25, fused), iterative
     /// (query refined over rounds, then reranked).
     #[arg(long, default_value = "single", value_parser = parse_strategy)]
@@ -145,6 +159,7 @@ pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
         kinds: a.kinds.clone(),
         tags: a.tags.clone(),
         include_superseded: a.history,
+        as_of: optional_time(a.as_of.as_deref(), "--as-of").map_err(anyhow::Error::msg)?,
         ..Default::default()
     }
     .scope(a.scope.scope());
@@ -293,16 +308,9 @@ pub struct SweepArgs {
     json: bool,
 }
 
-/// Parses Unix seconds or an RFC 3339 UTC time into milliseconds.
-fn parse_time(s: &str) -> Result<i64, String> {
-    if let Ok(secs) = s.parse::<i64>() {
-        return secs
-            .checked_mul(1000)
-            .ok_or_else(|| format!("`{s}` is out of range"));
-    }
-    memloop::time::parse_rfc3339(s).ok_or_else(|| {
-        format!("`{s}` is neither Unix seconds nor an RFC 3339 time like 2026-11-22T10:00:00Z")
-    })
+/// Checks a time argument, keeping its text (forwarded as given to a serving process).
+fn parse_time_checked(s: &str) -> Result<String, String> {
+    parse_time(s).map(|_| s.to_string())
 }
 
 pub fn sweep(store: &StoreArgs, a: &SweepArgs) -> Result<()> {
@@ -356,7 +364,8 @@ impl RememberArgs {
     /// This command as the `remember` tool (run by the process serving the store).
     pub fn as_tool(&self) -> ToolCall {
         let mut arguments = json!({"text": self.text, "kind": self.kind.name(),
-            "namespace": self.namespace, "tags": self.tags, "importance": self.importance});
+            "namespace": self.namespace, "tags": self.tags, "importance": self.importance,
+            "valid_from": self.valid_from, "valid_until": self.valid_until});
         self.scope.add_to(&mut arguments);
         ToolCall {
             tool: "remember",
@@ -382,7 +391,7 @@ impl RecallArgs {
     pub fn as_tool(&self) -> ToolCall {
         let mut arguments = json!({"query": self.query, "k": self.k, "namespace": self.namespace,
             "kinds": self.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(), "tags": self.tags,
-            "strategy": self.strategy.name(), "explain": self.explain});
+            "strategy": self.strategy.name(), "explain": self.explain, "as_of": self.as_of});
         self.scope.add_to(&mut arguments);
         ToolCall {
             tool: "recall",

@@ -31,6 +31,9 @@ pub struct ContextArgs {
     documents: bool,
     #[command(flatten)]
     scope: crate::scope_args::ScopeArgs,
+    /// What was true at this time (Unix seconds or RFC 3339), older versions included.
+    #[arg(long, value_parser = |s: &str| crate::time_arg::parse_time(s).map(|_| s.to_string()))]
+    as_of: Option<String>,
     /// Print {"tokens":T,"blocks":[{"label","id","precision","text"}…]}.
     #[arg(long)]
     json: bool,
@@ -39,9 +42,11 @@ pub struct ContextArgs {
 pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
     let request = ContextRequest {
-        query: Query::new(a.query.as_str())
-            .k(a.k)
-            .filter(MemoryFilter::new().scope(a.scope.scope())),
+        query: Query::new(a.query.as_str()).k(a.k).filter(MemoryFilter {
+            as_of: crate::time_arg::optional_time(a.as_of.as_deref(), "--as-of")
+                .map_err(anyhow::Error::msg)?,
+            ..MemoryFilter::new().scope(a.scope.scope())
+        }),
         strategy: a.strategy,
         mode: if a.documents {
             ContextMode::Documents
@@ -172,7 +177,7 @@ impl ContextArgs {
     pub fn as_tool(&self) -> ToolCall {
         let mut arguments = json!({"query": self.query, "budget": self.budget, "k": self.k,
             "strategy": self.strategy.name(),
-            "mode": if self.documents { "documents" } else { "memories" }});
+            "mode": if self.documents { "documents" } else { "memories" }, "as_of": self.as_of});
         self.scope.add_to(&mut arguments);
         ToolCall {
             tool: "context",

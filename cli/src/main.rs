@@ -16,6 +16,7 @@ mod scope_args;
 mod setup_commands;
 mod share;
 mod store_args;
+mod time_arg;
 
 use std::process::ExitCode;
 

@@ -498,3 +498,43 @@ fn users_are_kept_apart_and_one_is_erased() {
     let r = memloop_in(s, &["forget", "1", "--user", "bo"], "");
     assert!(!r.ok && r.err.contains("not both"), "{}", r.err);
 }
+
+#[test]
+fn as_of_answers_what_held_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    let r = memloop_in(
+        s,
+        &[
+            "remember",
+            "Carol's office is in building A on the north campus",
+            "--kind",
+            "fact",
+            "--valid-from",
+            "2024-01-01T00:00:00Z",
+            "--valid-until",
+            "2024-06-01T00:00:00Z",
+        ],
+        "",
+    );
+    assert!(r.ok, "{}", r.err);
+    let office: u64 = r.out.trim().parse().unwrap();
+    let hits = |at: &str| {
+        let r = memloop_in(
+            s,
+            &["recall", "where is Carol's office", "--as-of", at, "--json"],
+            "",
+        );
+        assert!(r.ok, "{}", r.err);
+        let hits: Value = serde_json::from_str(r.out.trim()).unwrap();
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(hits("2024-03-01T00:00:00Z"), vec![office]);
+    assert_eq!(hits("1717200000"), Vec::<u64>::new()); // 2024-06-01, when it ended
+    let r = memloop_in(s, &["recall", "x", "--as-of", "last tuesday"], "");
+    assert!(!r.ok && r.err.contains("RFC 3339"), "{}", r.err);
+}

@@ -25,6 +25,9 @@ struct Entry {
     tier: crate::item::Tier,
     /// User, agent, session: interned names, [`NO_NAME`] where absent.
     scope: [u32; 3],
+    /// Valid in `[valid_from, valid_until)`; `Timestamp::MAX` when it never ended.
+    valid_from: Timestamp,
+    valid_until: Timestamp,
 }
 
 /// A scope field a memory leaves out.
@@ -41,6 +44,8 @@ pub(crate) struct Compiled {
     include_superseded: bool,
     /// Per scope field: `None` any, `Some(NO_NAME)` only memories without it, else that name.
     scope: [Option<u32>; 3],
+    /// Only what was valid then (superseded versions included).
+    as_of: Option<Timestamp>,
 }
 
 /// Filterable fields of every live memory, and their forgetting state.
@@ -100,6 +105,8 @@ impl Catalog {
             tags,
             tier: rec.decay.tier,
             scope,
+            valid_from: rec.valid_from,
+            valid_until: rec.valid_until.unwrap_or(Timestamp::MAX),
         };
         self.remove(id);
         if entry.flags & crate::store::record::SUPERSEDED != 0 {
@@ -174,6 +181,7 @@ impl Catalog {
             until: f.created_until.unwrap_or(Timestamp::MAX),
             include_superseded: f.include_superseded,
             scope,
+            as_of: f.as_of,
         })
     }
 
@@ -203,6 +211,7 @@ impl Catalog {
             && c.from == Timestamp::MIN
             && c.until == Timestamp::MAX
             && c.scope.iter().all(Option::is_none)
+            && c.as_of.is_none()
             && (c.include_superseded || self.superseded == 0)
     }
 
@@ -211,7 +220,11 @@ impl Catalog {
         let Some(e) = self.entries.get(&id) else {
             return false;
         };
-        (c.include_superseded || e.flags & crate::store::record::SUPERSEDED == 0)
+        let current = match c.as_of {
+            Some(t) => (e.valid_from..e.valid_until).contains(&t),
+            None => c.include_superseded || e.flags & crate::store::record::SUPERSEDED == 0,
+        };
+        current
             && c.namespace.is_none_or(|ns| ns == e.namespace)
             && c.kinds & (1 << e.kind.code()) != 0
             && (c.from..c.until).contains(&e.created)

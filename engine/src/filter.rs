@@ -25,6 +25,9 @@ pub struct MemoryFilter {
     pub agent: Option<String>,
     /// Only this session's memories.
     pub session: Option<String>,
+    /// What was valid at this time (ms): memories with `valid_from <= as_of < valid_until`,
+    /// superseded versions included when they held then. `None`: the current versions.
+    pub as_of: Option<Timestamp>,
 }
 
 impl MemoryFilter {
@@ -40,6 +43,13 @@ impl MemoryFilter {
             && self.created_from.is_none()
             && self.created_until.is_none()
             && self.scope_fields().iter().all(Option::is_none)
+            && self.as_of.is_none()
+    }
+
+    /// Only what was valid at `t` (ms), superseded versions included when they held then.
+    pub fn as_of(mut self, t: Timestamp) -> Self {
+        self.as_of = Some(t);
+        self
     }
 
     /// Only memories of this scope: each field it sets must match (a field it leaves out is
@@ -96,7 +106,10 @@ impl MemoryFilter {
             && self.tags.iter().all(|t| item.tags.contains(t))
             && self.created_from.is_none_or(|t| item.created >= t)
             && self.created_until.is_none_or(|t| item.created < t)
-            && (self.include_superseded || !item.is_superseded())
+            && match self.as_of {
+                Some(t) => item.valid_at(t),
+                None => self.include_superseded || !item.is_superseded(),
+            }
             && self
                 .user
                 .as_ref()

@@ -38,6 +38,14 @@ pub enum InvalidInput {
     /// An empty tag.
     #[error("a tag is empty")]
     EmptyTag,
+    /// A validity window that ends before it begins.
+    #[error("valid_until {until} is not after valid_from {from}")]
+    Validity {
+        /// The start, ms.
+        from: i64,
+        /// The end, ms.
+        until: i64,
+    },
     /// An empty user, agent or session name (the field names which).
     #[error("{0} is empty (leave it out for a memory that belongs to no {0})")]
     EmptyScope(&'static str),

@@ -200,6 +200,11 @@ pub struct MemoryItem {
     pub agent: Option<String>,
     /// The session (run, conversation) it belongs to, if any.
     pub session: Option<String>,
+    /// When what it says became true (default: when it was remembered).
+    pub valid_from: Timestamp,
+    /// When it stopped being true, if it did: set when a newer version of a fact supersedes
+    /// it (at the new version's `valid_from`), or given by the caller.
+    pub valid_until: Option<Timestamp>,
 }
 
 /// Who a memory belongs to: a user, an agent, a session, each optional. Memories of one scope
@@ -311,6 +316,8 @@ impl From<ItemV2> for MemoryItem {
             user: None,
             agent: None,
             session: None,
+            valid_from: v.created,
+            valid_until: None,
         }
     }
 }
@@ -368,6 +375,8 @@ impl From<ItemV1> for MemoryItem {
             user: None,
             agent: None,
             session: None,
+            valid_from: v.created,
+            valid_until: None,
         }
     }
 }
@@ -379,6 +388,11 @@ impl MemoryItem {
     /// True if a newer version replaced it.
     pub fn is_superseded(&self) -> bool {
         self.superseded_by.is_some()
+    }
+
+    /// True if what it says held at time `t`: `valid_from <= t < valid_until`.
+    pub fn valid_at(&self, t: Timestamp) -> bool {
+        self.valid_from <= t && self.valid_until.is_none_or(|until| t < until)
     }
 
     /// Who it belongs to.
@@ -534,6 +548,12 @@ pub struct NewMemory {
     /// The session it belongs to.
     #[serde(default)]
     pub session: Option<String>,
+    /// When what it says became true, ms since the Unix epoch (default: now).
+    #[serde(default)]
+    pub valid_from: Option<Timestamp>,
+    /// When it stopped being true, if it did (ms; after `valid_from`).
+    #[serde(default)]
+    pub valid_until: Option<Timestamp>,
 }
 
 impl NewMemory {
@@ -633,6 +653,11 @@ impl NewMemory {
         if self.tags.iter().any(|t| t.is_empty()) {
             return Err(InvalidInput::EmptyTag);
         }
+        if let (Some(from), Some(until)) = (self.valid_from, self.valid_until) {
+            if until <= from {
+                return Err(InvalidInput::Validity { from, until });
+            }
+        }
         check_scope(self.scope_fields())
     }
 
@@ -674,6 +699,8 @@ impl NewMemory {
             user: self.user,
             agent: self.agent,
             session: self.session,
+            valid_from: self.valid_from.unwrap_or(now),
+            valid_until: self.valid_until,
         }
     }
 }

@@ -172,7 +172,8 @@ const char *memloop_version(void);
  * triple, fact, summary, task, reflection, subject, document), `"namespace"`, `"tags"`,
  * `"importance"` (0..1), `"concise"`, `"brief"`, `"subject"`, `"source"`
  * (`{"document": …, "span": [start, end]}`), `"pinned"`, `"triple"`, and the scope it belongs
- * to: `"user"`, `"agent"`, `"session"` (memories of two scopes never merge). Writes the id that holds
+ * to: `"user"`, `"agent"`, `"session"` (memories of two scopes never merge), and when it held:
+ * `"valid_from"`, `"valid_until"` (ms since the Unix epoch; default from now, open-ended). Writes the id that holds
  * the text to `*out_id`: a new id, an existing one when it merged into a memory saying the
  * same, or a fact's new version (`memloop_remember_explained` says which). Durable on return
  * when the store was opened with `"sync": true`.
@@ -255,7 +256,8 @@ int32_t memloop_forget(const memloop_t *handle, uint64_t id);
 /**
  * Recalls memories. `query_json`: `{"query": "...", "k": 5, "namespace": …, "kinds": […],
  * "tags": […], "strategy": "single" | "rerank" | "iterative", "include_superseded": false,
- * "user": …, "agent": …, "session": …}` (a scope field given: only that scope's memories).
+ * "user": …, "agent": …, "session": …, "as_of": ms}` (a scope field given: only that scope's
+ * memories; `as_of`: what was valid then, superseded versions included).
  * Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
  * "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
  * (they decay more slowly).
@@ -270,7 +272,7 @@ int32_t memloop_recall(const memloop_t *handle, const char *query_json, char **o
 /**
  * Assembles a context under a token budget. `request_json`: `{"query": "...", "budget": N,
  * "k": 8, "strategy": …, "namespace": …, "kinds": […], "tags": […], "key_share": 0.33,
- * "documents": false, "user": …, "agent": …, "session": …}`. Writes `{"text", "tokens", "blocks": [{"label", "id",
+ * "documents": false, "user": …, "agent": …, "session": …, "as_of": ms}`. Writes `{"text", "tokens", "blocks": [{"label", "id",
  * "precision", "text", "score"}], "dropped": [ids]}` to `*out_json`; `tokens` never exceeds
  * the budget.
  *

@@ -38,6 +38,8 @@ pub(crate) struct RecallRequest {
     agent: Option<String>,
     #[serde(default)]
     session: Option<String>,
+    #[serde(default)]
+    as_of: Option<i64>,
 }
 
 fn strategy(name: Option<&str>, arg: &str) -> Outcome<Strategy> {
@@ -63,6 +65,7 @@ impl RecallRequest {
             user: self.user,
             agent: self.agent,
             session: self.session,
+            as_of: self.as_of,
             ..Default::default()
         };
         Ok((Query::new(self.query).k(self.k).filter(filter), strategy))
@@ -95,6 +98,8 @@ pub(crate) struct ContextJson {
     agent: Option<String>,
     #[serde(default)]
     session: Option<String>,
+    #[serde(default)]
+    as_of: Option<i64>,
 }
 
 impl ContextJson {
@@ -108,6 +113,7 @@ impl ContextJson {
             user: self.user,
             agent: self.agent,
             session: self.session,
+            as_of: self.as_of,
             ..Default::default()
         });
         r.strategy = strategy(self.strategy.as_deref(), arg)?;

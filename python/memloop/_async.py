@@ -57,10 +57,12 @@ class AsyncMemory:
         user: Optional[str] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
+        as_of: Any = None,
     ) -> List[Hit]:
         """As :meth:`Memory.recall`."""
         return await asyncio.to_thread(
-            self.memory.recall, query, k, namespace, kinds, tags, strategy, user, agent, session
+            self.memory.recall, query, k, namespace, kinds, tags, strategy, user, agent, session,
+            as_of,
         )
 
     async def context(
@@ -72,10 +74,11 @@ class AsyncMemory:
         user: Optional[str] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
+        as_of: Any = None,
     ) -> Context:
         """As :meth:`Memory.context`."""
         return await asyncio.to_thread(
-            self.memory.context, query, budget, k, strategy, user, agent, session
+            self.memory.context, query, budget, k, strategy, user, agent, session, as_of
         )
 
     async def feedback(self, id: int, level: int) -> None:

@@ -57,6 +57,12 @@ class Item:
     @property
     def session(self) -> Optional[str]: ...
     @property
+    def valid_from(self) -> int:
+        """When what it says became true, ms since the Unix epoch."""
+    @property
+    def valid_until(self) -> Optional[int]:
+        """When it stopped being true (ms), or None while it holds."""
+    @property
     def data(self) -> Dict[str, Any]: ...
 
 @final
@@ -162,6 +168,8 @@ class Memory:
         user: Optional[str] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
+        valid_from: Optional[_Time] = None,
+        valid_until: Optional[_Time] = None,
     ) -> int: ...
     def remember_explained(
         self,
@@ -178,6 +186,8 @@ class Memory:
         user: Optional[str] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
+        valid_from: Optional[_Time] = None,
+        valid_until: Optional[_Time] = None,
     ) -> Remembered: ...
     def remember_batch(self, items: Iterable[Union[str, Mapping[str, Any]]]) -> List[int]: ...
     def get(self, id: int) -> Optional[Item]: ...
@@ -192,6 +202,7 @@ class Memory:
         user: Optional[str] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
+        as_of: Optional[_Time] = None,
     ) -> List[Hit]: ...
     def context(
         self,
@@ -202,6 +213,7 @@ class Memory:
         user: Optional[str] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
+        as_of: Optional[_Time] = None,
     ) -> Context: ...
     def feedback(self, id: int, level: int) -> None: ...
     def record_task(

@@ -147,6 +147,13 @@ fn source(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
     pythonize::depythonize::<Source>(obj).map_err(|e| invalid(format!("source: {e}")))
 }
 
+/// An optional time argument (Unix seconds or an aware datetime) in ms.
+fn optional_millis(t: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<i64>> {
+    t.filter(|t| !t.is_none())
+        .map(|t| millis(t, name))
+        .transpose()
+}
+
 /// A scope from `user`, `agent`, `session` arguments.
 fn scope_of(fields: [Option<&Bound<'_, PyAny>>; 3]) -> PyResult<Scope> {
     let [user, agent, session] = fields;
@@ -171,6 +178,7 @@ fn new_memory(
     source_: Option<&Bound<'_, PyAny>>,
     pinned: Option<&Bound<'_, PyAny>>,
     scope: [Option<&Bound<'_, PyAny>>; 3],
+    validity: [Option<&Bound<'_, PyAny>>; 2],
 ) -> PyResult<NewMemory> {
     let mut m = NewMemory::new(text(text_, "text")?);
     if let Some(kind) = optional_text(kind, "kind")? {
@@ -187,6 +195,9 @@ fn new_memory(
     m.subject = optional_text(subject, "subject")?;
     m.source = source_.filter(|s| !s.is_none()).map(source).transpose()?;
     m.pinned = pinned.map(flag).transpose()?.unwrap_or(false);
+    let [from, until] = validity;
+    m.valid_from = optional_millis(from, "valid_from")?;
+    m.valid_until = optional_millis(until, "valid_until")?;
     Ok(m.scope(scope_of(scope)?))
 }
 
@@ -255,7 +266,7 @@ impl Memory {
     /// version when a near-duplicate fact said something else (`remember_explained` says which).
     #[pyo3(signature = (text, kind=None, namespace=None, tags=None, importance=None,
         concise=None, brief=None, subject=None, source=None, pinned=None, user=None, agent=None,
-        session=None))]
+        session=None, valid_from=None, valid_until=None))]
     #[allow(clippy::too_many_arguments)]
     fn remember(
         &self,
@@ -273,6 +284,8 @@ impl Memory {
         user: Option<&Bound<'_, PyAny>>,
         agent: Option<&Bound<'_, PyAny>>,
         session: Option<&Bound<'_, PyAny>>,
+        valid_from: Option<&Bound<'_, PyAny>>,
+        valid_until: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let item = new_memory(
             text,
@@ -286,6 +299,7 @@ impl Memory {
             source,
             pinned,
             [user, agent, session],
+            [valid_from, valid_until],
         )?;
         self.run(py, move |m| m.remember(item))
     }
@@ -295,7 +309,7 @@ impl Memory {
     /// triple that said something else, is kept as history of the new `id`).
     #[pyo3(signature = (text, kind=None, namespace=None, tags=None, importance=None,
         concise=None, brief=None, subject=None, source=None, pinned=None, user=None, agent=None,
-        session=None))]
+        session=None, valid_from=None, valid_until=None))]
     #[allow(clippy::too_many_arguments)]
     fn remember_explained(
         &self,
@@ -313,6 +327,8 @@ impl Memory {
         user: Option<&Bound<'_, PyAny>>,
         agent: Option<&Bound<'_, PyAny>>,
         session: Option<&Bound<'_, PyAny>>,
+        valid_from: Option<&Bound<'_, PyAny>>,
+        valid_until: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Remembered> {
         let item = new_memory(
             text,
@@ -326,6 +342,7 @@ impl Memory {
             source,
             pinned,
             [user, agent, session],
+            [valid_from, valid_until],
         )?;
         self.run(py, move |m| m.remember_explained(item))
             .map(Remembered::from)
@@ -344,6 +361,7 @@ impl Memory {
             if entry.cast::<PyString>().is_ok() {
                 batch.push(new_memory(
                     &entry, None, None, None, None, None, None, None, None, None, [None; 3],
+                    [None; 2],
                 )?);
                 continue;
             }
@@ -383,6 +401,10 @@ impl Memory {
                     field("agent")?.as_ref(),
                     field("session")?.as_ref(),
                 ],
+                [
+                    field("valid_from")?.as_ref(),
+                    field("valid_until")?.as_ref(),
+                ],
             )?);
         }
         self.run(py, move |m| m.remember_batch(batch))
@@ -398,7 +420,7 @@ impl Memory {
     /// iterative), optionally only of a namespace, of some kinds, or with all of some tags.
     /// Hits are reinforced: they decay more slowly.
     #[pyo3(signature = (query, k=None, namespace=None, kinds=None, tags=None, strategy=None,
-        user=None, agent=None, session=None))]
+        user=None, agent=None, session=None, as_of=None))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -412,18 +434,17 @@ impl Memory {
         user: Option<&Bound<'_, PyAny>>,
         agent: Option<&Bound<'_, PyAny>>,
         session: Option<&Bound<'_, PyAny>>,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
         let k = args::optional_int::<usize>(k, "k", "1..=1000")?.unwrap_or(5);
         let strategy = match optional_text(strategy, "strategy")? {
             Some(s) => args::strategy(&s)?,
             None => memloop::Strategy::Single,
         };
-        let query = Query::new(text(query, "query")?).k(k).filter(filter(
-            namespace,
-            kinds,
-            tags,
-            [user, agent, session],
-        )?);
+        let query = Query::new(text(query, "query")?).k(k).filter(MemoryFilter {
+            as_of: optional_millis(as_of, "as_of")?,
+            ..filter(namespace, kinds, tags, [user, agent, session])?
+        });
         let hits = self.run(py, move |m| m.retrieve(&query, strategy))?;
         Ok(hits.into_iter().map(|hit| Hit { hit }).collect())
     }
@@ -431,7 +452,7 @@ impl Memory {
     /// The best memories for `query` assembled into at most `budget` tokens, each at the
     /// precision (original, concise, brief) that fits.
     #[pyo3(signature = (query, budget, k=None, strategy=None, user=None, agent=None,
-        session=None))]
+        session=None, as_of=None))]
     #[allow(clippy::too_many_arguments)]
     fn context(
         &self,
@@ -443,15 +464,15 @@ impl Memory {
         user: Option<&Bound<'_, PyAny>>,
         agent: Option<&Bound<'_, PyAny>>,
         session: Option<&Bound<'_, PyAny>>,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Context> {
         let budget: usize = int(budget, "budget", "0..2^64")?;
         let k = args::optional_int::<usize>(k, "k", "1..=1000")?.unwrap_or(8);
         let mut request = memloop::ContextRequest::new(text(query, "query")?, budget);
-        request.query =
-            request
-                .query
-                .k(k)
-                .filter(filter(None, None, None, [user, agent, session])?);
+        request.query = request.query.k(k).filter(MemoryFilter {
+            as_of: optional_millis(as_of, "as_of")?,
+            ..filter(None, None, None, [user, agent, session])?
+        });
         if let Some(s) = optional_text(strategy, "strategy")? {
             request.strategy = args::strategy(&s)?;
         }
@@ -651,7 +672,7 @@ impl Memory {
 }
 
 /// The keys an item of `remember_batch` may have.
-const BATCH_FIELDS: [&str; 13] = [
+const BATCH_FIELDS: [&str; 15] = [
     "text",
     "kind",
     "namespace",
@@ -665,4 +686,6 @@ const BATCH_FIELDS: [&str; 13] = [
     "user",
     "agent",
     "session",
+    "valid_from",
+    "valid_until",
 ];

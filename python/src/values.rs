@@ -109,6 +109,16 @@ impl Item {
     fn session(&self) -> Option<&str> {
         self.item.session.as_deref()
     }
+    /// When what it says became true, ms since the Unix epoch.
+    #[getter]
+    fn valid_from(&self) -> i64 {
+        self.item.valid_from
+    }
+    /// When it stopped being true (ms), or None while it holds.
+    #[getter]
+    fn valid_until(&self) -> Option<i64> {
+        self.item.valid_until
+    }
     /// Every field, as a dict.
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -8,6 +8,8 @@ use memloop::{
     Scope, Strategy, SubjectEvent, Task,
 };
 use rmcp::schemars::{self, JsonSchema};
+
+use crate::time_arg::optional_time;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -98,6 +100,13 @@ pub struct RememberArgs {
     /// The session (conversation, run) it belongs to.
     #[serde(default)]
     pub session: Option<String>,
+    /// When what it says became true: RFC 3339 (2024-05-01T00:00:00Z) or Unix seconds;
+    /// default now.
+    #[serde(default)]
+    pub valid_from: Option<String>,
+    /// When it stopped being true, if it did: RFC 3339 or Unix seconds.
+    #[serde(default)]
+    pub valid_until: Option<String>,
 }
 
 /// `recall`: the memories most related to a query.
@@ -134,6 +143,10 @@ pub struct RecallArgs {
     /// Only this session's memories.
     #[serde(default)]
     pub session: Option<String>,
+    /// What was true at this time (RFC 3339 or Unix seconds), older versions of facts
+    /// included; default: the current versions.
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 /// `context`: relevant memories assembled into text under a token budget.
@@ -167,6 +180,10 @@ pub struct ContextArgs {
     /// Only this session's memories.
     #[serde(default)]
     pub session: Option<String>,
+    /// What was true at this time (RFC 3339 or Unix seconds), older versions of facts
+    /// included; default: the current versions.
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 /// `forget`: one memory by id, or everything of a user, agent or session.
@@ -317,6 +334,8 @@ fn remember(memory: &Memory, a: RememberArgs) -> ToolResult {
     m.tags = a.tags;
     m.namespace = a.namespace;
     m.importance = a.importance;
+    m.valid_from = optional_time(a.valid_from.as_deref(), "valid_from").map_err(ToolError)?;
+    m.valid_until = optional_time(a.valid_until.as_deref(), "valid_until").map_err(ToolError)?;
     m = m.scope(Scope {
         user: a.user,
         agent: a.agent,
@@ -357,13 +376,16 @@ fn filter(
 }
 
 fn recall(memory: &Memory, a: RecallArgs) -> ToolResult {
-    let query = Query::new(a.query).k(a.k.unwrap_or(5)).filter(
-        filter(a.namespace, &a.kinds, a.tags)?.scope(Scope {
-            user: a.user,
-            agent: a.agent,
-            session: a.session,
-        }),
-    );
+    let query = Query::new(a.query)
+        .k(a.k.unwrap_or(5))
+        .filter(MemoryFilter {
+            as_of: optional_time(a.as_of.as_deref(), "as_of").map_err(ToolError)?,
+            ..filter(a.namespace, &a.kinds, a.tags)?.scope(Scope {
+                user: a.user,
+                agent: a.agent,
+                session: a.session,
+            })
+        });
     let hits = memory.retrieve(&query, strategy(a.strategy.as_deref())?)?;
     let mut lines = Vec::with_capacity(hits.len());
     let mut out = Vec::with_capacity(hits.len());
@@ -385,6 +407,8 @@ fn recall(memory: &Memory, a: RecallArgs) -> ToolResult {
             "user": h.item.user,
             "agent": h.item.agent,
             "session": h.item.session,
+            "valid_from": h.item.valid_from,
+            "valid_until": h.item.valid_until,
             "tier": h.item.tier,
             "tags": h.item.tags,
             "text": h.item.text,
@@ -407,13 +431,14 @@ fn context(memory: &Memory, a: ContextArgs) -> ToolResult {
     if let Some(k) = a.k {
         request.query = request.query.k(k);
     }
-    request.query = request
-        .query
-        .filter(filter(a.namespace, &[], Vec::new())?.scope(Scope {
+    request.query = request.query.filter(MemoryFilter {
+        as_of: optional_time(a.as_of.as_deref(), "as_of").map_err(ToolError)?,
+        ..filter(a.namespace, &[], Vec::new())?.scope(Scope {
             user: a.user,
             agent: a.agent,
             session: a.session,
-        }));
+        })
+    });
     request.strategy = strategy(a.strategy.as_deref())?;
     request.mode = match a.mode.as_deref() {
         None | Some("memories") => ContextMode::Memories,

@@ -30,6 +30,11 @@ pub struct Update {
     pub importance: Option<f32>,
     /// Pin or unpin.
     pub pinned: Option<bool>,
+    /// When what it says became true (ms). With a new text: the new version's start, where
+    /// the old version's validity ends (default: now).
+    pub valid_from: Option<crate::clock::Timestamp>,
+    /// When it stopped being true (ms).
+    pub valid_until: Option<crate::clock::Timestamp>,
 }
 
 impl Memory {
@@ -155,6 +160,11 @@ impl Memory {
         if let Some(t) = &update.text {
             check_text(t, self.inner.options.max_text_bytes)?;
         }
+        if let (Some(from), Some(until)) = (update.valid_from, update.valid_until) {
+            if until <= from {
+                return Err(InvalidInput::Validity { from, until }.into());
+            }
+        }
         let new_text = update.text.clone();
         let vector = match &new_text {
             Some(t) => Some(self.inner.embed_one(t)?),
@@ -201,13 +211,35 @@ impl Memory {
                         .initial_strength_ms(new.kind, new.importance)
                         / 1000.0;
                     new.supersedes = Some(old.id);
+                    new.valid_from = update.valid_from.unwrap_or(now);
+                    new.valid_until = update.valid_until;
+                    if let Some(until) = new.valid_until.filter(|&u| u <= new.valid_from) {
+                        return Err(InvalidInput::Validity {
+                            from: new.valid_from,
+                            until,
+                        }
+                        .into());
+                    }
                     old.superseded_by = Some(new.id);
+                    old.valid_until = Some(closed_at(&old, new.valid_from));
                     tx.put(&old, None)?;
                     tx.put(&new, Some(&vector))?;
                     applied.inserted.push((new.id, vector));
                     applied.items.push(old);
                 }
-                _ => tx.put(&new, None)?,
+                _ => {
+                    // The same version: its window moves where the update says.
+                    new.valid_from = update.valid_from.unwrap_or(new.valid_from);
+                    new.valid_until = update.valid_until.or(new.valid_until);
+                    if let Some(until) = new.valid_until.filter(|&u| u <= new.valid_from) {
+                        return Err(InvalidInput::Validity {
+                            from: new.valid_from,
+                            until,
+                        }
+                        .into());
+                    }
+                    tx.put(&new, None)?
+                }
             }
             let id = new.id;
             applied.items.push(new);
@@ -309,6 +341,7 @@ impl Inner {
         };
         tx.unhash(&existing.content_hash(), previous)?;
         existing.superseded_by = Some(item.id);
+        existing.valid_until = Some(closed_at(&existing, item.valid_from));
         existing.updated = now;
         tx.put(&existing, None)?;
         staged.fresh.retain(|f| f.0 != previous);
@@ -379,6 +412,13 @@ impl Inner {
         }
         Ok(best.map(|(_, id)| id))
     }
+}
+
+/// Where a superseded version's validity ends: where its successor's begins, never before it
+/// began itself, and never later than an end it already had.
+fn closed_at(old: &MemoryItem, successor_from: crate::clock::Timestamp) -> crate::clock::Timestamp {
+    let end = successor_from.max(old.valid_from);
+    old.valid_until.map_or(end, |until| until.min(end))
 }
 
 /// Merges a duplicate into its survivor: count, newest metadata, provenance.

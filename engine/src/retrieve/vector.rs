@@ -59,7 +59,7 @@ impl Memory {
             }
             if items.peek().is_some_and(|i| i.id == h.id) {
                 let mut item = items.next().expect("peeked");
-                if item.is_superseded() && !filter.include_superseded {
+                if !filter.matches(&item) {
                     continue;
                 }
                 item.accessed = now;

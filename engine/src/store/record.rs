@@ -4,8 +4,9 @@
 //! pinned), created i64, namespace (u16 length + UTF-8), tag count u16, tags (u16 length +
 //! UTF-8 each), then the decay fields: importance f32, strength f64 (seconds), decay anchor
 //! i64, tier u8, then (version 3) the scope: user, agent, session, each a presence byte, then
-//! the name (u16 length + UTF-8) when the byte is 1. Version 1 records (without decay fields)
-//! and version 2 records (without scope) are still read.
+//! the name (u16 length + UTF-8) when the byte is 1; then the validity: valid_from i64 and a
+//! presence byte followed by valid_until i64 when it is 1. Version 1 records (without decay
+//! fields) and version 2 records (without scope and validity) are still read.
 
 use crate::clock::Timestamp;
 use crate::forget::DecayFields;
@@ -26,6 +27,10 @@ pub(crate) struct CatalogRecord<'a> {
     pub(crate) decay: DecayFields,
     /// User, agent, session.
     pub(crate) scope: [Option<&'a str>; 3],
+    /// Valid from, ms.
+    pub(crate) valid_from: Timestamp,
+    /// Valid until, ms, if it ended.
+    pub(crate) valid_until: Option<Timestamp>,
 }
 
 impl<'a> CatalogRecord<'a> {
@@ -49,6 +54,8 @@ impl<'a> CatalogRecord<'a> {
                 item.agent.as_deref(),
                 item.session.as_deref(),
             ],
+            valid_from: item.valid_from,
+            valid_until: item.valid_until,
         }
     }
 
@@ -72,6 +79,14 @@ impl<'a> CatalogRecord<'a> {
                 }
                 None => out.push(0),
             }
+        }
+        out.extend_from_slice(&self.valid_from.to_le_bytes());
+        match self.valid_until {
+            Some(until) => {
+                out.push(1);
+                out.extend_from_slice(&until.to_le_bytes());
+            }
+            None => out.push(0),
         }
         out
     }
@@ -112,6 +127,7 @@ impl<'a> CatalogRecord<'a> {
             }
         };
         let mut scope = [None; 3];
+        let (mut valid_from, mut valid_until) = (created, None);
         if version >= 3 {
             for field in &mut scope {
                 *field = match r.u8()? {
@@ -120,6 +136,12 @@ impl<'a> CatalogRecord<'a> {
                     _ => return None,
                 };
             }
+            valid_from = i64::from_le_bytes(r.take(8)?.try_into().ok()?);
+            valid_until = match r.u8()? {
+                0 => None,
+                1 => Some(i64::from_le_bytes(r.take(8)?.try_into().ok()?)),
+                _ => return None,
+            };
         }
         r.0.is_empty().then_some(CatalogRecord {
             kind,
@@ -129,6 +151,8 @@ impl<'a> CatalogRecord<'a> {
             tags,
             decay,
             scope,
+            valid_from,
+            valid_until,
         })
     }
 }

@@ -13,3 +13,4 @@ mod model;
 mod persist;
 mod scopes;
 mod transfer;
+mod validity;

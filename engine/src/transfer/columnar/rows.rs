@@ -51,6 +51,8 @@ pub(crate) fn schema(dim: usize, metadata: HashMap<String, String>) -> Schema {
         Field::new("created", DataType::Int64, true),
         Field::new("updated", DataType::Int64, true),
         Field::new("accessed", DataType::Int64, true),
+        Field::new("valid_from", DataType::Int64, true),
+        Field::new("valid_until", DataType::Int64, true),
         Field::new("importance", DataType::Float32, true),
         text("outcome", true),
         Field::new("count", DataType::UInt32, true),
@@ -92,7 +94,7 @@ pub(crate) fn batch(
     let mut seq = UInt64Builder::with_capacity(n);
     let mut s: Vec<StringBuilder> = (0..16).map(|_| StringBuilder::new()).collect();
     let mut tags = ListBuilder::new(StringBuilder::new());
-    let mut times: Vec<Int64Builder> = (0..6).map(|_| Int64Builder::with_capacity(n)).collect();
+    let mut times: Vec<Int64Builder> = (0..8).map(|_| Int64Builder::with_capacity(n)).collect();
     let mut importance = Float32Builder::with_capacity(n);
     let mut counts: Vec<UInt32Builder> = (0..2).map(|_| UInt32Builder::with_capacity(n)).collect();
     let mut pinned = BooleanBuilder::with_capacity(n);
@@ -165,6 +167,8 @@ pub(crate) fn batch(
                     Some(item.decay_anchor),
                     demote,
                     forget,
+                    Some(item.valid_from),
+                    item.valid_until,
                 ]) {
                     b.append_option(v);
                 }
@@ -185,7 +189,7 @@ pub(crate) fn batch(
     let mut times = times
         .into_iter()
         .map(|mut b| Arc::new(b.finish()) as ArrayRef);
-    let mut next_t = || times.next().expect("6 time columns");
+    let mut next_t = || times.next().expect("8 time columns");
     let mut counts = counts
         .into_iter()
         .map(|mut b| Arc::new(b.finish()) as ArrayRef);
@@ -210,6 +214,7 @@ pub(crate) fn batch(
     let feedback = next_s();
     let (created, updated, accessed, anchor, demote, forget) =
         (next_t(), next_t(), next_t(), next_t(), next_t(), next_t());
+    let (valid_from, valid_until) = (next_t(), next_t());
     let count = counts.next().expect("count");
     let reinforced = counts.next().expect("reinforced");
     let supersedes = links.next().expect("supersedes");
@@ -235,6 +240,8 @@ pub(crate) fn batch(
         created,
         updated,
         accessed,
+        valid_from,
+        valid_until,
         Arc::new(importance.finish()),
         outcome,
         count,
@@ -312,6 +319,17 @@ pub(crate) fn read_batch(batch: &RecordBatch, dim: usize) -> Result<Vec<Row>, St
             })
             .transpose()
     };
+    // Validity came with scopes too: without it a memory is valid from its creation on.
+    let time_column = |name: &str| -> Result<_, String> {
+        batch
+            .column_by_name(name)
+            .map(|c| {
+                c.as_primitive_opt::<Int64Type>()
+                    .ok_or_else(|| format!("column `{name}` is not int64"))
+            })
+            .transpose()
+    };
+    let (valid_from, valid_until) = (time_column("valid_from")?, time_column("valid_until")?);
     let (user, agent, session) = (
         scope_column("user")?,
         scope_column("agent")?,
@@ -435,6 +453,10 @@ pub(crate) fn read_batch(batch: &RecordBatch, dim: usize) -> Result<Vec<Row>, St
             user: user.and_then(opt),
             agent: agent.and_then(opt),
             session: session.and_then(opt),
+            valid_from: valid_from
+                .filter(|c| !c.is_null(r))
+                .map_or(created.value(r), |c| c.value(r)),
+            valid_until: valid_until.filter(|c| !c.is_null(r)).map(|c| c.value(r)),
         };
         let row = vectors.value(r);
         let vector = row

@@ -1,0 +1,20 @@
+//! Times given on the command line and to the MCP tools: Unix seconds or RFC 3339.
+
+/// Parses Unix seconds or an RFC 3339 UTC time (`2026-11-22T10:00:00Z`) into milliseconds.
+pub fn parse_time(s: &str) -> Result<i64, String> {
+    if let Ok(secs) = s.trim().parse::<i64>() {
+        return secs
+            .checked_mul(1000)
+            .ok_or_else(|| format!("`{s}` is out of range"));
+    }
+    memloop::time::parse_rfc3339(s.trim()).ok_or_else(|| {
+        format!("`{s}` is neither Unix seconds nor an RFC 3339 time like 2026-11-22T10:00:00Z")
+    })
+}
+
+/// Parses an optional time argument named `name`.
+pub fn optional_time(value: Option<&str>, name: &str) -> Result<Option<i64>, String> {
+    value
+        .map(|v| parse_time(v).map_err(|e| format!("{name}: {e}")))
+        .transpose()
+}
