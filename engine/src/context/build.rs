@@ -40,6 +40,7 @@ impl Memory {
             None => self.inner.embedder.count_tokens(text),
         };
         let keys = |n: usize| ((n as f32 * key_share).ceil() as usize).max(1);
+        let now = self.inner.now();
         let candidates: Vec<Candidate> = match mode {
             ContextMode::Memories => {
                 let n_key = keys(hits.len());
@@ -57,16 +58,20 @@ impl Memory {
                         let shift = h.explain.feedback.map_or(0, |f| f.precision_shift)
                             - i8::from(h.explain.tier == crate::item::Tier::LongTerm);
                         let fallback = extract(&h.item.text);
+                        let texts = [
+                            h.item.brief.clone().unwrap_or(fallback.brief),
+                            h.item.concise.clone().unwrap_or(fallback.concise),
+                            h.item.text.clone(),
+                        ];
                         Candidate {
                             id: h.item.id,
                             score: h.score,
                             key,
                             start: base.shifted(shift),
-                            texts: [
-                                h.item.brief.clone().unwrap_or(fallback.brief),
-                                h.item.concise.clone().unwrap_or(fallback.concise),
-                                h.item.text.clone(),
-                            ],
+                            texts: match ended(&h.item, now) {
+                                Some(note) => texts.map(|t| format!("{t} {note}")),
+                                None => texts,
+                            },
                         }
                     })
                     .collect()
@@ -232,4 +237,15 @@ impl Memory {
         }
         spans
     }
+}
+
+/// "(no longer true since 2024-06-01T00:00:00Z)" for a memory whose validity ended by `now`,
+/// so the model reading a context does not take an old fact for a current one.
+fn ended(item: &crate::item::MemoryItem, now: crate::clock::Timestamp) -> Option<String> {
+    item.valid_until.filter(|&until| until <= now).map(|until| {
+        format!(
+            "(no longer true since {})",
+            crate::time::format_rfc3339(until)
+        )
+    })
 }

@@ -79,6 +79,14 @@ fn a_new_version_closes_the_old_window_and_as_of_finds_either() {
     let context = m.context(&request).unwrap();
     assert!(context.text.contains("paris"), "{}", context.text);
     assert!(!context.text.contains("berlin"), "{}", context.text);
+    // The old version's line says that it no longer holds.
+    assert!(
+        context
+            .text
+            .contains("(no longer true since 1970-01-01T00:00:05Z)"),
+        "{}",
+        context.text
+    );
 }
 
 #[test]
