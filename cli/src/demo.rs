@@ -320,7 +320,10 @@ pub fn run(model: Option<&Path>, device: memloop::DeviceChoice, a: &DemoArgs) ->
         );
     }
     let forgotten = memory.forgotten(start)?;
-    if let Some(e) = forgotten.iter().find(|e| e.reason != ForgetReason::Demoted) {
+    if let Some(e) = forgotten
+        .iter()
+        .find(|e| !matches!(e.reason, ForgetReason::Demoted | ForgetReason::Expired))
+    {
         println!(
             "every move is logged, e.g. #{} {} {:?}: value {:.3} under {:.3} \"{}\"",
             e.id,

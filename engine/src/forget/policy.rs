@@ -15,6 +15,9 @@ pub(crate) struct DecayFields {
     pub(crate) anchor: Timestamp,
     pub(crate) pinned: bool,
     pub(crate) tier: Tier,
+    /// When what it says stopped holding: a current working memory is demoted then at the
+    /// latest (a superseded version's window is closed by its successor; it is not churned).
+    pub(crate) valid_until: Option<Timestamp>,
 }
 
 impl DecayFields {
@@ -26,6 +29,7 @@ impl DecayFields {
             anchor: item.decay_anchor,
             pinned: item.pinned,
             tier: item.tier,
+            valid_until: item.valid_until.filter(|_| !item.is_superseded()),
         }
     }
 }
@@ -150,6 +154,19 @@ impl ForgetPolicy {
     /// When `item`'s retention reaches `theta` (closed form); `None` if pinned or disabled.
     pub fn crossing(&self, item: &MemoryItem, theta: f64) -> Option<Timestamp> {
         self.crossing_of(&DecayFields::of(item), theta)
+    }
+
+    /// When a working memory leaves working memory: where its retention crosses θ1, or where
+    /// its validity ends if that comes first; `None` for a long-term memory or one that never
+    /// will.
+    pub(crate) fn leaves_working(&self, d: &DecayFields) -> Option<Timestamp> {
+        if d.tier != Tier::Working {
+            return None;
+        }
+        match (self.crossing_of(d, self.working_threshold), d.valid_until) {
+            (Some(decayed), Some(ended)) => Some(decayed.min(ended)),
+            (decayed, ended) => decayed.or(ended),
+        }
     }
 
     pub(crate) fn crossing_of(&self, d: &DecayFields, theta: f64) -> Option<Timestamp> {

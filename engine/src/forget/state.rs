@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 use super::kinetic::KineticQueue;
 use super::policy::{DecayFields, ForgetPolicy};
 use crate::clock::Timestamp;
-use crate::item::{MemoryId, Tier};
+use crate::item::MemoryId;
 
 /// Why a memory moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -24,6 +24,9 @@ pub enum ForgetReason {
     Decayed,
     /// Over capacity, and the least retained: deleted.
     Evicted,
+    /// What it says stopped holding (its `valid_until` passed): working → long-term, however
+    /// well retained.
+    Expired,
 }
 
 /// One planned move.
@@ -73,9 +76,7 @@ impl Forgetting {
             return;
         }
         let p = &self.policy;
-        let demote_at = (fields.tier == Tier::Working)
-            .then(|| p.crossing_of(&fields, p.working_threshold))
-            .flatten();
+        let demote_at = p.leaves_working(&fields);
         let forget_at = p.crossing_of(&fields, p.forget_threshold);
         if let Some(t) = demote_at {
             self.demote_at.insert((t, id));
@@ -154,10 +155,17 @@ impl Forgetting {
         for &(_, id) in self.demote_at.range(..=(now, MemoryId::MAX)) {
             if !gone.contains(&id) {
                 let e = &self.entries[&id];
+                let value = p.retention_of(&e.fields, now);
+                let expired = value >= p.working_threshold
+                    && e.fields.valid_until.is_some_and(|until| until <= now);
                 moves.push(Move {
                     id,
-                    reason: ForgetReason::Demoted,
-                    value: p.retention_of(&e.fields, now),
+                    reason: if expired {
+                        ForgetReason::Expired
+                    } else {
+                        ForgetReason::Demoted
+                    },
+                    value,
                     threshold: p.working_threshold,
                 });
             }

@@ -68,10 +68,13 @@ pub struct DecayReport {
     pub reinforced: u32,
     /// Pinned memories never decay.
     pub pinned: bool,
-    /// When it crosses θ1 (leaves working memory); `None` if it never will or already has.
+    /// When it leaves working memory: where it crosses θ1, or where its validity ends if that
+    /// comes first; `None` if it never will or already has.
     pub demote_at: Option<Timestamp>,
     /// When it crosses θ2 (is forgotten); `None` if it never will.
     pub forget_at: Option<Timestamp>,
+    /// When what it says stopped (or stops) holding, if it does.
+    pub valid_until: Option<Timestamp>,
 }
 
 impl Memory {
@@ -120,8 +123,9 @@ impl Memory {
             anchor: item.decay_anchor,
             reinforced: item.reinforced,
             pinned: item.pinned,
-            demote_at: future(p.crossing(&item, p.working_threshold)),
+            demote_at: future(p.leaves_working(&crate::forget::DecayFields::of(&item))),
             forget_at: p.crossing(&item, p.forget_threshold),
+            valid_until: item.valid_until,
         })
     }
 }
@@ -175,7 +179,7 @@ impl Inner {
                 let json = serde_json::to_vec(&event).expect("events always serialise");
                 tx.log_forget(now, m.id, &json)?;
                 match m.reason {
-                    ForgetReason::Demoted => {
+                    ForgetReason::Demoted | ForgetReason::Expired => {
                         item.tier = Tier::LongTerm;
                         tx.put(&item, None)?;
                         applied.items.push(item);

@@ -103,7 +103,7 @@ impl<'a> CatalogRecord<'a> {
         let namespace = r.str()?;
         let n = u16::from_le_bytes(r.take(2)?.try_into().ok()?);
         let tags = (0..n).map(|_| r.str()).collect::<Option<Vec<_>>>()?;
-        let decay = if version == 1 {
+        let mut decay = if version == 1 {
             DecayFields {
                 kind,
                 importance: 0.5,
@@ -111,6 +111,7 @@ impl<'a> CatalogRecord<'a> {
                 anchor: created,
                 pinned: flags & PINNED != 0,
                 tier: Tier::Working,
+                valid_until: None,
             }
         } else {
             DecayFields {
@@ -124,6 +125,7 @@ impl<'a> CatalogRecord<'a> {
                     1 => Tier::LongTerm,
                     _ => return None,
                 },
+                valid_until: None,
             }
         };
         let mut scope = [None; 3];
@@ -142,6 +144,7 @@ impl<'a> CatalogRecord<'a> {
                 1 => Some(i64::from_le_bytes(r.take(8)?.try_into().ok()?)),
                 _ => return None,
             };
+            decay.valid_until = valid_until.filter(|_| flags & SUPERSEDED == 0);
         }
         r.0.is_empty().then_some(CatalogRecord {
             kind,

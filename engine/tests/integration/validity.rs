@@ -139,3 +139,34 @@ fn validity_is_settable_on_remember_and_update() {
         );
     }
 }
+
+#[test]
+fn an_ended_fact_leaves_working_memory_when_its_validity_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(1_000);
+    let m = open(dir.path(), &clock);
+    let lease = m
+        .remember(NewMemory {
+            valid_until: Some(60_000),
+            importance: Some(1.0),
+            ..NewMemory::new("the office lease on elm road runs until march").kind(Kind::Fact)
+        })
+        .unwrap();
+    let report = m.explain_decay(lease).unwrap();
+    assert_eq!(report.demote_at, Some(60_000), "{report:?}");
+    assert_eq!(report.valid_until, Some(60_000));
+    clock.set(59_999).unwrap();
+    assert_eq!(m.sweep().unwrap().demoted, 0);
+    clock.set(60_000).unwrap();
+    let swept = m.sweep().unwrap();
+    assert_eq!((swept.demoted, swept.forgotten), (1, 0));
+    let item = m.get(lease).unwrap().unwrap();
+    assert_eq!(item.tier, memloop::Tier::LongTerm);
+    let events = m.forgotten(0).unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.id == lease && e.reason == memloop::ForgetReason::Expired),
+        "{events:?}"
+    );
+}
