@@ -200,30 +200,26 @@ pub struct ForgetArgs {
 pub fn forget(store: &StoreArgs, a: &ForgetArgs) -> Result<()> {
     let scope = a.scope.scope();
     match (a.id, scope.is_empty()) {
-        (Some(id), true) => {
-            let memory = store.open_existing(Durability::Synced)?;
-            memory.forget(id)?;
-            crate::store_args::close(memory);
-        }
-        (None, false) => {
-            let memory = store.open_existing(Durability::Synced)?;
-            let erased = memory.forget_scope(&scope)?;
-            crate::store_args::close(memory);
-            if a.json {
-                println!("{}", serde_json::to_value(&erased)?);
-            } else {
-                println!(
-                    "erased {} memories of {} ({} forgetting-log events); store.redb {} → {} bytes",
-                    erased.memories,
-                    crate::mcp::tools::scope_name(&scope),
-                    erased.log_events,
-                    erased.database_bytes.0,
-                    erased.database_bytes.1
-                );
-            }
-        }
         (Some(_), false) => bail!("give a memory id or --user/--agent/--session, not both"),
         (None, true) => bail!("give a memory id, or --user, --agent or --session to erase a scope"),
+        _ => {}
+    }
+    let memory = store.open_existing(Durability::Synced)?;
+    let erased = match a.id {
+        Some(id) => {
+            memory.forget(id)?;
+            None
+        }
+        None => Some(memory.forget_scope(&scope)?),
+    };
+    crate::store_args::close(memory);
+    match erased {
+        Some(erased) if a.json => println!("{}", serde_json::to_value(&erased)?),
+        Some(erased) => println!(
+            "erased {} memories of {scope} ({} forgetting-log events); store.redb {} → {} bytes",
+            erased.memories, erased.log_events, erased.database_bytes.0, erased.database_bytes.1
+        ),
+        None => {}
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Which memories a recall, scan or export may touch.
 
 use crate::clock::Timestamp;
-use crate::item::{Kind, MemoryItem, Scope};
+use crate::item::{scope_covers, Kind, MemoryItem, Scope};
 
 /// Restricts recalls, scans and exports. The default matches every current (not superseded)
 /// memory; each set field narrows it further, and all must hold.
@@ -106,21 +106,16 @@ impl MemoryFilter {
             && self.tags.iter().all(|t| item.tags.contains(t))
             && self.created_from.is_none_or(|t| item.created >= t)
             && self.created_until.is_none_or(|t| item.created < t)
-            && match self.as_of {
-                Some(t) => item.valid_at(t),
-                None => self.include_superseded || !item.is_superseded(),
-            }
-            && self
-                .user
-                .as_ref()
-                .is_none_or(|u| item.user.as_ref() == Some(u))
-            && self
-                .agent
-                .as_ref()
-                .is_none_or(|a| item.agent.as_ref() == Some(a))
-            && self
-                .session
-                .as_ref()
-                .is_none_or(|s| item.session.as_ref() == Some(s))
+            && self.admits_version(item)
+            && scope_covers(self.scope_fields(), item.scope_fields())
+    }
+
+    /// True if `item` is a version this filter reaches: the current one, any with
+    /// `include_superseded`, or the one valid at `as_of`.
+    pub(crate) fn admits_version(&self, item: &MemoryItem) -> bool {
+        match self.as_of {
+            Some(t) => item.valid_at(t),
+            None => self.include_superseded || !item.is_superseded(),
+        }
     }
 }

@@ -249,6 +249,35 @@ impl Scope {
     }
 }
 
+/// "user ana, agent planner": the fields it sets.
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set = ["user", "agent", "session"]
+            .into_iter()
+            .zip(self.fields())
+            .filter_map(|(field, name)| name.map(|n| format!("{field} {n}")));
+        f.write_str(&set.collect::<Vec<_>>().join(", "))
+    }
+}
+
+/// True if a memory of scope `has` is within `want`: each field `want` sets, `has` has too.
+pub(crate) fn scope_covers(want: [Option<&str>; 3], has: [Option<&str>; 3]) -> bool {
+    want.iter()
+        .zip(has)
+        .all(|(w, h)| w.is_none_or(|w| h == Some(w)))
+}
+
+/// A validity window ends after it begins.
+pub(crate) fn check_validity(
+    from: Timestamp,
+    until: Option<Timestamp>,
+) -> Result<(), InvalidInput> {
+    match until {
+        Some(until) if until <= from => Err(InvalidInput::Validity { from, until }),
+        _ => Ok(()),
+    }
+}
+
 /// A scope field is absent or names someone: never the empty string.
 fn check_scope(fields: [Option<&str>; 3]) -> Result<(), InvalidInput> {
     for (field, value) in ["user", "agent", "session"].into_iter().zip(fields) {
@@ -346,9 +375,9 @@ struct ItemV1 {
     superseded_by: Option<MemoryId>,
 }
 
-impl From<ItemV1> for MemoryItem {
+impl From<ItemV1> for ItemV2 {
     fn from(v: ItemV1) -> Self {
-        MemoryItem {
+        ItemV2 {
             id: v.id,
             kind: v.kind,
             text: v.text,
@@ -372,11 +401,6 @@ impl From<ItemV1> for MemoryItem {
             strength: 0.0, // unset: the policy's default for its kind and importance
             decay_anchor: v.created,
             reinforced: 0,
-            user: None,
-            agent: None,
-            session: None,
-            valid_from: v.created,
-            valid_until: None,
         }
     }
 }
@@ -395,6 +419,15 @@ impl MemoryItem {
         self.valid_from <= t && self.valid_until.is_none_or(|until| t < until)
     }
 
+    /// Its user, agent and session.
+    pub(crate) fn scope_fields(&self) -> [Option<&str>; 3] {
+        [
+            self.user.as_deref(),
+            self.agent.as_deref(),
+            self.session.as_deref(),
+        ]
+    }
+
     /// Who it belongs to.
     pub fn scope(&self) -> Scope {
         Scope {
@@ -406,16 +439,7 @@ impl MemoryItem {
 
     /// The content hash duplicates are detected by (namespace, scope, kind, text).
     pub fn content_hash(&self) -> [u8; 32] {
-        scoped_content_hash(
-            &self.namespace,
-            [
-                self.user.as_deref(),
-                self.agent.as_deref(),
-                self.session.as_deref(),
-            ],
-            self.kind,
-            &self.text,
-        )
+        scoped_content_hash(&self.namespace, self.scope_fields(), self.kind, &self.text)
     }
 
     pub(crate) fn encode(&self) -> Vec<u8> {
@@ -438,7 +462,7 @@ impl MemoryItem {
         match bytes.split_first() {
             Some((&ITEM_VERSION, rest)) => exact(rest),
             Some((2, rest)) => exact::<ItemV2>(rest).map(MemoryItem::from),
-            Some((1, rest)) => exact::<ItemV1>(rest).map(MemoryItem::from),
+            Some((1, rest)) => exact::<ItemV1>(rest).map(|v| ItemV2::from(v).into()),
             Some((v, _)) => Err(format!("item encoding version {v} is not supported")),
             None => Err("empty item record".into()),
         }
@@ -653,10 +677,8 @@ impl NewMemory {
         if self.tags.iter().any(|t| t.is_empty()) {
             return Err(InvalidInput::EmptyTag);
         }
-        if let (Some(from), Some(until)) = (self.valid_from, self.valid_until) {
-            if until <= from {
-                return Err(InvalidInput::Validity { from, until });
-            }
+        if let Some(from) = self.valid_from {
+            check_validity(from, self.valid_until)?;
         }
         check_scope(self.scope_fields())
     }

@@ -16,7 +16,7 @@ where
 {
     obj.extract::<T>().map_err(|e| {
         let e: PyErr = e.into();
-        Python::attach(|py| invalid(format!("{name}: {}", e.value(py))))
+        invalid(format!("{name}: {}", e.value(obj.py())))
     })
 }
 

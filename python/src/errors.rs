@@ -57,10 +57,10 @@ pub(crate) fn begin() {
 
 /// The Python result of an engine call: a callback's failure wins over whatever the engine
 /// made of it (a token counter's failure cannot abort the engine, so it fails the call here).
-pub(crate) fn finish<T>(result: memloop::Result<T>) -> PyResult<T> {
+pub(crate) fn finish<T>(py: Python<'_>, result: memloop::Result<T>) -> PyResult<T> {
     if let Some((message, cause)) = CALLBACK_FAILURE.with(|f| f.borrow_mut().take()) {
         let error = CallbackError::new_err(message);
-        Python::attach(|py| error.set_cause(py, Some(cause)));
+        error.set_cause(py, Some(cause));
         return Err(error);
     }
     result.map_err(to_python)

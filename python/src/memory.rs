@@ -106,7 +106,7 @@ impl Memory {
         errors::begin();
         let memory = &store.memory;
         match py.detach(|| catch_unwind(AssertUnwindSafe(|| op(memory)))) {
-            Ok(result) => errors::finish(result),
+            Ok(result) => errors::finish(py, result),
             Err(panic) => Err(panicked(&*panic)),
         }
     }

@@ -546,8 +546,7 @@ fn forget(memory: &Memory, a: ForgetArgs) -> ToolResult {
             reply(
                 format!(
                     "Erased {} memories of {} from every file of the store.",
-                    erased.memories,
-                    scope_name(&scope)
+                    erased.memories, scope
                 ),
                 structured,
             )
@@ -556,16 +555,6 @@ fn forget(memory: &Memory, a: ForgetArgs) -> ToolResult {
             "give either `id` or a scope (`user`, `agent`, `session`), not both or neither".into(),
         )),
     }
-}
-
-/// "user ana, agent planner" for a report.
-pub fn scope_name(scope: &Scope) -> String {
-    ["user", "agent", "session"]
-        .into_iter()
-        .zip([&scope.user, &scope.agent, &scope.session])
-        .filter_map(|(field, name)| name.as_ref().map(|n| format!("{field} {n}")))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn explain_decay(memory: &Memory, a: IdArgs) -> ToolResult {

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::forget::ForgetEvent;
 use crate::invalid::InvalidInput;
-use crate::item::{MemoryId, Scope};
+use crate::item::{scope_covers, MemoryId, Scope};
 use crate::memory::Memory;
 
 /// What [`Memory::forget_scope`] erased.
@@ -67,11 +67,8 @@ impl Memory {
             let events = tx.drop_forget_events(|id, event| {
                 gone.contains(&id)
                     || serde_json::from_slice::<ForgetEvent>(event).map_or(true, |e| {
-                        scope
-                            .fields()
-                            .iter()
-                            .zip([&e.user, &e.agent, &e.session])
-                            .all(|(want, has)| want.is_none_or(|w| has.as_deref() == Some(w)))
+                        let has = [e.user.as_deref(), e.agent.as_deref(), e.session.as_deref()];
+                        scope_covers(scope.fields(), has)
                     })
             })?;
             Ok((ids.len(), events))

@@ -10,7 +10,9 @@ use dedup::{one_current_truth, same_information, RememberAction, Remembered};
 
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
-use crate::item::{check_text, scoped_content_hash, Kind, MemoryId, MemoryItem, NewMemory};
+use crate::item::{
+    check_text, check_validity, scoped_content_hash, Kind, MemoryId, MemoryItem, NewMemory,
+};
 use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
 
@@ -160,10 +162,10 @@ impl Memory {
         if let Some(t) = &update.text {
             check_text(t, self.inner.options.max_text_bytes)?;
         }
-        if let (Some(from), Some(until)) = (update.valid_from, update.valid_until) {
-            if until <= from {
-                return Err(InvalidInput::Validity { from, until }.into());
-            }
+        // Refused before the new text is embedded; the window the update leaves is checked
+        // below, against the version's own bounds.
+        if let Some(from) = update.valid_from {
+            check_validity(from, update.valid_until)?;
         }
         let new_text = update.text.clone();
         let vector = match &new_text {
@@ -213,13 +215,7 @@ impl Memory {
                     new.supersedes = Some(old.id);
                     new.valid_from = update.valid_from.unwrap_or(now);
                     new.valid_until = update.valid_until;
-                    if let Some(until) = new.valid_until.filter(|&u| u <= new.valid_from) {
-                        return Err(InvalidInput::Validity {
-                            from: new.valid_from,
-                            until,
-                        }
-                        .into());
-                    }
+                    check_validity(new.valid_from, new.valid_until)?;
                     old.superseded_by = Some(new.id);
                     old.valid_until = Some(closed_at(&old, new.valid_from));
                     tx.put(&old, None)?;
@@ -231,13 +227,7 @@ impl Memory {
                     // The same version: its window moves where the update says.
                     new.valid_from = update.valid_from.unwrap_or(new.valid_from);
                     new.valid_until = update.valid_until.or(new.valid_until);
-                    if let Some(until) = new.valid_until.filter(|&u| u <= new.valid_from) {
-                        return Err(InvalidInput::Validity {
-                            from: new.valid_from,
-                            until,
-                        }
-                        .into());
-                    }
+                    check_validity(new.valid_from, new.valid_until)?;
                     tx.put(&new, None)?
                 }
             }
@@ -266,17 +256,18 @@ impl Memory {
 struct Staged {
     by_hash: FxHashMap<[u8; 32], MemoryId>,
     items: FxHashMap<MemoryId, MemoryItem>,
-    fresh: Vec<(MemoryId, String, crate::item::Scope, Kind, UnitVector)>,
+    /// Memories created in the batch and their vectors (their items are in `items`).
+    fresh: Vec<(MemoryId, UnitVector)>,
     /// Merge exact duplicates only.
     exact_only: bool,
 }
 
 impl Staged {
     /// Notes a memory created in this batch, so later inputs can merge into it.
-    fn remember_fresh(&mut self, hash: [u8; 32], item: &MemoryItem, ns: String, v: UnitVector) {
+    fn remember_fresh(&mut self, hash: [u8; 32], item: &MemoryItem, v: UnitVector) {
         self.by_hash.insert(hash, item.id);
         self.items.insert(item.id, item.clone());
-        self.fresh.push((item.id, ns, item.scope(), item.kind, v));
+        self.fresh.push((item.id, v));
     }
 }
 
@@ -303,7 +294,7 @@ impl Inner {
         };
         let Some(id) = exact.or(near) else {
             let item = self.insert_new(tx, applied, m, v.clone(), None)?;
-            staged.remember_fresh(hash, &item, ns, v);
+            staged.remember_fresh(hash, &item, v);
             return Ok(Remembered {
                 id: item.id,
                 action: RememberAction::New,
@@ -331,7 +322,7 @@ impl Inner {
         // the new version of the one it resembles; other kinds stand beside it.
         let supersedes = one_current_truth(m.kind).then_some(existing.id);
         let item = self.insert_new(tx, applied, m, v.clone(), supersedes)?;
-        staged.remember_fresh(hash, &item, ns, v);
+        staged.remember_fresh(hash, &item, v);
         let Some(previous) = supersedes else {
             staged.items.insert(id, existing);
             return Ok(Remembered {
@@ -391,8 +382,12 @@ impl Inner {
             return Ok(None);
         };
         let mut best: Option<(f32, MemoryId)> = None;
-        for (id, fns, fscope, fkind, fv) in &staged.fresh {
-            if fns == ns && *fkind == kind && fscope.fields() == scope {
+        for (id, fv) in &staged.fresh {
+            let same_place = staged
+                .items
+                .get(id)
+                .is_some_and(|f| f.namespace == ns && f.kind == kind && f.scope_fields() == scope);
+            if same_place {
                 let s = fv.cosine(v);
                 if s >= threshold && best.is_none_or(|(b, _)| s > b) {
                     best = Some((s, *id));

@@ -59,7 +59,8 @@ impl Memory {
             }
             if items.peek().is_some_and(|i| i.id == h.id) {
                 let mut item = items.next().expect("peeked");
-                if !filter.matches(&item) {
+                // The catalog filtered the search; an unfiltered one still met old versions.
+                if !filter.admits_version(&item) {
                     continue;
                 }
                 item.accessed = now;

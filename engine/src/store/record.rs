@@ -49,11 +49,7 @@ impl<'a> CatalogRecord<'a> {
             namespace: &item.namespace,
             tags: item.tags.iter().map(String::as_str).collect(),
             decay: DecayFields::of(item),
-            scope: [
-                item.user.as_deref(),
-                item.agent.as_deref(),
-                item.session.as_deref(),
-            ],
+            scope: item.scope_fields(),
             valid_from: item.valid_from,
             valid_until: item.valid_until,
         }

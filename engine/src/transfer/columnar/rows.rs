@@ -309,31 +309,21 @@ pub(crate) fn read_batch(batch: &RecordBatch, dim: usize) -> Result<Vec<Row>, St
     let concise = strings("concise")?;
     let brief = strings("brief")?;
     let namespace = strings("namespace")?;
-    // Scope columns came with scopes: a file written before has none (no memory had a scope).
-    let scope_column = |name: &str| -> Result<_, String> {
-        batch
-            .column_by_name(name)
-            .map(|c| {
-                c.as_string_opt::<i32>()
-                    .ok_or_else(|| format!("column `{name}` is not text"))
-            })
-            .transpose()
-    };
-    // Validity came with scopes too: without it a memory is valid from its creation on.
-    let time_column = |name: &str| -> Result<_, String> {
-        batch
-            .column_by_name(name)
-            .map(|c| {
-                c.as_primitive_opt::<Int64Type>()
-                    .ok_or_else(|| format!("column `{name}` is not int64"))
-            })
-            .transpose()
-    };
-    let (valid_from, valid_until) = (time_column("valid_from")?, time_column("valid_until")?);
+    // Scope and validity columns came later: a file written before has none (its memories
+    // belong to no scope and are valid from their creation on).
+    let present = |name: &str| batch.column_by_name(name).is_some();
     let (user, agent, session) = (
-        scope_column("user")?,
-        scope_column("agent")?,
-        scope_column("session")?,
+        present("user").then(|| strings("user")).transpose()?,
+        present("agent").then(|| strings("agent")).transpose()?,
+        present("session").then(|| strings("session")).transpose()?,
+    );
+    let (valid_from, valid_until) = (
+        present("valid_from")
+            .then(|| prim_i64("valid_from"))
+            .transpose()?,
+        present("valid_until")
+            .then(|| prim_i64("valid_until"))
+            .transpose()?,
     );
     let subject = strings("subject")?;
     let head = strings("triple_head")?;
