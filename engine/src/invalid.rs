@@ -49,6 +49,31 @@ pub enum InvalidInput {
     /// An empty user, agent or session name (the field names which).
     #[error("{0} is empty (leave it out for a memory that belongs to no {0})")]
     EmptyScope(&'static str),
+    /// A conversation call with no turns.
+    #[error("a conversation needs at least one turn")]
+    EmptyConversation,
+    /// A turn whose speaker is empty.
+    #[error("speaker is empty")]
+    EmptySpeaker,
+    /// A scope whose session is not the conversation's.
+    #[error("the scope's session {scope:?} is not the conversation's session {session:?}")]
+    ScopeSession {
+        /// The scope's session.
+        scope: String,
+        /// The conversation's.
+        session: String,
+    },
+    /// An extractor output naming a turn it was not given.
+    #[error("the extractor named turn {turn}, but was given {turns} turns")]
+    ExtractedTurn {
+        /// The index it named.
+        turn: usize,
+        /// How many turns it was given.
+        turns: usize,
+    },
+    /// An extractor output of kind turn (turns come from the conversation only).
+    #[error("an extracted memory cannot be a turn (facts, triples, …)")]
+    ExtractedTurnKind,
     /// A vector of the wrong dimension, or zero, or with a non-finite component.
     #[error("vector: {0}")]
     Vector(String),

@@ -51,11 +51,14 @@ pub enum Kind {
     Subject,
     /// A whole document.
     Document,
+    /// A turn of a conversation: what one speaker said, when (see
+    /// [`crate::Memory::remember_conversation`]); its `subject` is the speaker.
+    Turn,
 }
 
 impl Kind {
     /// Every kind, in declaration order.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Chunk,
         Kind::Triple,
         Kind::Fact,
@@ -64,6 +67,7 @@ impl Kind {
         Kind::Reflection,
         Kind::Subject,
         Kind::Document,
+        Kind::Turn,
     ];
 
     /// The lowercase name used in JSON and on the command line.
@@ -77,6 +81,7 @@ impl Kind {
             Kind::Reflection => "reflection",
             Kind::Subject => "subject",
             Kind::Document => "document",
+            Kind::Turn => "turn",
         }
     }
 
@@ -159,7 +164,8 @@ pub struct MemoryItem {
     pub brief: Option<String>,
     /// Triple fields, for [`Kind::Triple`].
     pub triple: Option<Triple>,
-    /// The subject key, for memories about one subject (a file path, a tool name).
+    /// The subject key, for memories about one subject (a file path, a tool name); for a
+    /// [`Kind::Turn`], its speaker.
     pub subject: Option<String>,
     /// Where it came from; a merged duplicate adds its sources here (provenance).
     pub sources: Vec<Source>,
@@ -439,7 +445,8 @@ impl MemoryItem {
 
     /// The content hash duplicates are detected by (namespace, scope, kind, text).
     pub fn content_hash(&self) -> [u8; 32] {
-        scoped_content_hash(&self.namespace, self.scope_fields(), self.kind, &self.text)
+        let hash = scoped_content_hash(&self.namespace, self.scope_fields(), self.kind, &self.text);
+        at_turn(hash, self.kind, self.sources.first())
     }
 
     pub(crate) fn encode(&self) -> Vec<u8> {
@@ -519,6 +526,24 @@ pub(crate) fn scoped_content_hash(
         }
     }
     h.update(content_hash(namespace, kind, text));
+    h.finalize().into()
+}
+
+/// A turn is an event, not a statement: the same words said at two places of a conversation
+/// are two memories. A turn's hash therefore also covers where it was said (its first source:
+/// the session and turn number); any other memory's hash is `hash` unchanged.
+pub(crate) fn at_turn(hash: [u8; 32], kind: Kind, source: Option<&Source>) -> [u8; 32] {
+    let Some(source) = source.filter(|_| kind == Kind::Turn) else {
+        return hash;
+    };
+    let mut h = Sha256::new();
+    h.update(b"turn\0");
+    h.update(hash);
+    h.update((source.document.len() as u64).to_le_bytes());
+    h.update(source.document.as_bytes());
+    let (start, end) = source.span.unwrap_or((u64::MAX, u64::MAX));
+    h.update(start.to_le_bytes());
+    h.update(end.to_le_bytes());
     h.finalize().into()
 }
 

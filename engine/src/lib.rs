@@ -43,6 +43,7 @@ mod catalog;
 mod clock;
 mod codec;
 pub mod context;
+mod conversation;
 mod embedder;
 mod error;
 mod filter;
@@ -67,6 +68,7 @@ pub use context::{
     Block, Context, ContextMode, ContextRequest, DocumentIds, DocumentRef, Precision, Structures,
     CHUNK_OVERLAP, CHUNK_TOKENS,
 };
+pub use conversation::{ConversationReport, Extracted, Extractor, Turn};
 pub use dedup::{RememberAction, Remembered};
 pub use embedder::{load_model, load_model_on, HashingEmbedder, TextEmbedder};
 pub use error::{Error, Result};

@@ -8,6 +8,7 @@ use memloop_embed::DeviceChoice;
 
 use crate::clock::Clock;
 use crate::context::{Extractive, Summarizer, TokenCounter};
+use crate::conversation::Extractor;
 use crate::embedder::TextEmbedder;
 use crate::forget::ForgetPolicy;
 use crate::retrieve::{FusionReranker, QueryRefiner, Reranker, Rocchio};
@@ -90,6 +91,9 @@ pub struct Hooks {
     pub summarizer: Arc<dyn Summarizer>,
     /// Counts context tokens. Default (`None`): the embedder's tokenizer.
     pub token_counter: Option<Arc<dyn TokenCounter>>,
+    /// Draws facts and triples from conversation turns
+    /// ([`crate::Memory::remember_conversation`]). Default (`None`): none are drawn.
+    pub extractor: Option<Arc<dyn Extractor>>,
 }
 
 impl Default for Hooks {
@@ -99,6 +103,7 @@ impl Default for Hooks {
             refiner: Arc::new(Rocchio::default()),
             summarizer: Arc::new(Extractive),
             token_counter: None,
+            extractor: None,
         }
     }
 }

@@ -20,7 +20,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use memloop::{Durability, ForgetPolicy, Memory, MemoryId, NewMemory, Options, Query, Strategy};
+use memloop::{
+    Clock, Durability, ForgetPolicy, Kind, Memory, MemoryFilter, MemoryId, NewMemory, Options,
+    Query, Scope, Strategy, Turn,
+};
 use serde_json::{json, Value};
 
 #[derive(Parser, Debug)]
@@ -42,6 +45,11 @@ struct Args {
     /// Model directory (default: the default model's cache).
     #[arg(long)]
     model: Option<PathBuf>,
+    /// LoCoMo through `Memory::remember_conversation`: each session's turns with the session's
+    /// real date (the store's clock moved to it), a session summary, queries asked at the end
+    /// of the conversation over the turns; otherwise each turn is a plain memory.
+    #[arg(long, requires = "locomo")]
+    conversations: bool,
     /// Use only the first N queries of each corpus (0: all).
     #[arg(long, default_value_t = 0)]
     limit_queries: usize,
@@ -53,8 +61,75 @@ struct Args {
 /// Documents and judged queries of one store.
 struct Corpus {
     docs: Vec<(String, String)>,
-    /// Query text and its relevant document keys.
-    queries: Vec<(String, Vec<String>)>,
+    /// The conversation's sessions (LoCoMo): when each began and its turns (key, speaker,
+    /// text); `docs` holds the same turns as "speaker: text".
+    sessions: Vec<Session>,
+    /// Query text, its relevant document keys and its category, if the data has them.
+    queries: Vec<JudgedQuery>,
+}
+
+/// One session of a LoCoMo conversation.
+struct Session {
+    time: i64,
+    turns: Vec<(String, String, String)>,
+}
+
+/// "1:56 pm on 8 May, 2023" as ms since the Unix epoch (UTC).
+fn locomo_time(s: &str) -> Option<i64> {
+    let (clock, date) = s.split_once(" on ")?;
+    let (hm, half) = clock.trim().split_once(' ')?;
+    let (h, m) = hm.split_once(':')?;
+    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+    let h = h % 12
+        + if half.eq_ignore_ascii_case("pm") {
+            12
+        } else {
+            0
+        };
+    let parts: Vec<&str> = date.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    let [d, month, y] = parts[..] else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let mo = MONTHS.iter().position(|x| *x == month)? + 1;
+    let day = memloop::time::parse_rfc3339(&format!(
+        "{y}-{mo:02}-{:02}T00:00:00Z",
+        d.parse::<u32>().ok()?
+    ))?;
+    Some(day + (h * 60 + m) * 60_000)
+}
+
+/// A query with its relevant document keys.
+struct JudgedQuery {
+    text: String,
+    relevant: Vec<String>,
+    /// LoCoMo's question category (single-hop, multi-hop, temporal, open-domain, adversarial).
+    category: Option<&'static str>,
+}
+
+/// LoCoMo's category numbers, as its paper names them.
+fn locomo_category(n: u64) -> Option<&'static str> {
+    match n {
+        1 => Some("multi-hop"),
+        2 => Some("temporal"),
+        3 => Some("open-domain"),
+        4 => Some("single-hop"),
+        5 => Some("adversarial"),
+        _ => None,
+    }
 }
 
 fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
@@ -98,16 +173,21 @@ fn load_beir(dir: &Path) -> Result<Vec<Corpus>> {
     let queries = relevant
         .into_iter()
         .map(|(q, docs)| {
-            Ok((
-                texts
+            Ok(JudgedQuery {
+                text: texts
                     .get(&q)
                     .with_context(|| format!("query {q} has no text"))?
                     .clone(),
-                docs,
-            ))
+                relevant: docs,
+                category: None,
+            })
         })
         .collect::<Result<_>>()?;
-    Ok(vec![Corpus { docs, queries }])
+    Ok(vec![Corpus {
+        docs,
+        queries,
+        sessions: Vec::new(),
+    }])
 }
 
 fn load_locomo(path: &Path) -> Result<Vec<Corpus>> {
@@ -119,17 +199,29 @@ fn load_locomo(path: &Path) -> Result<Vec<Corpus>> {
     for c in conversations {
         let conv = &c["conversation"];
         let mut docs = Vec::new();
+        let mut sessions = Vec::new();
         for s in 1.. {
             let Some(turns) = conv.get(format!("session_{s}")).and_then(Value::as_array) else {
                 break;
             };
+            let date = str_of(conv, &format!("session_{s}_date_time"));
+            let time = locomo_time(date).with_context(|| format!("session {s} date {date:?}"))?;
+            let mut session = Session {
+                time,
+                turns: Vec::new(),
+            };
             for t in turns {
-                let mut text = format!("{}: {}", str_of(t, "speaker"), str_of(t, "text"));
+                let mut text = str_of(t, "text").to_string();
                 if let Some(cap) = t.get("blip_caption").and_then(Value::as_str) {
                     text.push_str(&format!(" (image: {cap})"));
                 }
-                docs.push((str_of(t, "dia_id").to_string(), text));
+                let (key, speaker) = (str_of(t, "dia_id"), str_of(t, "speaker"));
+                docs.push((key.to_string(), format!("{speaker}: {text}")));
+                session
+                    .turns
+                    .push((key.to_string(), speaker.to_string(), text));
             }
+            sessions.push(session);
         }
         let keys: std::collections::HashSet<&str> = docs.iter().map(|d| d.0.as_str()).collect();
         let queries = c["qa"]
@@ -145,12 +237,57 @@ fn load_locomo(path: &Path) -> Result<Vec<Corpus>> {
                     .filter(|e| keys.contains(e))
                     .map(String::from)
                     .collect();
-                (!evidence.is_empty()).then(|| (str_of(q, "question").to_string(), evidence))
+                (!evidence.is_empty()).then(|| JudgedQuery {
+                    text: str_of(q, "question").to_string(),
+                    relevant: evidence,
+                    category: q["category"].as_u64().and_then(locomo_category),
+                })
             })
             .collect();
-        out.push(Corpus { docs, queries });
+        out.push(Corpus {
+            docs,
+            queries,
+            sessions,
+        });
     }
     Ok(out)
+}
+
+/// Sums of nDCG@10 and Recall@10 over some queries.
+#[derive(Default, Clone, Copy)]
+struct Sums {
+    ndcg: f64,
+    recall: f64,
+    queries: usize,
+}
+
+impl Sums {
+    fn ndcg(&self) -> f64 {
+        self.ndcg / self.queries as f64
+    }
+    fn recall(&self) -> f64 {
+        self.recall / self.queries as f64
+    }
+}
+
+/// One strategy's scores: over all queries, per category, and the time it took.
+#[derive(Default)]
+struct Totals {
+    all: Sums,
+    categories: std::collections::BTreeMap<&'static str, Sums>,
+    seconds: f64,
+}
+
+impl Totals {
+    fn add(&mut self, category: Option<&'static str>, ndcg: f64, recall: f64) {
+        let sums = std::iter::once(&mut self.all)
+            .chain(category.map(|c| self.categories.entry(c).or_default()));
+        for s in sums {
+            s.ndcg += ndcg;
+            s.recall += recall;
+            s.queries += 1;
+        }
+    }
 }
 
 /// nDCG@10 and Recall@10 of `ranking` against binary relevance.
@@ -179,6 +316,43 @@ fn progress(label: &str, done: usize, total: usize) {
     let _ = std::io::stderr().flush();
 }
 
+/// A conversation stored through `remember_conversation`, session by session, the store's
+/// clock at each session's date, then an hour past the last: the store, the turns' ids in
+/// order, and the filter that searches the turns.
+fn store_conversation(
+    dir: &Path,
+    model: &Arc<memloop_embed::Embedder>,
+    sessions: &[Session],
+) -> Result<(Memory, Vec<MemoryId>, MemoryFilter)> {
+    let clock = Clock::manual(sessions.first().map_or(0, |s| s.time));
+    let options = Options {
+        durability: Durability::Grouped,
+        dedup_threshold: None,
+        forgetting: ForgetPolicy::disabled(),
+        clock: clock.clone(),
+        ..Options::with_embedder(model.clone())
+    };
+    let memory = Memory::open(dir, options)?;
+    let mut ids = Vec::new();
+    for (i, session) in sessions.iter().enumerate() {
+        clock
+            .set(session.time.max(clock.now()))
+            .map_err(anyhow::Error::msg)?;
+        let turns: Vec<Turn> = session
+            .turns
+            .iter()
+            .map(|(_, speaker, text)| Turn::new(speaker, text, session.time))
+            .collect();
+        let report =
+            memory.remember_conversation(&(i + 1).to_string(), &turns, &Scope::default())?;
+        ids.extend(report.turns);
+    }
+    clock
+        .set(clock.now() + 3_600_000)
+        .map_err(anyhow::Error::msg)?;
+    Ok((memory, ids, MemoryFilter::new().kind(Kind::Turn)))
+}
+
 fn main() -> Result<()> {
     let a = Args::parse();
     let (name, corpora) = match (&a.beir, &a.locomo) {
@@ -196,8 +370,7 @@ fn main() -> Result<()> {
         }
     }
     let model = Arc::new(memloop::load_model(a.model.as_deref())?);
-    // Per strategy: (sum nDCG, sum recall, queries, seconds).
-    let mut totals: Vec<(f64, f64, usize, f64)> = vec![(0.0, 0.0, 0, 0.0); a.strategy.len()];
+    let mut totals: Vec<Totals> = (0..a.strategy.len()).map(|_| Totals::default()).collect();
     for (ci, corpus) in corpora.iter().enumerate() {
         let t = Instant::now();
         let mut vectors = Vec::with_capacity(corpus.docs.len());
@@ -212,20 +385,25 @@ fn main() -> Result<()> {
         }
         let embed_s = t.elapsed().as_secs_f64();
         let dir = tempfile::tempdir()?;
-        let options = Options {
-            durability: Durability::Grouped,
-            dedup_threshold: None,
-            forgetting: ForgetPolicy::disabled(),
-            ..Options::with_embedder(model.clone())
+        let (memory, ids, filter) = if a.conversations {
+            store_conversation(dir.path(), &model, &corpus.sessions)?
+        } else {
+            let options = Options {
+                durability: Durability::Grouped,
+                dedup_threshold: None,
+                forgetting: ForgetPolicy::disabled(),
+                ..Options::with_embedder(model.clone())
+            };
+            let memory = Memory::open(dir.path(), options)?;
+            let batch: Vec<(NewMemory, Vec<f32>)> = corpus
+                .docs
+                .iter()
+                .zip(&vectors)
+                .map(|((key, text), v)| (NewMemory::new(text).subject(key), v.clone()))
+                .collect();
+            let ids = memory.remember_embedded(batch)?;
+            (memory, ids, MemoryFilter::new())
         };
-        let memory = Memory::open(dir.path(), options)?;
-        let batch: Vec<(NewMemory, Vec<f32>)> = corpus
-            .docs
-            .iter()
-            .zip(&vectors)
-            .map(|((key, text), v)| (NewMemory::new(text).subject(key), v.clone()))
-            .collect();
-        let ids = memory.remember_embedded(batch)?;
         // Exact duplicates merge: a memory stands for every key stored under it.
         let mut keys: HashMap<MemoryId, Vec<String>> = HashMap::new();
         for (id, (key, _)) in ids.iter().zip(&corpus.docs) {
@@ -238,7 +416,8 @@ fn main() -> Result<()> {
         };
         for (si, s) in a.strategy.iter().enumerate() {
             let t = Instant::now();
-            for (q, relevant) in &corpus.queries[..n_queries] {
+            for query in &corpus.queries[..n_queries] {
+                let q = &query.text;
                 let ranking: Vec<String> = if s == "exact" {
                     let qv = model.embed_query(q)?;
                     let mut scored: Vec<(f32, usize)> = vectors
@@ -255,17 +434,18 @@ fn main() -> Result<()> {
                 } else {
                     let strategy = Strategy::parse(s).expect("checked");
                     memory
-                        .retrieve(&Query::new(q.as_str()).k(10), strategy)?
+                        .retrieve(
+                            &Query::new(q.as_str()).k(10).filter(filter.clone()),
+                            strategy,
+                        )?
                         .iter()
                         .flat_map(|h| keys.get(&h.item.id).cloned().unwrap_or_default())
                         .collect()
                 };
-                let (ndcg, recall) = score(&ranking, relevant);
-                totals[si].0 += ndcg;
-                totals[si].1 += recall;
-                totals[si].2 += 1;
+                let (ndcg, recall) = score(&ranking, &query.relevant);
+                totals[si].add(query.category, ndcg, recall);
             }
-            totals[si].3 += t.elapsed().as_secs_f64();
+            totals[si].seconds += t.elapsed().as_secs_f64();
         }
         eprintln!(
             "corpus {}: {} docs embedded in {embed_s:.1} s, {n_queries} queries",
@@ -273,10 +453,22 @@ fn main() -> Result<()> {
             corpus.docs.len()
         );
     }
-    for (s, (ndcg, recall, n, secs)) in a.strategy.iter().zip(totals) {
-        let line = json!({"dataset": name, "strategy": s, "queries": n,
-            "ndcg_at_10": ndcg / n as f64, "recall_at_10": recall / n as f64,
-            "ms_per_query": secs * 1e3 / n as f64});
+    for (s, t) in a.strategy.iter().zip(totals) {
+        let mut line = json!({"dataset": name, "strategy": s, "queries": t.all.queries,
+            "ndcg_at_10": t.all.ndcg(), "recall_at_10": t.all.recall(),
+            "ms_per_query": t.seconds * 1e3 / t.all.queries as f64});
+        if !t.categories.is_empty() {
+            let categories: serde_json::Map<String, Value> = t
+                .categories
+                .iter()
+                .map(|(c, sums)| {
+                    let v = json!({"queries": sums.queries, "ndcg_at_10": sums.ndcg(),
+                        "recall_at_10": sums.recall()});
+                    (c.to_string(), v)
+                })
+                .collect();
+            line["categories"] = Value::Object(categories);
+        }
         println!("{line}");
     }
     Ok(())

@@ -68,10 +68,7 @@ impl Memory {
                             score: h.score,
                             key,
                             start: base.shifted(shift),
-                            texts: match ended(&h.item, now) {
-                                Some(note) => texts.map(|t| format!("{t} {note}")),
-                                None => texts,
-                            },
+                            texts: texts.map(|t| dated(&h.item, t, now)),
                         }
                     })
                     .collect()
@@ -236,6 +233,21 @@ impl Memory {
             start = back;
         }
         spans
+    }
+}
+
+/// A memory's line as a context serves it: a conversation turn prefixed with when it was
+/// spoken ("[2023-05-08 13:56] Caroline: …"; the speaker leads its text), a fact whose validity
+/// ended followed by when.
+fn dated(item: &crate::item::MemoryItem, text: String, now: crate::clock::Timestamp) -> String {
+    let text = if item.kind == crate::item::Kind::Turn {
+        format!("[{}] {text}", crate::time::format_minute(item.valid_from))
+    } else {
+        text
+    };
+    match ended(item, now) {
+        Some(note) => format!("{text} {note}"),
+        None => text,
     }
 }
 

@@ -54,7 +54,7 @@ pub struct ForgetPolicy {
     /// θ2: below it a memory is forgotten, deleted durably (default 0.02).
     pub forget_threshold: f64,
     /// Base strength S in days per kind, in [`Kind::ALL`] order; scaled by `0.5 + importance`.
-    pub strength_days: [f64; 8],
+    pub strength_days: [f64; 9],
     /// Factor S grows by at each reinforcement (spaced repetition; default 2).
     pub growth: f64,
     /// Most memories kept in the whole store; the least retained are evicted first.
@@ -73,8 +73,8 @@ impl Default for ForgetPolicy {
             model: DecayModel::Ebbinghaus,
             working_threshold: 0.3,
             forget_threshold: 0.02,
-            // chunk, triple, fact, summary, task, reflection, subject, document
-            strength_days: [30.0, 90.0, 90.0, 60.0, 30.0, 180.0, 60.0, 30.0],
+            // chunk, triple, fact, summary, task, reflection, subject, document, turn
+            strength_days: [30.0, 90.0, 90.0, 60.0, 30.0, 180.0, 60.0, 30.0, 30.0],
             growth: 2.0,
             capacity: None,
             capacity_per_namespace: None,

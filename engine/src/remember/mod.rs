@@ -11,7 +11,7 @@ use dedup::{one_current_truth, same_information, RememberAction, Remembered};
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::item::{
-    check_text, check_validity, scoped_content_hash, Kind, MemoryId, MemoryItem, NewMemory,
+    at_turn, check_text, check_validity, scoped_content_hash, Kind, MemoryId, MemoryItem, NewMemory,
 };
 use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
@@ -282,14 +282,19 @@ impl Inner {
     ) -> Result<Remembered> {
         let now = self.now();
         let ns = m.namespace_or_default().to_string();
-        let hash = scoped_content_hash(&ns, m.scope_fields(), m.kind, &m.text);
+        let hash = at_turn(
+            scoped_content_hash(&ns, m.scope_fields(), m.kind, &m.text),
+            m.kind,
+            m.source.as_ref(),
+        );
         let exact = match staged.by_hash.get(&hash) {
             Some(&id) => Some(id),
             None => self.store.by_hash(&hash)?,
         };
         let near = match exact {
             Some(_) => None,
-            None if staged.exact_only => None,
+            // A turn is an event: only its exact self (same place in the same session) merges.
+            None if staged.exact_only || m.kind == Kind::Turn => None,
             None => self.near_duplicate(staged, &ns, m.scope_fields(), m.kind, &v)?,
         };
         let Some(id) = exact.or(near) else {

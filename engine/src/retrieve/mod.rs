@@ -18,11 +18,13 @@ mod query;
 mod recall;
 mod serve;
 mod text;
+mod time_cues;
 mod vector;
 
 pub use hooks::{FusionReranker, QueryRefiner, RefineInput, Refinement, Reranker, Rocchio};
 pub(crate) use lexical::LexicalIndex;
 pub use query::{Hit, Query, MAX_K};
+pub use time_cues::TimeMatch;
 
 use crate::error::Result;
 use crate::item::Tier;
@@ -111,6 +113,9 @@ pub struct Explanation {
     pub retention: f64,
     /// Feedback received so far.
     pub feedback: Option<FeedbackState>,
+    /// The boost for time: the query names a time it was valid (spoken) in, or asks when and
+    /// it says when.
+    pub time: Option<TimeMatch>,
 }
 
 /// The feedback a memory received (see [`crate::Memory::feedback`]).

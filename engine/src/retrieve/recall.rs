@@ -6,7 +6,8 @@
 use memloop_index::UnitVector;
 
 use super::query::check_k;
-use super::{Hit, Query, Strategy};
+use super::time_cues::TimeCues;
+use super::{Hit, Query, Strategy, MAX_K};
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::item::{MemoryId, MemoryItem};
@@ -60,16 +61,32 @@ impl Memory {
         query.check()?;
         strategy.check()?;
         let vector = self.inner.embed_query(&query.text)?;
+        let reference = query.filter.as_of.unwrap_or_else(|| self.inner.now());
+        let cues = TimeCues::parse(&query.text, reference);
+        // With a time in the query, a wider pool is ranked and the time boost picks from it.
+        let pooled;
+        let pool = if cues.is_empty() {
+            query
+        } else {
+            pooled = Query {
+                k: (query.k * TIME_POOL).min(MAX_K),
+                ..query.clone()
+            };
+            &pooled
+        };
         let mut hits = match strategy {
-            Strategy::Single => self.search_vector(&vector, query.k, &query.filter, query.ef)?,
+            Strategy::Single => self.search_vector(&vector, pool.k, &pool.filter, pool.ef)?,
             Strategy::Rerank { candidates } => {
-                self.rerank(query, &query.text, &vector, candidates)?
+                self.rerank(pool, &pool.text, &vector, candidates)?
             }
             Strategy::Iterative { rounds, per_round } => {
-                let (text, vector) = self.refine(query, vector, rounds, per_round)?;
-                self.rerank(query, &text, &vector, Strategy::DEFAULT_CANDIDATES)?
+                let (text, vector) = self.refine(pool, vector, rounds, per_round)?;
+                self.rerank(pool, &text, &vector, Strategy::DEFAULT_CANDIDATES)?
             }
         };
+        if !cues.is_empty() {
+            boost_for_time(&mut hits, &cues, query.k);
+        }
         self.inner.serve(&mut hits)?;
         Ok(hits)
     }
@@ -91,5 +108,24 @@ impl Memory {
         let mut hits = self.search_vector(&vector, k, filter, ef)?;
         self.inner.serve(&mut hits)?;
         Ok(hits)
+    }
+}
+
+/// How many times `k` hits are ranked before the time boost keeps `k` of them.
+const TIME_POOL: usize = 3;
+
+/// Raises the score of hits the query's time cues match (explained in `explain.time`),
+/// re-orders, and keeps the best `k`.
+fn boost_for_time(hits: &mut Vec<Hit>, cues: &TimeCues, k: usize) {
+    for h in hits.iter_mut() {
+        if let Some(m) = cues.matches(&h.item) {
+            h.score += m.boost * h.score.abs();
+            h.explain.time = Some(m);
+        }
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.item.id.cmp(&b.item.id)));
+    hits.truncate(k);
+    for (rank, h) in hits.iter_mut().enumerate() {
+        h.rank = rank;
     }
 }

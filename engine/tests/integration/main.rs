@@ -3,6 +3,7 @@
 mod columnar;
 mod common;
 mod concurrent;
+mod conversations;
 mod dedup;
 mod faults;
 mod filters;

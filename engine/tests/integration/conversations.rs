@@ -1,0 +1,330 @@
+//! Conversations as memories: turns with speaker, session and time, numbered across calls, a
+//! session summary kept current, facts drawn by the extractor hook and sourced to their turn,
+//! dated context lines, and queries naming a time.
+
+use std::sync::Arc;
+
+use memloop::time::parse_rfc3339;
+use memloop::{
+    Clock, ContextRequest, Error, Extracted, Extractor, InvalidInput, Kind, Memory, MemoryFilter,
+    NewMemory, Options, Query, Scope, Strategy, Turn,
+};
+
+use crate::common::hashing;
+
+fn at(s: &str) -> i64 {
+    parse_rfc3339(s).unwrap()
+}
+
+fn open_with(
+    dir: &std::path::Path,
+    clock: &Clock,
+    extractor: Option<Arc<dyn Extractor>>,
+) -> Memory {
+    let mut options = Options {
+        dedup_threshold: Some(0.75),
+        ..hashing(256, clock)
+    };
+    options.hooks.extractor = extractor;
+    Memory::open(dir, options).unwrap()
+}
+
+fn ana() -> Scope {
+    Scope::user("ana")
+}
+
+/// Draws "X lives in Y" facts from turns saying "I live in Y" / "I moved to Y" (the kind of
+/// rule a caller may put behind the hook instead of an LLM).
+struct LivesIn;
+
+impl Extractor for LivesIn {
+    fn extract(&self, _session: &str, turns: &[Turn]) -> memloop::Result<Vec<Extracted>> {
+        let mut out = Vec::new();
+        for (i, t) in turns.iter().enumerate() {
+            for cue in ["I live in ", "I moved to "] {
+                if let Some(rest) = t.text.find(cue).map(|p| &t.text[p + cue.len()..]) {
+                    let place = rest.trim_end_matches(['.', '!']);
+                    out.push(Extracted {
+                        turn: i,
+                        memory: NewMemory::new(format!("{} lives in {place}", t.speaker))
+                            .kind(Kind::Fact),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Refuses: the conversation must then store nothing.
+struct Failing;
+
+impl Extractor for Failing {
+    fn extract(&self, _session: &str, _turns: &[Turn]) -> memloop::Result<Vec<Extracted>> {
+        Err(InvalidInput::Hook("the model is offline".into()).into())
+    }
+}
+
+/// Names a turn it was not given.
+struct OutOfRange;
+
+impl Extractor for OutOfRange {
+    fn extract(&self, _session: &str, turns: &[Turn]) -> memloop::Result<Vec<Extracted>> {
+        Ok(vec![Extracted {
+            turn: turns.len(),
+            memory: NewMemory::new("a fact of no turn").kind(Kind::Fact),
+        }])
+    }
+}
+
+#[test]
+fn turns_are_numbered_across_calls_dated_and_summarised() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(at("2023-05-08T14:00:00Z"));
+    let m = open_with(dir.path(), &clock, None);
+    let may = at("2023-05-08T13:56:00Z");
+    let first = m
+        .remember_conversation(
+            "s1",
+            &[
+                Turn::new("Caroline", "I went to a support group yesterday.", may),
+                Turn::new(
+                    "Melanie",
+                    "That sounds powerful, tell me more!",
+                    may + 60_000,
+                ),
+            ],
+            &ana(),
+        )
+        .unwrap();
+    assert_eq!((first.first_turn, first.turns.len()), (0, 2));
+    let turn = m.get(first.turns[0]).unwrap().unwrap();
+    assert_eq!(turn.kind, Kind::Turn);
+    assert_eq!(turn.text, "Caroline: I went to a support group yesterday.");
+    assert_eq!(turn.subject.as_deref(), Some("Caroline"));
+    assert_eq!(turn.valid_from, may);
+    assert_eq!(turn.user.as_deref(), Some("ana"));
+    assert_eq!(turn.session.as_deref(), Some("s1"));
+    assert_eq!(turn.sources[0].document, "session/s1");
+    assert_eq!(turn.sources[0].span, Some((0, 1)));
+    let summary = m.get(first.summary).unwrap().unwrap();
+    assert_eq!(summary.kind, Kind::Summary);
+    assert!(
+        summary
+            .text
+            .starts_with("Conversation s1 (2023-05-08, 2 turns; Caroline, Melanie):"),
+        "{}",
+        summary.text
+    );
+
+    clock.set(at("2023-05-09T10:00:00Z")).unwrap();
+    let second = m
+        .remember_conversation(
+            "s1",
+            &[Turn::new(
+                "Caroline",
+                "It helped me a lot.",
+                at("2023-05-09T09:00:00Z"),
+            )],
+            &ana(),
+        )
+        .unwrap();
+    assert_eq!(second.first_turn, 2);
+    let spans: Vec<_> = m
+        .conversation("s1", &ana())
+        .unwrap()
+        .iter()
+        .map(|t| t.sources[0].span.unwrap().0)
+        .collect();
+    assert_eq!(spans, [0, 1, 2]);
+    // The summary is one memory, its new version superseding the old.
+    assert_ne!(second.summary, first.summary);
+    let old = m.get(first.summary).unwrap().unwrap();
+    assert_eq!(old.superseded_by, Some(second.summary));
+    let new = m.get(second.summary).unwrap().unwrap();
+    assert!(
+        new.text.contains("2023-05-08 to 2023-05-09, 3 turns"),
+        "{}",
+        new.text
+    );
+    // Another user's session of the same name is a conversation of its own.
+    let bob = m
+        .remember_conversation(
+            "s1",
+            &[Turn::new("Bob", "hello there", may)],
+            &Scope::user("bob"),
+        )
+        .unwrap();
+    assert_eq!(bob.first_turn, 0);
+    assert_eq!(m.conversation("s1", &ana()).unwrap().len(), 3);
+
+    // A context shows each turn's date and speaker.
+    let mut request = ContextRequest::new("support group", 200);
+    request.query = request
+        .query
+        .filter(MemoryFilter::new().kind(Kind::Turn).scope(ana()));
+    let context = m.context(&request).unwrap();
+    assert!(
+        context
+            .text
+            .contains("[2023-05-08 13:56] Caroline: I went to a support group yesterday."),
+        "{}",
+        context.text
+    );
+}
+
+#[test]
+fn extracted_facts_are_sourced_to_their_turn_and_a_move_supersedes() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(at("2024-01-01T00:00:00Z"));
+    let m = open_with(dir.path(), &clock, Some(Arc::new(LivesIn)));
+    let jan = at("2023-01-10T12:00:00Z");
+    let report = m
+        .remember_conversation(
+            "chat",
+            &[
+                Turn::new("Alice", "Good morning!", jan),
+                Turn::new("Alice", "I live in the city of Paris.", jan + 1_000),
+            ],
+            &ana(),
+        )
+        .unwrap();
+    assert_eq!(report.extracted.len(), 1);
+    let fact = m.get(report.extracted[0].id).unwrap().unwrap();
+    assert_eq!(fact.text, "Alice lives in the city of Paris");
+    assert_eq!(fact.kind, Kind::Fact);
+    assert_eq!(fact.sources[0].document, "session/chat");
+    assert_eq!(fact.sources[0].span, Some((1, 2)), "sourced to the turn");
+    assert_eq!(fact.valid_from, jan + 1_000);
+    assert_eq!(fact.user.as_deref(), Some("ana"));
+
+    let june = at("2023-06-01T12:00:00Z");
+    let moved = m
+        .remember_conversation(
+            "chat",
+            &[Turn::new("Alice", "I moved to the city of Berlin.", june)],
+            &ana(),
+        )
+        .unwrap();
+    let action = moved.extracted[0].action;
+    assert_eq!(action.previous(), Some(fact.id), "{action:?}");
+    let old = m.get(fact.id).unwrap().unwrap();
+    assert_eq!(
+        old.valid_until,
+        Some(june),
+        "the move closes the old fact's window"
+    );
+    // As of March, Paris held.
+    let hits = m
+        .recall(
+            &Query::new("where does alice live").k(5).filter(
+                MemoryFilter::new()
+                    .kind(Kind::Fact)
+                    .as_of(at("2023-03-01T00:00:00Z")),
+            ),
+        )
+        .unwrap();
+    assert_eq!(hits[0].item.id, fact.id);
+}
+
+#[test]
+fn a_refused_conversation_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(1_000);
+    let turns = [Turn::new("Ana", "hello", 500)];
+    for (extractor, what) in [
+        (Arc::new(Failing) as Arc<dyn Extractor>, "hook"),
+        (Arc::new(OutOfRange), "invalid"),
+    ] {
+        let sub = dir.path().join(what);
+        let m = open_with(&sub, &clock, Some(extractor));
+        let err = m.remember_conversation("s", &turns, &ana()).unwrap_err();
+        let Error::InvalidInput(why) = &err else {
+            panic!("{what}: {err:?}")
+        };
+        match (what, why.reason()) {
+            ("hook", InvalidInput::Hook(_)) | ("invalid", InvalidInput::ExtractedTurn { .. }) => {}
+            _ => panic!("{what}: {err:?}"),
+        }
+        assert_eq!(m.stats().unwrap().memories, 0, "{what}: nothing stored");
+    }
+    let m = open_with(&dir.path().join("plain"), &clock, None);
+    for (session, turns, scope) in [
+        ("", vec![Turn::new("Ana", "hi", 1)], ana()),
+        ("s", vec![], ana()),
+        ("s", vec![Turn::new(" ", "hi", 1)], ana()),
+        ("s", vec![Turn::new("Ana", " \u{0} ", 1)], ana()),
+        (
+            "s",
+            vec![Turn::new("Ana", "hi", 1)],
+            Scope {
+                session: Some("other".into()),
+                ..ana()
+            },
+        ),
+    ] {
+        let err = m
+            .remember_conversation(session, &turns, &scope)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
+    }
+    assert_eq!(m.stats().unwrap().memories, 0);
+}
+
+#[test]
+fn a_query_naming_a_time_prefers_what_was_said_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(at("2023-10-20T12:00:00Z"));
+    let m = open_with(dir.path(), &clock, None);
+    let said =
+        |month: &str, text: &str| Turn::new("Mel", text, at(&format!("2023-{month}-10T12:00:00Z")));
+    let report = m
+        .remember_conversation(
+            "s",
+            &[
+                said("05", "we painted the garden fence together"),
+                said("06", "we painted the kitchen walls together"),
+                said("07", "we painted the bedroom door together"),
+            ],
+            &Scope::default(),
+        )
+        .unwrap();
+    let turns = MemoryFilter::new().kind(Kind::Turn);
+    for strategy in [Strategy::Single, Strategy::RERANK] {
+        let hits = m
+            .retrieve(
+                &Query::new("what did we paint in June")
+                    .k(1)
+                    .filter(turns.clone()),
+                strategy,
+            )
+            .unwrap();
+        assert_eq!(hits[0].item.id, report.turns[1], "{strategy:?}");
+        let time = hits[0].explain.time.as_ref().expect("explained");
+        assert!(
+            time.cue.starts_with("in june: 2023-06-01 to 2023-07-01"),
+            "{}",
+            time.cue
+        );
+    }
+    // "last month" is read against as_of when the query gives one.
+    let hits = m
+        .recall(
+            &Query::new("what did we paint last month")
+                .k(1)
+                .filter(turns.clone().as_of(at("2023-06-15T00:00:00Z"))),
+        )
+        .unwrap();
+    assert_eq!(hits[0].item.id, report.turns[0]);
+    // A query asking when prefers a memory that says when.
+    let id = m
+        .remember(NewMemory::new("Mel ran a charity race last Saturday").scope(Scope::default()))
+        .unwrap();
+    m.remember(NewMemory::new("Mel ran a charity race for fun"))
+        .unwrap();
+    let hits = m
+        .recall(&Query::new("When did Mel run a charity race?").k(1))
+        .unwrap();
+    assert_eq!(hits[0].item.id, id);
+    assert!(hits[0].explain.time.is_some());
+}
