@@ -299,6 +299,10 @@ pub struct SweepArgs {
     /// default: now.
     #[arg(long, value_parser = parse_time)]
     now: Option<i64>,
+    /// Only this scope's memories move (the store-wide and per-namespace capacities wait for
+    /// a sweep of everything).
+    #[command(flatten)]
+    scope: ScopeArgs,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -314,7 +318,12 @@ pub fn sweep(store: &StoreArgs, a: &SweepArgs) -> Result<()> {
         Some(t) => store.open_existing_at(Durability::Synced, t)?,
         None => store.open_existing(Durability::Synced)?,
     };
-    let r = memory.sweep()?;
+    let scope = a.scope.scope();
+    let r = if scope.is_empty() {
+        memory.sweep()?
+    } else {
+        memory.sweep_scope(&scope)?
+    };
     let stats = memory.stats()?;
     crate::store_args::close(memory);
     if a.json {

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::lines::{BoundedLines, MAX_LINE_BYTES};
 use crate::progress;
+use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
 
 /// `memloop ingest`.
@@ -20,7 +21,8 @@ pub struct IngestArgs {
     /// Files or folders: `.txt`, `.md` and `.markdown` files become documents (chunked by
     /// 200 tokens with 40 overlapping, each chunk sourced to its file and byte span); `.jsonl`
     /// and `.ndjson` files, and `-` (stdin), are JSON Lines of memory objects
-    /// (`{"text": …, "kind": …, "namespace": …, "tags": […], "importance": …}`).
+    /// (`{"text": …, "kind": …, "namespace": …, "tags": […], "importance": …, "user": …,
+    /// "agent": …, "session": …, "valid_from": ms, "valid_until": ms}`).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Read every given file as JSON Lines, whatever its extension.
@@ -37,6 +39,10 @@ pub struct IngestArgs {
     /// memory (`{"id"}`), and a final summary object.
     #[arg(long)]
     json: bool,
+    /// The scope every JSON Lines memory without its own `user`, `agent` or `session` field
+    /// gets (documents are not scoped: give documents and scopes in separate runs).
+    #[command(flatten)]
+    scope: ScopeArgs,
 }
 
 /// What one input is.
@@ -113,6 +119,9 @@ pub fn ingest(store: &StoreArgs, a: &IngestArgs) -> Result<()> {
         bail!("--batch must be at least 1");
     }
     let inputs = inputs(a)?;
+    if !a.scope.scope().is_empty() && inputs.iter().any(|i| matches!(i, Input::Document(_))) {
+        bail!("--user, --agent and --session apply to JSON Lines memories; documents are not scoped (ingest them in a separate run)");
+    }
     check_documents(&inputs)?;
     let durability = if a.grouped {
         Durability::Grouped
@@ -246,8 +255,11 @@ fn lines(
                 .as_ref()
                 .map_err(|e| anyhow::anyhow!("{name}: line {}: {e}", i + 1))?;
             if !line.trim().is_empty() {
-                let m: NewMemory = serde_json::from_str(line)
+                let mut m: NewMemory = serde_json::from_str(line)
                     .with_context(|| format!("{name}: line {}: not a memory object", i + 1))?;
+                m.user = m.user.or_else(|| a.scope.user.clone());
+                m.agent = m.agent.or_else(|| a.scope.agent.clone());
+                m.session = m.session.or_else(|| a.scope.session.clone());
                 batch.push(m);
             }
         }

@@ -2,6 +2,7 @@
 
 mod check;
 mod commands;
+mod conversation;
 mod demo;
 mod embed;
 mod fetch;
@@ -95,6 +96,12 @@ enum Command {
         after_help = "Examples:\n  memloop --store ./mem forget 42\n  memloop --store ./mem forget --user alice --json"
     )]
     Forget(commands::ForgetArgs),
+    /// Remember turns of a chat session (JSON Lines of speaker, text and time), each a memory
+    /// dated and attributed, the session summarised; or list a session's turns (--show).
+    #[command(
+        after_help = "Examples:\n  memloop --store ./mem conversation s1 turns.jsonl --user ana\n  memloop --store ./mem conversation s1 --show --user ana"
+    )]
+    Conversation(conversation::ConversationArgs),
     /// Write the store (or one namespace) to a portable file.
     #[command(
         after_help = "Example:\n  memloop --store ./mem export backup.mlx --namespace alice"
@@ -207,6 +214,7 @@ fn main() -> ExitCode {
         Command::Observe(a) => loop_commands::observe(s, a),
         Command::Task(a) => loop_commands::task(s, a),
         Command::Forget(a) => commands::forget(s, a),
+        Command::Conversation(a) => conversation::conversation(s, a),
         Command::Export(a) => commands::export(s, a),
         Command::Import(a) => commands::import(s, a),
         Command::Sweep(a) => commands::sweep(s, a),

@@ -38,8 +38,11 @@ pub fn explain_line(e: &Explanation) -> String {
             f.precision_shift
         )
     });
+    let time = e.time.as_ref().map_or(String::new(), |t| {
+        format!(" · time +{:.0}% ({})", t.boost * 100.0, t.cue)
+    });
     format!(
-        "vector {} {} · lexical {} {} · fused {} · importance {:.2} · {:?} · retention {:.3} · feedback {feedback}",
+        "vector {} {} · lexical {} {} · fused {} · importance {:.2} · {:?} · retention {:.3} · feedback {feedback}{time}",
         opt(e.vector),
         rank(e.vector_rank),
         opt(e.lexical),

@@ -538,3 +538,81 @@ fn as_of_answers_what_held_then() {
     let r = memloop_in(s, &["recall", "x", "--as-of", "last tuesday"], "");
     assert!(!r.ok && r.err.contains("RFC 3339"), "{}", r.err);
 }
+
+#[test]
+fn conversations_ingest_and_sweep_by_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    let turns = concat!(
+        r#"{"speaker": "Ana", "text": "I started a pottery class yesterday.", "time": "2023-05-08T13:56:00Z"}"#,
+        "\n",
+        r#"{"speaker": "Bo", "text": "How was it?", "time": 1683554220}"#,
+        "\n"
+    );
+    let r = memloop_in(
+        s,
+        &["conversation", "s1", "-", "--user", "ana", "--json"],
+        turns,
+    );
+    assert!(r.ok, "{}", r.err);
+    let report: Value = serde_json::from_str(r.out.trim()).unwrap();
+    assert_eq!(report["first_turn"], 0);
+    assert_eq!(report["turns"].as_array().unwrap().len(), 2);
+    // A bad line anywhere stores nothing of the file.
+    let bad = format!("{turns}{{\"speaker\": \"Ana\", \"text\": \"hi\", \"time\": \"noon\"}}\n");
+    let r = memloop_in(s, &["conversation", "s1", "-", "--user", "ana"], &bad);
+    assert!(!r.ok && r.err.contains("line 3"), "{}", r.err);
+    let r = memloop_in(s, &["conversation", "s1", "--show", "--user", "ana"], "");
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(
+        r.out.lines().collect::<Vec<_>>(),
+        [
+            "[2023-05-08 13:56] Ana: I started a pottery class yesterday.",
+            "[2023-05-08 13:57] Bo: How was it?"
+        ]
+    );
+    let r = memloop_in(s, &["conversation", "s1", "--show", "--user", "bo"], "");
+    assert!(r.ok && r.out.is_empty(), "{} {}", r.out, r.err);
+
+    // Ingested lines take the flags' scope unless they name their own.
+    let lines = concat!(
+        r#"{"text": "Bo's locker is number 12", "kind": "fact"}"#,
+        "\n",
+        r#"{"text": "Cy's locker is number 40", "kind": "fact", "user": "cy"}"#,
+        "\n"
+    );
+    let r = memloop_in(s, &["ingest", "-", "--user", "bo", "--json"], lines);
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(
+        top_hit_of(s, "locker number", "bo"),
+        "Bo's locker is number 12"
+    );
+    assert_eq!(
+        top_hit_of(s, "locker number", "cy"),
+        "Cy's locker is number 40"
+    );
+    let doc = s.join("notes.md");
+    std::fs::write(&doc, "# Notes\nshared text").unwrap();
+    let r = memloop_in(s, &["ingest", doc.to_str().unwrap(), "--user", "bo"], "");
+    assert!(
+        !r.ok && r.err.contains("documents are not scoped"),
+        "{}",
+        r.err
+    );
+
+    let r = memloop_in(s, &["sweep", "--user", "ana", "--json"], "");
+    assert!(r.ok, "{}", r.err);
+    let swept: Value = serde_json::from_str(r.out.trim()).unwrap();
+    assert_eq!(swept["forgotten"], 0);
+}
+
+fn top_hit_of(s: &std::path::Path, query: &str, user: &str) -> String {
+    let r = memloop_in(
+        s,
+        &["recall", query, "--user", user, "--k", "1", "--json"],
+        "",
+    );
+    assert!(r.ok, "{}", r.err);
+    let hits: Value = serde_json::from_str(r.out.trim()).unwrap();
+    hits[0]["text"].as_str().unwrap_or_default().to_string()
+}

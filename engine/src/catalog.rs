@@ -9,9 +9,9 @@ use rustc_hash::FxHashMap;
 use crate::clock::Timestamp;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
-use crate::forget::state::Forgetting;
+use crate::forget::state::{Counts, Forgetting};
 use crate::forget::ForgetPolicy;
-use crate::item::{Kind, MemoryId, MemoryItem};
+use crate::item::{Kind, MemoryId, MemoryItem, Scope};
 use crate::store::{CatalogRecord, Store};
 
 /// One memory's filterable fields.
@@ -56,6 +56,8 @@ pub(crate) struct Catalog {
     ids: FxHashMap<String, u32>,
     superseded: usize,
     per_namespace: FxHashMap<u32, usize>,
+    /// Live memories per user (interned), [`NO_NAME`] counting those of no user.
+    per_user: FxHashMap<u32, usize>,
     tiers: [usize; 2],
     pub(crate) forgetting: Forgetting,
 }
@@ -69,6 +71,7 @@ impl Catalog {
             ids: FxHashMap::default(),
             superseded: 0,
             per_namespace: FxHashMap::default(),
+            per_user: FxHashMap::default(),
             tiers: [0; 2],
             forgetting: Forgetting::new(policy, now),
         };
@@ -113,8 +116,9 @@ impl Catalog {
             self.superseded += 1;
         }
         *self.per_namespace.entry(namespace).or_default() += 1;
+        *self.per_user.entry(scope[0]).or_default() += 1;
         self.tiers[rec.decay.tier as usize] += 1;
-        self.forgetting.upsert(id, namespace, rec.decay);
+        self.forgetting.upsert(id, namespace, scope, rec.decay);
         self.entries.insert(id, entry);
     }
 
@@ -132,6 +136,9 @@ impl Catalog {
             if let Some(n) = self.per_namespace.get_mut(&old.namespace) {
                 *n -= 1;
             }
+            if let Some(n) = self.per_user.get_mut(&old.scope[0]) {
+                *n -= 1;
+            }
             self.tiers[old.tier as usize] -= 1;
             self.forgetting.remove(id);
         }
@@ -139,15 +146,46 @@ impl Catalog {
 
     /// True if a sweep at `now` would move something.
     pub(crate) fn sweep_due(&self, now: Timestamp) -> bool {
-        self.forgetting
-            .due(now, self.entries.len(), &self.per_namespace)
+        self.forgetting.due(now, &self.counts(), NO_NAME)
     }
 
-    /// Plans a sweep at `now` (see `Forgetting::plan`).
-    pub(crate) fn plan_sweep(&mut self, now: Timestamp) -> Vec<crate::forget::state::Move> {
-        let live = self.entries.len();
-        let per_ns = self.per_namespace.clone();
-        self.forgetting.plan(now, live, &per_ns)
+    fn counts(&self) -> Counts<'_> {
+        Counts {
+            live: self.entries.len(),
+            per_namespace: &self.per_namespace,
+            per_user: &self.per_user,
+        }
+    }
+
+    /// Plans a sweep at `now` of every memory, or of `scope`'s (see `Forgetting::plan`).
+    pub(crate) fn plan_sweep(
+        &mut self,
+        now: Timestamp,
+        scope: Option<&Scope>,
+    ) -> Vec<crate::forget::state::Move> {
+        let only = match scope {
+            None => None,
+            Some(scope) => {
+                let mut ids = [None; 3];
+                for (slot, name) in ids.iter_mut().zip(scope.fields()) {
+                    if let Some(name) = name {
+                        // A name never seen has no memories to sweep.
+                        let Some(&id) = self.ids.get(name) else {
+                            return Vec::new();
+                        };
+                        *slot = Some(id);
+                    }
+                }
+                Some(ids)
+            }
+        };
+        // Disjoint fields: the counts are read while the forgetting state changes.
+        let counts = Counts {
+            live: self.entries.len(),
+            per_namespace: &self.per_namespace,
+            per_user: &self.per_user,
+        };
+        self.forgetting.plan(now, &counts, NO_NAME, only)
     }
 
     /// Memories per tier: [working, long-term].

@@ -125,6 +125,19 @@ typedef int64_t (*memloop_summarize_fn)(void *user_data,
 typedef int64_t (*memloop_count_tokens_fn)(void *user_data, const char *text);
 
 /**
+ * Draws facts from new turns of conversation `session`: `turns_json` is a JSON array of
+ * `{"speaker", "text", "time"}` (time in ms). Writes a JSON array to `out` as for
+ * `memloop_refine_fn` (returns the length, is called again when it exceeds `capacity`,
+ * negative on failure): each element a memory as `memloop_remember` takes it plus `"turn"`,
+ * the index of the turn it comes from.
+ */
+typedef int64_t (*memloop_extract_fn)(void *user_data,
+                                      const char *session,
+                                      const char *turns_json,
+                                      char *out,
+                                      size_t capacity);
+
+/**
  * Callbacks that replace memloop's built-in parts; NULL members keep the built-in. They may
  * be called from any thread that calls into the handle, concurrently when the handle is used
  * from several threads, so they must be thread-safe.
@@ -151,6 +164,10 @@ typedef struct {
    * Counts context tokens (default: the embedding model's tokenizer).
    */
   memloop_count_tokens_fn count_tokens;
+  /**
+   * Draws facts from conversation turns (`memloop_remember_conversation`; default: none).
+   */
+  memloop_extract_fn extract;
 } memloop_hooks_t;
 
 #ifdef __cplusplus
@@ -247,6 +264,24 @@ int32_t memloop_get(const memloop_t *handle, uint64_t id, char **out_json);
 int32_t memloop_forget_scope(const memloop_t *handle, const char *scope_json, char **out_json);
 
 /**
+ * Remembers turns of a conversation. `request_json`: `{"session": "…", "turns": [{"speaker":
+ * "…", "text": "…", "time": ms}, …], "user": …, "agent": …}`. Each turn becomes a memory of
+ * kind `turn` ("speaker: text", valid from its time, numbered after the session's earlier
+ * turns), the session's summary is rewritten, and the `extract` hook (if set) draws facts
+ * sourced to their turn. Writes `{"session", "turns": [ids], "first_turn", "summary": id,
+ * "extracted": [{"id", "action"}]}` to `*out_json`.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
+ * # Safety
+ * `request_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable; free
+ * the string with `memloop_free_string`.
+ */
+int32_t memloop_remember_conversation(const memloop_t *handle,
+                                      const char *request_json,
+                                      char **out_json);
+
+/**
  * Forgets memory `id` now, durably. `MEMLOOP_ERR_NOT_FOUND` when there is no such memory.
  *
  * Thread safety: any thread, concurrently with other calls on the same handle.
@@ -336,6 +371,20 @@ int32_t memloop_observe(const memloop_t *handle,
 int32_t memloop_sweep(const memloop_t *handle, char **out_json);
 
 /**
+ * Applies forgetting to one scope's memories: `scope_json` is `{"user": …, "agent": …,
+ * "session": …}` (at least one). Demotions and deletions due to its memories happen, and
+ * `"capacity_per_user"` for its user; the namespace and store-wide capacities are left to
+ * `memloop_sweep`. Writes the report as `memloop_sweep` does.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
+ * # Safety
+ * `scope_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable; free the
+ * string with `memloop_free_string`.
+ */
+int32_t memloop_sweep_scope(const memloop_t *handle, const char *scope_json, char **out_json);
+
+/**
  * Writes the store's statistics (`{"memories", "working", "long_term", "indexed", "seq",
  * "checkpoint", "model"}`) to `*out_json`.
  *
@@ -405,6 +454,7 @@ int32_t memloop_set_time(const memloop_t *handle, int64_t unix_ms);
  * first `memloop_set_time` puts it anywhere later), `"sync"` (default true:
  * every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
  * near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
+ * `"capacity_per_user"` (most memories kept per user),
  * `"recall_ef"`, `"max_text_bytes"` (longest text of one memory, default 512 KiB),
  * `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
  * fields are an error.

@@ -11,7 +11,7 @@ use memloop::{MemoryFilter, NewMemory, SubjectEvent};
 
 use crate::handle::{memloop_t, store};
 use crate::raw;
-use crate::requests::{ContextJson, RecallRequest, TaskJson};
+use crate::requests::{ContextJson, ConversationRequest, RecallRequest, TaskJson};
 use crate::status::{guard, Failure, Outcome};
 
 /// The shape of the entry points with a result: the store behind `handle`, the out-pointer
@@ -211,6 +211,36 @@ pub unsafe extern "C" fn memloop_forget_scope(
     unsafe { json_call(handle, scope_json, "scope_json", out_json, erase) }
 }
 
+/// Remembers turns of a conversation. `request_json`: `{"session": "…", "turns": [{"speaker":
+/// "…", "text": "…", "time": ms}, …], "user": …, "agent": …}`. Each turn becomes a memory of
+/// kind `turn` ("speaker: text", valid from its time, numbered after the session's earlier
+/// turns), the session's summary is rewritten, and the `extract` hook (if set) draws facts
+/// sourced to their turn. Writes `{"session", "turns": [ids], "first_turn", "summary": id,
+/// "extracted": [{"id", "action"}]}` to `*out_json`.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
+/// # Safety
+/// `request_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable; free
+/// the string with `memloop_free_string`.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_remember_conversation(
+    handle: *const memloop_t,
+    request_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    let remember = |m: &memloop::Memory, r: ConversationRequest| {
+        let scope = memloop::Scope {
+            user: r.user,
+            agent: r.agent,
+            session: None,
+        };
+        Ok(m.remember_conversation(&r.session, &r.turns, &scope)?)
+    };
+    // SAFETY: forwarded contracts for `request_json` and `out_json`.
+    unsafe { json_call(handle, request_json, "request_json", out_json, remember) }
+}
+
 /// Forgets memory `id` now, durably. `MEMLOOP_ERR_NOT_FOUND` when there is no such memory.
 ///
 /// Thread safety: any thread, concurrently with other calls on the same handle.
@@ -376,6 +406,27 @@ pub unsafe extern "C" fn memloop_sweep(
 ) -> i32 {
     // SAFETY: forwarded contract.
     unsafe { json_result(handle, out_json, |m| Ok(m.sweep()?)) }
+}
+
+/// Applies forgetting to one scope's memories: `scope_json` is `{"user": …, "agent": …,
+/// "session": …}` (at least one). Demotions and deletions due to its memories happen, and
+/// `"capacity_per_user"` for its user; the namespace and store-wide capacities are left to
+/// `memloop_sweep`. Writes the report as `memloop_sweep` does.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
+/// # Safety
+/// `scope_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable; free the
+/// string with `memloop_free_string`.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_sweep_scope(
+    handle: *const memloop_t,
+    scope_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    let sweep = |m: &memloop::Memory, scope: memloop::Scope| Ok(m.sweep_scope(&scope)?);
+    // SAFETY: forwarded contracts for `scope_json` and `out_json`.
+    unsafe { json_call(handle, scope_json, "scope_json", out_json, sweep) }
 }
 
 /// Writes the store's statistics (`{"memories", "working", "long_term", "indexed", "seq",

@@ -99,6 +99,8 @@ struct OpenOptions {
     hashing_embedder: Option<usize>,
     /// The most memories kept; the least important are forgotten beyond it.
     capacity: Option<usize>,
+    /// The most memories kept per user.
+    capacity_per_user: Option<usize>,
     /// HNSW search beam for recalls.
     recall_ef: Option<usize>,
     /// The longest text one memory may hold, in bytes (default 512 KiB).
@@ -153,6 +155,7 @@ impl OpenOptions {
             o.dedup_threshold = t;
         }
         o.forgetting.capacity = self.capacity.or(o.forgetting.capacity);
+        o.forgetting.capacity_per_user = self.capacity_per_user.or(o.forgetting.capacity_per_user);
         if let Some(ef) = self.recall_ef {
             o.recall_ef = ef;
         }
@@ -172,6 +175,7 @@ impl OpenOptions {
 /// first `memloop_set_time` puts it anywhere later), `"sync"` (default true:
 /// every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
 /// near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
+/// `"capacity_per_user"` (most memories kept per user),
 /// `"recall_ef"`, `"max_text_bytes"` (longest text of one memory, default 512 KiB),
 /// `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
 /// fields are an error.

@@ -1,4 +1,5 @@
-//! Caller-supplied reranker, query refiner, summarizer and token counter as C function pointers.
+//! Caller-supplied reranker, query refiner, summarizer, token counter and conversation
+//! extractor as C function pointers.
 //!
 //! Each adapter implements the engine's trait by calling the function pointer with the
 //! caller's `user_data`. A callback reports failure by its return value (and may explain it
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use memloop::context::{Summarizer, Summary, TokenCounter};
 use memloop::retrieve::{QueryRefiner, RefineInput, Refinement, Reranker};
-use memloop::{Hit, Hooks};
+use memloop::{Extracted, Extractor, Hit, Hooks, Turn};
 use serde::Deserialize;
 
 use crate::status::{note_callback_error, set_callback_message, take_callback_message, Outcome};
@@ -61,6 +62,21 @@ pub type memloop_summarize_fn = Option<
 pub type memloop_count_tokens_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, text: *const c_char) -> i64>;
 
+/// Draws facts from new turns of conversation `session`: `turns_json` is a JSON array of
+/// `{"speaker", "text", "time"}` (time in ms). Writes a JSON array to `out` as for
+/// `memloop_refine_fn` (returns the length, is called again when it exceeds `capacity`,
+/// negative on failure): each element a memory as `memloop_remember` takes it plus `"turn"`,
+/// the index of the turn it comes from.
+pub type memloop_extract_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        session: *const c_char,
+        turns_json: *const c_char,
+        out: *mut c_char,
+        capacity: usize,
+    ) -> i64,
+>;
+
 /// Callbacks that replace memloop's built-in parts; NULL members keep the built-in. They may
 /// be called from any thread that calls into the handle, concurrently when the handle is used
 /// from several threads, so they must be thread-safe.
@@ -79,6 +95,8 @@ pub struct memloop_hooks_t {
     pub summarize: memloop_summarize_fn,
     /// Counts context tokens (default: the embedding model's tokenizer).
     pub count_tokens: memloop_count_tokens_fn,
+    /// Draws facts from conversation turns (`memloop_remember_conversation`; default: none).
+    pub extract: memloop_extract_fn,
 }
 
 /// Records a message for the failing callback the current thread is running, shown by
@@ -132,6 +150,9 @@ pub(crate) unsafe fn install(hooks: *const memloop_hooks_t, into: &mut Hooks) ->
     }
     if let Some(f) = h.count_tokens {
         into.token_counter = Some(Arc::new(CTokenCounter { f, user }));
+    }
+    if let Some(f) = h.extract {
+        into.extractor = Some(Arc::new(CExtractor { f, user }));
     }
     Ok(())
 }
@@ -293,6 +314,46 @@ impl TokenCounter for CTokenCounter {
     }
 }
 
+struct CExtractor {
+    f: unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char, *mut c_char, usize) -> i64,
+    user: UserData,
+}
+
+impl Extractor for CExtractor {
+    fn extract(&self, session: &str, turns: &[Turn]) -> memloop::Result<Vec<Extracted>> {
+        let which = "extractor";
+        let s = c_string(session, which)?;
+        let given = serde_json::to_string(turns).map_err(|e| failed(which, e.to_string()))?;
+        let given = c_string(&given, which)?;
+        let json = call_for_string(which, |out, cap| {
+            // SAFETY: as for the reranker; `out` has `cap` writable bytes.
+            unsafe { (self.f)(self.user.0, s.as_ptr(), given.as_ptr(), out, cap) }
+        })?;
+        let bad = |e: String| {
+            failed(
+                which,
+                format!("result is not a JSON array of memories with \"turn\": {e}"),
+            )
+        };
+        let items: Vec<serde_json::Map<String, serde_json::Value>> =
+            serde_json::from_str(&json).map_err(|e| bad(e.to_string()))?;
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut item)| {
+                let turn = item
+                    .remove("turn")
+                    .and_then(|t| t.as_u64())
+                    .and_then(|t| usize::try_from(t).ok())
+                    .ok_or_else(|| bad(format!("element {i} has no \"turn\" index")))?;
+                let memory = serde_json::from_value(serde_json::Value::Object(item))
+                    .map_err(|e| bad(format!("element {i}: {e}")))?;
+                Ok(Extracted { turn, memory })
+            })
+            .collect()
+    }
+}
+
 impl std::fmt::Debug for memloop_hooks_t {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("memloop_hooks_t")
@@ -300,6 +361,7 @@ impl std::fmt::Debug for memloop_hooks_t {
             .field("refine", &self.refine.is_some())
             .field("summarize", &self.summarize.is_some())
             .field("count_tokens", &self.count_tokens.is_some())
+            .field("extract", &self.extract.is_some())
             .finish()
     }
 }

@@ -15,6 +15,18 @@ fn eight() -> usize {
     8
 }
 
+/// `memloop_remember_conversation`'s request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConversationRequest {
+    pub(crate) session: String,
+    pub(crate) turns: Vec<memloop::Turn>,
+    #[serde(default)]
+    pub(crate) user: Option<String>,
+    #[serde(default)]
+    pub(crate) agent: Option<String>,
+}
+
 /// `memloop_recall`'s query.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -109,9 +109,30 @@ class AsyncMemory:
             self.memory.forget_scope, user=user, agent=agent, session=session
         )
 
-    async def sweep(self) -> Dict[str, Any]:
+    async def remember_conversation(
+        self,
+        session: str,
+        turns: Iterable[Mapping[str, Any]],
+        *,
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """As :meth:`Memory.remember_conversation`."""
+        return await asyncio.to_thread(
+            self.memory.remember_conversation, session, turns, user=user, agent=agent
+        )
+
+    async def conversation(
+        self, session: str, *, user: Optional[str] = None, agent: Optional[str] = None
+    ) -> List[Item]:
+        """As :meth:`Memory.conversation`."""
+        return await asyncio.to_thread(self.memory.conversation, session, user=user, agent=agent)
+
+    async def sweep(
+        self, *, user: Optional[str] = None, agent: Optional[str] = None, session: Optional[str] = None
+    ) -> Dict[str, Any]:
         """As :meth:`Memory.sweep`."""
-        return await asyncio.to_thread(self.memory.sweep)
+        return await asyncio.to_thread(self.memory.sweep, user=user, agent=agent, session=session)
 
     async def stats(self) -> Dict[str, Any]:
         """As :meth:`Memory.stats`."""

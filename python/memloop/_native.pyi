@@ -12,6 +12,7 @@ _Reranker = Callable[[str, List["Hit"]], Sequence[float]]
 _Refiner = Callable[[str, List["Hit"], int], str]
 _Summarizer = Callable[[str], Tuple[str, str]]
 _TokenCounter = Callable[[str], int]
+_Extractor = Callable[[str, List[Dict[str, Any]]], Iterable[Mapping[str, Any]]]
 
 def version() -> str:
     """The library's version."""
@@ -143,12 +144,14 @@ class Memory:
         *,
         start: Optional[_Time] = None,
         capacity: Optional[int] = None,
+        capacity_per_user: Optional[int] = None,
         dedup_threshold: Optional[float] = ...,
         hashing_embedder: Optional[int] = None,
         reranker: Optional[_Reranker] = None,
         refiner: Optional[_Refiner] = None,
         summarizer: Optional[_Summarizer] = None,
         token_counter: Optional[_TokenCounter] = None,
+        extractor: Optional[_Extractor] = None,
         device: Optional[str] = None,
         max_text_bytes: Optional[int] = None,
         recall_ef: Optional[int] = None,
@@ -224,7 +227,20 @@ class Memory:
     def forget_scope(
         self, *, user: Optional[str] = None, agent: Optional[str] = None, session: Optional[str] = None
     ) -> Dict[str, Any]: ...
-    def sweep(self) -> Dict[str, Any]: ...
+    def remember_conversation(
+        self,
+        session: str,
+        turns: Iterable[Mapping[str, Any]],
+        *,
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+    ) -> Dict[str, Any]: ...
+    def conversation(
+        self, session: str, *, user: Optional[str] = None, agent: Optional[str] = None
+    ) -> List[Item]: ...
+    def sweep(
+        self, *, user: Optional[str] = None, agent: Optional[str] = None, session: Optional[str] = None
+    ) -> Dict[str, Any]: ...
     def set_time(self, t: _Time) -> None: ...
     def stats(self) -> Dict[str, Any]: ...
     def check(self) -> Dict[str, Any]: ...

@@ -1,5 +1,5 @@
-//! Python callables as the engine's replaceable parts: reranker, query refiner, summarizer
-//! and token counter. They run on the thread of the call that needs them, holding the GIL
+//! Python callables as the engine's replaceable parts: reranker, query refiner, summarizer,
+//! token counter and conversation extractor. They run on the thread of the call that needs them, holding the GIL
 //! only while the callable runs. A callable that raises, or returns something unusable, fails
 //! that call with `CallbackError` whose `__cause__` is its exception.
 
@@ -20,6 +20,7 @@ pub(crate) struct Callables {
     pub refiner: Option<Py<PyAny>>,
     pub summarizer: Option<Py<PyAny>>,
     pub token_counter: Option<Py<PyAny>>,
+    pub extractor: Option<Py<PyAny>>,
 }
 
 impl Callables {
@@ -30,6 +31,7 @@ impl Callables {
             ("refiner", &self.refiner),
             ("summarizer", &self.summarizer),
             ("token_counter", &self.token_counter),
+            ("extractor", &self.extractor),
         ] {
             if let Some(f) = f {
                 if !f.bind(py).is_callable() {
@@ -48,6 +50,9 @@ impl Callables {
         }
         if let Some(f) = self.token_counter {
             hooks.token_counter = Some(Arc::new(PyTokenCounter(f)));
+        }
+        if let Some(f) = self.extractor {
+            hooks.extractor = Some(Arc::new(crate::conversation::PyExtractor(f)));
         }
         Ok(())
     }

@@ -15,8 +15,10 @@
 use pyo3::prelude::*;
 
 mod args;
+mod conversation;
 mod errors;
 mod hooks;
+mod items;
 mod memory;
 mod options;
 mod time;

@@ -9,14 +9,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use memloop::{Kind, MemoryFilter, NewMemory, Outcome, Query, Scope, Source, SubjectEvent, Task};
+use memloop::{Kind, MemoryFilter, Outcome, Query, SubjectEvent, Task};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
-use pyo3::types::{PyMapping, PyString};
 
-use crate::args::{self, arg, flag, int, number, optional_text, optional_texts, text};
+use crate::args::{self, arg, flag, int, optional_text, optional_texts, text};
 use crate::errors::{self, invalid, panicked};
 use crate::hooks::Callables;
+use crate::items::{memory_of, new_memory, optional_millis, scope_of};
 use crate::options::OpenArgs;
 use crate::time::millis;
 use crate::values::{to_dict, Context, Hit, Item, Remembered};
@@ -55,10 +55,11 @@ impl Drop for InUse {
 /// `set_time` (`start` is its first value, Unix seconds or an aware datetime; without it the
 /// clock begins at the Unix epoch, so the first `set_time` puts it anywhere later).
 /// `sync=False` groups writes until `close` or a checkpoint. `capacity` bounds how many
-/// memories are kept; `dedup_threshold` (None: exact duplicates only) is the cosine at which
+/// memories are kept, `capacity_per_user` how many of each user's; `dedup_threshold` (None: exact duplicates only) is the cosine at which
 /// near-duplicates merge; `max_text_bytes` bounds one memory's text (default 512 KiB).
-/// `reranker`, `refiner`, `summarizer` and `token_counter` replace the built-in parts; they may
-/// be called from any thread that uses this store. `hashing_embedder` (a dimension) replaces
+/// `reranker`, `refiner`, `summarizer` and `token_counter` replace the built-in parts, and
+/// `extractor(session, turns)` draws facts from conversation turns; they may be called from
+/// any thread that uses this store. `hashing_embedder` (a dimension) replaces
 /// the model with a deterministic one that knows no meaning, for tests of the plumbing.
 ///
 /// Use it as a context manager, or call `close`. One `Memory` may be used from many threads.
@@ -131,82 +132,14 @@ fn filter(
     Ok(filter.scope(scope_of(scope)?))
 }
 
-/// `source`: a document name, or `{"document": ..., "span": (start, end)}`.
-fn source(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
-    if let Ok(name) = obj.cast::<PyString>() {
-        return Ok(Source {
-            document: text(name.as_any(), "source")?,
-            span: None,
-        });
-    }
-    if obj.cast::<PyMapping>().is_err() {
-        return Err(invalid(
-            "source must be a document name or {\"document\": ..., \"span\": (start, end)}",
-        ));
-    }
-    pythonize::depythonize::<Source>(obj).map_err(|e| invalid(format!("source: {e}")))
-}
-
-/// An optional time argument (Unix seconds or an aware datetime) in ms.
-fn optional_millis(t: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<i64>> {
-    t.filter(|t| !t.is_none())
-        .map(|t| millis(t, name))
-        .transpose()
-}
-
-/// A scope from `user`, `agent`, `session` arguments.
-fn scope_of(fields: [Option<&Bound<'_, PyAny>>; 3]) -> PyResult<Scope> {
-    let [user, agent, session] = fields;
-    Ok(Scope {
-        user: optional_text(user, "user")?,
-        agent: optional_text(agent, "agent")?,
-        session: optional_text(session, "session")?,
-    })
-}
-
-/// A new memory from remember's arguments.
-#[allow(clippy::too_many_arguments)]
-fn new_memory(
-    text_: &Bound<'_, PyAny>,
-    kind: Option<&Bound<'_, PyAny>>,
-    namespace: Option<&Bound<'_, PyAny>>,
-    tags: Option<&Bound<'_, PyAny>>,
-    importance: Option<&Bound<'_, PyAny>>,
-    concise: Option<&Bound<'_, PyAny>>,
-    brief: Option<&Bound<'_, PyAny>>,
-    subject: Option<&Bound<'_, PyAny>>,
-    source_: Option<&Bound<'_, PyAny>>,
-    pinned: Option<&Bound<'_, PyAny>>,
-    scope: [Option<&Bound<'_, PyAny>>; 3],
-    validity: [Option<&Bound<'_, PyAny>>; 2],
-) -> PyResult<NewMemory> {
-    let mut m = NewMemory::new(text(text_, "text")?);
-    if let Some(kind) = optional_text(kind, "kind")? {
-        m = m.kind(args::kind(&kind)?);
-    }
-    m.namespace = optional_text(namespace, "namespace")?;
-    m.tags = optional_texts(tags, "tags")?;
-    m.importance = match importance.filter(|i| !i.is_none()) {
-        Some(i) => Some(number(i, "importance")? as f32),
-        None => None,
-    };
-    m.concise = optional_text(concise, "concise")?;
-    m.brief = optional_text(brief, "brief")?;
-    m.subject = optional_text(subject, "subject")?;
-    m.source = source_.filter(|s| !s.is_none()).map(source).transpose()?;
-    m.pinned = pinned.map(flag).transpose()?.unwrap_or(false);
-    let [from, until] = validity;
-    m.valid_from = optional_millis(from, "valid_from")?;
-    m.valid_until = optional_millis(until, "valid_until")?;
-    Ok(m.scope(scope_of(scope)?))
-}
-
 #[pymethods]
 impl Memory {
     #[new]
     #[pyo3(signature = (path, model=None, clock=None, sync=None, *, start=None, capacity=None,
+        capacity_per_user=None,
         dedup_threshold=Threshold(None), hashing_embedder=None, reranker=None, refiner=None,
-        summarizer=None, token_counter=None, device=None, max_text_bytes=None, recall_ef=None))]
+        summarizer=None, token_counter=None, extractor=None, device=None, max_text_bytes=None,
+        recall_ef=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -216,12 +149,14 @@ impl Memory {
         sync: Option<&Bound<'_, PyAny>>,
         start: Option<&Bound<'_, PyAny>>,
         capacity: Option<&Bound<'_, PyAny>>,
+        capacity_per_user: Option<&Bound<'_, PyAny>>,
         dedup_threshold: Threshold<'_>,
         hashing_embedder: Option<&Bound<'_, PyAny>>,
         reranker: Option<Py<PyAny>>,
         refiner: Option<Py<PyAny>>,
         summarizer: Option<Py<PyAny>>,
         token_counter: Option<Py<PyAny>>,
+        extractor: Option<Py<PyAny>>,
         device: Option<&Bound<'_, PyAny>>,
         max_text_bytes: Option<&Bound<'_, PyAny>>,
         recall_ef: Option<&Bound<'_, PyAny>>,
@@ -233,6 +168,7 @@ impl Memory {
             sync,
             start,
             capacity,
+            capacity_per_user,
             dedup_threshold: dedup_threshold.0.as_ref(),
             hashing_embedder,
             device,
@@ -246,6 +182,7 @@ impl Memory {
             refiner: none(refiner),
             summarizer: none(summarizer),
             token_counter: none(token_counter),
+            extractor: none(extractor),
         }
         .install(py, &mut options.hooks)?;
         let opened =
@@ -357,55 +294,7 @@ impl Memory {
             .try_iter()
             .map_err(|_| invalid("items must be an iterable of str or dict"))?
         {
-            let entry = entry?;
-            if entry.cast::<PyString>().is_ok() {
-                batch.push(new_memory(
-                    &entry, None, None, None, None, None, None, None, None, None, [None; 3],
-                    [None; 2],
-                )?);
-                continue;
-            }
-            let map = entry
-                .cast::<PyMapping>()
-                .map_err(|_| invalid("each item must be a str or a dict"))?;
-            let field = |name: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
-                match map.get_item(name) {
-                    Ok(v) => Ok(Some(v)),
-                    Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => Ok(None),
-                    Err(e) => Err(e),
-                }
-            };
-            for key in map.keys()? {
-                let key: String = arg(&key, "item key")?;
-                if !BATCH_FIELDS.contains(&key.as_str()) {
-                    return Err(invalid(format!(
-                        "unknown field `{key}` in an item, expected one of {}",
-                        BATCH_FIELDS.join(", ")
-                    )));
-                }
-            }
-            let text_ = field("text")?.ok_or_else(|| invalid("an item has no \"text\""))?;
-            batch.push(new_memory(
-                &text_,
-                field("kind")?.as_ref(),
-                field("namespace")?.as_ref(),
-                field("tags")?.as_ref(),
-                field("importance")?.as_ref(),
-                field("concise")?.as_ref(),
-                field("brief")?.as_ref(),
-                field("subject")?.as_ref(),
-                field("source")?.as_ref(),
-                field("pinned")?.as_ref(),
-                [
-                    field("user")?.as_ref(),
-                    field("agent")?.as_ref(),
-                    field("session")?.as_ref(),
-                ],
-                [
-                    field("valid_from")?.as_ref(),
-                    field("valid_until")?.as_ref(),
-                ],
-            )?);
+            batch.push(memory_of(&entry?, &[])?.0);
         }
         self.run(py, move |m| m.remember_batch(batch))
     }
@@ -570,9 +459,63 @@ impl Memory {
         to_dict(py, &erased)
     }
 
-    /// Applies forgetting at the clock's current time; returns what moved.
-    fn sweep<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let report = self.run(py, |m| m.sweep())?;
+    /// Remembers turns of conversation `session` (each a dict `{"speaker": str, "text": str,
+    /// "time": Unix seconds or an aware datetime}`) for a user and agent: each turn a memory
+    /// of kind `"turn"` ("speaker: text", valid from its time, numbered after the session's
+    /// earlier turns), the session's summary rewritten, and the extractor (if given to
+    /// `Memory(...)`) asked for facts sourced to their turn. Returns `session`, `turns` (ids in
+    /// order), `first_turn`, `summary` (its id) and `extracted` (each `{"id", "action"}`).
+    #[pyo3(signature = (session, turns, *, user=None, agent=None))]
+    fn remember_conversation<'py>(
+        &self,
+        py: Python<'py>,
+        session: &Bound<'py, PyAny>,
+        turns: &Bound<'py, PyAny>,
+        user: Option<&Bound<'py, PyAny>>,
+        agent: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let session = text(session, "session")?;
+        let turns = crate::conversation::turns_of(turns)?;
+        let scope = scope_of([user, agent, None])?;
+        let report = self.run(py, move |m| {
+            m.remember_conversation(&session, &turns, &scope)
+        })?;
+        to_dict(py, &report)
+    }
+
+    /// The turns of conversation `session` remembered for exactly this user and agent, in the
+    /// order they were spoken.
+    #[pyo3(signature = (session, *, user=None, agent=None))]
+    fn conversation(
+        &self,
+        py: Python<'_>,
+        session: &Bound<'_, PyAny>,
+        user: Option<&Bound<'_, PyAny>>,
+        agent: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<Item>> {
+        let session = text(session, "session")?;
+        let scope = scope_of([user, agent, None])?;
+        let turns = self.run(py, move |m| m.conversation(&session, &scope))?;
+        Ok(turns.into_iter().map(|item| Item { item }).collect())
+    }
+
+    /// Applies forgetting at the clock's current time; returns what moved. Given a user, agent
+    /// or session, only that scope's memories move (and `capacity_per_user` applies to its
+    /// user alone; the store-wide capacity waits for a sweep of everything).
+    #[pyo3(signature = (*, user=None, agent=None, session=None))]
+    fn sweep<'py>(
+        &self,
+        py: Python<'py>,
+        user: Option<&Bound<'py, PyAny>>,
+        agent: Option<&Bound<'py, PyAny>>,
+        session: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let scope = scope_of([user, agent, session])?;
+        let report = if scope.is_empty() {
+            self.run(py, |m| m.sweep())?
+        } else {
+            self.run(py, move |m| m.sweep_scope(&scope))?
+        };
         to_dict(py, &report)
     }
 
@@ -670,22 +613,3 @@ impl Memory {
         format!("memloop.Memory({:?}, {state})", self.path)
     }
 }
-
-/// The keys an item of `remember_batch` may have.
-const BATCH_FIELDS: [&str; 15] = [
-    "text",
-    "kind",
-    "namespace",
-    "tags",
-    "importance",
-    "concise",
-    "brief",
-    "subject",
-    "source",
-    "pinned",
-    "user",
-    "agent",
-    "session",
-    "valid_from",
-    "valid_until",
-];

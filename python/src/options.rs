@@ -17,6 +17,7 @@ pub(crate) struct OpenArgs<'a, 'py> {
     pub sync: Option<&'a Bound<'py, PyAny>>,
     pub start: Option<&'a Bound<'py, PyAny>>,
     pub capacity: Option<&'a Bound<'py, PyAny>>,
+    pub capacity_per_user: Option<&'a Bound<'py, PyAny>>,
     pub dedup_threshold: Option<&'a Bound<'py, PyAny>>,
     pub hashing_embedder: Option<&'a Bound<'py, PyAny>>,
     pub device: Option<&'a Bound<'py, PyAny>>,
@@ -84,6 +85,11 @@ impl OpenArgs<'_, '_> {
         }
         if let Some(n) = optional_int::<usize>(self.capacity, "capacity", "0..2^64")? {
             o.forgetting.capacity = Some(n);
+        }
+        let per_user =
+            optional_int::<usize>(self.capacity_per_user, "capacity_per_user", "0..2^64")?;
+        if let Some(n) = per_user {
+            o.forgetting.capacity_per_user = Some(n);
         }
         if let Some(ef) = optional_int::<usize>(self.recall_ef, "recall_ef", "0..2^64")? {
             o.recall_ef = ef;

@@ -41,3 +41,18 @@ def test_forget_scope_erases_a_user_from_every_file(tmp_path):
     assert not any(secret.encode() in f.read_bytes() for f in path.iterdir() if f.is_file())
     with memloop.Memory(path, hashing_embedder=64) as m:
         assert m.stats()["memories"] == 30
+
+
+def test_per_user_capacity_and_a_scoped_sweep(tmp_path):
+    with memloop.Memory(tmp_path / "s", clock="manual", start=1_000, hashing_embedder=256,
+                        capacity_per_user=2) as m:
+        for user in ("ana", "bo"):
+            for i, imp in enumerate([0.9, 0.1, 0.5]):
+                m.remember(f"{user} note {i} on topic{i}", importance=imp, user=user)
+        for user in ("ana", "bo"):
+            kept = sorted(h.item.importance for h in m.recall("note", k=10, user=user))
+            assert kept == pytest.approx([0.5, 0.9]), user
+        report = m.sweep(user="ana")
+        assert set(report) >= {"demoted", "forgotten", "evicted"}
+        with pytest.raises(memloop.InvalidArgumentError):
+            m.sweep(user="")

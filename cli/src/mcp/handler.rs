@@ -13,8 +13,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::tools::{
-    ContextArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, RecallArgs, RecordTaskArgs,
-    RememberArgs,
+    ContextArgs, ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs,
+    RecallArgs, RecordTaskArgs, RememberArgs,
 };
 use crate::share::Shared;
 
@@ -54,6 +54,14 @@ fn tools() -> Vec<Tool> {
              says something new about the same thing replaces the old version (kept as \
              history). Returns the memory's id.",
             schema_for_type::<RememberArgs>(),
+        ),
+        Tool::new(
+            "remember_conversation",
+            "Store turns of a chat session, each with its speaker and time (RFC 3339), so \
+             later questions such as \"when did Ana start the course?\" find what was said \
+             and when. Later calls with the same session continue it; the session keeps a \
+             summary. Returns the turns' ids and the summary's.",
+            schema_for_type::<ConversationArgs>(),
         ),
         Tool::new(
             "recall",

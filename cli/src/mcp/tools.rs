@@ -5,7 +5,7 @@
 
 use memloop::{
     ContextMode, ContextRequest, Error, Kind, Memory, MemoryFilter, NewMemory, Outcome, Query,
-    Scope, Strategy, SubjectEvent, Task,
+    Scope, Strategy, SubjectEvent, Task, Turn,
 };
 use rmcp::schemars::{self, JsonSchema};
 
@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// The tools, by name, in the order they are listed.
-pub const TOOLS: [&str; 10] = [
+pub const TOOLS: [&str; 11] = [
     "remember",
+    "remember_conversation",
     "recall",
     "context",
     "feedback",
@@ -204,6 +205,35 @@ pub struct ForgetArgs {
     pub session: Option<String>,
 }
 
+/// `remember_conversation`: turns of a chat, each kept with its speaker and time.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationArgs {
+    /// The conversation (session) the turns belong to; later calls with the same session
+    /// continue it.
+    pub session: String,
+    /// The turns, in the order they were spoken.
+    pub turns: Vec<TurnArgs>,
+    /// The user the conversation belongs to.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// The agent it belongs to.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// One turn of a conversation.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TurnArgs {
+    /// Who spoke.
+    pub speaker: String,
+    /// What they said.
+    pub text: String,
+    /// When: RFC 3339 (2023-05-08T13:56:00Z) or Unix seconds.
+    pub time: String,
+}
+
 /// `feedback`: how much a memory helped.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -266,6 +296,7 @@ pub struct NoArgs {}
 pub fn call(memory: &Memory, name: &str, arguments: Value) -> ToolResult {
     match name {
         "remember" => remember(memory, parse(arguments)?),
+        "remember_conversation" => remember_conversation(memory, parse(arguments)?),
         "recall" => recall(memory, parse(arguments)?),
         "context" => context(memory, parse(arguments)?),
         "feedback" => feedback(memory, parse(arguments)?),
@@ -469,6 +500,39 @@ fn feedback(memory: &Memory, a: FeedbackArgs) -> ToolResult {
         ),
         structured,
     )
+}
+
+fn remember_conversation(memory: &Memory, a: ConversationArgs) -> ToolResult {
+    let turns = a
+        .turns
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let time = crate::time_arg::parse_time(&t.time)
+                .map_err(|e| ToolError(format!("turn {i}: time: {e}")))?;
+            Ok(Turn::new(t.speaker, t.text, time))
+        })
+        .collect::<Result<Vec<Turn>, ToolError>>()?;
+    let scope = Scope {
+        user: a.user,
+        agent: a.agent,
+        session: None,
+    };
+    let report = memory.remember_conversation(&a.session, &turns, &scope)?;
+    let text = format!(
+        "Remembered {} turns of session {} (turns {} to {}), its summary as memory {}{}.",
+        report.turns.len(),
+        report.session,
+        report.first_turn,
+        report.first_turn + report.turns.len() as u64 - 1,
+        report.summary,
+        match report.extracted.len() {
+            0 => String::new(),
+            n => format!(", and {n} facts drawn from them"),
+        }
+    );
+    let structured = serde_json::to_value(&report).map_err(|e| ToolError(e.to_string()))?;
+    reply(text, structured)
 }
 
 fn record_task(memory: &Memory, a: RecordTaskArgs) -> ToolResult {

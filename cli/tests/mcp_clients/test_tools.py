@@ -11,6 +11,7 @@ from conftest import BIN, Client
 
 TOOLS = {
     "remember",
+    "remember_conversation",
     "recall",
     "context",
     "feedback",
@@ -199,5 +200,43 @@ def test_scopes_keep_users_apart_and_forget_erases_one(store, log):
             assert (await ok(s, "recall", {"query": "drink", "user": "ana"}))["hits"] == []
             erased = await ok(s, "forget", {"user": "bo"})
             assert erased["memories"] == 1 and erased["scope"]["user"] == "bo"
+
+    anyio.run(main)
+
+
+def test_a_conversation_is_remembered_with_speakers_and_dates(store, log):
+    """Turns through `remember_conversation`; a question asking when finds the turn that says
+    when (the time boost explained), and the context dates each turn."""
+
+    async def main():
+        async with Client(store, log) as s:
+            report = await ok(s, "remember_conversation", {
+                "session": "s1", "user": "ana",
+                "turns": [
+                    {"speaker": "Ana", "text": "I started a pottery class yesterday.",
+                     "time": "2023-05-08T13:56:00Z"},
+                    {"speaker": "Bo", "text": "Pottery sounds fun! Do you like the class?",
+                     "time": "2023-05-08T13:57:00Z"},
+                    {"speaker": "Ana", "text": "I love the pottery class, the teacher is kind.",
+                     "time": "1683554280"},
+                ]})
+            assert report["first_turn"] == 0 and len(report["turns"]) == 3
+            more = await ok(s, "remember_conversation", {
+                "session": "s1", "user": "ana",
+                "turns": [{"speaker": "Bo", "text": "See you soon.", "time": "1683554400"}]})
+            assert more["first_turn"] == 3
+            hits = (await ok(s, "recall", {"query": "When did Ana start the pottery class?",
+                                           "kinds": ["turn"], "user": "ana", "k": 3,
+                                           "explain": True}))["hits"]
+            assert hits[0]["id"] == report["turns"][0], hits
+            assert hits[0]["explain"]["time"]["cue"] == "asks when; it says when", hits[0]
+            context = await ok(s, "context", {"query": "pottery class", "user": "ana"})
+            lines = " ".join(b["text"] for b in context["blocks"])
+            assert "[2023-05-08 13:56] Ana: I started a pottery class yesterday." in lines, lines
+            await refused(s, "remember_conversation", {
+                "session": "s1", "turns": [{"speaker": "Ana", "text": "hi", "time": "noon"}]},
+                "turn 0", "time")
+            await refused(s, "remember_conversation", {"session": "s1", "turns": []},
+                          "at least one turn")
 
     anyio.run(main)

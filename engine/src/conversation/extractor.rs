@@ -1,7 +1,7 @@
 //! The [`Extractor`] hook: turns of a conversation in, facts and triples out (an LLM behind
 //! it, or nothing: by default no extractor runs).
 
-use super::Turn;
+use super::turn::Turn;
 use crate::error::Result;
 use crate::item::NewMemory;
 

@@ -9,43 +9,21 @@
 
 mod extractor;
 mod summary;
+mod turn;
 
 pub use extractor::{Extracted, Extractor};
+pub use turn::Turn;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::clock::Timestamp;
-use crate::dedup::Remembered;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::invalid::InvalidInput;
 use crate::item::{Kind, MemoryId, MemoryItem, NewMemory, Scope, Source};
 use crate::memory::Memory;
+use crate::remember::dedup::Remembered;
 use crate::remember::Update;
 use summary::{session_summary, Line};
-
-/// One turn of a conversation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Turn {
-    /// Who spoke (not empty).
-    pub speaker: String,
-    /// What they said.
-    pub text: String,
-    /// When, ms since the Unix epoch.
-    pub time: Timestamp,
-}
-
-impl Turn {
-    /// A turn of `speaker` at `time` (ms).
-    pub fn new(speaker: impl Into<String>, text: impl Into<String>, time: Timestamp) -> Turn {
-        Turn {
-            speaker: speaker.into(),
-            text: text.into(),
-            time,
-        }
-    }
-}
 
 /// What [`Memory::remember_conversation`] stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -50,7 +50,7 @@ pub(super) fn session_summary(
         text: format!("{header} {}", gist.concise),
         concise: Some(format!("{header} {}", gist.brief)),
         brief: Some(header),
-        kind: crate::Kind::Summary,
+        kind: crate::item::Kind::Summary,
         valid_from: Some(first),
         ..NewMemory::default()
     })

@@ -61,6 +61,10 @@ pub struct ForgetPolicy {
     pub capacity: Option<usize>,
     /// Most memories kept per namespace.
     pub capacity_per_namespace: Option<usize>,
+    /// Most memories kept per user (each user's least retained evicted first; memories of no
+    /// user are not counted). A sweep of one user's scope ([`crate::Memory::sweep_scope`])
+    /// applies it to that user alone.
+    pub capacity_per_user: Option<usize>,
     /// False turns forgetting off (no tiers, no deletion, no eviction).
     pub enabled: bool,
     /// Forgetting events kept in the log (oldest dropped first; default 100,000).
@@ -78,6 +82,7 @@ impl Default for ForgetPolicy {
             growth: 2.0,
             capacity: None,
             capacity_per_namespace: None,
+            capacity_per_user: None,
             enabled: true,
             log_limit: 100_000,
         }

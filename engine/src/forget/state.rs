@@ -1,5 +1,5 @@
-//! The forgetting state of a store: one kinetic queue per namespace (least retained first,
-//! for capacity eviction) and two deadline indexes (θ1 demotions, θ2 deletions).
+//! The forgetting state of a store: one kinetic queue per namespace and user (least retained
+//! first, for capacity eviction) and two deadline indexes (θ1 demotions, θ2 deletions).
 //!
 //! Fixed thresholds are per-item deadlines in closed form, so tier changes need no kinetic
 //! ordering: an ordered set of (deadline, id) fires them. The queues answer "who is least
@@ -38,9 +38,27 @@ pub(crate) struct Move {
     pub(crate) threshold: f64,
 }
 
+/// Which queue a memory waits in: its namespace and user (interned names; the catalog's
+/// "no name" for a memory of no user).
+type Partition = (u32, u32);
+
+/// The interned user, agent and session of a memory (the catalog's "no name" where absent).
+pub(crate) type ScopeIds = [u32; 3];
+
+/// What a sweep may touch: every memory, or those of one scope (`None` fields: any).
+pub(crate) type SweepScope = Option<[Option<u32>; 3]>;
+
+/// Counts of live memories per namespace and per user, as the catalog keeps them.
+pub(crate) struct Counts<'a> {
+    pub(crate) live: usize,
+    pub(crate) per_namespace: &'a FxHashMap<u32, usize>,
+    pub(crate) per_user: &'a FxHashMap<u32, usize>,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     namespace: u32,
+    scope: ScopeIds,
     fields: DecayFields,
     demote_at: Option<Timestamp>,
     forget_at: Option<Timestamp>,
@@ -50,7 +68,7 @@ struct Entry {
 #[derive(Debug)]
 pub(crate) struct Forgetting {
     pub(crate) policy: ForgetPolicy,
-    queues: FxHashMap<u32, KineticQueue>,
+    queues: FxHashMap<Partition, KineticQueue>,
     demote_at: BTreeSet<(Timestamp, MemoryId)>,
     forget_at: BTreeSet<(Timestamp, MemoryId)>,
     entries: FxHashMap<MemoryId, Entry>,
@@ -70,7 +88,13 @@ impl Forgetting {
     }
 
     /// Adds or replaces memory `id`.
-    pub(crate) fn upsert(&mut self, id: MemoryId, namespace: u32, fields: DecayFields) {
+    pub(crate) fn upsert(
+        &mut self,
+        id: MemoryId,
+        namespace: u32,
+        scope: ScopeIds,
+        fields: DecayFields,
+    ) {
         self.remove(id);
         if !self.policy.enabled || fields.pinned {
             return;
@@ -88,7 +112,7 @@ impl Forgetting {
         let start = self.start;
         let q = self
             .queues
-            .entry(namespace)
+            .entry((namespace, scope[0]))
             .or_insert_with(|| KineticQueue::new(start));
         // Lines and times are finite by construction (validated policy, clamped weights).
         let _ = q.set_line(id, line);
@@ -96,6 +120,7 @@ impl Forgetting {
             id,
             Entry {
                 namespace,
+                scope,
                 fields,
                 demote_at,
                 forget_at,
@@ -112,38 +137,56 @@ impl Forgetting {
             if let Some(t) = e.forget_at {
                 self.forget_at.remove(&(t, id));
             }
-            if let Some(q) = self.queues.get_mut(&e.namespace) {
+            if let Some(q) = self.queues.get_mut(&(e.namespace, e.scope[0])) {
                 q.remove(id);
             }
         }
     }
 
-    /// True if a sweep at `now` would move something (cheap: two first elements and counts).
-    pub(crate) fn due(&self, now: Timestamp, live: usize, per_ns: &FxHashMap<u32, usize>) -> bool {
+    /// True if a sweep at `now` would move something (cheap: two first elements and counts;
+    /// `no_user` is the catalog's "no name", whose memories no per-user capacity counts).
+    pub(crate) fn due(&self, now: Timestamp, counts: &Counts<'_>, no_user: u32) -> bool {
         let first = |s: &BTreeSet<(Timestamp, MemoryId)>| s.first().is_some_and(|&(t, _)| t <= now);
+        let p = &self.policy;
+        let over = |cap: Option<usize>, counts: &FxHashMap<u32, usize>| {
+            cap.is_some_and(|c| counts.iter().any(|(&k, &n)| k != no_user && n > c))
+        };
         first(&self.demote_at)
             || first(&self.forget_at)
-            || self.policy.capacity.is_some_and(|c| live > c)
-            || self
-                .policy
-                .capacity_per_namespace
-                .is_some_and(|c| per_ns.values().any(|&n| n > c))
+            || p.capacity.is_some_and(|c| counts.live > c)
+            || over(p.capacity_per_namespace, counts.per_namespace)
+            || over(p.capacity_per_user, counts.per_user)
     }
 
     /// What a sweep at `now` does: deletions past θ2, demotions past θ1, then evictions of
-    /// the least retained while over capacity (per namespace, then store-wide). Evicted items
-    /// leave the queues here; the caller removes the rest after committing.
+    /// the least retained while over capacity (per user, per namespace, then store-wide).
+    /// Evicted items leave the queues here; the caller removes the rest after committing.
+    ///
+    /// A sweep of one scope (`only`) applies the deadlines to that scope's memories and the
+    /// per-user capacity to its user, if it names one; the namespace and store-wide
+    /// capacities span scopes, so only a whole sweep applies them.
     pub(crate) fn plan(
         &mut self,
         now: Timestamp,
-        live: usize,
-        per_ns: &FxHashMap<u32, usize>,
+        counts: &Counts<'_>,
+        no_user: u32,
+        only: SweepScope,
     ) -> Vec<Move> {
         let p = self.policy.clone();
+        let in_scope = |e: &Entry| {
+            only.is_none_or(|want| {
+                want.iter()
+                    .zip(e.scope)
+                    .all(|(w, has)| w.is_none_or(|w| w == has))
+            })
+        };
         let mut moves = Vec::new();
         let mut gone = rustc_hash::FxHashSet::default();
         for &(_, id) in self.forget_at.range(..=(now, MemoryId::MAX)) {
             let e = &self.entries[&id];
+            if !in_scope(e) {
+                continue;
+            }
             moves.push(Move {
                 id,
                 reason: ForgetReason::Decayed,
@@ -153,89 +196,110 @@ impl Forgetting {
             gone.insert(id);
         }
         for &(_, id) in self.demote_at.range(..=(now, MemoryId::MAX)) {
-            if !gone.contains(&id) {
-                let e = &self.entries[&id];
-                let value = p.retention_of(&e.fields, now);
-                let expired = value >= p.working_threshold
-                    && e.fields.valid_until.is_some_and(|until| until <= now);
-                moves.push(Move {
-                    id,
-                    reason: if expired {
-                        ForgetReason::Expired
-                    } else {
-                        ForgetReason::Demoted
-                    },
-                    value,
-                    threshold: p.working_threshold,
-                });
+            let e = &self.entries[&id];
+            if gone.contains(&id) || !in_scope(e) {
+                continue;
             }
+            let value = p.retention_of(&e.fields, now);
+            let expired = value >= p.working_threshold
+                && e.fields.valid_until.is_some_and(|until| until <= now);
+            moves.push(Move {
+                id,
+                reason: if expired {
+                    ForgetReason::Expired
+                } else {
+                    ForgetReason::Demoted
+                },
+                value,
+                threshold: p.working_threshold,
+            });
         }
         let t = now as f64 / 1000.0;
         for q in self.queues.values_mut() {
             let _ = q.advance(t.max(q.now()));
         }
         for id in &gone {
-            let ns = self.entries[id].namespace;
-            if let Some(q) = self.queues.get_mut(&ns) {
+            let e = self.entries[id];
+            if let Some(q) = self.queues.get_mut(&(e.namespace, e.scope[0])) {
                 q.remove(*id);
             }
         }
-        let evict = |q: &mut KineticQueue, moves: &mut Vec<Move>, threshold: f64| {
-            let (id, _) = q.pop_min()?;
+        // Per user: the users a whole sweep sees over capacity, or the scope's own user.
+        if let Some(cap) = p.capacity_per_user {
+            let users: Vec<u32> = match only {
+                None => counts
+                    .per_user
+                    .keys()
+                    .copied()
+                    .filter(|&u| u != no_user)
+                    .collect(),
+                Some([Some(user), ..]) if user != no_user => vec![user],
+                Some(_) => Vec::new(),
+            };
+            for user in users {
+                let n = counts.per_user.get(&user).copied().unwrap_or(0);
+                self.evict_over(&mut moves, n, cap, now, |&(_, u)| u == user);
+            }
+        }
+        if only.is_some() {
+            return moves;
+        }
+        if let Some(cap) = p.capacity_per_namespace {
+            let namespaces: Vec<u32> = counts.per_namespace.keys().copied().collect();
+            for ns in namespaces {
+                let n = counts.per_namespace.get(&ns).copied().unwrap_or(0);
+                self.evict_over(&mut moves, n, cap, now, |&(q_ns, _)| q_ns == ns);
+            }
+        }
+        if let Some(cap) = p.capacity {
+            self.evict_over(&mut moves, counts.live, cap, now, |_| true);
+        }
+        moves
+    }
+
+    /// Evicts the least retained of the queues `group` selects until the `n` memories they
+    /// hold, less those `moves` already deletes, are at most `cap`.
+    fn evict_over(
+        &mut self,
+        moves: &mut Vec<Move>,
+        n: usize,
+        cap: usize,
+        now: Timestamp,
+        group: impl Fn(&Partition) -> bool,
+    ) {
+        let gone_here = moves
+            .iter()
+            .filter(|m| {
+                !matches!(m.reason, ForgetReason::Demoted | ForgetReason::Expired)
+                    && self
+                        .entries
+                        .get(&m.id)
+                        .is_some_and(|e| group(&(e.namespace, e.scope[0])))
+            })
+            .count();
+        let mut n = n.saturating_sub(gone_here);
+        while n > cap {
+            let lowest = self
+                .queues
+                .iter()
+                .filter(|(k, _)| group(k))
+                .filter_map(|(k, q)| q.peek_min().map(|(_, v)| (*k, v)))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            let Some((key, _)) = lowest else { break };
+            let Some((id, _)) = self.queues.get_mut(&key).and_then(KineticQueue::pop_min) else {
+                break;
+            };
             let value = self
                 .entries
                 .get(&id)
-                .map_or(0.0, |e| p.retention_of(&e.fields, now));
+                .map_or(0.0, |e| self.policy.retention_of(&e.fields, now));
             moves.push(Move {
                 id,
                 reason: ForgetReason::Evicted,
                 value,
-                threshold,
+                threshold: cap as f64,
             });
-            Some(())
-        };
-        if let Some(cap) = p.capacity_per_namespace {
-            for (&ns, q) in self.queues.iter_mut() {
-                let gone_here = moves
-                    .iter()
-                    .filter(|m| {
-                        m.reason != ForgetReason::Demoted
-                            && self.entries.get(&m.id).is_some_and(|e| e.namespace == ns)
-                    })
-                    .count();
-                let mut n = per_ns
-                    .get(&ns)
-                    .copied()
-                    .unwrap_or(0)
-                    .saturating_sub(gone_here);
-                while n > cap && evict(q, &mut moves, cap as f64).is_some() {
-                    n -= 1;
-                }
-            }
+            n -= 1;
         }
-        if let Some(cap) = p.capacity {
-            let mut n = live.saturating_sub(
-                moves
-                    .iter()
-                    .filter(|m| m.reason != ForgetReason::Demoted)
-                    .count(),
-            );
-            while n > cap {
-                let Some((&ns, _)) = self
-                    .queues
-                    .iter()
-                    .filter_map(|(ns, q)| q.peek_min().map(|m| (ns, m)))
-                    .min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
-                else {
-                    break;
-                };
-                let q = self.queues.get_mut(&ns).expect("found above");
-                if evict(q, &mut moves, cap as f64).is_none() {
-                    break;
-                }
-                n -= 1;
-            }
-        }
-        moves
     }
 }

@@ -85,7 +85,23 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::Store`] / [`crate::Error::Index`]; nothing moved then.
     pub fn sweep(&self) -> Result<SweepReport> {
-        self.inner.sweep()
+        self.inner.sweep(None)
+    }
+
+    /// [`Memory::sweep`] for one scope's memories: demotions and deletions due to them, and
+    /// [`crate::ForgetPolicy::capacity_per_user`] for the scope's user when it names one. The
+    /// namespace and store-wide capacities span scopes: only [`Memory::sweep`] applies them.
+    ///
+    /// # Errors
+    /// As [`Memory::sweep`]; [`crate::Error::InvalidInput`] for a scope with no field or an
+    /// empty name in it.
+    pub fn sweep_scope(&self, scope: &crate::item::Scope) -> Result<SweepReport> {
+        scope.validate()?;
+        if scope.is_empty() {
+            let why = "sweep_scope needs a user, an agent or a session (Memory::sweep sweeps all)";
+            return Err(crate::invalid::InvalidInput::Options(why.into()).into());
+        }
+        self.inner.sweep(Some(scope))
     }
 
     /// The demotions and deletions recorded at or after `since`, oldest first.
@@ -141,13 +157,13 @@ impl Inner {
         if due {
             // The write that triggered it has committed and stands; a failed sweep is kept for
             // `flush` to report, like a background failure, and retried after the next write.
-            if let Err(e) = self.sweep() {
+            if let Err(e) = self.sweep(None) {
                 *self.background_error.lock() = Some(format!("sweep after a write failed: {e}"));
             }
         }
     }
 
-    pub(crate) fn sweep(&self) -> Result<SweepReport> {
+    pub(crate) fn sweep(&self, scope: Option<&crate::item::Scope>) -> Result<SweepReport> {
         let now = self.now();
         let mut report = SweepReport {
             at: now,
@@ -158,7 +174,7 @@ impl Inner {
         }
         let catalog = self.catalog.get()?;
         self.write(|inner, tx, applied| {
-            let moves = catalog.write().plan_sweep(now);
+            let moves = catalog.write().plan_sweep(now, scope);
             for m in moves {
                 let Some(mut item) = inner.store.item(m.id)? else {
                     continue;

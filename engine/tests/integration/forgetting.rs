@@ -2,7 +2,8 @@
 //! pinning, durability of deletions.
 
 use memloop::{
-    Clock, ForgetPolicy, ForgetReason, Kind, Memory, MemoryFilter, NewMemory, Options, Query, Tier,
+    Clock, ForgetPolicy, ForgetReason, Kind, Memory, MemoryFilter, NewMemory, Options, Query,
+    Scope, Tier,
 };
 
 use crate::common::hashing;
@@ -218,4 +219,73 @@ fn disabled_forgetting_keeps_everything() {
         Memory::open(tempfile::tempdir().unwrap().path(), options(&clock, bad)),
         Err(memloop::Error::InvalidInput(_))
     ));
+}
+
+#[test]
+fn per_user_capacity_evicts_each_users_least_retained_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(T0);
+    let policy = ForgetPolicy {
+        capacity_per_user: Some(3),
+        ..ForgetPolicy::default()
+    };
+    let m = Memory::open(dir.path(), options(&clock, policy)).unwrap();
+    let importances = [0.9, 0.2, 0.7, 0.4, 0.95];
+    for user in ["ana", "bo"] {
+        for (i, imp) in importances.iter().enumerate() {
+            m.remember(
+                NewMemory::new(format!("{user} note number {i} about topic{i}"))
+                    .importance(*imp)
+                    .scope(Scope::user(user)),
+            )
+            .unwrap();
+        }
+    }
+    // Memories of no user are not counted against anyone.
+    for i in 0..5 {
+        m.remember(NewMemory::new(format!("shared note {i} on theme{i}")).importance(0.05))
+            .unwrap();
+    }
+    for user in ["ana", "bo"] {
+        let mut kept: Vec<f32> = m
+            .scan(&MemoryFilter::new().scope(Scope::user(user)), 10)
+            .unwrap()
+            .iter()
+            .map(|i| i.importance)
+            .collect();
+        kept.sort_by(f32::total_cmp);
+        assert_eq!(kept, [0.7, 0.9, 0.95], "{user}");
+    }
+    assert_eq!(m.scan(&MemoryFilter::new(), 100).unwrap().len(), 3 + 3 + 5);
+}
+
+#[test]
+fn a_scoped_sweep_moves_only_that_scopes_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(T0);
+    let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
+    let mut ids = Vec::new();
+    for user in ["ana", "bo"] {
+        ids.push(
+            m.remember(
+                NewMemory::new(format!("{user} prefers window seats"))
+                    .kind(Kind::Fact)
+                    .scope(Scope::user(user)),
+            )
+            .unwrap(),
+        );
+    }
+    // Past θ2 for both (one-day facts, ten days on), but only Ana's scope is swept.
+    clock.set(T0 + 10 * DAY).unwrap();
+    let report = m.sweep_scope(&Scope::user("ana")).unwrap();
+    assert_eq!(report.forgotten, 1);
+    assert!(m.get(ids[0]).unwrap().is_none());
+    assert!(
+        m.get(ids[1]).unwrap().is_some(),
+        "bo's memory waits for a sweep of its own"
+    );
+    assert_eq!(m.sweep_scope(&Scope::user("nobody")).unwrap().forgotten, 0);
+    assert!(m.sweep_scope(&Scope::default()).is_err());
+    assert_eq!(m.sweep().unwrap().forgotten, 1);
+    assert!(m.get(ids[1]).unwrap().is_none());
 }

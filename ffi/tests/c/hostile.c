@@ -45,6 +45,29 @@ static void expect(int status, int want, const char *needle, const char *what, i
 static const char BAD_UTF8[] = {'{', '"', 'q', 'u', 'e', 'r', 'y', '"', ':', '"', (char)0xC3,
                                 (char)0x28, '"', '}', 0};
 
+/* Draws one fact from the second turn it is given; copies the result when it fits. */
+static int64_t fact_extractor(void *user, const char *session, const char *turns, char *out, size_t cap) {
+    (void)user;
+    (void)session;
+    const char *result = strstr(turns, "\"speaker\":\"Ana\"")
+        ? "[{\"turn\": 1, \"text\": \"Ana lives in Lisbon\", \"kind\": \"fact\"}]"
+        : "[]";
+    size_t n = strlen(result);
+    if (n <= cap) memcpy(out, result, n);
+    return (int64_t)n;
+}
+
+/* Returns text that is not the JSON array the engine expects. */
+static int64_t garbage_extractor(void *user, const char *session, const char *turns, char *out, size_t cap) {
+    (void)user;
+    (void)session;
+    (void)turns;
+    const char *result = "[{\"text\": \"no turn index\"}]";
+    size_t n = strlen(result);
+    if (n <= cap) memcpy(out, result, n);
+    return (int64_t)n;
+}
+
 static int32_t failing_rerank(void *user, const char *q, const char *c, float *s, size_t n) {
     (void)user; (void)q; (void)c; (void)s; (void)n;
     memloop_set_callback_error("the reranker service is down");
@@ -251,6 +274,12 @@ int main(int argc, char **argv) {
     EXPECT(memloop_forget_scope(mem, "{\"planet\": \"mars\"}", &json), INVALID, "unknown field `planet`");
     EXPECT(memloop_forget_scope(mem, NULL, &json), INVALID, "scope_json");
     EXPECT(memloop_forget_scope(mem, "{\"user\": \"ana\"}", NULL), INVALID, "out_json");
+    EXPECT(memloop_sweep_scope(mem, "{}", &json), INVALID, "needs a user");
+    EXPECT(memloop_sweep_scope(mem, NULL, &json), INVALID, "scope_json");
+    EXPECT(memloop_sweep_scope(mem, "{\"user\": \"ana\"}", &json), MEMLOOP_OK, NULL);
+    checks++;
+    if (!json || !strstr(json, "\"forgotten\":0")) { printf("FAIL: sweep_scope report %s\n", json); failures++; }
+    memloop_free_string(json); json = NULL;
     EXPECT(memloop_forget_scope(mem, "{\"user\": \"ana\"}", &json), MEMLOOP_OK, NULL);
     checks++;
     if (!json || !strstr(json, "\"memories\":1")) { printf("FAIL: forget_scope report %s\n", json); failures++; }
@@ -294,6 +323,61 @@ int main(int argc, char **argv) {
            MEMLOOP_ERR_CALLBACK, "refiner");
     EXPECT(memloop_stats(mem, &json), MEMLOOP_OK, NULL); /* the handle still works */
     memloop_free_string(json);
+    EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
+
+    /* Per-user capacity: each user keeps their best memory only. */
+    char cap_dir[512];
+    snprintf(cap_dir, sizeof cap_dir, "%s/capacity", dir);
+    EXPECT(memloop_open(cap_dir, "{\"hashing_embedder\": 32, \"capacity_per_user\": 1}", NULL, &mem), MEMLOOP_OK, NULL);
+    EXPECT(memloop_remember(mem, "{\"text\": \"ana likes tea\", \"user\": \"ana\", \"importance\": 0.9}", &id), MEMLOOP_OK, NULL);
+    EXPECT(memloop_remember(mem, "{\"text\": \"ana owns a bike\", \"user\": \"ana\", \"importance\": 0.1}", &id), MEMLOOP_OK, NULL);
+    EXPECT(memloop_remember(mem, "{\"text\": \"bo likes jazz\", \"user\": \"bo\"}", &id), MEMLOOP_OK, NULL);
+    EXPECT(memloop_stats(mem, &json), MEMLOOP_OK, NULL);
+    checks++;
+    if (!json || !strstr(json, "\"memories\":2")) { printf("FAIL: capacity_per_user left %s\n", json); failures++; }
+    memloop_free_string(json); json = NULL;
+    EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
+
+    /* Conversations: turns, a fact from the extract hook, hostile requests. */
+    memloop_hooks_t talk = {0};
+    talk.extract = fact_extractor;
+    char talk_dir[512];
+    snprintf(talk_dir, sizeof talk_dir, "%s/talk", dir);
+    EXPECT(memloop_open(talk_dir, opts, &talk, &mem), MEMLOOP_OK, NULL);
+    const char *turns = "{\"session\": \"s1\", \"user\": \"ana\", \"turns\": ["
+                        "{\"speaker\": \"Bo\", \"text\": \"where do you live?\", \"time\": 1000},"
+                        "{\"speaker\": \"Ana\", \"text\": \"I live in Lisbon.\", \"time\": 2000}]}";
+    EXPECT(memloop_remember_conversation(mem, turns, &json), MEMLOOP_OK, NULL);
+    checks++;
+    if (!json || !strstr(json, "\"first_turn\":0") || !strstr(json, "\"extracted\":[{")) {
+        printf("FAIL: conversation report %s\n", json);
+        failures++;
+    }
+    memloop_free_string(json); json = NULL;
+    EXPECT(memloop_remember_conversation(mem, turns, &json), MEMLOOP_OK, NULL);
+    checks++;
+    if (!json || !strstr(json, "\"first_turn\":2")) { printf("FAIL: numbering %s\n", json); failures++; }
+    memloop_free_string(json); json = NULL;
+    EXPECT(memloop_remember_conversation(mem, "{\"session\": \"s\", \"turns\": []}", &json), INVALID,
+           "at least one turn");
+    EXPECT(memloop_remember_conversation(mem, "{\"session\": \"s\", \"turns\": [{\"speaker\": \"a\"}]}", &json),
+           INVALID, "missing field");
+    EXPECT(memloop_remember_conversation(mem, "{\"session\": \"\", \"turns\": [{\"speaker\": \"a\", \"text\": \"b\", \"time\": 1}]}",
+                                         &json), INVALID, "session is empty");
+    EXPECT(memloop_remember_conversation(mem, NULL, &json), INVALID, "request_json");
+    EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
+    talk.extract = garbage_extractor;
+    EXPECT(memloop_open(talk_dir, opts, &talk, &mem), MEMLOOP_OK, NULL);
+    EXPECT(memloop_remember_conversation(mem, turns, &json), MEMLOOP_ERR_CALLBACK, "no \"turn\" index");
+    EXPECT(memloop_recall(mem, "{\"query\": \"lisbon\", \"kinds\": [\"turn\"], \"k\": 10}", &json), MEMLOOP_OK, NULL);
+    checks++;
+    {
+        /* Four turns from the two good calls; the refused call stored none. */
+        int n = 0;
+        for (const char *p = json; p && (p = strstr(p, "\"kind\":\"turn\"")); p++) n++;
+        if (n != 4 * 2) { printf("FAIL: %d turn mentions after a refused call: %s\n", n, json); failures++; }
+    }
+    memloop_free_string(json); json = NULL;
     EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
 
     printf("%d checks, %d failures\n", checks, failures);
