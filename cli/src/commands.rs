@@ -13,7 +13,7 @@ use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
 use crate::time_arg::{optional_time, parse_time};
 
-fn parse_kind(s: &str) -> Result<Kind, String> {
+pub(crate) fn parse_kind(s: &str) -> Result<Kind, String> {
     Kind::parse(s).ok_or_else(|| {
         let all: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
         format!("unknown kind `{s}` (one of: {})", all.join(", "))

@@ -13,6 +13,7 @@ mod loop_commands;
 mod mcp;
 mod output;
 mod progress;
+mod scan;
 mod scope_args;
 mod setup_commands;
 mod share;
@@ -58,6 +59,11 @@ enum Command {
         after_help = "Examples:\n  memloop --store ./mem remember \"Alice prefers tea\" --kind fact --namespace alice --tag prefs\n  memloop --store ./mem remember \"prefers tea\" --kind fact --user alice --agent assistant"
     )]
     Remember(commands::RememberArgs),
+    /// List the memories a filter admits (namespace, kinds, tags, a scope, --as-of), by id.
+    #[command(
+        after_help = "Examples:\n  memloop --store ./mem scan --user alice --kind fact\n  memloop --store ./mem scan --as-of 2024-03-01T00:00:00Z --json"
+    )]
+    Scan(scan::ScanArgs),
     /// Show one memory.
     #[command(after_help = "Example:\n  memloop --store ./mem get 42 --json")]
     Get(commands::GetArgs),
@@ -204,6 +210,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Remember(a) => commands::remember(s, a),
         Command::Get(a) => commands::get(s, a),
+        Command::Scan(a) => scan::scan(s, a),
         Command::Recall(a) => commands::recall(s, a),
         Command::Ingest(a) => ingest::ingest(s, a),
         Command::Demo(a) => demo::run(s.model.as_deref(), s.device, a),

@@ -600,6 +600,27 @@ fn conversations_ingest_and_sweep_by_scope() {
         r.err
     );
 
+    // scan: what a filter admits, scoped.
+    let scanned = |args: &[&str]| -> Vec<Value> {
+        let mut full = vec!["scan", "--json"];
+        full.extend_from_slice(args);
+        let r = memloop_in(s, &full, "");
+        assert!(r.ok, "{}", r.err);
+        r.out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let turns = scanned(&["--kind", "turn", "--user", "ana"]);
+    assert_eq!(turns.len(), 2);
+    assert!(turns
+        .iter()
+        .all(|t| t["user"] == "ana" && t["kind"] == "turn"));
+    let bo = scanned(&["--user", "bo"]);
+    assert_eq!(bo.len(), 1);
+    assert_eq!(bo[0]["text"], "Bo's locker is number 12");
+    assert!(scanned(&["--user", "nobody"]).is_empty());
+
     let r = memloop_in(s, &["sweep", "--user", "ana", "--json"], "");
     assert!(r.ok, "{}", r.err);
     let swept: Value = serde_json::from_str(r.out.trim()).unwrap();
