@@ -5,10 +5,14 @@
 //!   usearch) on texmex `.fvecs` files: build time, open time, RSS after open, recall and QPS
 //!   per `ef`.
 //!
-//! Shared pieces live here: texmex I/O, process memory readings, the clustered-data generator
+//! Shared pieces live here: texmex I/O, process memory readings, the clustered-data generator,
+//! the plain BM25 baseline of `retrieval-bench`
 //! and the [`AnnSystem`] trait every engine implements.
 
 pub mod clustered;
+pub mod judged;
+pub mod lancedb_peer;
+pub mod plain_bm25;
 pub mod rss;
 pub mod systems;
 pub mod texmex;

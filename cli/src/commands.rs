@@ -149,7 +149,8 @@ pub struct RecallArgs {
 
 /// Parses a strategy name.
 pub fn parse_strategy(s: &str) -> Result<Strategy, String> {
-    Strategy::parse(s).ok_or_else(|| format!("unknown strategy {s:?} (single, rerank, iterative)"))
+    Strategy::parse(s)
+        .ok_or_else(|| format!("unknown strategy {s:?} (single, lexical, rerank, iterative)"))
 }
 
 pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {

@@ -23,7 +23,7 @@ pub struct ContextArgs {
     /// Memories retrieved before assembly.
     #[arg(long, default_value_t = 8)]
     k: usize,
-    /// Retrieval strategy: single, rerank, iterative.
+    /// Retrieval strategy: single, lexical, rerank, iterative.
     #[arg(long, default_value = "single", value_parser = parse_strategy)]
     strategy: Strategy,
     /// Serve the source documents the memories point to (Memory-Doc) instead of the memories.

@@ -11,7 +11,7 @@ use crate::context::{Extractive, Summarizer, TokenCounter};
 use crate::conversation::Extractor;
 use crate::embedder::TextEmbedder;
 use crate::forget::ForgetPolicy;
-use crate::retrieve::{FusionReranker, QueryRefiner, Reranker, Rocchio};
+use crate::retrieve::{QueryRefiner, Reranker, Rocchio, ScoreFusion};
 use crate::store::faults::StorageFaults;
 
 /// [`Options::max_text_bytes`]'s default: 512 KiB.
@@ -81,8 +81,9 @@ pub struct Options {
 /// of the model that reads the contexts); each defaults to a built-in that needs no model.
 #[derive(Clone)]
 pub struct Hooks {
-    /// Orders rerank and iterative candidates. Default: [`FusionReranker`] (RRF of vector and
-    /// BM25 rankings).
+    /// Orders rerank and iterative candidates. Default: [`ScoreFusion`] (the BM25 and vector
+    /// scores, each normalised over the candidates, weighted 0.7 / 0.3;
+    /// [`crate::retrieve::FusionReranker`] is reciprocal-rank fusion).
     pub reranker: Arc<dyn Reranker>,
     /// Refines iterative queries. Default: [`Rocchio`] pseudo-relevance feedback.
     pub refiner: Arc<dyn QueryRefiner>,
@@ -99,7 +100,7 @@ pub struct Hooks {
 impl Default for Hooks {
     fn default() -> Self {
         Hooks {
-            reranker: Arc::new(FusionReranker::default()),
+            reranker: Arc::new(ScoreFusion::default()),
             refiner: Arc::new(Rocchio::default()),
             summarizer: Arc::new(Extractive),
             token_counter: None,

@@ -290,7 +290,7 @@ int32_t memloop_forget(const memloop_t *handle, uint64_t id);
 
 /**
  * Recalls memories. `query_json`: `{"query": "...", "k": 5, "namespace": …, "kinds": […],
- * "tags": […], "strategy": "single" | "rerank" | "iterative", "include_superseded": false,
+ * "tags": […], "strategy": "single" | "lexical" | "rerank" | "iterative", "include_superseded": false,
  * "user": …, "agent": …, "session": …, "as_of": ms}` (a scope field given: only that scope's
  * memories; `as_of`: what was valid then, superseded versions included).
  * Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
@@ -302,7 +302,9 @@ int32_t memloop_forget(const memloop_t *handle, uint64_t id);
  * # Safety
  * `query_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
  */
-int32_t memloop_recall(const memloop_t *handle, const char *query_json, char **out_json);
+int32_t memloop_recall(const memloop_t *handle,
+                       const char *query_json,
+                       char **out_json);
 
 /**
  * Assembles a context under a token budget. `request_json`: `{"query": "...", "budget": N,

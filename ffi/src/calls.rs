@@ -250,7 +250,7 @@ pub extern "C" fn memloop_forget(handle: *const memloop_t, id: u64) -> i32 {
 }
 
 /// Recalls memories. `query_json`: `{"query": "...", "k": 5, "namespace": …, "kinds": […],
-/// "tags": […], "strategy": "single" | "rerank" | "iterative", "include_superseded": false,
+/// "tags": […], "strategy": "single" | "lexical" | "rerank" | "iterative", "include_superseded": false,
 /// "user": …, "agent": …, "session": …, "as_of": ms}` (a scope field given: only that scope's
 /// memories; `as_of`: what was valid then, superseded versions included).
 /// Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",

@@ -59,7 +59,7 @@ fn strategy(name: Option<&str>, arg: &str) -> Outcome<Strategy> {
         None => Ok(Strategy::Single),
         Some(s) => Strategy::parse(s).ok_or_else(|| {
             Failure::invalid(format!(
-                "{arg}: unknown strategy {s:?} (single, rerank, iterative)"
+                "{arg}: unknown strategy {s:?} (single, lexical, rerank, iterative)"
             ))
         }),
     }

@@ -121,7 +121,7 @@ pub(crate) fn kind(name: &str) -> PyResult<Kind> {
 pub(crate) fn strategy(name: &str) -> PyResult<Strategy> {
     Strategy::parse(name).ok_or_else(|| {
         invalid(format!(
-            "unknown strategy {name:?} (single, rerank, iterative)"
+            "unknown strategy {name:?} (single, lexical, rerank, iterative)"
         ))
     })
 }

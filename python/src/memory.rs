@@ -305,7 +305,7 @@ impl Memory {
         Ok(self.run(py, move |m| m.get(id))?.map(|item| Item { item }))
     }
 
-    /// The `k` memories closest to `query`, best first (`strategy`: single, rerank,
+    /// The `k` memories closest to `query`, best first (`strategy`: single, lexical, rerank,
     /// iterative), optionally only of a namespace, of some kinds, or with all of some tags.
     /// Hits are reinforced: they decay more slowly.
     #[pyo3(signature = (query, k=None, namespace=None, kinds=None, tags=None, strategy=None,

@@ -19,6 +19,8 @@
 //!   (`recall_vector`).
 //! - `open` at each size: store open (model already loaded), model load, and open to the first
 //!   recall answered, after a clean close.
+//! - `lexical_index` at each size: the first lexical recall after that open (it builds the
+//!   in-memory BM25 index from the store) and the mean of the next 100.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,7 +28,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use memloop::{Durability, Memory, MemoryFilter, NewMemory, Options, Query, TextEmbedder};
+use memloop::{
+    Durability, Memory, MemoryFilter, NewMemory, Options, Query, Strategy, TextEmbedder,
+};
 use memloop_benches::texmex::read_fvecs;
 use serde_json::json;
 
@@ -199,6 +203,21 @@ fn main() -> Result<()> {
             "open_to_first_recall_ms": to_first.as_secs_f64() * 1e3,
             "model_load_ms": model_load.as_secs_f64() * 1e3,
             "index": format!("{:?}", m.open_report().index)}));
+        // The BM25 index lives in memory: the first lexical recall after open builds it from
+        // the store; later ones use it.
+        let lexical = |q: &str| m.retrieve(&Query::new(q).k(10), Strategy::Lexical);
+        let t = Instant::now();
+        lexical(queries[1 % queries.len()].as_str())?;
+        let first_lexical = t.elapsed();
+        let t = Instant::now();
+        let rounds = 100.min(queries.len());
+        for q in &queries[..rounds] {
+            lexical(q.as_str())?;
+        }
+        let steady = t.elapsed() / rounds as u32;
+        report.emit(json!({"figure": "lexical_index", "size": size,
+            "first_lexical_recall_ms": first_lexical.as_secs_f64() * 1e3,
+            "lexical_recall_ms": steady.as_secs_f64() * 1e3}));
 
         let n = a.recalls.min(queries.len());
         let mut with_embed = Vec::with_capacity(n);

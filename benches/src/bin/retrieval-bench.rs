@@ -2,15 +2,20 @@
 //!
 //! ```text
 //! cargo run --release -p memloop-benches --bin retrieval-bench -- \
-//!     (--beir DIR | --locomo FILE) --strategy exact,single,rerank,iterative --json
+//!     (--beir DIR [--split test|train] | --locomo FILE [--conversations]) \
+//!     --strategy exact,single,lexical,rerank,iterative,bm25,lancedb-fts,lancedb-hybrid --json
 //! ```
-//! BEIR (SciFact): the corpus is one store (document text = title + " " + text), the test
+//! BEIR (SciFact): the corpus is one store (document text = title + " " + text), the split's
 //! queries and qrels judge. LoCoMo: each conversation is its own store, its turns the memories
 //! ("speaker: text", plus " (image: caption)" when the turn shared one); a question's evidence
 //! turns are its relevant items. `exact` is brute-force cosine over the same vectors (the
-//! published baseline); the others go through `Memory::retrieve` (HNSW, BM25, reranking,
-//! refinement). Prints one JSON object per strategy with nDCG@10 and Recall@10 averaged over
-//! the queries. The data is read by path and never copied.
+//! published baseline); `single`, `lexical`, `rerank` and `iterative` go through
+//! `Memory::retrieve`; the peers rank the same documents: `bm25` is plain Okapi BM25
+//! (`memloop_benches::plain_bm25`), `lancedb-fts` and `lancedb-hybrid` are LanceDB with its
+//! defaults on the same vectors (`benches/lancedb_rank.py`, in the environment
+//! `scripts/bench-venv.sh` makes). Prints one JSON object per strategy with nDCG@10 and
+//! Recall@10 averaged over the queries (and per category on LoCoMo). The data is read by path
+//! and never copied; document embeddings are cached under `--cache`.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -21,10 +26,93 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use memloop::{
-    Clock, Durability, ForgetPolicy, Kind, Memory, MemoryFilter, MemoryId, NewMemory, Options,
-    Query, Scope, Strategy, Turn,
+    Clock, ContextRequest, Durability, ForgetPolicy, Kind, Memory, MemoryFilter, MemoryId,
+    NewMemory, Options, Query, Scope, Strategy, TextEmbedder, Turn,
 };
+use memloop_benches::judged::{load_beir, load_locomo, score, Session, Totals};
+use memloop_benches::lancedb_peer;
+use memloop_benches::plain_bm25::PlainBm25;
 use serde_json::{json, Value};
+
+/// What ranks a corpus's documents for a query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ranker {
+    /// Brute-force cosine over the document vectors.
+    Exact,
+    /// `Memory::retrieve` with this strategy.
+    Memloop(Strategy),
+    /// Plain Okapi BM25.
+    Bm25,
+    /// LanceDB full-text search.
+    LanceFts,
+    /// LanceDB hybrid search.
+    LanceHybrid,
+}
+
+impl Ranker {
+    fn parse(name: &str) -> Result<Ranker> {
+        Ok(match name {
+            "exact" => Ranker::Exact,
+            "bm25" => Ranker::Bm25,
+            "lancedb-fts" => Ranker::LanceFts,
+            "lancedb-hybrid" => Ranker::LanceHybrid,
+            other => Ranker::Memloop(Strategy::parse(other).with_context(|| {
+                format!("unknown strategy {other:?} (exact, single, lexical, rerank, iterative, bm25, lancedb-fts, lancedb-hybrid)")
+            })?),
+        })
+    }
+
+    fn is_lancedb(self) -> bool {
+        matches!(self, Ranker::LanceFts | Ranker::LanceHybrid)
+    }
+}
+
+/// Embeddings of `texts` (documents, or queries when `query`), from the cache when it holds
+/// them for this model and these texts.
+fn embed_cached(
+    model: &memloop_embed::Embedder,
+    texts: &[&str],
+    query: bool,
+    cache: Option<&Path>,
+    label: &str,
+) -> Result<Vec<Vec<f32>>> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (TextEmbedder::fingerprint(model), query, texts).hash(&mut h);
+    let dim = TextEmbedder::dim(model);
+    let file = cache.map(|dir| dir.join(format!("{:016x}.f32", h.finish())));
+    if let Some(bytes) = file.as_ref().and_then(|f| std::fs::read(f).ok()) {
+        if bytes.len() == texts.len() * dim * 4 {
+            return Ok(bytes
+                .chunks_exact(dim * 4)
+                .map(|row| {
+                    row.chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                        .collect()
+                })
+                .collect());
+        }
+    }
+    let mut out = Vec::with_capacity(texts.len());
+    for chunk in texts.chunks(64) {
+        if query {
+            for t in chunk {
+                out.push(model.embed_query(t)?);
+            }
+        } else {
+            out.extend(model.embed_documents(chunk)?);
+        }
+        progress(label, out.len(), texts.len());
+    }
+    if let Some(file) = file {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let bytes: Vec<u8> = out.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&file, bytes)?;
+    }
+    Ok(out)
+}
 
 #[derive(Parser, Debug)]
 #[command(about = "retrieval quality (nDCG@10, Recall@10) on BEIR or LoCoMo")]
@@ -35,13 +123,24 @@ struct Args {
     /// The LoCoMo JSON file.
     #[arg(long)]
     locomo: Option<PathBuf>,
-    /// Strategies, comma-separated: exact, single, rerank, iterative.
+    /// Which BEIR queries judge: test (reported) or train (for tuning).
+    #[arg(long, default_value = "test", value_parser = ["test", "train"])]
+    split: String,
+    /// Strategies and peers, comma-separated: exact, single, lexical, rerank, iterative, bm25,
+    /// lancedb-fts, lancedb-hybrid.
     #[arg(
         long,
-        default_value = "exact,single,rerank,iterative",
+        default_value = "exact,single,lexical,rerank,iterative",
         value_delimiter = ','
     )]
     strategy: Vec<String>,
+    /// The Python that runs the LanceDB peer (made by `bash scripts/bench-venv.sh`).
+    #[arg(long, default_value = "target/bench-venv/bin/python")]
+    python: PathBuf,
+    /// Where document and query embeddings are cached between runs (keyed by the model and
+    /// the texts); `none` turns the cache off.
+    #[arg(long, default_value = "~/.cache/memloop/retrieval-bench")]
+    cache: String,
     /// Model directory (default: the default model's cache).
     #[arg(long)]
     model: Option<PathBuf>,
@@ -50,262 +149,19 @@ struct Args {
     /// of the conversation over the turns; otherwise each turn is a plain memory.
     #[arg(long, requires = "locomo")]
     conversations: bool,
+    /// Context quality (LoCoMo): for each question, a context at each of these token budgets
+    /// (comma-separated) from the `rerank` hits, beside a naive one (the same hits' original
+    /// texts, best first, while they fit; a turn dated as memloop serves it); counts the
+    /// questions whose evidence turns are all in it, and whose answer, where an evidence
+    /// turn's text holds it, is still in their served text.
+    #[arg(long, value_delimiter = ',', requires = "locomo")]
+    contexts: Vec<usize>,
     /// Use only the first N queries of each corpus (0: all).
     #[arg(long, default_value_t = 0)]
     limit_queries: usize,
     /// Print JSON lines only.
     #[arg(long)]
     json: bool,
-}
-
-/// Documents and judged queries of one store.
-struct Corpus {
-    docs: Vec<(String, String)>,
-    /// The conversation's sessions (LoCoMo): when each began and its turns (key, speaker,
-    /// text); `docs` holds the same turns as "speaker: text".
-    sessions: Vec<Session>,
-    /// Query text, its relevant document keys and its category, if the data has them.
-    queries: Vec<JudgedQuery>,
-}
-
-/// One session of a LoCoMo conversation.
-struct Session {
-    time: i64,
-    turns: Vec<(String, String, String)>,
-}
-
-/// "1:56 pm on 8 May, 2023" as ms since the Unix epoch (UTC).
-fn locomo_time(s: &str) -> Option<i64> {
-    let (clock, date) = s.split_once(" on ")?;
-    let (hm, half) = clock.trim().split_once(' ')?;
-    let (h, m) = hm.split_once(':')?;
-    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
-    let h = h % 12
-        + if half.eq_ignore_ascii_case("pm") {
-            12
-        } else {
-            0
-        };
-    let parts: Vec<&str> = date.split([' ', ',']).filter(|p| !p.is_empty()).collect();
-    let [d, month, y] = parts[..] else {
-        return None;
-    };
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
-    let mo = MONTHS.iter().position(|x| *x == month)? + 1;
-    let day = memloop::time::parse_rfc3339(&format!(
-        "{y}-{mo:02}-{:02}T00:00:00Z",
-        d.parse::<u32>().ok()?
-    ))?;
-    Some(day + (h * 60 + m) * 60_000)
-}
-
-/// A query with its relevant document keys.
-struct JudgedQuery {
-    text: String,
-    relevant: Vec<String>,
-    /// LoCoMo's question category (single-hop, multi-hop, temporal, open-domain, adversarial).
-    category: Option<&'static str>,
-}
-
-/// LoCoMo's category numbers, as its paper names them.
-fn locomo_category(n: u64) -> Option<&'static str> {
-    match n {
-        1 => Some("multi-hop"),
-        2 => Some("temporal"),
-        3 => Some("open-domain"),
-        4 => Some("single-hop"),
-        5 => Some("adversarial"),
-        _ => None,
-    }
-}
-
-fn read_jsonl(path: &Path) -> Result<Vec<Value>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).with_context(|| format!("a line of {}", path.display())))
-        .collect()
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-fn load_beir(dir: &Path) -> Result<Vec<Corpus>> {
-    let docs = read_jsonl(&dir.join("corpus.jsonl"))?
-        .iter()
-        .map(|d| {
-            let text = format!("{} {}", str_of(d, "title"), str_of(d, "text"));
-            (str_of(d, "_id").to_string(), text.trim().to_string())
-        })
-        .collect();
-    let texts: HashMap<String, String> = read_jsonl(&dir.join("queries.jsonl"))?
-        .iter()
-        .map(|q| (str_of(q, "_id").to_string(), str_of(q, "text").to_string()))
-        .collect();
-    let qrels =
-        std::fs::read_to_string(dir.join("qrels/test.tsv")).context("reading qrels/test.tsv")?;
-    let mut relevant: Vec<(String, Vec<String>)> = Vec::new();
-    for line in qrels.lines().skip(1) {
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.len() < 3 || f[2].trim() == "0" {
-            continue;
-        }
-        match relevant.iter_mut().find(|(q, _)| q == f[0]) {
-            Some((_, docs)) => docs.push(f[1].to_string()),
-            None => relevant.push((f[0].to_string(), vec![f[1].to_string()])),
-        }
-    }
-    let queries = relevant
-        .into_iter()
-        .map(|(q, docs)| {
-            Ok(JudgedQuery {
-                text: texts
-                    .get(&q)
-                    .with_context(|| format!("query {q} has no text"))?
-                    .clone(),
-                relevant: docs,
-                category: None,
-            })
-        })
-        .collect::<Result<_>>()?;
-    Ok(vec![Corpus {
-        docs,
-        queries,
-        sessions: Vec::new(),
-    }])
-}
-
-fn load_locomo(path: &Path) -> Result<Vec<Corpus>> {
-    let data: Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
-    let Some(conversations) = data.as_array() else {
-        bail!("{}: expected a list of conversations", path.display());
-    };
-    let mut out = Vec::new();
-    for c in conversations {
-        let conv = &c["conversation"];
-        let mut docs = Vec::new();
-        let mut sessions = Vec::new();
-        for s in 1.. {
-            let Some(turns) = conv.get(format!("session_{s}")).and_then(Value::as_array) else {
-                break;
-            };
-            let date = str_of(conv, &format!("session_{s}_date_time"));
-            let time = locomo_time(date).with_context(|| format!("session {s} date {date:?}"))?;
-            let mut session = Session {
-                time,
-                turns: Vec::new(),
-            };
-            for t in turns {
-                let mut text = str_of(t, "text").to_string();
-                if let Some(cap) = t.get("blip_caption").and_then(Value::as_str) {
-                    text.push_str(&format!(" (image: {cap})"));
-                }
-                let (key, speaker) = (str_of(t, "dia_id"), str_of(t, "speaker"));
-                docs.push((key.to_string(), format!("{speaker}: {text}")));
-                session
-                    .turns
-                    .push((key.to_string(), speaker.to_string(), text));
-            }
-            sessions.push(session);
-        }
-        let keys: std::collections::HashSet<&str> = docs.iter().map(|d| d.0.as_str()).collect();
-        let queries = c["qa"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|q| {
-                let evidence: Vec<String> = q["evidence"]
-                    .as_array()?
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter(|e| keys.contains(e))
-                    .map(String::from)
-                    .collect();
-                (!evidence.is_empty()).then(|| JudgedQuery {
-                    text: str_of(q, "question").to_string(),
-                    relevant: evidence,
-                    category: q["category"].as_u64().and_then(locomo_category),
-                })
-            })
-            .collect();
-        out.push(Corpus {
-            docs,
-            queries,
-            sessions,
-        });
-    }
-    Ok(out)
-}
-
-/// Sums of nDCG@10 and Recall@10 over some queries.
-#[derive(Default, Clone, Copy)]
-struct Sums {
-    ndcg: f64,
-    recall: f64,
-    queries: usize,
-}
-
-impl Sums {
-    fn ndcg(&self) -> f64 {
-        self.ndcg / self.queries as f64
-    }
-    fn recall(&self) -> f64 {
-        self.recall / self.queries as f64
-    }
-}
-
-/// One strategy's scores: over all queries, per category, and the time it took.
-#[derive(Default)]
-struct Totals {
-    all: Sums,
-    categories: std::collections::BTreeMap<&'static str, Sums>,
-    seconds: f64,
-}
-
-impl Totals {
-    fn add(&mut self, category: Option<&'static str>, ndcg: f64, recall: f64) {
-        let sums = std::iter::once(&mut self.all)
-            .chain(category.map(|c| self.categories.entry(c).or_default()));
-        for s in sums {
-            s.ndcg += ndcg;
-            s.recall += recall;
-            s.queries += 1;
-        }
-    }
-}
-
-/// nDCG@10 and Recall@10 of `ranking` against binary relevance.
-fn score(ranking: &[String], relevant: &[String]) -> (f64, f64) {
-    let rel = |k: &String| relevant.contains(k);
-    let dcg: f64 = ranking
-        .iter()
-        .take(10)
-        .enumerate()
-        .filter(|(_, k)| rel(k))
-        .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
-        .sum();
-    let ideal: f64 = (0..relevant.len().min(10))
-        .map(|i| 1.0 / (i as f64 + 2.0).log2())
-        .sum();
-    let mut found: Vec<&String> = ranking.iter().take(10).filter(|k| rel(k)).collect();
-    found.dedup();
-    (dcg / ideal, found.len() as f64 / relevant.len() as f64)
 }
 
 fn progress(label: &str, done: usize, total: usize) {
@@ -359,30 +215,42 @@ fn main() -> Result<()> {
         (Some(dir), _) => (
             dir.file_name()
                 .map_or("beir".into(), |n| n.to_string_lossy().into_owned()),
-            load_beir(dir)?,
+            load_beir(dir, &a.split)?,
         ),
         (None, Some(file)) => ("locomo".to_string(), load_locomo(file)?),
         _ => bail!("give --beir DIR or --locomo FILE"),
     };
-    for s in &a.strategy {
-        if s != "exact" && Strategy::parse(s).is_none() {
-            bail!("unknown strategy {s:?} (exact, single, rerank, iterative)");
-        }
-    }
+    let rankers: Vec<Ranker> = a
+        .strategy
+        .iter()
+        .map(|s| Ranker::parse(s))
+        .collect::<Result<_>>()?;
+    let cache = match a.cache.as_str() {
+        "none" => None,
+        c => Some(match c.strip_prefix("~/") {
+            Some(rest) => PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(rest),
+            None => PathBuf::from(c),
+        }),
+    };
     let model = Arc::new(memloop::load_model(a.model.as_deref())?);
-    let mut totals: Vec<Totals> = (0..a.strategy.len()).map(|_| Totals::default()).collect();
+    let mut totals: Vec<Totals> = (0..rankers.len()).map(|_| Totals::default()).collect();
+    let mut lancedb_version = None;
+    // Per budget: questions, carried by memloop's context, carried by the naive one.
+    let mut carried: Vec<(usize, usize, usize)> = vec![(0, 0, 0); a.contexts.len()];
     for (ci, corpus) in corpora.iter().enumerate() {
         let t = Instant::now();
-        let mut vectors = Vec::with_capacity(corpus.docs.len());
-        for chunk in corpus.docs.chunks(64) {
-            let texts: Vec<&str> = chunk.iter().map(|d| d.1.as_str()).collect();
-            vectors.extend(model.embed_documents(&texts)?);
-            progress(
-                &format!("embedding corpus {}", ci + 1),
-                vectors.len(),
-                corpus.docs.len(),
-            );
-        }
+        let texts: Vec<&str> = corpus.docs.iter().map(|d| d.1.as_str()).collect();
+        let label = format!("embedding corpus {}", ci + 1);
+        let vectors = embed_cached(&model, &texts, false, cache.as_deref(), &label)?;
+        let n_queries = if a.limit_queries > 0 {
+            a.limit_queries.min(corpus.queries.len())
+        } else {
+            corpus.queries.len()
+        };
+        let queries = &corpus.queries[..n_queries];
+        let query_texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
+        let label = format!("embedding queries {}", ci + 1);
+        let query_vectors = embed_cached(&model, &query_texts, true, cache.as_deref(), &label)?;
         let embed_s = t.elapsed().as_secs_f64();
         let dir = tempfile::tempdir()?;
         let (memory, ids, filter) = if a.conversations {
@@ -409,46 +277,73 @@ fn main() -> Result<()> {
         for (id, (key, _)) in ids.iter().zip(&corpus.docs) {
             keys.entry(*id).or_default().push(key.clone());
         }
-        let n_queries = if a.limit_queries > 0 {
-            a.limit_queries.min(corpus.queries.len())
+        let bm25 = rankers
+            .contains(&Ranker::Bm25)
+            .then(|| PlainBm25::new(texts.iter().copied()));
+        let lance = if rankers.iter().any(|r| r.is_lancedb()) {
+            let asked: Vec<(&str, Vec<f32>)> = query_texts
+                .iter()
+                .copied()
+                .zip(query_vectors.iter().cloned())
+                .collect();
+            let r = lancedb_peer::rank(&a.python, &corpus.docs, &vectors, &asked, 10)?;
+            lancedb_version = Some(r.version.clone());
+            Some(r)
         } else {
-            corpus.queries.len()
+            None
         };
-        for (si, s) in a.strategy.iter().enumerate() {
+        for (ri, ranker) in rankers.iter().enumerate() {
             let t = Instant::now();
-            for query in &corpus.queries[..n_queries] {
-                let q = &query.text;
-                let ranking: Vec<String> = if s == "exact" {
-                    let qv = model.embed_query(q)?;
-                    let mut scored: Vec<(f32, usize)> = vectors
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| (v.iter().zip(&qv).map(|(x, y)| x * y).sum(), i))
-                        .collect();
-                    scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
-                    scored
-                        .iter()
-                        .take(10)
-                        .map(|&(_, i)| corpus.docs[i].0.clone())
-                        .collect()
-                } else {
-                    let strategy = Strategy::parse(s).expect("checked");
-                    memory
-                        .retrieve(
-                            &Query::new(q.as_str()).k(10).filter(filter.clone()),
-                            strategy,
-                        )?
-                        .iter()
-                        .flat_map(|h| keys.get(&h.item.id).cloned().unwrap_or_default())
-                        .collect()
+            for (qi, query) in queries.iter().enumerate() {
+                let ranking: Vec<String> = match *ranker {
+                    Ranker::Exact => {
+                        let qv = &query_vectors[qi];
+                        let mut scored: Vec<(f32, usize)> = vectors
+                            .iter()
+                            .enumerate()
+                            .map(|(i, v)| (v.iter().zip(qv).map(|(x, y)| x * y).sum(), i))
+                            .collect();
+                        scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+                        scored
+                            .iter()
+                            .take(10)
+                            .map(|&(_, i)| corpus.docs[i].0.clone())
+                            .collect()
+                    }
+                    Ranker::Memloop(strategy) => {
+                        let q = Query::new(query.text.as_str()).k(10).filter(filter.clone());
+                        memory
+                            .retrieve(&q, strategy)?
+                            .iter()
+                            .flat_map(|h| keys.get(&h.item.id).cloned().unwrap_or_default())
+                            .collect()
+                    }
+                    Ranker::Bm25 => bm25
+                        .as_ref()
+                        .expect("built when asked for")
+                        .search(&query.text, 10)
+                        .into_iter()
+                        .map(|i| corpus.docs[i].0.clone())
+                        .collect(),
+                    Ranker::LanceFts => lance.as_ref().expect("ran").fts[qi].clone(),
+                    Ranker::LanceHybrid => lance.as_ref().expect("ran").hybrid[qi].clone(),
                 };
                 let (ndcg, recall) = score(&ranking, &query.relevant);
-                totals[si].add(query.category, ndcg, recall);
+                totals[ri].add(query.category, ndcg, recall);
             }
-            totals[si].seconds += t.elapsed().as_secs_f64();
+            totals[ri].seconds += t.elapsed().as_secs_f64();
+        }
+        for (bi, &budget) in a.contexts.iter().enumerate() {
+            for query in queries {
+                let (memloop, naive) =
+                    contexts_carry(&memory, &model, corpus, &keys, &filter, query, budget)?;
+                carried[bi].0 += 1;
+                carried[bi].1 += usize::from(memloop);
+                carried[bi].2 += usize::from(naive);
+            }
         }
         eprintln!(
-            "corpus {}: {} docs embedded in {embed_s:.1} s, {n_queries} queries",
+            "corpus {}: {} docs and {n_queries} queries embedded (or read from the cache) in {embed_s:.1} s",
             ci + 1,
             corpus.docs.len()
         );
@@ -457,6 +352,12 @@ fn main() -> Result<()> {
         let mut line = json!({"dataset": name, "strategy": s, "queries": t.all.queries,
             "ndcg_at_10": t.all.ndcg(), "recall_at_10": t.all.recall(),
             "ms_per_query": t.seconds * 1e3 / t.all.queries as f64});
+        if s.starts_with("lancedb") {
+            line["lancedb"] = json!(lancedb_version);
+        }
+        if name != "locomo" {
+            line["split"] = json!(a.split);
+        }
         if !t.categories.is_empty() {
             let categories: serde_json::Map<String, Value> = t
                 .categories
@@ -471,5 +372,87 @@ fn main() -> Result<()> {
         }
         println!("{line}");
     }
+    for (&budget, (n, memloop, naive)) in a.contexts.iter().zip(carried) {
+        let line = json!({"dataset": name, "context_budget": budget, "questions": n,
+            "strategy": "rerank", "memloop_carried": memloop, "naive_carried": naive,
+            "memloop_share": memloop as f64 / n as f64, "naive_share": naive as f64 / n as f64});
+        println!("{line}");
+    }
     Ok(())
+}
+
+/// Whether memloop's context for `query` at `budget` tokens, and a naive one from the same
+/// hits, carry its evidence: every evidence turn in it and, where an evidence turn's text
+/// holds the answer, the answer in the served text.
+fn contexts_carry(
+    memory: &Memory,
+    model: &memloop_embed::Embedder,
+    corpus: &memloop_benches::judged::Corpus,
+    keys: &HashMap<MemoryId, Vec<String>>,
+    filter: &MemoryFilter,
+    query: &memloop_benches::judged::JudgedQuery,
+    budget: usize,
+) -> Result<(bool, bool)> {
+    let q = Query::new(query.text.as_str()).k(20).filter(filter.clone());
+    let hits = memory.retrieve(&q, Strategy::RERANK)?;
+    let mut request = ContextRequest::new(query.text.as_str(), budget);
+    request.query = q;
+    request.strategy = Strategy::RERANK;
+    let context = memory.context(&request)?;
+    let served: Vec<(Vec<String>, String)> = context
+        .blocks
+        .iter()
+        .map(|b| (keys.get(&b.id).cloned().unwrap_or_default(), b.text.clone()))
+        .collect();
+    let mut naive: Vec<(Vec<String>, String)> = Vec::new();
+    let mut text = String::new();
+    for h in &hits {
+        // A turn's line carries its date, as memloop's context serves it.
+        let line = if h.item.kind == Kind::Turn {
+            format!(
+                "[{}] {}",
+                memloop::time::format_minute(h.item.valid_from),
+                h.item.text
+            )
+        } else {
+            h.item.text.clone()
+        };
+        let candidate = if text.is_empty() {
+            line
+        } else {
+            format!("{text}\n{line}")
+        };
+        if TextEmbedder::count_tokens(model, &candidate) <= budget {
+            text = candidate;
+            naive.push((
+                keys.get(&h.item.id).cloned().unwrap_or_default(),
+                h.item.text.clone(),
+            ));
+        }
+    }
+    let originals: HashMap<&str, &str> = corpus
+        .docs
+        .iter()
+        .map(|(k, t)| (k.as_str(), t.as_str()))
+        .collect();
+    let answer = query.answer.as_deref().map(str::to_lowercase).filter(|a| {
+        query.relevant.iter().any(|k| {
+            originals
+                .get(k.as_str())
+                .is_some_and(|t| t.to_lowercase().contains(a))
+        })
+    });
+    let carries = |blocks: &[(Vec<String>, String)]| {
+        let all_there = query
+            .relevant
+            .iter()
+            .all(|k| blocks.iter().any(|(keys, _)| keys.contains(k)));
+        let answer_kept = answer.as_ref().is_none_or(|a| {
+            blocks.iter().any(|(keys, text)| {
+                query.relevant.iter().any(|k| keys.contains(k)) && text.to_lowercase().contains(a)
+            })
+        });
+        all_there && answer_kept
+    };
+    Ok((carries(&served), carries(&naive)))
 }

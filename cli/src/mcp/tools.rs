@@ -119,7 +119,8 @@ pub struct RecallArgs {
     /// How many memories to return (default 5, at most 10000).
     #[serde(default)]
     pub k: Option<usize>,
-    /// single (vector similarity), rerank (vector and keyword candidates, fused) or iterative
+    /// single (vector similarity), lexical (keywords, BM25), rerank (vector and keyword
+    /// candidates, fused) or iterative
     /// (the query refined over rounds); default single.
     #[serde(default)]
     pub strategy: Option<String>,
@@ -159,7 +160,7 @@ pub struct ContextArgs {
     /// The most tokens the context may take (default 500).
     #[serde(default)]
     pub budget: Option<usize>,
-    /// single, rerank or iterative (default single).
+    /// single, lexical, rerank or iterative (default single).
     #[serde(default)]
     pub strategy: Option<String>,
     /// How many memories to consider (default 8).
@@ -336,7 +337,7 @@ fn strategy(name: Option<&str>) -> Result<Strategy, ToolError> {
         None => Ok(Strategy::Single),
         Some(s) => Strategy::parse(s).ok_or_else(|| {
             ToolError(format!(
-                "strategy `{s}` is not one of single, rerank, iterative"
+                "strategy `{s}` is not one of single, lexical, rerank, iterative"
             ))
         }),
     }

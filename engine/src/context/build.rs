@@ -3,12 +3,12 @@
 use super::request::{
     ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
-use super::{assemble, extract, Candidate, Context, Precision};
+use super::{assemble, extract, extract_for, Candidate, Context, Precision};
 use crate::error::Result;
 use crate::invalid::InvalidInput;
 use crate::item::{Kind, NewMemory};
 use crate::memory::Memory;
-use crate::retrieve::Hit;
+use crate::retrieve::{Analyzer, Hit};
 
 impl Memory {
     /// Retrieves for `request.query` and assembles the hits into at most `request.budget`
@@ -21,7 +21,14 @@ impl Memory {
             return Err(InvalidInput::KeyShare(request.key_share).into());
         }
         let hits = self.retrieve(&request.query, request.strategy)?;
-        self.context_of(&hits, request.budget, request.key_share, request.mode)
+        let query = Some(request.query.text.as_str());
+        self.assemble_hits(
+            &hits,
+            request.budget,
+            request.key_share,
+            request.mode,
+            query,
+        )
     }
 
     /// Assembles given hits (best first) into at most `budget` tokens.
@@ -35,6 +42,27 @@ impl Memory {
         key_share: f32,
         mode: ContextMode,
     ) -> Result<Context> {
+        self.assemble_hits(hits, budget, key_share, mode, None)
+    }
+
+    /// [`Memory::context_of`]; with the `query` known, a memory stored without lower
+    /// precisions is shortened around the sentences that answer it ([`extract_for`]) rather
+    /// than to its leading sentences.
+    fn assemble_hits(
+        &self,
+        hits: &[Hit],
+        budget: usize,
+        key_share: f32,
+        mode: ContextMode,
+        query: Option<&str>,
+    ) -> Result<Context> {
+        let analyzer = Analyzer::default();
+        let query_terms: Option<Vec<String>> = query.map(|q| {
+            let mut terms = analyzer.terms(q);
+            terms.sort_unstable();
+            terms.dedup();
+            terms
+        });
         let count = |text: &str| match &self.inner.options.hooks.token_counter {
             Some(c) => c.count(text),
             None => self.inner.embedder.count_tokens(text),
@@ -57,7 +85,15 @@ impl Memory {
                         // explanation keeps the tier it was found in; the hit reinforced it).
                         let shift = h.explain.feedback.map_or(0, |f| f.precision_shift)
                             - i8::from(h.explain.tier == crate::item::Tier::LongTerm);
-                        let fallback = extract(&h.item.text);
+                        let lead = (h.item.kind == Kind::Turn)
+                            .then(|| h.item.subject.as_ref().map(|s| format!("{s}:")))
+                            .flatten();
+                        let fallback = match &query_terms {
+                            Some(terms) => {
+                                extract_for(&h.item.text, terms, &analyzer, lead.as_deref())
+                            }
+                            None => extract(&h.item.text),
+                        };
                         let texts = [
                             h.item.brief.clone().unwrap_or(fallback.brief),
                             h.item.concise.clone().unwrap_or(fallback.concise),
@@ -79,7 +115,10 @@ impl Memory {
                 docs.into_iter()
                     .enumerate()
                     .map(|(i, d)| {
-                        let s = extract(&d.text);
+                        let s = match &query_terms {
+                            Some(terms) => extract_for(&d.text, terms, &analyzer, None),
+                            None => extract(&d.text),
+                        };
                         let key = i < n_key;
                         Candidate {
                             id: d.id.unwrap_or(d.hits[0]),

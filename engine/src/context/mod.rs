@@ -21,7 +21,7 @@ pub use request::{
 };
 pub use summarize::{Extractive, Summarizer, Summary};
 
-pub(crate) use summarize::extract;
+pub(crate) use summarize::{extract, extract_for};
 
 use crate::item::MemoryId;
 

@@ -112,6 +112,62 @@ pub(crate) fn extract(text: &str) -> Summary {
     Summary { concise, brief }
 }
 
+/// The query-aware extractive summary of `text`: concise keeps the sentences sharing the most
+/// terms with the query (`query_terms`, as the lexical index analyses them), up to half the
+/// words (at most 60), in their order in the text; brief is the best of them (cut at 40 words).
+/// A text none of whose sentences shares a term falls back to [`extract`]. `lead` (a turn's
+/// "speaker:") is put back in front of a version that lost it, so a downgrade keeps who said it.
+pub(crate) fn extract_for(
+    text: &str,
+    query_terms: &[String],
+    analyzer: &crate::retrieve::Analyzer,
+    lead: Option<&str>,
+) -> Summary {
+    let text = text.trim();
+    let sentences = sentences(text);
+    let scores: Vec<usize> = sentences
+        .iter()
+        .map(|s| {
+            let mut terms = analyzer.terms(s);
+            terms.sort_unstable();
+            terms.dedup();
+            query_terms
+                .iter()
+                .filter(|t| terms.binary_search(t).is_ok())
+                .count()
+        })
+        .collect();
+    if scores.iter().all(|&s| s == 0) {
+        return extract(text);
+    }
+    let mut order: Vec<usize> = (0..sentences.len()).collect();
+    order.sort_by(|&a, &b| scores[b].cmp(&scores[a]).then(a.cmp(&b)));
+    let words = text.split_whitespace().count();
+    let limit = (words / 2).clamp(1, CONCISE_MAX_WORDS);
+    let (mut chosen, mut taken) = (Vec::new(), 0);
+    for &i in &order {
+        let n = sentences[i].split_whitespace().count();
+        if !chosen.is_empty() && (taken + n > limit || scores[i] == 0) {
+            break;
+        }
+        chosen.push(i);
+        taken += n;
+    }
+    chosen.sort_unstable();
+    let led = |s: String| match lead {
+        Some(lead) if !s.starts_with(lead) => format!("{lead} {s}"),
+        _ => s,
+    };
+    let concise: Vec<&str> = chosen.iter().map(|&i| sentences[i]).collect();
+    Summary {
+        concise: led(cut_words(&concise.join(" "), CONCISE_MAX_WORDS)),
+        brief: led(cut_words(sentences[order[0]], QUERY_BRIEF_MAX_WORDS)),
+    }
+}
+
+/// The longest brief [`extract_for`] keeps: the best sentence whole, unless it is very long.
+const QUERY_BRIEF_MAX_WORDS: usize = 40;
+
 /// Sentences of `text`: split after `.`, `!`, `?` followed by whitespace, and at line breaks.
 fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -152,6 +208,35 @@ fn cut_words(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sentence_holding_the_querys_terms_survives_a_downgrade() {
+        let analyzer = crate::retrieve::Analyzer::default();
+        let terms = |q: &str| {
+            let mut t = analyzer.terms(q);
+            t.sort_unstable();
+            t.dedup();
+            t
+        };
+        let text = "We met at the old harbour in spring. The weather was grey and cold. Later \
+                    that week the crane was repaired by a team from Oslo. Everyone was relieved.";
+        let s = extract_for(text, &terms("who repaired the crane?"), &analyzer, None);
+        assert_eq!(
+            s.brief,
+            "Later that week the crane was repaired by a team from Oslo."
+        );
+        assert!(s.concise.contains("team from Oslo"), "{}", s.concise);
+        // The leading-sentences default would have lost it.
+        assert!(!extract(text).brief.contains("Oslo"));
+        // A turn keeps its speaker; no shared term falls back to the leading sentences.
+        let turn = "Mel: Hi! We went camping. The kids loved the lake at dawn.";
+        let s = extract_for(turn, &terms("lake"), &analyzer, Some("Mel:"));
+        assert_eq!(s.brief, "Mel: The kids loved the lake at dawn.");
+        assert_eq!(
+            extract_for(text, &terms("zebra"), &analyzer, None),
+            extract(text)
+        );
+    }
 
     #[test]
     fn concise_keeps_leading_sentences_and_brief_one_line() {

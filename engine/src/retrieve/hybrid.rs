@@ -87,6 +87,45 @@ impl Memory {
         Ok((text, vector))
     }
 
+    /// The `k` best by BM25 alone, each explained with its lexical score and rank.
+    pub(super) fn lexical_search(&self, query: &Query, k: usize) -> Result<Vec<Hit>> {
+        let ranked = self.bm25(query, &query.text, k)?;
+        let ids: Vec<MemoryId> = ranked.iter().map(|r| r.0).collect();
+        let items: FxHashMap<MemoryId, MemoryItem> = self
+            .inner
+            .store
+            .items(&ids)?
+            .into_iter()
+            .map(|i| (i.id, i))
+            .collect();
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (rank, (id, score)) in ranked.into_iter().enumerate() {
+            let Some(item) = items.get(&id) else { continue };
+            hits.push(Hit {
+                item: item.clone(),
+                score,
+                rank: hits.len(),
+                explain: Explanation {
+                    lexical: Some(score),
+                    lexical_rank: Some(rank),
+                    ..Default::default()
+                },
+            });
+        }
+        Ok(hits)
+    }
+
+    /// The `n` best memories by BM25 for `text` that pass the query's filter, best first.
+    fn bm25(&self, query: &Query, text: &str, n: usize) -> Result<Vec<(MemoryId, f32)>> {
+        let cat = self.inner.catalog.get()?.read();
+        let Some(c) = cat.compile(&query.filter) else {
+            return Ok(Vec::new());
+        };
+        let slot = self.inner.lexical()?;
+        let index = slot.as_ref().expect("built by lexical()");
+        Ok(index.search(text, n, &|id| cat.allows(&c, id)))
+    }
+
     /// The union of the `n` best by vector and the `n` best by BM25, each explained with both
     /// scores (a lexical-only candidate's cosine is computed from its stored vector).
     fn hybrid_candidates(
@@ -97,15 +136,7 @@ impl Memory {
         n: usize,
     ) -> Result<Vec<Hit>> {
         let mut hits = self.search_vector(vector, n.min(MAX_K), &query.filter, query.ef)?;
-        let lexical = {
-            let cat = self.inner.catalog.get()?.read();
-            let Some(c) = cat.compile(&query.filter) else {
-                return Ok(hits);
-            };
-            let slot = self.inner.lexical()?;
-            let index = slot.as_ref().expect("built by lexical()");
-            index.search(text, n, &|id| cat.allows(&c, id))
-        };
+        let lexical = self.bm25(query, text, n)?;
         let at: FxHashMap<MemoryId, usize> = hits
             .iter()
             .enumerate()

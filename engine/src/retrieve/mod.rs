@@ -2,9 +2,10 @@
 //!
 //! The strategies follow "On the Structural Memory of LLM Agents" (Zeng et al., 2024):
 //! - [`Strategy::Single`]: the top K by vector similarity.
+//! - [`Strategy::Lexical`]: the top K by BM25 alone (no embedding).
 //! - [`Strategy::Rerank`]: a wider candidate set from the vector index *and* the BM25 lexical
-//!   index, ordered by a [`Reranker`] (by default [`FusionReranker`], reciprocal-rank fusion of
-//!   the two rankings), top K kept.
+//!   index, ordered by a [`Reranker`] (by default [`ScoreFusion`], a weighted sum of the two
+//!   scores, each normalised over the candidates), top K kept.
 //! - [`Strategy::Iterative`]: N rounds of T results each, the query refined after each round by
 //!   a [`QueryRefiner`] (by default [`Rocchio`] pseudo-relevance feedback on embeddings), then
 //!   the refined query's candidates and every round's results reranked, top K kept.
@@ -21,9 +22,12 @@ mod text;
 mod time_cues;
 mod vector;
 
-pub use hooks::{FusionReranker, QueryRefiner, RefineInput, Refinement, Reranker, Rocchio};
+pub use hooks::{
+    FusionReranker, QueryRefiner, RefineInput, Refinement, Reranker, Rocchio, ScoreFusion,
+};
 pub(crate) use lexical::LexicalIndex;
 pub use query::{Hit, Query, MAX_K};
+pub(crate) use text::Analyzer;
 pub use time_cues::TimeMatch;
 
 use crate::error::Result;
@@ -36,6 +40,8 @@ pub enum Strategy {
     /// The top K by vector similarity.
     #[default]
     Single,
+    /// The top K by BM25 over the memories' text (the query is not embedded).
+    Lexical,
     /// `candidates` from the vector index and as many from the lexical index, reranked.
     Rerank {
         /// Candidates taken from each index (at least K).
@@ -64,10 +70,11 @@ impl Strategy {
         per_round: 5,
     };
 
-    /// Parses `single`, `rerank` or `iterative` (with the defaults above).
+    /// Parses `single`, `lexical`, `rerank` or `iterative` (with the defaults above).
     pub fn parse(name: &str) -> Option<Strategy> {
         match name {
             "single" => Some(Strategy::Single),
+            "lexical" => Some(Strategy::Lexical),
             "rerank" => Some(Strategy::RERANK),
             "iterative" => Some(Strategy::ITERATIVE),
             _ => None,
@@ -86,6 +93,7 @@ impl Strategy {
     pub fn name(&self) -> &'static str {
         match self {
             Strategy::Single => "single",
+            Strategy::Lexical => "lexical",
             Strategy::Rerank { .. } => "rerank",
             Strategy::Iterative { .. } => "iterative",
         }

@@ -60,7 +60,6 @@ impl Memory {
     pub fn retrieve(&self, query: &Query, strategy: Strategy) -> Result<Vec<Hit>> {
         query.check()?;
         strategy.check()?;
-        let vector = self.inner.embed_query(&query.text)?;
         let reference = query.filter.as_of.unwrap_or_else(|| self.inner.now());
         let cues = TimeCues::parse(&query.text, reference);
         // With a time in the query, a wider pool is ranked and the time boost picks from it.
@@ -74,13 +73,16 @@ impl Memory {
             };
             &pooled
         };
+        // Every strategy but the lexical one searches by the query's embedding.
+        let embedded = || self.inner.embed_query(&query.text);
         let mut hits = match strategy {
-            Strategy::Single => self.search_vector(&vector, pool.k, &pool.filter, pool.ef)?,
+            Strategy::Lexical => self.lexical_search(pool, pool.k)?,
+            Strategy::Single => self.search_vector(&embedded()?, pool.k, &pool.filter, pool.ef)?,
             Strategy::Rerank { candidates } => {
-                self.rerank(pool, &pool.text, &vector, candidates)?
+                self.rerank(pool, &pool.text, &embedded()?, candidates)?
             }
             Strategy::Iterative { rounds, per_round } => {
-                let (text, vector) = self.refine(pool, vector, rounds, per_round)?;
+                let (text, vector) = self.refine(pool, embedded()?, rounds, per_round)?;
                 self.rerank(pool, &text, &vector, Strategy::DEFAULT_CANDIDATES)?
             }
         };

@@ -9,6 +9,7 @@ mod faults;
 mod filters;
 mod forgetting;
 mod hostile_files;
+mod lexical;
 mod memory_loop;
 mod model;
 mod persist;

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""LanceDB's full-text search and hybrid search, with its defaults, on one corpus: the peer
+`retrieval-bench --peers lancedb` runs beside memloop (same texts, same MiniLM vectors, same
+queries).
+
+    python3 benches/lancedb_rank.py IN.json OUT.json
+
+IN: {"docs": [{"key", "text", "vector"}], "queries": [{"text", "vector"}], "k": 10}.
+OUT: {"fts": [[key, ...] per query], "hybrid": [[key, ...] per query], "lancedb": version}.
+The table gets a native FTS index on `text` (LanceDB's default tokenizer) and the vectors
+as given; hybrid search uses LanceDB's default reranker (RRF). A query the FTS parser refuses
+gets an empty ranking, as a caller would.
+
+Environment: scripts/bench-venv.sh (lancedb, pyarrow, numpy from PyPI, pinned).
+"""
+import json
+import sys
+import tempfile
+
+import lancedb
+import pyarrow as pa
+from lancedb.index import FTS
+
+
+def main():
+    src, dst = sys.argv[1], sys.argv[2]
+    data = json.load(open(src))
+    docs, queries, k = data["docs"], data["queries"], data["k"]
+    dim = len(docs[0]["vector"])
+    table = pa.table({
+        "key": [d["key"] for d in docs],
+        "text": [d["text"] for d in docs],
+        "vector": pa.array([d["vector"] for d in docs], type=pa.list_(pa.float32(), dim)),
+    })
+    with tempfile.TemporaryDirectory() as tmp:
+        t = lancedb.connect(tmp).create_table("memories", data=table)
+        t.create_index("text", config=FTS())
+        fts, hybrid = [], []
+        for q in queries:
+            try:
+                rows = t.search(q["text"], query_type="fts").limit(k).to_list()
+            except Exception:  # the FTS query parser refuses some texts
+                rows = []
+            fts.append([r["key"] for r in rows])
+            try:
+                rows = (t.search(query_type="hybrid").vector(q["vector"]).text(q["text"])
+                        .limit(k).to_list())
+            except Exception:
+                rows = t.search(q["vector"]).limit(k).to_list()
+            hybrid.append([r["key"] for r in rows])
+    json.dump({"fts": fts, "hybrid": hybrid, "lancedb": lancedb.__version__}, open(dst, "w"))
+
+
+if __name__ == "__main__":
+    main()

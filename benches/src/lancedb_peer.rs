@@ -1,0 +1,81 @@
+//! LanceDB as a retrieval peer: `benches/lancedb_rank.py` run on one corpus, in the Python
+//! environment of `scripts/bench-venv.sh`.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+/// LanceDB's rankings of every query: full-text search and hybrid search, keys best first.
+pub struct LanceRankings {
+    /// Full-text search (its native FTS index, default tokenizer).
+    pub fts: Vec<Vec<String>>,
+    /// Hybrid search (vector and FTS, its default RRF reranker).
+    pub hybrid: Vec<Vec<String>>,
+    /// The LanceDB version that answered.
+    pub version: String,
+}
+
+/// Runs LanceDB with `python` on documents `(key, text)` with their `vectors` and the queries
+/// `(text, vector)`, `k` results each.
+pub fn rank(
+    python: &Path,
+    docs: &[(String, String)],
+    vectors: &[Vec<f32>],
+    queries: &[(&str, Vec<f32>)],
+    k: usize,
+) -> Result<LanceRankings> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("lancedb_rank.py");
+    let dir = tempfile::tempdir()?;
+    let (input, output) = (dir.path().join("in.json"), dir.path().join("out.json"));
+    let docs: Vec<Value> = docs
+        .iter()
+        .zip(vectors)
+        .map(|((key, text), v)| json!({"key": key, "text": text, "vector": v}))
+        .collect();
+    let queries: Vec<Value> = queries
+        .iter()
+        .map(|(text, v)| json!({"text": text, "vector": v}))
+        .collect();
+    std::fs::write(
+        &input,
+        json!({"docs": docs, "queries": queries, "k": k}).to_string(),
+    )?;
+    let status = std::process::Command::new(python)
+        .arg(&script)
+        .arg(&input)
+        .arg(&output)
+        .status()
+        .with_context(|| {
+            format!(
+                "running {} (make it with `bash scripts/bench-venv.sh`)",
+                python.display()
+            )
+        })?;
+    if !status.success() {
+        bail!("{} failed: {status}", script.display());
+    }
+    let out: Value = serde_json::from_str(&std::fs::read_to_string(&output)?)?;
+    let lists = |name: &str| -> Result<Vec<Vec<String>>> {
+        let lists = out[name]
+            .as_array()
+            .with_context(|| format!("{name} rankings missing"))?;
+        Ok(lists
+            .iter()
+            .map(|l| {
+                l.as_array()
+                    .map(|keys| {
+                        keys.iter()
+                            .filter_map(|k| k.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+            .collect())
+    };
+    Ok(LanceRankings {
+        fts: lists("fts")?,
+        hybrid: lists("hybrid")?,
+        version: out["lancedb"].as_str().unwrap_or("?").to_string(),
+    })
+}
