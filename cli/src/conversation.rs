@@ -102,16 +102,7 @@ pub fn conversation(store: &StoreArgs, a: &ConversationArgs) -> Result<()> {
     if a.json {
         writeln!(out, "{}", serde_json::to_value(&report)?)?;
     } else {
-        writeln!(
-            out,
-            "remembered {} turns of session {} (turns {}–{}); summary: memory {}; {} facts extracted",
-            report.turns.len(),
-            report.session,
-            report.first_turn,
-            report.first_turn + report.turns.len() as u64 - 1,
-            report.summary,
-            report.extracted.len()
-        )?;
+        writeln!(out, "remembered {report}")?;
     }
     Ok(())
 }

@@ -520,18 +520,7 @@ fn remember_conversation(memory: &Memory, a: ConversationArgs) -> ToolResult {
         session: None,
     };
     let report = memory.remember_conversation(&a.session, &turns, &scope)?;
-    let text = format!(
-        "Remembered {} turns of session {} (turns {} to {}), its summary as memory {}{}.",
-        report.turns.len(),
-        report.session,
-        report.first_turn,
-        report.first_turn + report.turns.len() as u64 - 1,
-        report.summary,
-        match report.extracted.len() {
-            0 => String::new(),
-            n => format!(", and {n} facts drawn from them"),
-        }
-    );
+    let text = format!("Remembered {report}.");
     let structured = serde_json::to_value(&report).map_err(|e| ToolError(e.to_string()))?;
     reply(text, structured)
 }

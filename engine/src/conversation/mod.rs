@@ -40,6 +40,26 @@ pub struct ConversationReport {
     pub extracted: Vec<Remembered>,
 }
 
+/// "3 turns of session s1 (turns 0 to 2), its summary memory 9, 1 fact drawn from them".
+impl std::fmt::Display for ConversationReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.turns.len() as u64;
+        write!(
+            f,
+            "{n} turns of session {} (turns {} to {}), its summary memory {}",
+            self.session,
+            self.first_turn,
+            (self.first_turn + n).saturating_sub(1),
+            self.summary
+        )?;
+        match self.extracted.len() {
+            0 => Ok(()),
+            1 => f.write_str(", 1 fact drawn from them"),
+            k => write!(f, ", {k} facts drawn from them"),
+        }
+    }
+}
+
 /// The source document of a session's turns.
 fn session_document(session: &str) -> String {
     format!("session/{session}")

@@ -91,13 +91,7 @@ impl Memory {
     pub(super) fn lexical_search(&self, query: &Query, k: usize) -> Result<Vec<Hit>> {
         let ranked = self.bm25(query, &query.text, k)?;
         let ids: Vec<MemoryId> = ranked.iter().map(|r| r.0).collect();
-        let items: FxHashMap<MemoryId, MemoryItem> = self
-            .inner
-            .store
-            .items(&ids)?
-            .into_iter()
-            .map(|i| (i.id, i))
-            .collect();
+        let items = self.items_by_id(&ids)?;
         let mut hits = Vec::with_capacity(ranked.len());
         for (rank, (id, score)) in ranked.into_iter().enumerate() {
             let Some(item) = items.get(&id) else { continue };
@@ -113,6 +107,12 @@ impl Memory {
             });
         }
         Ok(hits)
+    }
+
+    /// The stored memories among `ids`, by id (a memory forgotten meanwhile is absent).
+    fn items_by_id(&self, ids: &[MemoryId]) -> Result<FxHashMap<MemoryId, MemoryItem>> {
+        let items = self.inner.store.items(ids)?;
+        Ok(items.into_iter().map(|i| (i.id, i)).collect())
     }
 
     /// The `n` best memories by BM25 for `text` that pass the query's filter, best first.
@@ -153,13 +153,7 @@ impl Memory {
             }
         }
         let ids: Vec<MemoryId> = extra.iter().map(|e| e.0).collect();
-        let items: FxHashMap<MemoryId, MemoryItem> = self
-            .inner
-            .store
-            .items(&ids)?
-            .into_iter()
-            .map(|i| (i.id, i))
-            .collect();
+        let items = self.items_by_id(&ids)?;
         let vectors: FxHashMap<MemoryId, Vec<f32>> =
             self.inner.store.vectors(&ids)?.into_iter().collect();
         for (id, score, rank) in extra {

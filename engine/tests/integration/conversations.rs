@@ -98,6 +98,13 @@ fn turns_are_numbered_across_calls_dated_and_summarised() {
         )
         .unwrap();
     assert_eq!((first.first_turn, first.turns.len()), (0, 2));
+    assert_eq!(
+        first.to_string(),
+        format!(
+            "2 turns of session s1 (turns 0 to 1), its summary memory {}",
+            first.summary
+        )
+    );
     let turn = m.get(first.turns[0]).unwrap().unwrap();
     assert_eq!(turn.kind, Kind::Turn);
     assert_eq!(turn.text, "Caroline: I went to a support group yesterday.");
