@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use candle_core::Device;
-use sha2::{Digest, Sha256};
 use tokenizers::Tokenizer;
 
 use crate::config::{sentence_bert_max_len, ModelConfig};
@@ -282,8 +281,9 @@ impl Embedder {
             .map_or(0, |e| e.get_ids().len())
     }
 
-    /// Model name + sha256 of the weights + dimension. The hash is computed on first call
-    /// (reads the weights file once) and cached.
+    /// Model name + sha256 of the weights + dimension. The hash is computed on first call and
+    /// kept for the handle's life, and between processes in `cache_dir()/fingerprints` against
+    /// the file's length, times and inode (a changed file is hashed again).
     ///
     /// # Errors
     /// [`EmbedError::MissingFile`] if the weights file can no longer be read.
@@ -292,20 +292,8 @@ impl Embedder {
             return Ok(f.clone());
         }
         let path = self.dir.join("model.safetensors");
-        let mut file = std::fs::File::open(&path).map_err(|e| EmbedError::MissingFile {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        let mut hasher = Sha256::new();
-        std::io::copy(&mut file, &mut hasher).map_err(|e| EmbedError::MissingFile {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        let sha: String = hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let cache = crate::cache_dir().join("fingerprints");
+        let sha = crate::weights_hash::weights_sha256(&path, Some(&cache))?;
         let model = self
             .dir
             .file_name()

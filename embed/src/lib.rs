@@ -37,6 +37,7 @@ mod models;
 mod pool;
 mod tokenize;
 mod weights;
+mod weights_hash;
 
 use std::path::PathBuf;
 
