@@ -37,6 +37,7 @@
 mod bucket;
 mod node;
 mod oracle;
+mod slots;
 #[cfg(test)]
 mod tests;
 mod tree;

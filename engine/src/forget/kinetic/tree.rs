@@ -1,6 +1,6 @@
 //! The kinetic segment tree over the buckets: [`KineticQueue`].
 
-use rustc_hash::FxHashMap;
+use super::slots::SlotIndex;
 
 use super::node::{Entry, Node, BUCKET, EMPTY_ENTRY, EMPTY_NODE};
 use super::{before, check, AdvanceStats, KineticError, Line, Time, EMPTY};
@@ -18,7 +18,7 @@ pub struct KineticQueue {
     /// Number of slots in use or free (slots ≥ this are unused).
     pub(super) used: usize,
     pub(super) free: Vec<u32>,
-    pub(super) by_id: FxHashMap<u64, u32>,
+    pub(super) by_id: SlotIndex,
     /// `BUCKET · cap` slots; slot `s` lies in bucket `s / BUCKET`.
     pub(super) entries: Vec<Entry>,
     /// Number of buckets, a power of two; node `cap + b` is bucket `b`'s summary, node 1 the
@@ -35,7 +35,7 @@ impl KineticQueue {
             base: now,
             used: 0,
             free: Vec::new(),
-            by_id: FxHashMap::default(),
+            by_id: SlotIndex::default(),
             entries: vec![EMPTY_ENTRY; BUCKET],
             cap: 1,
             nodes: vec![EMPTY_NODE; 2],
@@ -54,14 +54,14 @@ impl KineticQueue {
 
     /// True if empty.
     pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
+        self.by_id.len() == 0
     }
 
     /// The line of `id` (anchored at the queue's base time: the same line, another anchor).
     pub fn line(&self, id: u64) -> Option<Line> {
         self.by_id
-            .get(&id)
-            .map(|&s| self.line_of(&self.entries[s as usize]))
+            .get(id)
+            .map(|s| self.line_of(&self.entries[s as usize]))
     }
 
     fn line_of(&self, e: &Entry) -> Line {
@@ -92,7 +92,7 @@ impl KineticQueue {
     /// `u64::MAX`).
     pub fn insert(&mut self, id: u64, line: Line) -> Result<(), KineticError> {
         check(id, &line)?;
-        if self.by_id.contains_key(&id) {
+        if self.by_id.get(id).is_some() {
             return Err(KineticError::Duplicate(id));
         }
         let slot = match self.free.pop() {
@@ -113,7 +113,7 @@ impl KineticQueue {
 
     /// Removes `id`; returns its line.
     pub fn remove(&mut self, id: u64) -> Option<Line> {
-        let slot = self.by_id.remove(&id)?;
+        let slot = self.by_id.remove(id)?;
         let line = self.line_of(&self.entries[slot as usize]);
         self.free.push(slot);
         self.set_slot(slot, EMPTY_ENTRY);
@@ -130,8 +130,8 @@ impl KineticQueue {
     /// [`KineticError::NotFinite`].
     pub fn set_line(&mut self, id: u64, line: Line) -> Result<Option<Line>, KineticError> {
         check(id, &line)?;
-        match self.by_id.get(&id) {
-            Some(&slot) => {
+        match self.by_id.get(id) {
+            Some(slot) => {
                 let old = self.line_of(&self.entries[slot as usize]);
                 let entry = self.entry(id, &line);
                 self.set_slot(slot, entry);
