@@ -7,11 +7,12 @@ use clap::Args;
 use memloop::{Durability, Kind, MemoryFilter, NewMemory, Query, RememberAction, Strategy};
 use serde_json::json;
 
+use crate::filter_args::FilterArgs;
 use crate::forward::ToolCall;
 use crate::output::{hit_json, hit_line, item_json, item_text};
 use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
-use crate::time_arg::{optional_time, parse_time};
+use crate::time_arg::{optional_time, parse_time, parse_time_checked};
 
 pub(crate) fn parse_kind(s: &str) -> Result<Kind, String> {
     Kind::parse(s).ok_or_else(|| {
@@ -118,25 +119,10 @@ pub struct RecallArgs {
     /// Number of hits.
     #[arg(long, default_value_t = 5)]
     k: usize,
-    /// Only this namespace.
-    #[arg(long)]
-    namespace: Option<String>,
-    /// Only these kinds (repeat for several).
-    #[arg(long = "kind", value_parser = parse_kind)]
-    kinds: Vec<Kind>,
-    /// Only memories with every one of these tags.
-    #[arg(long = "tag")]
-    tags: Vec<String>,
-    /// Also superseded versions.
-    #[arg(long)]
-    history: bool,
     #[command(flatten)]
-    scope: ScopeArgs,
-    /// What was true at this time (Unix seconds or RFC 3339), older versions included.
-    #[arg(long, value_parser = parse_time_checked)]
-    as_of: Option<String>,
-    /// Retrieval strategy: single (vector top-k), rerank (vector + BM25, fused), iterative
-    /// (query refined over rounds, then reranked).
+    filter: FilterArgs,
+    /// Retrieval strategy: single (vector top-k), lexical (BM25 alone), rerank (vector + BM25,
+    /// fused), iterative (query refined over rounds, then reranked).
     #[arg(long, default_value = "single", value_parser = parse_strategy)]
     strategy: Strategy,
     /// Show why each memory surfaced (vector, lexical, fusion, importance, tier, feedback).
@@ -155,15 +141,7 @@ pub fn parse_strategy(s: &str) -> Result<Strategy, String> {
 
 pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
-    let filter = MemoryFilter {
-        namespace: a.namespace.clone(),
-        kinds: a.kinds.clone(),
-        tags: a.tags.clone(),
-        include_superseded: a.history,
-        as_of: optional_time(a.as_of.as_deref(), "--as-of").map_err(anyhow::Error::msg)?,
-        ..Default::default()
-    }
-    .scope(a.scope.scope());
+    let filter = a.filter.filter()?;
     let hits = memory.retrieve(
         &Query::new(a.query.as_str()).k(a.k).filter(filter),
         a.strategy,
@@ -309,11 +287,6 @@ pub struct SweepArgs {
     json: bool,
 }
 
-/// Checks a time argument, keeping its text (forwarded as given to a serving process).
-fn parse_time_checked(s: &str) -> Result<String, String> {
-    parse_time(s).map(|_| s.to_string())
-}
-
 pub fn sweep(store: &StoreArgs, a: &SweepArgs) -> Result<()> {
     let memory = match a.now {
         Some(t) => store.open_existing_at(Durability::Synced, t)?,
@@ -395,10 +368,9 @@ impl GetArgs {
 impl RecallArgs {
     /// This command as the `recall` tool (`--history` is not forwarded).
     pub fn as_tool(&self) -> ToolCall {
-        let mut arguments = json!({"query": self.query, "k": self.k, "namespace": self.namespace,
-            "kinds": self.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(), "tags": self.tags,
-            "strategy": self.strategy.name(), "explain": self.explain, "as_of": self.as_of});
-        self.scope.add_to(&mut arguments);
+        let mut arguments = json!({"query": self.query, "k": self.k,
+            "strategy": self.strategy.name(), "explain": self.explain});
+        self.filter.add_to(&mut arguments);
         ToolCall {
             tool: "recall",
             arguments,

@@ -6,6 +6,7 @@ mod conversation;
 mod demo;
 mod embed;
 mod fetch;
+mod filter_args;
 mod forward;
 mod ingest;
 mod lines;

@@ -4,33 +4,17 @@ use std::io::Write;
 
 use anyhow::Result;
 use clap::Args;
-use memloop::{Durability, Kind, MemoryFilter};
+use memloop::Durability;
 
+use crate::filter_args::FilterArgs;
 use crate::output::{item_json, shorten};
-use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
-use crate::time_arg::parse_time;
 
 /// `memloop scan`.
 #[derive(Args, Debug)]
 pub struct ScanArgs {
-    /// Only this namespace.
-    #[arg(long)]
-    namespace: Option<String>,
-    /// Only these kinds (repeat for several).
-    #[arg(long = "kind", value_parser = crate::commands::parse_kind)]
-    kinds: Vec<Kind>,
-    /// Only memories with every one of these tags.
-    #[arg(long = "tag")]
-    tags: Vec<String>,
     #[command(flatten)]
-    scope: ScopeArgs,
-    /// What held at this time (RFC 3339 or Unix seconds), superseded versions included.
-    #[arg(long, value_parser = parse_time)]
-    as_of: Option<i64>,
-    /// Also superseded versions.
-    #[arg(long)]
-    history: bool,
+    filter: FilterArgs,
     /// At most this many memories.
     #[arg(long, default_value_t = 100)]
     limit: usize,
@@ -41,15 +25,7 @@ pub struct ScanArgs {
 
 pub fn scan(store: &StoreArgs, a: &ScanArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
-    let filter = MemoryFilter {
-        namespace: a.namespace.clone(),
-        kinds: a.kinds.clone(),
-        tags: a.tags.clone(),
-        include_superseded: a.history,
-        as_of: a.as_of,
-        ..MemoryFilter::default()
-    }
-    .scope(a.scope.scope());
+    let filter = a.filter.filter()?;
     let items = memory.scan(&filter, a.limit)?;
     crate::store_args::close(memory);
     let mut out = std::io::stdout().lock();

@@ -12,6 +12,11 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
     })
 }
 
+/// Checks a time argument, keeping its text (forwarded as given to a serving process).
+pub fn parse_time_checked(s: &str) -> Result<String, String> {
+    parse_time(s).map(|_| s.to_string())
+}
+
 /// Parses an optional time argument named `name`.
 pub fn optional_time(value: Option<&str>, name: &str) -> Result<Option<i64>, String> {
     value

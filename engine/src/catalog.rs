@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use crate::clock::Timestamp;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
-use crate::forget::state::{Counts, Forgetting};
+use crate::forget::state::{Counts, Forgetting, GroupCounts, ScopeSweep};
 use crate::forget::ForgetPolicy;
 use crate::item::{Kind, MemoryId, MemoryItem, Scope};
 use crate::store::{CatalogRecord, Store};
@@ -55,9 +55,11 @@ pub(crate) struct Catalog {
     names: Vec<String>,
     ids: FxHashMap<String, u32>,
     superseded: usize,
-    per_namespace: FxHashMap<u32, usize>,
-    /// Live memories per user (interned), [`NO_NAME`] counting those of no user.
-    per_user: FxHashMap<u32, usize>,
+    /// Live memories per namespace, and those over `capacity_per_namespace`.
+    per_namespace: GroupCounts,
+    /// Live memories per user (memories of no user are not counted), and those over
+    /// `capacity_per_user`.
+    per_user: GroupCounts,
     tiers: [usize; 2],
     pub(crate) forgetting: Forgetting,
 }
@@ -70,8 +72,8 @@ impl Catalog {
             names: Vec::new(),
             ids: FxHashMap::default(),
             superseded: 0,
-            per_namespace: FxHashMap::default(),
-            per_user: FxHashMap::default(),
+            per_namespace: GroupCounts::new(policy.capacity_per_namespace),
+            per_user: GroupCounts::new(policy.capacity_per_user),
             tiers: [0; 2],
             forgetting: Forgetting::new(policy, now),
         };
@@ -115,10 +117,12 @@ impl Catalog {
         if entry.flags & crate::store::record::SUPERSEDED != 0 {
             self.superseded += 1;
         }
-        *self.per_namespace.entry(namespace).or_default() += 1;
-        *self.per_user.entry(scope[0]).or_default() += 1;
+        self.per_namespace.add(namespace);
+        if scope[0] != NO_NAME {
+            self.per_user.add(scope[0]);
+        }
         self.tiers[rec.decay.tier as usize] += 1;
-        self.forgetting.upsert(id, namespace, scope, rec.decay);
+        self.forgetting.upsert(id, namespace, scope[0], rec.decay);
         self.entries.insert(id, entry);
     }
 
@@ -133,11 +137,9 @@ impl Catalog {
             if old.flags & crate::store::record::SUPERSEDED != 0 {
                 self.superseded -= 1;
             }
-            if let Some(n) = self.per_namespace.get_mut(&old.namespace) {
-                *n -= 1;
-            }
-            if let Some(n) = self.per_user.get_mut(&old.scope[0]) {
-                *n -= 1;
+            self.per_namespace.sub(old.namespace);
+            if old.scope[0] != NO_NAME {
+                self.per_user.sub(old.scope[0]);
             }
             self.tiers[old.tier as usize] -= 1;
             self.forgetting.remove(id);
@@ -146,15 +148,12 @@ impl Catalog {
 
     /// True if a sweep at `now` would move something.
     pub(crate) fn sweep_due(&self, now: Timestamp) -> bool {
-        self.forgetting.due(now, &self.counts(), NO_NAME)
-    }
-
-    fn counts(&self) -> Counts<'_> {
-        Counts {
+        let counts = Counts {
             live: self.entries.len(),
-            per_namespace: &self.per_namespace,
-            per_user: &self.per_user,
-        }
+            namespaces: &self.per_namespace,
+            users: &self.per_user,
+        };
+        self.forgetting.due(now, &counts)
     }
 
     /// Plans a sweep at `now` of every memory, or of `scope`'s (see `Forgetting::plan`).
@@ -163,29 +162,37 @@ impl Catalog {
         now: Timestamp,
         scope: Option<&Scope>,
     ) -> Vec<crate::forget::state::Move> {
-        let only = match scope {
-            None => None,
-            Some(scope) => {
-                let mut ids = [None; 3];
-                for (slot, name) in ids.iter_mut().zip(scope.fields()) {
-                    if let Some(name) = name {
-                        // A name never seen has no memories to sweep.
-                        let Some(&id) = self.ids.get(name) else {
-                            return Vec::new();
-                        };
-                        *slot = Some(id);
-                    }
+        let mut want = [None; 3];
+        if let Some(scope) = scope {
+            for (slot, name) in want.iter_mut().zip(scope.fields()) {
+                if let Some(name) = name {
+                    // A name never seen has no memories to sweep.
+                    let Some(&id) = self.ids.get(name) else {
+                        return Vec::new();
+                    };
+                    *slot = Some(id);
                 }
-                Some(ids)
             }
+        }
+        // Disjoint fields: the entries and counts are read while the forgetting state changes.
+        let entries = &self.entries;
+        let holds = |id: MemoryId| {
+            entries.get(&id).is_some_and(|e| {
+                want.iter()
+                    .zip(e.scope)
+                    .all(|(w, has)| w.is_none_or(|w| w == has))
+            })
         };
-        // Disjoint fields: the counts are read while the forgetting state changes.
+        let only = scope.map(|_| ScopeSweep {
+            holds: &holds,
+            user: want[0],
+        });
         let counts = Counts {
-            live: self.entries.len(),
-            per_namespace: &self.per_namespace,
-            per_user: &self.per_user,
+            live: entries.len(),
+            namespaces: &self.per_namespace,
+            users: &self.per_user,
         };
-        self.forgetting.plan(now, &counts, NO_NAME, only)
+        self.forgetting.plan(now, &counts, only)
     }
 
     /// Memories per tier: [working, long-term].

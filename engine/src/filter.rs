@@ -1,7 +1,7 @@
 //! Which memories a recall, scan or export may touch.
 
 use crate::clock::Timestamp;
-use crate::item::{scope_covers, Kind, MemoryItem, Scope};
+use crate::item::{fields_of, scope_covers, Kind, MemoryItem, Scope};
 
 /// Restricts recalls, scans and exports. The default matches every current (not superseded)
 /// memory; each set field narrows it further, and all must hold.
@@ -63,11 +63,7 @@ impl MemoryFilter {
 
     /// The scope fields it constrains: user, agent, session.
     pub(crate) fn scope_fields(&self) -> [Option<&str>; 3] {
-        [
-            self.user.as_deref(),
-            self.agent.as_deref(),
-            self.session.as_deref(),
-        ]
+        fields_of(&self.user, &self.agent, &self.session)
     }
 
     /// Only this namespace.

@@ -243,11 +243,7 @@ impl Scope {
     }
     /// The three fields in order: user, agent, session.
     pub(crate) fn fields(&self) -> [Option<&str>; 3] {
-        [
-            self.user.as_deref(),
-            self.agent.as_deref(),
-            self.session.as_deref(),
-        ]
+        fields_of(&self.user, &self.agent, &self.session)
     }
     /// Refuses empty names (a scope field is absent or names someone).
     pub(crate) fn validate(&self) -> Result<(), InvalidInput> {
@@ -264,6 +260,15 @@ impl std::fmt::Display for Scope {
             .filter_map(|(field, name)| name.map(|n| format!("{field} {n}")));
         f.write_str(&set.collect::<Vec<_>>().join(", "))
     }
+}
+
+/// The user, agent and session of anything that carries the three fields.
+pub(crate) fn fields_of<'a>(
+    user: &'a Option<String>,
+    agent: &'a Option<String>,
+    session: &'a Option<String>,
+) -> [Option<&'a str>; 3] {
+    [user.as_deref(), agent.as_deref(), session.as_deref()]
 }
 
 /// True if a memory of scope `has` is within `want`: each field `want` sets, `has` has too.
@@ -294,69 +299,6 @@ fn check_scope(fields: [Option<&str>; 3]) -> Result<(), InvalidInput> {
     Ok(())
 }
 
-/// Version 2 of the item encoding (before scopes), still read.
-#[derive(Decode)]
-struct ItemV2 {
-    id: MemoryId,
-    kind: Kind,
-    text: String,
-    concise: Option<String>,
-    brief: Option<String>,
-    triple: Option<Triple>,
-    subject: Option<String>,
-    sources: Vec<Source>,
-    namespace: String,
-    tags: Vec<String>,
-    created: Timestamp,
-    updated: Timestamp,
-    accessed: Timestamp,
-    importance: f32,
-    outcome: Option<Outcome>,
-    count: u32,
-    pinned: bool,
-    supersedes: Option<MemoryId>,
-    superseded_by: Option<MemoryId>,
-    tier: Tier,
-    strength: f64,
-    decay_anchor: Timestamp,
-    reinforced: u32,
-}
-
-impl From<ItemV2> for MemoryItem {
-    fn from(v: ItemV2) -> Self {
-        MemoryItem {
-            id: v.id,
-            kind: v.kind,
-            text: v.text,
-            concise: v.concise,
-            brief: v.brief,
-            triple: v.triple,
-            subject: v.subject,
-            sources: v.sources,
-            namespace: v.namespace,
-            tags: v.tags,
-            created: v.created,
-            updated: v.updated,
-            accessed: v.accessed,
-            importance: v.importance,
-            outcome: v.outcome,
-            count: v.count,
-            pinned: v.pinned,
-            supersedes: v.supersedes,
-            superseded_by: v.superseded_by,
-            tier: v.tier,
-            strength: v.strength,
-            decay_anchor: v.decay_anchor,
-            reinforced: v.reinforced,
-            user: None,
-            agent: None,
-            session: None,
-            valid_from: v.created,
-            valid_until: None,
-        }
-    }
-}
-
 /// Version 1 of the item encoding (before forgetting), still read.
 #[derive(Decode)]
 struct ItemV1 {
@@ -381,32 +323,67 @@ struct ItemV1 {
     superseded_by: Option<MemoryId>,
 }
 
+/// Version 2 (before scopes), still read: version 1's fields, then the decay fields (bincode
+/// writes a nested struct's fields in place, unprefixed, so this is that layout).
+#[derive(Decode)]
+struct ItemV2 {
+    v1: ItemV1,
+    tier: Tier,
+    strength: f64,
+    decay_anchor: Timestamp,
+    reinforced: u32,
+}
+
 impl From<ItemV1> for ItemV2 {
-    fn from(v: ItemV1) -> Self {
+    fn from(v1: ItemV1) -> Self {
         ItemV2 {
-            id: v.id,
-            kind: v.kind,
-            text: v.text,
-            concise: v.concise,
-            brief: v.brief,
-            triple: v.triple,
-            subject: v.subject,
-            sources: v.sources,
-            namespace: v.namespace,
-            tags: v.tags,
-            created: v.created,
-            updated: v.updated,
-            accessed: v.accessed,
-            importance: v.importance,
-            outcome: v.outcome,
-            count: v.count,
-            pinned: v.pinned,
-            supersedes: v.supersedes,
-            superseded_by: v.superseded_by,
+            decay_anchor: v1.created,
+            v1,
             tier: Tier::Working,
             strength: 0.0, // unset: the policy's default for its kind and importance
-            decay_anchor: v.created,
             reinforced: 0,
+        }
+    }
+}
+
+impl From<ItemV2> for MemoryItem {
+    fn from(v2: ItemV2) -> Self {
+        let ItemV2 {
+            v1,
+            tier,
+            strength,
+            decay_anchor,
+            reinforced,
+        } = v2;
+        MemoryItem {
+            id: v1.id,
+            kind: v1.kind,
+            text: v1.text,
+            concise: v1.concise,
+            brief: v1.brief,
+            triple: v1.triple,
+            subject: v1.subject,
+            sources: v1.sources,
+            namespace: v1.namespace,
+            tags: v1.tags,
+            created: v1.created,
+            updated: v1.updated,
+            accessed: v1.accessed,
+            importance: v1.importance,
+            outcome: v1.outcome,
+            count: v1.count,
+            pinned: v1.pinned,
+            supersedes: v1.supersedes,
+            superseded_by: v1.superseded_by,
+            tier,
+            strength,
+            decay_anchor,
+            reinforced,
+            user: None,
+            agent: None,
+            session: None,
+            valid_from: v1.created,
+            valid_until: None,
         }
     }
 }
@@ -427,11 +404,7 @@ impl MemoryItem {
 
     /// Its user, agent and session.
     pub(crate) fn scope_fields(&self) -> [Option<&str>; 3] {
-        [
-            self.user.as_deref(),
-            self.agent.as_deref(),
-            self.session.as_deref(),
-        ]
+        fields_of(&self.user, &self.agent, &self.session)
     }
 
     /// Who it belongs to.
@@ -445,8 +418,8 @@ impl MemoryItem {
 
     /// The content hash duplicates are detected by (namespace, scope, kind, text).
     pub fn content_hash(&self) -> [u8; 32] {
-        let hash = scoped_content_hash(&self.namespace, self.scope_fields(), self.kind, &self.text);
-        at_turn(hash, self.kind, self.sources.first())
+        let (ns, scope) = (&self.namespace, self.scope_fields());
+        memory_hash(ns, scope, self.kind, &self.text, self.sources.first())
     }
 
     pub(crate) fn encode(&self) -> Vec<u8> {
@@ -504,7 +477,7 @@ pub fn content_hash(namespace: &str, kind: Kind, text: &str) -> [u8; 32] {
 /// [`content_hash`] of a memory that belongs to a scope (user, agent, session): the same as
 /// `content_hash` when it belongs to no one, so stores written before scopes keep their hashes;
 /// otherwise the scope is hashed in too, so equal texts of two scopes never merge.
-pub(crate) fn scoped_content_hash(
+fn scoped_content_hash(
     namespace: &str,
     scope: [Option<&str>; 3],
     kind: Kind,
@@ -529,10 +502,26 @@ pub(crate) fn scoped_content_hash(
     h.finalize().into()
 }
 
+/// The hash duplicates are found by: [`scoped_content_hash`], and for a turn also where it was
+/// said (its first source).
+pub(crate) fn memory_hash(
+    namespace: &str,
+    scope: [Option<&str>; 3],
+    kind: Kind,
+    text: &str,
+    first_source: Option<&Source>,
+) -> [u8; 32] {
+    at_turn(
+        scoped_content_hash(namespace, scope, kind, text),
+        kind,
+        first_source,
+    )
+}
+
 /// A turn is an event, not a statement: the same words said at two places of a conversation
 /// are two memories. A turn's hash therefore also covers where it was said (its first source:
 /// the session and turn number); any other memory's hash is `hash` unchanged.
-pub(crate) fn at_turn(hash: [u8; 32], kind: Kind, source: Option<&Source>) -> [u8; 32] {
+fn at_turn(hash: [u8; 32], kind: Kind, source: Option<&Source>) -> [u8; 32] {
     let Some(source) = source.filter(|_| kind == Kind::Turn) else {
         return hash;
     };
@@ -680,11 +669,7 @@ impl NewMemory {
     }
     /// The scope it is given.
     pub(crate) fn scope_fields(&self) -> [Option<&str>; 3] {
-        [
-            self.user.as_deref(),
-            self.agent.as_deref(),
-            self.session.as_deref(),
-        ]
+        fields_of(&self.user, &self.agent, &self.session)
     }
 
     /// Checks the input (trimming nothing): rejects empty text, text over `max_text_bytes`
@@ -706,6 +691,13 @@ impl NewMemory {
             check_validity(from, self.valid_until)?;
         }
         check_scope(self.scope_fields())
+    }
+
+    /// The hash it is de-duplicated by, the one its item will have
+    /// ([`MemoryItem::content_hash`]).
+    pub(crate) fn content_hash(&self) -> [u8; 32] {
+        let (ns, scope) = (self.namespace_or_default(), self.scope_fields());
+        memory_hash(ns, scope, self.kind, &self.text, self.source.as_ref())
     }
 
     /// The namespace, defaulted.
@@ -775,6 +767,87 @@ mod tests {
             .contains("version 9"));
         assert!(MemoryItem::decode(&bytes[..bytes.len() - 1]).is_err());
         assert!(MemoryItem::decode(&[]).is_err());
+    }
+
+    /// Items written by versions 1 and 2 of the encoding read back with the later fields at
+    /// their defaults (bincode writes a tuple's elements, like a struct's fields, in order and
+    /// unprefixed, so nested tuples give the old layouts).
+    #[test]
+    fn versions_one_and_two_still_decode() {
+        let mut item = NewMemory::new("an old memory")
+            .kind(Kind::Fact)
+            .tag("t")
+            .source("doc", Some((2, 9)))
+            .into_item(5, 1_000);
+        item.updated = 2_000;
+        item.accessed = 3_000;
+        item.count = 2;
+        item.pinned = true;
+        item.supersedes = Some(4);
+        let v1 = (
+            (
+                item.id,
+                item.kind,
+                &item.text,
+                &item.concise,
+                &item.brief,
+                &item.triple,
+            ),
+            (
+                &item.subject,
+                &item.sources,
+                &item.namespace,
+                &item.tags,
+                item.created,
+            ),
+            (
+                item.updated,
+                item.accessed,
+                item.importance,
+                item.outcome,
+                item.count,
+            ),
+            (item.pinned, item.supersedes, item.superseded_by),
+        );
+        let encode = |version: u8, body: &dyn Fn(&mut Vec<u8>)| {
+            let mut out = vec![version];
+            body(&mut out);
+            out
+        };
+        let config = bincode::config::standard();
+        let one = encode(1, &|out| {
+            bincode::encode_into_std_write(v1, out, config).unwrap();
+        });
+        let decoded = MemoryItem::decode(&one).unwrap();
+        let defaults = MemoryItem {
+            tier: Tier::Working,
+            strength: 0.0,
+            decay_anchor: item.created,
+            reinforced: 0,
+            user: None,
+            agent: None,
+            session: None,
+            valid_from: item.created,
+            valid_until: None,
+            ..item.clone()
+        };
+        assert_eq!(decoded, defaults);
+        let two = encode(2, &|out| {
+            let decay = (Tier::LongTerm, 86_400.0f64, 1_500i64, 3u32);
+            bincode::encode_into_std_write((v1, decay), out, config).unwrap();
+        });
+        let decoded = MemoryItem::decode(&two).unwrap();
+        assert_eq!(
+            decoded,
+            MemoryItem {
+                tier: Tier::LongTerm,
+                strength: 86_400.0,
+                decay_anchor: 1_500,
+                reinforced: 3,
+                ..defaults
+            }
+        );
+        assert!(MemoryItem::decode(&two[..two.len() - 1]).is_err());
     }
 
     #[test]

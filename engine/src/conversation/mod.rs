@@ -101,7 +101,7 @@ impl Memory {
             return Err(InvalidInput::EmptyConversation.into());
         }
         let document = session_document(session);
-        let earlier = self.conversation(session, &scope)?;
+        let earlier = self.session_turns(&scope, &document)?;
         let first_turn = earlier
             .iter()
             .flat_map(|t| &t.sources)
@@ -176,15 +176,19 @@ impl Memory {
     /// [`crate::Error::Store`].
     pub fn conversation(&self, session: &str, scope: &Scope) -> Result<Vec<MemoryItem>> {
         let scope = conversation_scope(session, scope)?;
-        let document = session_document(session);
+        self.session_turns(&scope, &session_document(session))
+    }
+
+    /// The turns of exactly `scope` (its session set) sourced to `document`, in order.
+    fn session_turns(&self, scope: &Scope, document: &str) -> Result<Vec<MemoryItem>> {
         let mut turns: Vec<(u64, MemoryItem)> = self
             .scan(
                 &MemoryFilter::new().kind(Kind::Turn).scope(scope.clone()),
                 usize::MAX,
             )?
             .into_iter()
-            .filter(|t| t.scope() == scope)
-            .filter_map(|t| Some((turn_number(&t, &document)?, t)))
+            .filter(|t| t.scope() == *scope)
+            .filter_map(|t| Some((turn_number(&t, document)?, t)))
             .collect();
         turns.sort_by_key(|(n, _)| *n);
         Ok(turns.into_iter().map(|(_, t)| t).collect())

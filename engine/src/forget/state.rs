@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::kinetic::KineticQueue;
 use super::policy::{DecayFields, ForgetPolicy};
@@ -42,23 +42,71 @@ pub(crate) struct Move {
 /// "no name" for a memory of no user).
 type Partition = (u32, u32);
 
-/// The interned user, agent and session of a memory (the catalog's "no name" where absent).
-pub(crate) type ScopeIds = [u32; 3];
+/// Live memories per group (a namespace, a user) and the groups over a capacity, kept as
+/// memories come and go: a write asks whether any group is over in O(1), and a sweep visits
+/// only the groups that are.
+#[derive(Debug, Default)]
+pub(crate) struct GroupCounts {
+    counts: FxHashMap<u32, usize>,
+    over: FxHashSet<u32>,
+    cap: Option<usize>,
+}
 
-/// What a sweep may touch: every memory, or those of one scope (`None` fields: any).
-pub(crate) type SweepScope = Option<[Option<u32>; 3]>;
+impl GroupCounts {
+    /// Counts against `cap` (none: no group is ever over).
+    pub(crate) fn new(cap: Option<usize>) -> Self {
+        GroupCounts {
+            cap,
+            ..GroupCounts::default()
+        }
+    }
 
-/// Counts of live memories per namespace and per user, as the catalog keeps them.
+    /// One more memory in `group`.
+    pub(crate) fn add(&mut self, group: u32) {
+        let n = self.counts.entry(group).or_default();
+        *n += 1;
+        if self.cap.is_some_and(|c| *n > c) {
+            self.over.insert(group);
+        }
+    }
+
+    /// One memory fewer in `group`.
+    pub(crate) fn sub(&mut self, group: u32) {
+        let Some(n) = self.counts.get_mut(&group) else {
+            return;
+        };
+        *n -= 1;
+        if self.cap.is_none_or(|c| *n <= c) {
+            self.over.remove(&group);
+        }
+        if *n == 0 {
+            self.counts.remove(&group);
+        }
+    }
+
+    fn count(&self, group: u32) -> usize {
+        self.counts.get(&group).copied().unwrap_or(0)
+    }
+}
+
+/// The catalog's counts of live memories: in all, per namespace, per user (memories of no user
+/// are counted in no user's group).
 pub(crate) struct Counts<'a> {
     pub(crate) live: usize,
-    pub(crate) per_namespace: &'a FxHashMap<u32, usize>,
-    pub(crate) per_user: &'a FxHashMap<u32, usize>,
+    pub(crate) namespaces: &'a GroupCounts,
+    pub(crate) users: &'a GroupCounts,
+}
+
+/// A sweep of one scope: which memories are in it, and its user, if it names one.
+pub(crate) struct ScopeSweep<'a> {
+    pub(crate) holds: &'a dyn Fn(MemoryId) -> bool,
+    pub(crate) user: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     namespace: u32,
-    scope: ScopeIds,
+    user: u32,
     fields: DecayFields,
     demote_at: Option<Timestamp>,
     forget_at: Option<Timestamp>,
@@ -88,13 +136,7 @@ impl Forgetting {
     }
 
     /// Adds or replaces memory `id`.
-    pub(crate) fn upsert(
-        &mut self,
-        id: MemoryId,
-        namespace: u32,
-        scope: ScopeIds,
-        fields: DecayFields,
-    ) {
+    pub(crate) fn upsert(&mut self, id: MemoryId, namespace: u32, user: u32, fields: DecayFields) {
         self.remove(id);
         if !self.policy.enabled || fields.pinned {
             return;
@@ -112,7 +154,7 @@ impl Forgetting {
         let start = self.start;
         let q = self
             .queues
-            .entry((namespace, scope[0]))
+            .entry((namespace, user))
             .or_insert_with(|| KineticQueue::new(start));
         // Lines and times are finite by construction (validated policy, clamped weights).
         let _ = q.set_line(id, line);
@@ -120,7 +162,7 @@ impl Forgetting {
             id,
             Entry {
                 namespace,
-                scope,
+                user,
                 fields,
                 demote_at,
                 forget_at,
@@ -137,25 +179,20 @@ impl Forgetting {
             if let Some(t) = e.forget_at {
                 self.forget_at.remove(&(t, id));
             }
-            if let Some(q) = self.queues.get_mut(&(e.namespace, e.scope[0])) {
+            if let Some(q) = self.queues.get_mut(&(e.namespace, e.user)) {
                 q.remove(id);
             }
         }
     }
 
-    /// True if a sweep at `now` would move something (cheap: two first elements and counts;
-    /// `no_user` is the catalog's "no name", whose memories no per-user capacity counts).
-    pub(crate) fn due(&self, now: Timestamp, counts: &Counts<'_>, no_user: u32) -> bool {
+    /// True if a sweep at `now` would move something (cheap: two first elements and counts).
+    pub(crate) fn due(&self, now: Timestamp, counts: &Counts<'_>) -> bool {
         let first = |s: &BTreeSet<(Timestamp, MemoryId)>| s.first().is_some_and(|&(t, _)| t <= now);
-        let p = &self.policy;
-        let over = |cap: Option<usize>, counts: &FxHashMap<u32, usize>| {
-            cap.is_some_and(|c| counts.iter().any(|(&k, &n)| k != no_user && n > c))
-        };
         first(&self.demote_at)
             || first(&self.forget_at)
-            || p.capacity.is_some_and(|c| counts.live > c)
-            || over(p.capacity_per_namespace, counts.per_namespace)
-            || over(p.capacity_per_user, counts.per_user)
+            || self.policy.capacity.is_some_and(|c| counts.live > c)
+            || !counts.namespaces.over.is_empty()
+            || !counts.users.over.is_empty()
     }
 
     /// What a sweep at `now` does: deletions past θ2, demotions past θ1, then evictions of
@@ -169,24 +206,17 @@ impl Forgetting {
         &mut self,
         now: Timestamp,
         counts: &Counts<'_>,
-        no_user: u32,
-        only: SweepScope,
+        only: Option<ScopeSweep<'_>>,
     ) -> Vec<Move> {
         let p = self.policy.clone();
-        let in_scope = |e: &Entry| {
-            only.is_none_or(|want| {
-                want.iter()
-                    .zip(e.scope)
-                    .all(|(w, has)| w.is_none_or(|w| w == has))
-            })
-        };
+        let in_scope = |id: MemoryId| only.as_ref().is_none_or(|o| (o.holds)(id));
         let mut moves = Vec::new();
-        let mut gone = rustc_hash::FxHashSet::default();
+        let mut gone = FxHashSet::default();
         for &(_, id) in self.forget_at.range(..=(now, MemoryId::MAX)) {
-            let e = &self.entries[&id];
-            if !in_scope(e) {
+            if !in_scope(id) {
                 continue;
             }
+            let e = &self.entries[&id];
             moves.push(Move {
                 id,
                 reason: ForgetReason::Decayed,
@@ -196,10 +226,10 @@ impl Forgetting {
             gone.insert(id);
         }
         for &(_, id) in self.demote_at.range(..=(now, MemoryId::MAX)) {
-            let e = &self.entries[&id];
-            if gone.contains(&id) || !in_scope(e) {
+            if gone.contains(&id) || !in_scope(id) {
                 continue;
             }
+            let e = &self.entries[&id];
             let value = p.retention_of(&e.fields, now);
             let expired = value >= p.working_threshold
                 && e.fields.valid_until.is_some_and(|until| until <= now);
@@ -220,24 +250,22 @@ impl Forgetting {
         }
         for id in &gone {
             let e = self.entries[id];
-            if let Some(q) = self.queues.get_mut(&(e.namespace, e.scope[0])) {
+            if let Some(q) = self.queues.get_mut(&(e.namespace, e.user)) {
                 q.remove(*id);
             }
         }
-        // Per user: the users a whole sweep sees over capacity, or the scope's own user.
+        // Per user: the users over capacity, or the scope's own user if it is.
         if let Some(cap) = p.capacity_per_user {
-            let users: Vec<u32> = match only {
-                None => counts
-                    .per_user
-                    .keys()
-                    .copied()
-                    .filter(|&u| u != no_user)
+            let users: Vec<u32> = match &only {
+                None => counts.users.over.iter().copied().collect(),
+                Some(o) => o
+                    .user
+                    .filter(|u| counts.users.over.contains(u))
+                    .into_iter()
                     .collect(),
-                Some([Some(user), ..]) if user != no_user => vec![user],
-                Some(_) => Vec::new(),
             };
             for user in users {
-                let n = counts.per_user.get(&user).copied().unwrap_or(0);
+                let n = counts.users.count(user);
                 self.evict_over(&mut moves, n, cap, now, |&(_, u)| u == user);
             }
         }
@@ -245,9 +273,9 @@ impl Forgetting {
             return moves;
         }
         if let Some(cap) = p.capacity_per_namespace {
-            let namespaces: Vec<u32> = counts.per_namespace.keys().copied().collect();
+            let namespaces: Vec<u32> = counts.namespaces.over.iter().copied().collect();
             for ns in namespaces {
-                let n = counts.per_namespace.get(&ns).copied().unwrap_or(0);
+                let n = counts.namespaces.count(ns);
                 self.evict_over(&mut moves, n, cap, now, |&(q_ns, _)| q_ns == ns);
             }
         }
@@ -274,7 +302,7 @@ impl Forgetting {
                     && self
                         .entries
                         .get(&m.id)
-                        .is_some_and(|e| group(&(e.namespace, e.scope[0])))
+                        .is_some_and(|e| group(&(e.namespace, e.user)))
             })
             .count();
         let mut n = n.saturating_sub(gone_here);

@@ -70,6 +70,13 @@ impl RememberAction {
     }
 }
 
+/// Kinds whose near-duplicates are looked for: every kind but turns. A turn is an event, not
+/// a statement: only its exact self (the same words at the same place of the same session)
+/// merges.
+pub fn merges_near_duplicates(kind: Kind) -> bool {
+    kind != Kind::Turn
+}
+
 /// Kinds that hold one current truth: a near-duplicate that says something else replaces the
 /// stored version (keeping it as history) instead of standing beside it.
 pub fn one_current_truth(kind: Kind) -> bool {

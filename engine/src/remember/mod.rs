@@ -6,13 +6,13 @@ use rustc_hash::FxHashMap;
 
 pub mod dedup;
 
-use dedup::{one_current_truth, same_information, RememberAction, Remembered};
+use dedup::{
+    merges_near_duplicates, one_current_truth, same_information, RememberAction, Remembered,
+};
 
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
-use crate::item::{
-    at_turn, check_text, check_validity, scoped_content_hash, Kind, MemoryId, MemoryItem, NewMemory,
-};
+use crate::item::{check_text, check_validity, Kind, MemoryId, MemoryItem, NewMemory};
 use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
 
@@ -281,21 +281,18 @@ impl Inner {
         v: UnitVector,
     ) -> Result<Remembered> {
         let now = self.now();
-        let ns = m.namespace_or_default().to_string();
-        let hash = at_turn(
-            scoped_content_hash(&ns, m.scope_fields(), m.kind, &m.text),
-            m.kind,
-            m.source.as_ref(),
-        );
+        let hash = m.content_hash();
         let exact = match staged.by_hash.get(&hash) {
             Some(&id) => Some(id),
             None => self.store.by_hash(&hash)?,
         };
         let near = match exact {
             Some(_) => None,
-            // A turn is an event: only its exact self (same place in the same session) merges.
-            None if staged.exact_only || m.kind == Kind::Turn => None,
-            None => self.near_duplicate(staged, &ns, m.scope_fields(), m.kind, &v)?,
+            None if staged.exact_only || !merges_near_duplicates(m.kind) => None,
+            None => {
+                let ns = m.namespace_or_default();
+                self.near_duplicate(staged, ns, m.scope_fields(), m.kind, &v)?
+            }
         };
         let Some(id) = exact.or(near) else {
             let item = self.insert_new(tx, applied, m, v.clone(), None)?;
