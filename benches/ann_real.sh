@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The real-text ANN benchmark of BENCHMARKS.md: 100k WordNet 3.0 glosses ("lemma: definition")
 # as base vectors and 10k WordNet usage examples as queries, embedded with all-MiniLM-L6-v2;
-# memloop and hnsw_rs from ann-bench, hnswlib, faiss and usearch from peers.py, same files,
-# M=16, efConstruction=200, 2 build threads, 1 search thread.
+# memloop (f32, bf16, int8 vectors) and hnsw_rs from ann-bench; hnswlib, faiss (HNSWFlat,
+# HNSWSQ8) and usearch (f32, bf16, i8) from peers.py; same files, M=16, efConstruction=200,
+# 2 build threads, 1 search thread.
 #
 #   bash benches/ann_real.sh [DATA_DIR]      (default ~/.cache/memloop/ann-wordnet)
 set -euo pipefail
@@ -22,7 +23,15 @@ fi
   "$VENV/bin/python" benches/make_text_vectors.py --model "$MODEL" --wordnet "$DATA/wordnet" --out "$DATA/vectors"
 cargo build --release --locked -p memloop-benches --bin ann-bench
 V="$DATA/vectors"
-target/release/ann-bench --base "$V/base.fvecs" --query "$V/query.fvecs" --write-truth "$V/truth.ivecs" \
-  --k 10 --m 16 --ef-construction 200 --ef "$EF" --threads 2 --json --peer hnsw_rs | tee "$DATA/ann-rust.jsonl"
+PEER="${PEER---peer hnsw_rs}"
+: > "$DATA/ann-rust.jsonl"
+for vectors in ${VECTORS:-f32 bf16 int8}; do
+  target/release/ann-bench --base "$V/base.fvecs" --query "$V/query.fvecs" --write-truth "$V/truth.ivecs" \
+    --k 10 --m 16 --ef-construction 200 --ef "$EF" --threads 2 --json --vectors "$vectors" $PEER |
+    tee -a "$DATA/ann-rust.jsonl"
+  PEER=""
+done
 "$VENV/bin/python" benches/peers.py --base "$V/base.fvecs" --query "$V/query.fvecs" --truth "$V/truth.ivecs" \
-  --k 10 --m 16 --ef-construction 200 --ef "$EF" --threads 2 | tee "$DATA/ann-peers.jsonl"
+  --k 10 --m 16 --ef-construction 200 --ef "$EF" --threads 2 ${SYSTEMS:+--systems "$SYSTEMS"} |
+  tee "$DATA/ann-peers.jsonl"
+python3 benches/summarize.py "$DATA/ann-rust.jsonl" "$DATA/ann-peers.jsonl"

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """ANN peers on the same texmex files as `ann-bench`, printing the same JSON lines.
 
-Runs hnswlib, faiss-cpu (IndexHNSWFlat, inner product) and usearch (f32, inner product) with
-the same M / efConstruction, builds with --threads threads, saves, then opens and searches in a
+Runs hnswlib, faiss-cpu (IndexHNSWFlat and IndexHNSWSQ with 8-bit scalar quantisation, inner
+product) and usearch (f32, bf16 and i8, inner product) with the same M / efConstruction, builds with --threads threads, saves, then opens and searches in a
 fresh child process (so the open's RSS is its own) with one search thread, every query batch
 handed to the library at once (the library's fastest single-thread path).
 
     python3 -m pip install numpy hnswlib==0.8.0 faiss-cpu usearch
     python3 benches/peers.py --base B.fvecs --query Q.fvecs --truth T.ivecs \
         --k 10 --m 16 --ef-construction 200 --ef 16,32,64,128,256 --threads 2 \
-        [--systems hnswlib,faiss,usearch]
+        [--systems hnswlib,faiss,faiss-sq8,usearch,usearch-bf16,usearch-i8]
 
 `ann-bench --write-truth T.ivecs` writes the truth file both tools then share.
 """
@@ -48,6 +48,7 @@ def emit(obj):
 
 class Hnswlib:
     name = "hnswlib"
+    vectors = "f32"
 
     def build(self, base, m, efc, threads):
         import hnswlib
@@ -74,13 +75,21 @@ class Hnswlib:
 
 class Faiss:
     name = "faiss"
+    vectors = "f32"
+
+    def make(self, dim, m):
+        import faiss
+
+        return faiss.IndexHNSWFlat(dim, m, faiss.METRIC_INNER_PRODUCT)
 
     def build(self, base, m, efc, threads):
         import faiss
 
         faiss.omp_set_num_threads(threads)
-        self.index = faiss.IndexHNSWFlat(base.shape[1], m, faiss.METRIC_INNER_PRODUCT)
+        self.index = self.make(base.shape[1], m)
         self.index.hnsw.efConstruction = efc
+        if not self.index.is_trained:
+            self.index.train(base)
         self.index.add(base)
 
     def save(self, d):
@@ -106,13 +115,28 @@ class Faiss:
         return labels
 
 
+class FaissSq8(Faiss):
+    """IndexHNSWSQ: the graph over 8-bit scalar-quantised vectors (per-dimension ranges,
+    trained on the base set); distances are computed on the codes, with no exact re-scoring."""
+
+    name = "faiss-sq8"
+    vectors = "int8"
+
+    def make(self, dim, m):
+        import faiss
+
+        return faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, m, faiss.METRIC_INNER_PRODUCT)
+
+
 class Usearch:
     name = "usearch"
+    vectors = "f32"
+    dtype = "f32"
 
     def build(self, base, m, efc, threads):
         from usearch.index import Index
 
-        self.index = Index(ndim=base.shape[1], metric="ip", dtype="f32", connectivity=m, expansion_add=efc)
+        self.index = Index(ndim=base.shape[1], metric="ip", dtype=self.dtype, connectivity=m, expansion_add=efc)
         self.index.add(np.arange(base.shape[0]), base, threads=threads)
 
     def save(self, d):
@@ -128,7 +152,19 @@ class Usearch:
         return self.index.search(q, k, threads=1).keys
 
 
-SYSTEMS = {s.name: s for s in (Hnswlib, Faiss, Usearch)}
+class UsearchBf16(Usearch):
+    name = "usearch-bf16"
+    vectors = "bf16"
+    dtype = "bf16"
+
+
+class UsearchI8(Usearch):
+    name = "usearch-i8"
+    vectors = "int8"
+    dtype = "i8"
+
+
+SYSTEMS = {s.name: s for s in (Hnswlib, Faiss, FaissSq8, Usearch, UsearchBf16, UsearchI8)}
 
 
 def probe(a):
@@ -141,7 +177,7 @@ def probe(a):
     ms = (time.perf_counter() - t0) * 1e3
     rss = rss_mb() - before
     size = sum(os.path.getsize(os.path.join(a.index_dir, f)) for f in os.listdir(a.index_dir))
-    line = {"system": a.probe, "phase": "open", "ms": round(ms, 3), "rss_mb": round(rss, 2), "file_mb": round(size / 2**20, 1)}
+    line = {"system": a.probe, "vectors": system.vectors, "phase": "open", "ms": round(ms, 3), "rss_mb": round(rss, 2), "file_mb": round(size / 2**20, 1)}
     if hasattr(system, "mode"):
         line["mode"] = system.mode
     emit(line)
@@ -151,8 +187,9 @@ def probe(a):
         labels = system.search(queries, a.k, ef)
         secs = time.perf_counter() - t0
         found = sum(len(set(map(int, l)) & set(map(int, t))) for l, t in zip(labels, truth))
-        emit({"system": a.probe, "ef": ef, "recall": round(found / truth.size, 4), "qps": round(len(queries) / secs)})
-    emit({"system": a.probe, "phase": "searched", "rss_mb": round(rss_mb() - before, 2)})
+        emit({"system": a.probe, "vectors": system.vectors, "ef": ef, "recall": round(found / truth.size, 4), "qps": round(len(queries) / secs)})
+    emit({"system": a.probe, "vectors": system.vectors, "phase": "searched", "searches": len(queries) * (1 + len(a.ef)),
+          "rss_mb": round(rss_mb() - before, 2)})
 
 
 def main():
@@ -165,7 +202,7 @@ def main():
     ap.add_argument("--ef-construction", type=int, default=200)
     ap.add_argument("--ef", type=lambda s: [int(x) for x in s.split(",")], default=[16, 32, 64, 128, 256])
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--systems", default="hnswlib,faiss,usearch")
+    ap.add_argument("--systems", default="hnswlib,faiss,faiss-sq8,usearch,usearch-bf16,usearch-i8")
     ap.add_argument("--limit-query", type=int)
     ap.add_argument("--json", action="store_true", help="accepted for symmetry with ann-bench; output is always JSON")
     ap.add_argument("--probe", help=argparse.SUPPRESS)
@@ -178,7 +215,7 @@ def main():
         system = SYSTEMS[name]()
         t0 = time.perf_counter()
         system.build(base, a.m, a.ef_construction, a.threads)
-        emit({"system": name, "phase": "build", "seconds": round(time.perf_counter() - t0, 2), "threads": a.threads, "n": len(base)})
+        emit({"system": name, "vectors": SYSTEMS[name].vectors, "phase": "build", "seconds": round(time.perf_counter() - t0, 2), "threads": a.threads, "n": len(base)})
         with tempfile.TemporaryDirectory() as d:
             system.save(d)
             del system

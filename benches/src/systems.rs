@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use hnsw_rs::api::AnnT;
 use hnsw_rs::hnswio::HnswIo;
 use hnsw_rs::prelude::{DistDot, Hnsw};
-use memloop_index::{Index, Params, SearchScratch, UnitVector, UnitVectors};
+use memloop_index::{Index, Params, SearchScratch, UnitVector, UnitVectors, VectorEncoding};
 
 use crate::texmex::Matrix;
 
@@ -18,6 +18,8 @@ pub struct BuildParams {
     pub m: usize,
     /// HNSW `efConstruction`.
     pub ef_construction: usize,
+    /// How memloop's searches read the vectors (peers here keep f32).
+    pub vectors: VectorEncoding,
 }
 
 /// An ANN engine under test. Ids are row numbers of the base file.
@@ -61,6 +63,7 @@ impl AnnSystem for Memloop {
         let params = Params::builder(base.dim)
             .m(p.m)
             .ef_construction(p.ef_construction)
+            .vectors(p.vectors)
             .build()?;
         let index = Index::new(params)?;
         let ids: Vec<u64> = (0..base.rows() as u64).collect();

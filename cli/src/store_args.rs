@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use memloop::{DeviceChoice, Durability, Memory, Options};
+use memloop::{DeviceChoice, Durability, Memory, Options, VectorEncoding};
 
 /// Closes the store after a command did its work. Every write the command reported was durable
 /// already (a synced commit, or an explicit flush), so what closing still saves (the index and
@@ -39,6 +39,12 @@ pub struct StoreArgs {
     /// `cuda` feature; scripts/gpu-check.sh).
     #[arg(long, global = true, default_value = "cpu", value_parser = parse_device)]
     pub device: DeviceChoice,
+    /// How the index stores the vectors searches read: `f32`, `bf16` or `int8` (compressed
+    /// codes searched first, the best candidates re-scored on the f32 vectors: same recall,
+    /// faster searches, a larger index file). Recorded in the store; omitted keeps the store's
+    /// choice (f32 for a new store). A change rebuilds the index once.
+    #[arg(long, global = true)]
+    pub index_vectors: Option<VectorEncoding>,
 }
 
 fn parse_device(s: &str) -> Result<DeviceChoice, String> {
@@ -139,6 +145,7 @@ impl StoreArgs {
             model_dir: self.model.clone(),
             device: self.device,
             dedup_threshold: self.dedup_threshold.0,
+            index_vectors: self.index_vectors,
             durability,
             ..Options::default()
         }

@@ -82,6 +82,7 @@ pub use item::{
     DEFAULT_NAMESPACE,
 };
 pub use memloop_embed::DeviceChoice;
+pub use memloop_index::VectorEncoding;
 pub use memory::{CheckReport, DiskUsage, IndexRecovery, Memory, OpenReport, Stats};
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
 pub use remember::Update;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memloop_embed::DeviceChoice;
+use memloop_index::VectorEncoding;
 
 use crate::clock::Clock;
 use crate::context::{Extractive, Summarizer, TokenCounter};
@@ -58,6 +59,13 @@ pub struct Options {
     pub index_m: usize,
     /// HNSW construction beam (efConstruction). Default 200.
     pub index_ef_construction: usize,
+    /// How the index stores the vectors its searches read: [`VectorEncoding::F32`], or
+    /// compressed codes ([`VectorEncoding::Bf16`], [`VectorEncoding::Int8`]) that searches walk
+    /// and whose best candidates are then re-scored on the f32 vectors — the same recall at a
+    /// given beam, faster (see BENCHMARKS.md), at the cost of the codes in the index file.
+    /// `None` (default) keeps the store's recorded choice (f32 for a new store); a choice is
+    /// recorded in the store, and an index saved with another encoding is rebuilt on open.
+    pub index_vectors: Option<VectorEncoding>,
     /// HNSW search beam for recalls (raised to k when smaller). Default 96.
     pub recall_ef: usize,
     /// Checkpoint the index in the background after this many changes. Default 10,000.
@@ -121,6 +129,7 @@ impl Default for Options {
             max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
             index_m: 16,
             index_ef_construction: 200,
+            index_vectors: None,
             recall_ef: 96,
             checkpoint_every: 10_000,
             checkpoint_interval: Duration::from_secs(60),
@@ -154,6 +163,7 @@ impl std::fmt::Debug for Options {
             .field("max_text_bytes", &self.max_text_bytes)
             .field("index_m", &self.index_m)
             .field("index_ef_construction", &self.index_ef_construction)
+            .field("index_vectors", &self.index_vectors)
             .field("recall_ef", &self.recall_ef)
             .field("checkpoint_every", &self.checkpoint_every)
             .field("checkpoint_interval", &self.checkpoint_interval)

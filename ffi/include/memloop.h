@@ -457,7 +457,10 @@ int32_t memloop_set_time(const memloop_t *handle, int64_t unix_ms);
  * every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
  * near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
  * `"capacity_per_user"` (most memories kept per user),
- * `"recall_ef"`, `"max_text_bytes"` (longest text of one memory, default 512 KiB),
+ * `"recall_ef"`, `"index_vectors"` (`"f32"`, `"bf16"` or `"int8"`: how the index stores the
+ * vectors searches read, recorded in the store; absent keeps the store's choice, f32 for a new
+ * store; compressed codes are re-scored on the f32 vectors),
+ * `"max_text_bytes"` (longest text of one memory, default 512 KiB),
  * `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
  * fields are an error.
  *

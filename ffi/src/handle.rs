@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use memloop::{Clock, DeviceChoice, Durability, HashingEmbedder, Memory, Options};
+use memloop::{Clock, DeviceChoice, Durability, HashingEmbedder, Memory, Options, VectorEncoding};
 use parking_lot::RwLock;
 use serde::Deserialize;
 
@@ -103,6 +103,8 @@ struct OpenOptions {
     capacity_per_user: Option<usize>,
     /// HNSW search beam for recalls.
     recall_ef: Option<usize>,
+    /// How the index stores the vectors searches read: "f32" (default), "bf16" or "int8".
+    index_vectors: Option<String>,
     /// The longest text one memory may hold, in bytes (default 512 KiB).
     max_text_bytes: Option<usize>,
 }
@@ -159,6 +161,12 @@ impl OpenOptions {
         if let Some(ef) = self.recall_ef {
             o.recall_ef = ef;
         }
+        if let Some(v) = self.index_vectors.as_deref() {
+            o.index_vectors = Some(
+                v.parse::<VectorEncoding>()
+                    .map_err(|e| Failure::invalid(format!("options_json: index_vectors: {e}")))?,
+            );
+        }
         if let Some(n) = self.max_text_bytes {
             o.max_text_bytes = n;
         }
@@ -176,7 +184,10 @@ impl OpenOptions {
 /// every write is fsynced before it returns), `"dedup_threshold"` (cosine at which
 /// near-duplicates merge, null for exact duplicates only), `"capacity"` (most memories kept),
 /// `"capacity_per_user"` (most memories kept per user),
-/// `"recall_ef"`, `"max_text_bytes"` (longest text of one memory, default 512 KiB),
+/// `"recall_ef"`, `"index_vectors"` (`"f32"`, `"bf16"` or `"int8"`: how the index stores the
+/// vectors searches read, recorded in the store; absent keeps the store's choice, f32 for a new
+/// store; compressed codes are re-scored on the f32 vectors),
+/// `"max_text_bytes"` (longest text of one memory, default 512 KiB),
 /// `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
 /// fields are an error.
 ///

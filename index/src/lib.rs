@@ -9,7 +9,9 @@
 //! - [`Index`]: insert (one, or a parallel batch), [`Index::search`] /
 //!   [`Index::search_filtered`], [`Index::delete`] with neighbour repair, [`Index::save`] to a
 //!   write-once file and [`Index::open`] in O(1) through `mmap`.
-//! - [`Params`]: `m`, `ef_construction`, `ef_search`, `ml`, built with [`Params::builder`].
+//! - [`Params`]: `m`, `ef_construction`, `ef_search`, `ml`, and how searches read the vectors
+//!   ([`VectorEncoding`]: f32, or bf16 / int8 codes re-scored exactly), built with
+//!   [`Params::builder`].
 //! - [`Filter`] / [`IdFilter`]: restrict results; very selective filters switch to an exact scan.
 //! - [`SearchScratch`]: reusable per-thread buffers for allocation-free searches.
 //! - [`IndexError`]: every failure, typed.
@@ -32,6 +34,7 @@
 //! ```
 #![deny(unsafe_code)]
 
+mod encoding;
 mod error;
 mod format;
 mod graph;
@@ -41,7 +44,9 @@ mod search;
 pub mod simd;
 mod unit;
 
+pub use encoding::VectorEncoding;
 pub use error::{IndexError, Result};
+pub use format::stamp::{FileStamp, FILE_STAMP_LEN};
 pub use graph::{Index, IndexStats};
 pub use params::{Params, ParamsBuilder, DEFAULT_EXACT_BELOW, MAX_DIM, MAX_LEVEL, MAX_M};
 pub use search::{Filter, Hit, IdFilter, SearchScratch};

@@ -1,6 +1,7 @@
 //! Construction and search parameters, named as in Malkov & Yashunin (2018), "Efficient and
 //! robust approximate nearest neighbor search using Hierarchical Navigable Small World graphs".
 
+use crate::encoding::VectorEncoding;
 use crate::error::{IndexError, Result};
 
 /// HNSW parameters. Build one with [`Params::builder`].
@@ -23,6 +24,9 @@ pub struct Params {
     /// A filtered search whose filter passes less than this fraction of the items scans them
     /// exactly instead of walking the graph (see `search::filter`).
     pub exact_below: f32,
+    /// How searches read the vectors: f32, or compressed codes re-scored exactly (see
+    /// [`VectorEncoding`]). Fixed for the index's life; recorded in the file.
+    pub vectors: VectorEncoding,
 }
 
 /// Highest level a node can get; with M ≥ 2 reaching it needs ~2^16 more nodes than exist.
@@ -36,7 +40,7 @@ pub const DEFAULT_EXACT_BELOW: f32 = 0.08;
 
 impl Params {
     /// Starts a builder for `dim`-dimensional vectors with M = 16, efConstruction = 200,
-    /// ef = 64.
+    /// ef = 64, f32 vectors.
     pub fn builder(dim: usize) -> ParamsBuilder {
         ParamsBuilder {
             p: Params {
@@ -48,6 +52,7 @@ impl Params {
                 ml: 1.0 / (16f64).ln(),
                 seed: 0x6d65_6d6c_6f6f_7021,
                 exact_below: DEFAULT_EXACT_BELOW,
+                vectors: VectorEncoding::F32,
             },
         }
     }
@@ -136,6 +141,11 @@ impl ParamsBuilder {
     /// Sets the pass fraction below which filtered searches scan exactly.
     pub fn exact_below(mut self, fraction: f32) -> Self {
         self.p.exact_below = fraction;
+        self
+    }
+    /// Sets how searches read the vectors (f32 by default).
+    pub fn vectors(mut self, encoding: VectorEncoding) -> Self {
+        self.p.vectors = encoding;
         self
     }
     /// Checks the ranges and returns the parameters.

@@ -155,6 +155,7 @@ class Memory:
         device: Optional[str] = None,
         max_text_bytes: Optional[int] = None,
         recall_ef: Optional[int] = None,
+        index_vectors: Optional[str] = None,
     ) -> "Memory": ...
     def remember(
         self,

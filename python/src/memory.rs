@@ -57,6 +57,9 @@ impl Drop for InUse {
 /// `sync=False` groups writes until `close` or a checkpoint. `capacity` bounds how many
 /// memories are kept, `capacity_per_user` how many of each user's; `dedup_threshold` (None: exact duplicates only) is the cosine at which
 /// near-duplicates merge; `max_text_bytes` bounds one memory's text (default 512 KiB).
+/// `recall_ef` is the index's search beam; `index_vectors` ("f32", "bf16" or "int8") how the
+/// index stores the vectors searches read (compressed codes re-scored on the f32 vectors:
+/// faster, same recall), recorded in the store (None keeps its choice, f32 for a new store).
 /// `reranker`, `refiner`, `summarizer` and `token_counter` replace the built-in parts, and
 /// `extractor(session, turns)` draws facts from conversation turns; they may be called from
 /// any thread that uses this store. `hashing_embedder` (a dimension) replaces
@@ -139,7 +142,7 @@ impl Memory {
         capacity_per_user=None,
         dedup_threshold=Threshold(None), hashing_embedder=None, reranker=None, refiner=None,
         summarizer=None, token_counter=None, extractor=None, device=None, max_text_bytes=None,
-        recall_ef=None))]
+        recall_ef=None, index_vectors=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -160,6 +163,7 @@ impl Memory {
         device: Option<&Bound<'_, PyAny>>,
         max_text_bytes: Option<&Bound<'_, PyAny>>,
         recall_ef: Option<&Bound<'_, PyAny>>,
+        index_vectors: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Memory> {
         let dir: PathBuf = arg(path, "path")?;
         let open = OpenArgs {
@@ -174,6 +178,7 @@ impl Memory {
             device,
             max_text_bytes,
             recall_ef,
+            index_vectors,
         };
         let mut options = open.options()?;
         let none = |f: Option<Py<PyAny>>| f.filter(|f| !f.is_none(py));

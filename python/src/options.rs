@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use memloop::{Clock, DeviceChoice, Durability, HashingEmbedder, Options};
+use memloop::{Clock, DeviceChoice, Durability, HashingEmbedder, Options, VectorEncoding};
 use pyo3::prelude::*;
 
 use crate::args::{arg, flag, int, number, optional_int, optional_text};
@@ -23,6 +23,7 @@ pub(crate) struct OpenArgs<'a, 'py> {
     pub device: Option<&'a Bound<'py, PyAny>>,
     pub max_text_bytes: Option<&'a Bound<'py, PyAny>>,
     pub recall_ef: Option<&'a Bound<'py, PyAny>>,
+    pub index_vectors: Option<&'a Bound<'py, PyAny>>,
 }
 
 fn given<'a, 'py>(o: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
@@ -93,6 +94,12 @@ impl OpenArgs<'_, '_> {
         }
         if let Some(ef) = optional_int::<usize>(self.recall_ef, "recall_ef", "0..2^64")? {
             o.recall_ef = ef;
+        }
+        if let Some(v) = optional_text(self.index_vectors, "index_vectors")? {
+            o.index_vectors = Some(
+                v.parse::<VectorEncoding>()
+                    .map_err(|e| invalid(format!("index_vectors: {e}")))?,
+            );
         }
         if let Some(n) = given(self.max_text_bytes) {
             o.max_text_bytes = int(n, "max_text_bytes", "0..2^64")?;

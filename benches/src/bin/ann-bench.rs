@@ -21,7 +21,7 @@ use clap::Parser;
 use memloop_benches::systems::{by_name, BuildParams};
 use memloop_benches::texmex::{read_fvecs, read_ivecs, write_fvecs, write_ivecs, Matrix};
 use memloop_benches::{clustered::clustered, rss::rss_mb};
-use memloop_index::{IdFilter, Index, Params, UnitVector, UnitVectors};
+use memloop_index::{IdFilter, Index, Params, UnitVector, UnitVectors, VectorEncoding};
 use rayon::prelude::*;
 use serde_json::json;
 
@@ -52,6 +52,10 @@ struct Args {
     /// Search ef values, comma-separated.
     #[arg(long, default_value = "16,32,64,128,256", value_delimiter = ',')]
     ef: Vec<usize>,
+    /// How memloop's index stores the vectors its searches read: f32, bf16 or int8 (compressed
+    /// modes re-score their candidates against the f32 vectors).
+    #[arg(long, default_value = "f32")]
+    vectors: VectorEncoding,
     /// Build threads (searches are single-threaded).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -150,6 +154,7 @@ fn main() -> Result<()> {
     let p = BuildParams {
         m: args.m,
         ef_construction: args.ef_construction,
+        vectors: args.vectors,
     };
     for name in std::iter::once("memloop".to_string()).chain(args.peer.iter().cloned()) {
         let mut system = by_name(&name)?;
@@ -158,7 +163,7 @@ fn main() -> Result<()> {
         let seconds = t0.elapsed().as_secs_f64();
         emit(
             &args,
-            json!({"system": name, "phase": "build", "seconds": round(seconds, 2), "threads": args.threads, "n": base.rows()}),
+            json!({"system": name, "vectors": vectors_of(&args, &name), "phase": "build", "seconds": round(seconds, 2), "threads": args.threads, "n": base.rows()}),
         );
         let dir = args
             .save_dir
@@ -179,6 +184,7 @@ fn main() -> Result<()> {
             .arg("--truth")
             .arg(&truth_path)
             .args(["--k", &args.k.to_string(), "--ef", &join(&args.ef)])
+            .args(["--vectors", args.vectors.name()])
             .args(
                 args.limit_query
                     .map(|l| vec!["--limit-query".to_string(), l.to_string()])
@@ -207,7 +213,7 @@ fn probe(args: &Args, name: &str, queries: &Matrix<f32>, truth: &Matrix<i32>) ->
     let file_mb = dir_size(dir)? as f64 / (1024.0 * 1024.0);
     emit(
         args,
-        json!({"system": name, "phase": "open", "ms": round(ms, 3), "rss_mb": round(rss, 2), "file_mb": round(file_mb, 1)}),
+        json!({"system": name, "vectors": vectors_of(args, name), "phase": "open", "ms": round(ms, 3), "rss_mb": round(rss, 2), "file_mb": round(file_mb, 1), "kernel": kernel_of(args.vectors)}),
     );
     let mut out = Vec::with_capacity(args.k);
     // One untimed pass pages in what the searches touch, so every ef is measured warm.
@@ -235,12 +241,13 @@ fn probe(args: &Args, name: &str, queries: &Matrix<f32>, truth: &Matrix<i32>) ->
         let qps = queries.rows() as f64 / secs;
         emit(
             args,
-            json!({"system": name, "ef": ef, "recall": round(recall, 4), "qps": round(qps, 0)}),
+            json!({"system": name, "vectors": vectors_of(args, name), "ef": ef, "recall": round(recall, 4), "qps": round(qps, 0)}),
         );
     }
+    let searches = queries.rows() * (1 + args.ef.len());
     emit(
         args,
-        json!({"system": name, "phase": "searched", "rss_mb": round(rss_mb() - before, 2)}),
+        json!({"system": name, "vectors": vectors_of(args, name), "phase": "searched", "searches": searches, "rss_mb": round(rss_mb() - before, 2)}),
     );
     Ok(())
 }
@@ -393,6 +400,24 @@ fn join(v: &[usize]) -> String {
 fn round(x: f64, digits: i32) -> f64 {
     let f = 10f64.powi(digits);
     (x * f).round() / f
+}
+
+/// The search kernel memloop uses on this CPU for `vectors` (`MEMLOOP_SIMD` can cap it).
+fn kernel_of(vectors: VectorEncoding) -> &'static str {
+    match vectors {
+        VectorEncoding::F32 => memloop_index::simd::kernel().0,
+        VectorEncoding::Bf16 => memloop_index::simd::bf16::kernel().0,
+        VectorEncoding::Int8 => memloop_index::simd::int8::kernel().0,
+    }
+}
+
+/// The `"vectors"` field of a line: memloop's encoding, f32 for the peers run here.
+fn vectors_of(args: &Args, system: &str) -> &'static str {
+    if system == "memloop" {
+        args.vectors.name()
+    } else {
+        "f32"
+    }
 }
 
 fn emit(args: &Args, v: serde_json::Value) {

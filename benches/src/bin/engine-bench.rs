@@ -21,6 +21,13 @@
 //!   recall answered, after a clean close.
 //! - `lexical_index` at each size: the first lexical recall after that open (it builds the
 //!   in-memory BM25 index from the store) and the mean of the next 100.
+//! - `raw_index_build` at each size (`--raw-build`): the same vectors inserted into a bare
+//!   `memloop-index` with the engine's parameters on the same threads, the rate bulk load is
+//!   compared with.
+//! - `rss` at each size: resident memory the store adds after open, and after the recalls.
+//!
+//! `--replicate` fills sizes past the files with perturbed copies (see [`replicate`]), so the
+//! 100k real-text set can stand for a million memories.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,6 +38,7 @@ use clap::Parser;
 use memloop::{
     Durability, Memory, MemoryFilter, NewMemory, Options, Query, Strategy, TextEmbedder,
 };
+use memloop_benches::rss::rss_mb;
 use memloop_benches::texmex::read_fvecs;
 use serde_json::json;
 
@@ -67,6 +75,47 @@ struct Args {
     /// Print JSON lines.
     #[arg(long)]
     json: bool,
+    /// Extend texts and vectors with perturbed copies when the sizes ask for more rows than
+    /// the files hold.
+    #[arg(long)]
+    replicate: bool,
+    /// Also time a bare index build over the same vectors at each size.
+    #[arg(long)]
+    raw_build: bool,
+    /// Skip the single-write and batch figures (they do not depend on size).
+    #[arg(long)]
+    skip_writes: bool,
+}
+
+/// Rows `n..size` made from rows `0..n`: row `i` is row `i % n` plus Gaussian noise of norm
+/// 0.6 (seeded by `i`), renormalised — cosine ≈ 0.86 to its source, below the engine's
+/// de-duplication threshold, so each copy is a memory of its own — and its text is the
+/// source's with ` (variant i)` appended.
+fn replicate(texts: &mut Vec<String>, vectors: &mut Vec<f32>, dim: usize, size: usize) {
+    let n = texts.len().min(vectors.len() / dim);
+    texts.truncate(n);
+    vectors.truncate(n * dim);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut uniform = move || {
+        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let sigma = 0.6 / (dim as f64).sqrt();
+    let mut row = vec![0f32; dim];
+    for i in n..size {
+        let src = i % n;
+        for (j, x) in row.iter_mut().enumerate() {
+            let (u, v) = (uniform().max(1e-300), uniform());
+            let g = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+            *x = vectors[src * dim + j] + (g * sigma) as f32;
+        }
+        let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+        vectors.extend(row.iter().map(|x| x / norm));
+        texts.push(format!("{} (variant {i})", texts[src]));
+    }
 }
 
 fn lines(path: &Path) -> Result<Vec<String>> {
@@ -99,10 +148,18 @@ impl Report {
 fn main() -> Result<()> {
     let a = Args::parse();
     let report = Report { json: a.json };
-    let texts = lines(&a.texts)?;
+    let mut texts = lines(&a.texts)?;
     let queries = lines(&a.queries)?;
     let max = a.sizes.iter().copied().max().unwrap_or(0);
-    let vectors = read_fvecs(&a.vectors, Some(max))?;
+    let mut vectors = read_fvecs(&a.vectors, Some(max))?;
+    if a.replicate && (texts.len() < max || vectors.rows() < max) {
+        let t = Instant::now();
+        replicate(&mut texts, &mut vectors.data, vectors.dim, max);
+        eprintln!(
+            "replicated to {max} rows in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+    }
     if texts.len() < max || vectors.rows() < max {
         bail!(
             "need {max} texts and vectors, have {} and {}",
@@ -138,7 +195,7 @@ fn main() -> Result<()> {
     };
 
     // Single writes with the real model, then pre-embedded, each synced.
-    {
+    if !a.skip_writes {
         let m = Memory::open(root.join("singles"), options(Durability::Synced))?;
         let t = Instant::now();
         for text in texts.iter().take(a.singles) {
@@ -168,6 +225,26 @@ fn main() -> Result<()> {
 
     for &size in &a.sizes {
         let dir = root.join(format!("store-{size}"));
+        if a.raw_build {
+            let defaults = Options::default();
+            let params = memloop_index::Params::builder(vectors.dim)
+                .m(defaults.index_m)
+                .ef_construction(defaults.index_ef_construction)
+                .build()?;
+            let index = memloop_index::Index::new(params)?;
+            let ids: Vec<u64> = (0..size as u64).collect();
+            let rows = memloop_index::UnitVectors::new(
+                vectors.data[..size * vectors.dim].to_vec(),
+                vectors.dim,
+            )?;
+            let t = Instant::now();
+            index.insert_batch(&ids, &rows)?;
+            let s = t.elapsed().as_secs_f64();
+            report.emit(
+                json!({"figure": "raw_index_build", "size": size, "per_s": size as f64 / s,
+                "seconds": s, "threads": rayon::current_num_threads()}),
+            );
+        }
         {
             let m = Memory::open(&dir, options(Durability::Grouped))?;
             let t = Instant::now();
@@ -191,9 +268,11 @@ fn main() -> Result<()> {
             m.close()?;
         }
         // Open after a clean close, then recall.
+        let rss_before = rss_mb();
         let t = Instant::now();
         let m = Memory::open(&dir, options(Durability::Synced))?;
         let opened = t.elapsed();
+        let rss_open = rss_mb() - rss_before;
         let first = m.recall(&Query::new(queries[0].as_str()).k(10))?;
         let to_first = t.elapsed();
         assert!(!first.is_empty());
@@ -242,6 +321,13 @@ fn main() -> Result<()> {
             "p50_ms": pct(&with_embed, 0.5), "p99_ms": pct(&with_embed, 0.99),
             "query_embed_p50_ms": pct(&embed_only, 0.5),
             "store_only_p50_ms": pct(&store_only, 0.5), "store_only_p99_ms": pct(&store_only, 0.99)}));
+        let disk = m.disk_usage()?;
+        report.emit(
+            json!({"figure": "rss", "size": size, "after_open_mb": rss_open,
+            "after_recalls_mb": rss_mb() - rss_before, "recalls": 3 * n,
+            "database_bytes_per_memory": disk.database as f64 / size as f64,
+            "index_bytes_per_memory": disk.index as f64 / size as f64}),
+        );
         m.close()?;
     }
     report.emit(json!({"figure": "model", "fingerprint": fingerprint}));

@@ -54,7 +54,7 @@ impl Inner {
         // The catalog must be loaded before anything commits (its snapshot must miss nothing),
         // and the index verified before a write searches or changes it.
         self.catalog.get()?;
-        self.ensure_index_verified()?;
+        self.ensure_index_trusted()?;
         let mut w = self.writer.lock();
         let synced = self.options.durability == Durability::Synced;
         if !self.accessed.lock().is_empty() {

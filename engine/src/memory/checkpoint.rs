@@ -58,6 +58,10 @@ impl Inner {
         index.save_owned(&path, seq, self.store_id)?;
         let mut reopened = Index::open(&path)?;
         reopened.set_exact_below(index.params().exact_below)?;
+        if let Some(stamp) = reopened.file_stamp() {
+            // Best effort: without it the next open verifies the file before searching it.
+            let _ = super::index_stamp::record(&self.store, stamp);
+        }
         *self.index.write() = Arc::new(reopened);
         self.saved_seq.store(seq, Ordering::Release);
         w.unsaved = 0;

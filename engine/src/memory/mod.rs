@@ -13,6 +13,7 @@ mod apply;
 mod background;
 mod checkpoint;
 mod embed;
+mod index_stamp;
 mod open;
 mod verify;
 
@@ -76,8 +77,14 @@ pub(crate) struct Inner {
     pub(crate) saved_seq: AtomicU64,
     /// Ties the index file to this database (recorded in its header at save).
     pub(crate) store_id: [u8; 16],
-    /// The index passed its full check (see `verify`): until then it is not searched or saved.
+    /// The index passed its full check (see `verify`): until then it is not saved.
     pub(crate) index_verified: AtomicBool,
+    /// The index may be searched and changed: verified, or opened from a file showing the
+    /// stamp recorded when this store saved it (the full check then runs in the background).
+    pub(crate) index_trusted: AtomicBool,
+    /// Held while the full check reads the index file (not the writer lock, so writes to a
+    /// trusted index go on meanwhile).
+    pub(crate) verifying: Mutex<()>,
     /// Why the index was rebuilt from the database in this session, if it was.
     pub(crate) index_rebuilt: Mutex<Option<String>>,
     /// The background thread's (or a post-write sweep's) last failure, until something
@@ -139,6 +146,10 @@ pub struct OpenReport {
     pub index: IndexRecovery,
     /// Time to open the store and index, excluding loading the model.
     pub store_open: std::time::Duration,
+    /// The index file showed the stamp this store recorded when it saved it, so it was
+    /// searched before its full check (which runs in the background, and rebuilds it if it
+    /// fails); false when searches waited for the check, or the index was rebuilt or new.
+    pub index_trusted_by_stamp: bool,
 }
 
 /// Counts describing a store.

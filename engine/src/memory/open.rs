@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use memloop_index::{Index, Params, UnitVectors};
+use memloop_index::{Index, Params, UnitVectors, VectorEncoding};
 use parking_lot::{Mutex, RwLock};
 
 use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
@@ -50,10 +50,17 @@ impl Memory {
         let store = Store::open(dir, options.storage_faults.clone())?;
         let fingerprint = check_model(dir, &store, embedder.as_ref())?;
         let store_id = store_id(&store)?;
+        let mut options = options;
+        options.index_vectors = Some(index_vectors(&store, options.index_vectors)?);
         Manifest::new(fingerprint.clone(), embedder.dim()).sync_to(dir, store.faults.as_ref())?;
         let live = store.count()?;
         let (index, recovery, verified) =
             load_index(dir, &store, &options, embedder.dim(), live, store_id)?;
+        // A file showing the stamp this store recorded when it saved it is the file it saved.
+        let trusted = verified
+            || index
+                .file_stamp()
+                .is_some_and(|s| super::index_stamp::recorded(&store) == Some(s));
         let store = Arc::new(store);
         let catalog = CatalogSlot::load_in_background(
             store.clone(),
@@ -75,6 +82,7 @@ impl Memory {
             open_report: OpenReport {
                 index: recovery,
                 store_open: started.elapsed(),
+                index_trusted_by_stamp: trusted && !verified,
             },
             options,
             writer: Mutex::new(WriterState::default()),
@@ -82,6 +90,8 @@ impl Memory {
             saved_seq: AtomicU64::new(saved_seq),
             store_id,
             index_verified: AtomicBool::new(verified),
+            index_trusted: AtomicBool::new(trusted),
+            verifying: Mutex::new(()),
             index_rebuilt: Mutex::new(recovery_reason),
             background_error: Mutex::new(None),
             lexical: RwLock::new(None),
@@ -165,6 +175,11 @@ fn load_index(
                 "index holds {}-d vectors, the model makes {dim}-d",
                 ix.dim()
             )),
+            Ok(ix) if Some(ix.params().vectors) != options.index_vectors => Some(format!(
+                "index stores {} vectors, the store asks for {}",
+                ix.params().vectors,
+                options.index_vectors.unwrap_or_default()
+            )),
             Ok(ix) if ix.checkpoint() > seq => Some(format!(
                 "index checkpoint {} is past the store's last change {seq}",
                 ix.checkpoint()
@@ -215,6 +230,29 @@ fn store_id(store: &Store) -> Result<[u8; 16]> {
     Ok(id)
 }
 
+/// The index's vector encoding: `requested`, recorded in the store when it changes the
+/// recorded one, else the recorded one (f32 for a store that never chose).
+fn index_vectors(store: &Store, requested: Option<VectorEncoding>) -> Result<VectorEncoding> {
+    let recorded = match store.meta("index_vectors")? {
+        Some(name) => String::from_utf8_lossy(&name)
+            .parse::<VectorEncoding>()
+            .map_err(|e| Error::Corrupt {
+                path: store.path.clone(),
+                detail: format!("meta index_vectors: {e}"),
+            })?,
+        None => VectorEncoding::F32,
+    };
+    match requested {
+        Some(r) if r != recorded => {
+            let mut tx = Tx::begin(store, true)?;
+            tx.set_meta("index_vectors", r.name().as_bytes())?;
+            tx.commit()?;
+            Ok(r)
+        }
+        _ => Ok(recorded),
+    }
+}
+
 /// 16 bytes from the standard library's per-process random hash keys, the time and the pid.
 fn random_id() -> [u8; 16] {
     use std::hash::{BuildHasher, Hasher};
@@ -249,6 +287,7 @@ pub(crate) fn params(options: &Options, dim: usize) -> Result<Params> {
         .m(options.index_m)
         .ef_construction(options.index_ef_construction)
         .ef_search(options.recall_ef)
+        .vectors(options.index_vectors.unwrap_or_default())
         .build()?)
 }
 

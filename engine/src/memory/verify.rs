@@ -3,7 +3,9 @@
 //! Opening a store runs the cheap checks only (header checksum, sizes, the store id and
 //! checkpoint sequence the file records), so open stays O(1) in the index size. The full check
 //! (every section's checksum, every link in range) runs on the background thread right after
-//! open, and before the first search or save if that comes first. A file that fails it is
+//! open, and before the first save. Searches and writes wait for it too, unless the file shows
+//! the stamp this store recorded when it saved it (`index_stamp`: unchanged since the save),
+//! so a store opens and answers at once whatever its size. A file that fails the check is
 //! replaced by an index rebuilt from the stored vectors: a damaged file is never searched once
 //! verified, and never saved again.
 
@@ -64,22 +66,45 @@ impl Memory {
 }
 
 impl Inner {
+    /// Makes sure the index may be searched and changed: verified, or trusted by its stamp
+    /// (see `index_stamp`), else fully checked now.
+    pub(crate) fn ensure_index_trusted(&self) -> Result<()> {
+        if self.index_trusted.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.ensure_index_verified()
+    }
+
     /// Runs the full index check once (later calls return at once): on failure the index is
     /// rebuilt from the stored vectors and swapped in, and the next checkpoint saves it.
+    ///
+    /// The check reads only the mapped file, which nothing writes, so it holds `verifying`
+    /// rather than the writer lock: writes to a trusted index go on meanwhile. The writer lock
+    /// is taken only to swap a damaged index out.
     pub(crate) fn ensure_index_verified(&self) -> Result<()> {
         if self.index_verified.load(Ordering::Acquire) {
             return Ok(());
         }
-        // No write may change the index while it is checked or swapped.
-        let _w = self.writer.lock();
+        let _v = self.verifying.lock();
         if self.index_verified.load(Ordering::Acquire) {
             return Ok(());
         }
-        self.verify_index_locked()
+        let index = self.index.read().clone();
+        let outcome = index.verify();
+        let _w = self.writer.lock();
+        if !Arc::ptr_eq(&index, &self.index.read()) {
+            // Swapped meanwhile (`check` rebuilt it): check what is there now.
+            return self.verify_index_locked();
+        }
+        match outcome {
+            Ok(()) => self.mark_index_verified(),
+            Err(damage) => self.replace_damaged_index(index.dim(), &damage),
+        }
     }
 
-    /// Runs the full index check again now, whatever was checked before.
+    /// Runs the full check again now, whatever was checked before.
     pub(crate) fn reverify_index(&self) -> Result<()> {
+        let _v = self.verifying.lock();
         let _w = self.writer.lock();
         self.verify_index_locked()
     }
@@ -87,21 +112,33 @@ impl Inner {
     /// The full check under the writer lock; rebuilds the index when it fails.
     fn verify_index_locked(&self) -> Result<()> {
         let index = self.index.read().clone();
-        if let Err(damage) = index.verify() {
-            let fresh = Index::new(super::open::params(&self.options, index.dim())?)?;
-            super::open::rebuild(&self.store, &fresh)?;
-            *self.index.write() = Arc::new(fresh);
-            // Nothing on disk covers the rebuilt index: the next checkpoint must save it.
-            self.saved_seq.store(0, Ordering::Release);
-            *self.index_rebuilt.lock() = Some(format!("index file failed verification: {damage}"));
+        match index.verify() {
+            Ok(()) => self.mark_index_verified(),
+            Err(damage) => self.replace_damaged_index(index.dim(), &damage),
         }
+    }
+
+    /// Swaps in an index rebuilt from the database for one whose file failed the full check
+    /// (under the writer lock).
+    fn replace_damaged_index(&self, dim: usize, damage: &memloop_index::IndexError) -> Result<()> {
+        let fresh = Index::new(super::open::params(&self.options, dim)?)?;
+        super::open::rebuild(&self.store, &fresh)?;
+        *self.index.write() = Arc::new(fresh);
+        // Nothing on disk covers the rebuilt index: the next checkpoint must save it.
+        self.saved_seq.store(0, Ordering::Release);
+        *self.index_rebuilt.lock() = Some(format!("index file failed verification: {damage}"));
+        self.mark_index_verified()
+    }
+
+    fn mark_index_verified(&self) -> Result<()> {
         self.index_verified.store(true, Ordering::Release);
+        self.index_trusted.store(true, Ordering::Release);
         Ok(())
     }
 
-    /// The index to search, verified first.
+    /// The index to search, trusted first.
     pub(crate) fn verified_index(&self) -> Result<Arc<Index>> {
-        self.ensure_index_verified()?;
+        self.ensure_index_trusted()?;
         Ok(self.index.read().clone())
     }
 }

@@ -2,6 +2,7 @@
 //! (with history), forget. Each runs through the write pipeline of `memory/apply.rs`.
 
 use memloop_index::UnitVector;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub mod dedup;
@@ -136,8 +137,12 @@ impl Memory {
                 exact_only,
                 ..Staged::default()
             };
-            for (m, v) in checked {
-                ids.push(inner.remember_one(tx, applied, &mut staged, m, v)?);
+            // The index does not change until the batch commits (new vectors go in after),
+            // so every memory's search of it for a near duplicate can run first, in
+            // parallel; the loop then adds the batch's own earlier memories in order.
+            let in_index = inner.near_in_index_all(&checked, exact_only)?;
+            for ((m, v), near) in checked.into_iter().zip(in_index) {
+                ids.push(inner.remember_one(tx, applied, &mut staged, m, v, near)?);
             }
             Ok(ids)
         })?;
@@ -279,6 +284,7 @@ impl Inner {
         staged: &mut Staged,
         m: NewMemory,
         v: UnitVector,
+        in_index: Option<(f32, MemoryId)>,
     ) -> Result<Remembered> {
         let now = self.now();
         let hash = m.content_hash();
@@ -291,7 +297,7 @@ impl Inner {
             None if staged.exact_only || !merges_near_duplicates(m.kind) => None,
             None => {
                 let ns = m.namespace_or_default();
-                self.near_duplicate(staged, ns, m.scope_fields(), m.kind, &v)?
+                self.near_duplicate(staged, ns, m.scope_fields(), m.kind, &v, in_index)
             }
         };
         let Some(id) = exact.or(near) else {
@@ -370,8 +376,45 @@ impl Inner {
         Ok(item)
     }
 
+    /// For each memory of a batch, the closest current memory of the index in its namespace,
+    /// kind and scope at or above the de-duplication threshold (`None` where near duplicates
+    /// are not looked for), searched on the rayon pool.
+    fn near_in_index_all(
+        &self,
+        batch: &[(NewMemory, UnitVector)],
+        exact_only: bool,
+    ) -> Result<Vec<Option<(f32, MemoryId)>>> {
+        let Some(threshold) = self.options.dedup_threshold.filter(|_| !exact_only) else {
+            return Ok(vec![None; batch.len()]);
+        };
+        let cat = self.catalog.get()?.read();
+        let index = self.index.read().clone();
+        let search = |(m, v): &(NewMemory, UnitVector)| -> Result<Option<(f32, MemoryId)>> {
+            if !merges_near_duplicates(m.kind) {
+                return Ok(None);
+            }
+            let filter = crate::filter::MemoryFilter::new()
+                .namespace(m.namespace_or_default())
+                .kind(m.kind);
+            let Some(c) = cat.compile_exact_scope(&filter, m.scope_fields()) else {
+                return Ok(None);
+            };
+            let pred = |id: u64| cat.allows(&c, id);
+            Ok(index
+                .search_filtered(v, 1, 32, &pred)?
+                .first()
+                .filter(|hit| hit.score >= threshold)
+                .map(|hit| (hit.score, hit.id)))
+        };
+        if batch.len() < 8 {
+            return batch.iter().map(search).collect();
+        }
+        batch.par_iter().map(search).collect()
+    }
+
     /// The closest current memory of the same namespace and kind at or above the threshold,
-    /// among stored memories and those added earlier in this batch.
+    /// among stored memories (`in_index`, from [`Inner::near_in_index_all`]) and those added
+    /// earlier in this batch.
     fn near_duplicate(
         &self,
         staged: &Staged,
@@ -379,10 +422,9 @@ impl Inner {
         scope: [Option<&str>; 3],
         kind: Kind,
         v: &UnitVector,
-    ) -> Result<Option<MemoryId>> {
-        let Some(threshold) = self.options.dedup_threshold else {
-            return Ok(None);
-        };
+        in_index: Option<(f32, MemoryId)>,
+    ) -> Option<MemoryId> {
+        let threshold = self.options.dedup_threshold?;
         let mut best: Option<(f32, MemoryId)> = None;
         for (id, fv) in &staged.fresh {
             let same_place = staged
@@ -396,18 +438,12 @@ impl Inner {
                 }
             }
         }
-        let filter = crate::filter::MemoryFilter::new().namespace(ns).kind(kind);
-        let cat = self.catalog.get()?.read();
-        if let Some(c) = cat.compile_exact_scope(&filter, scope) {
-            let index = self.index.read().clone();
-            let pred = |id: u64| cat.allows(&c, id);
-            if let Some(hit) = index.search_filtered(v, 1, 32, &pred)?.first() {
-                if hit.score >= threshold && best.is_none_or(|(b, _)| hit.score > b) {
-                    best = Some((hit.score, hit.id));
-                }
+        if let Some((s, id)) = in_index {
+            if best.is_none_or(|(b, _)| s > b) {
+                best = Some((s, id));
             }
         }
-        Ok(best.map(|(_, id)| id))
+        best.map(|(_, id)| id)
     }
 }
 

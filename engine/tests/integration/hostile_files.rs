@@ -272,6 +272,10 @@ fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
         damage(&mut bytes);
         std::fs::write(&path, &bytes).unwrap();
         let m = open(dir.path(), &Clock::manual(0));
+        assert!(
+            !m.open_report().index_trusted_by_stamp,
+            "{name}: a rewritten file is not the file the store saved"
+        );
         assert_eq!(top_hits(&m, &queries), want, "{name}: answers after open");
         let report = m.check().unwrap();
         assert!(report.is_sound(), "{name}: {report:?}");
@@ -291,6 +295,26 @@ fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
         );
         assert_eq!(top_hits(&m, &queries), want, "{name}");
     }
+}
+
+/// The file a store saved, unchanged, is searched at once (its stamp is the one recorded at
+/// the save; the full check follows in the background). The same bytes written again are a
+/// new version of the file: checked before they are searched.
+#[test]
+fn an_unchanged_index_is_trusted_by_its_stamp_and_a_rewritten_one_is_not() {
+    let (dir, queries, want, path) = saved(300, 29);
+    let m = open(dir.path(), &Clock::manual(0));
+    assert!(m.open_report().index_trusted_by_stamp);
+    assert_eq!(m.open_report().index, memloop::IndexRecovery::Clean);
+    assert_eq!(top_hits(&m, &queries), want);
+    assert!(m.check().unwrap().is_sound());
+    m.close().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+    let m = open(dir.path(), &Clock::manual(0));
+    assert!(!m.open_report().index_trusted_by_stamp);
+    assert_eq!(m.open_report().index, memloop::IndexRecovery::Clean);
+    assert_eq!(top_hits(&m, &queries), want);
 }
 
 /// Closing right after opening a damaged file must not save the damage as a new file.

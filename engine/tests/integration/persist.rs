@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use memloop::{Clock, Error, IndexRecovery, Memory, NewMemory, Options, Query};
+use memloop::{Clock, Error, IndexRecovery, Memory, NewMemory, Options, Query, VectorEncoding};
 
 use crate::common::{hashing, open, sentences};
 
@@ -40,6 +40,49 @@ fn reopen_returns_identical_recall_results() {
     assert_eq!(m.open_report().index, IndexRecovery::Clean);
     assert_eq!(results(&m, &queries), before);
     assert_eq!(m.stats().unwrap().memories, 600);
+}
+
+#[test]
+fn the_index_vector_encoding_is_recorded_kept_and_changed_by_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(0);
+    let texts = sentences(400);
+    let queries: Vec<String> = texts.iter().step_by(41).cloned().collect();
+    let with = |v: Option<VectorEncoding>| Options {
+        index_vectors: v,
+        ..hashing(256, &clock)
+    };
+    let exact = {
+        let m = Memory::open(dir.path(), with(Some(VectorEncoding::Int8))).unwrap();
+        m.remember_batch(texts.iter().map(NewMemory::new).collect())
+            .unwrap();
+        let got = results(&m, &queries);
+        for (hits, q) in got.iter().zip(&queries) {
+            // The query's own text is its best match, found through the int8 codes.
+            let top = m.get(hits[0].0).unwrap().unwrap();
+            assert_eq!(&top.text, q);
+        }
+        got
+    };
+    // Reopened without a choice: the store's int8 is kept, the file believed as it is.
+    {
+        let m = Memory::open(dir.path(), with(None)).unwrap();
+        assert_eq!(m.open_report().index, IndexRecovery::Clean);
+        assert_eq!(results(&m, &queries), exact);
+    }
+    // Asked for f32: recorded, and the int8 file is rebuilt once; the same answers (scores
+    // were exact re-scores already).
+    {
+        let m = Memory::open(dir.path(), with(Some(VectorEncoding::F32))).unwrap();
+        assert!(
+            matches!(&m.open_report().index, IndexRecovery::Rebuilt(why) if why.contains("int8")),
+            "{:?}",
+            m.open_report().index
+        );
+        assert_eq!(results(&m, &queries), exact);
+    }
+    let m = Memory::open(dir.path(), with(None)).unwrap();
+    assert_eq!(m.open_report().index, IndexRecovery::Clean);
 }
 
 #[test]

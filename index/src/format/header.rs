@@ -17,12 +17,13 @@
 //! | 64     | 4    | entry_point      | node id, u32::MAX when empty                   |
 //! | 68     | 4    | max_level        | level of the entry point                       |
 //! | 72     | 4    | exact_below_bits | filter threshold as f32 bits                   |
-//! | 76     | 4    | section_count    | 7                                              |
+//! | 76     | 4    | section_count    | 7 (f32) or 8 (with the codes section)          |
 //! | 80     | 8    | checkpoint       | caller's sequence number at save               |
 //! | 88     | 8    | upper_words      | u32 words in the upper section                 |
 //! | 96     | 192  | sections         | 8 × (offset u64, length u64, checksum u64)     |
 //! | 288    | 16   | owner            | caller's id of the data the file belongs to    |
-//! | 304    | 200  | reserved         | zero                                           |
+//! | 304    | 4    | vector_encoding  | 0 = f32, 1 = bf16, 2 = int8 (version 2; zero in 1) |
+//! | 308    | 196  | reserved         | zero                                           |
 //! | 504    | 8    | header_checksum  | XXH3-64 of bytes 0..504                        |
 
 use zerocopy::little_endian::{U32, U64};
@@ -31,7 +32,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 /// PNG-style magic: a non-ASCII first byte, the name, CR LF to catch text-mode transfers.
 pub(crate) const MAGIC: [u8; 8] = *b"\x89MLIDX\r\n";
 /// Format version written by this build (independent of the crate version).
-pub(crate) const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 2;
 /// Oldest format version this build reads.
 pub(crate) const MIN_FORMAT_VERSION: u32 = 1;
 /// Checksum algorithm tag: XXH3-64.
@@ -76,7 +77,8 @@ pub(crate) struct Header {
     pub upper_words: U64,
     pub sections: [SectionEntry; 8],
     pub owner: [u8; 16],
-    pub reserved: [u8; 200],
+    pub vector_encoding: U32,
+    pub reserved: [u8; 196],
     pub header_checksum: U64,
 }
 

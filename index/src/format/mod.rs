@@ -12,12 +12,16 @@
 //! | 4 | upper          | per node with level L ≥ 1: L × (1 + M) u32 blocks             |
 //! | 5 | ext_ids        | `n` u64: each node's external id                              |
 //! | 6 | id_index       | `n × (u64 external id, u64 node)`, sorted by external id      |
+//! | 7 | codes          | bf16 / int8 indexes only: `n × code_len` bytes, node order    |
 //!
 //! Everything is little-endian. Each section has an XXH3-64 checksum seeded with the section's
 //! number (so swapped or zero-filled sections do not validate), and the header carries its own.
 
+use crate::encoding::VectorEncoding;
+
 pub(crate) mod header;
 pub(crate) mod read;
+pub(crate) mod stamp;
 pub(crate) mod write;
 
 pub(crate) use header::FORMAT_VERSION;
@@ -35,10 +39,11 @@ pub(crate) enum Section {
     Upper = 4,
     ExtIds = 5,
     IdIndex = 6,
+    Codes = 7,
 }
 
 impl Section {
-    pub(crate) const ALL: [Section; 7] = [
+    pub(crate) const ALL: [Section; 8] = [
         Section::Vectors,
         Section::Level0,
         Section::Levels,
@@ -46,7 +51,17 @@ impl Section {
         Section::Upper,
         Section::ExtIds,
         Section::IdIndex,
+        Section::Codes,
     ];
+
+    /// The sections a file of `encoding` holds (an f32 index has no codes section; its slot
+    /// stays zero, as in format version 1).
+    pub(crate) fn present(encoding: VectorEncoding) -> &'static [Section] {
+        match encoding {
+            VectorEncoding::F32 => &Self::ALL[..7],
+            VectorEncoding::Bf16 | VectorEncoding::Int8 => &Self::ALL,
+        }
+    }
 
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -57,6 +72,7 @@ impl Section {
             Section::Upper => "upper adjacency section",
             Section::ExtIds => "external-ids section",
             Section::IdIndex => "id-index section",
+            Section::Codes => "codes section",
         }
     }
 }

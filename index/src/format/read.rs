@@ -11,7 +11,9 @@ use memmap2::Mmap;
 use zerocopy::FromBytes;
 
 use super::header::{Header, CHECKSUM_XXH3, HEADER_LEN, MAGIC, METRIC_IP, MIN_FORMAT_VERSION};
+use super::stamp::FileStamp;
 use super::{section_seed, Section, ALIGN, FORMAT_VERSION};
+use crate::encoding::VectorEncoding;
 use crate::error::{IndexError, Result};
 use crate::params::{Params, MAX_LEVEL};
 
@@ -24,8 +26,10 @@ pub(crate) struct BaseFile {
     pub(crate) entry: Option<(u32, usize)>,
     pub(crate) checkpoint: u64,
     pub(crate) owner: [u8; 16],
-    ranges: [Range<usize>; 7],
-    checksums: [u64; 7],
+    /// The stamp of the file mapped, taken from the open handle.
+    pub(crate) stamp: Option<FileStamp>,
+    ranges: [Range<usize>; 8],
+    checksums: [u64; 8],
 }
 
 impl std::fmt::Debug for BaseFile {
@@ -40,10 +44,11 @@ impl std::fmt::Debug for BaseFile {
 impl BaseFile {
     pub(crate) fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| IndexError::io(path, "open index file", e))?;
-        let file_len = file
+        let meta = file
             .metadata()
-            .map_err(|e| IndexError::io(path, "stat index file", e))?
-            .len();
+            .map_err(|e| IndexError::io(path, "stat index file", e))?;
+        let file_len = meta.len();
+        let stamp = FileStamp::of(&meta);
         let map = crate::mmap::map_readonly(&file)
             .map_err(|e| IndexError::io(path, "map index file", e))?;
         let corrupted = |section: &'static str, detail: String| IndexError::Corrupted {
@@ -107,6 +112,19 @@ impl BaseFile {
         if h.reserved.iter().any(|b| *b != 0) {
             return Err(corrupted("header", "reserved bytes are not zero".into()));
         }
+        // Version 1 had reserved (zero) bytes here, which read as f32.
+        let vectors = match VectorEncoding::from_tag(h.vector_encoding.get()) {
+            Some(e) if version >= 2 || e == VectorEncoding::F32 => e,
+            _ => {
+                return Err(corrupted(
+                    "header",
+                    format!(
+                        "vector encoding {} in a version {version} file",
+                        h.vector_encoding.get()
+                    ),
+                ))
+            }
+        };
         let params = Params {
             dim: h.dim.get() as usize,
             m: h.m.get() as usize,
@@ -116,6 +134,7 @@ impl BaseFile {
             ml: f64::from_bits(h.ml_bits.get()),
             seed: h.seed.get(),
             exact_below: f32::from_bits(h.exact_below_bits.get()),
+            vectors,
         };
         params
             .validate()
@@ -153,10 +172,11 @@ impl BaseFile {
             h.upper_words.get().saturating_mul(4),
             n * 8,
             n * 16,
+            n * vectors.code_len(params.dim) as u64,
         ];
-        let mut ranges: [Range<usize>; 7] = Default::default();
-        let mut checksums = [0u64; 7];
-        for s in Section::ALL {
+        let mut ranges: [Range<usize>; 8] = Default::default();
+        let mut checksums = [0u64; 8];
+        for &s in Section::present(vectors) {
             let i = s as usize;
             let e = &h.sections[i];
             let (off, len) = (e.offset.get(), e.length.get());
@@ -186,11 +206,13 @@ impl BaseFile {
             ranges[i] = off as usize..end as usize;
             checksums[i] = e.checksum.get();
         }
-        if h.sections[7].offset.get() != 0 || h.sections[7].length.get() != 0 {
-            return Err(corrupted(
-                "header",
-                "unused section slot is not zero".into(),
-            ));
+        for unused in &h.sections[Section::present(vectors).len()..] {
+            if unused.offset.get() != 0 || unused.length.get() != 0 || unused.checksum.get() != 0 {
+                return Err(corrupted(
+                    "header",
+                    "unused section slot is not zero".into(),
+                ));
+            }
         }
         let checkpoint = h.checkpoint.get();
         let owner = h.owner;
@@ -202,6 +224,7 @@ impl BaseFile {
             entry,
             checkpoint,
             owner,
+            stamp,
             ranges,
             checksums,
         };
@@ -242,7 +265,7 @@ impl BaseFile {
             }
             pos = pos.max(r.end);
         }
-        for s in Section::ALL {
+        for &s in Section::present(self.params.vectors) {
             let i = s as usize;
             let got = xxhash_rust::xxh3::xxh3_64_with_seed(self.bytes(s), section_seed(i));
             if got != self.checksums[i] {
@@ -267,6 +290,10 @@ impl BaseFile {
 
     pub(crate) fn vectors(&self) -> &[f32] {
         bytemuck::try_cast_slice(self.bytes(Section::Vectors)).unwrap_or(&[])
+    }
+    /// The codes of a compressed index (empty for f32).
+    pub(crate) fn codes(&self) -> &[u8] {
+        self.bytes(Section::Codes)
     }
     pub(crate) fn level0(&self) -> &[u32] {
         bytemuck::try_cast_slice(self.bytes(Section::Level0)).unwrap_or(&[])

@@ -10,6 +10,7 @@ use zerocopy::IntoBytes;
 
 use super::header::{Header, SectionEntry, CHECKSUM_XXH3, FORMAT_VERSION, HEADER_LEN, MAGIC};
 use super::{section_seed, Section, ALIGN};
+use crate::encoding::VectorEncoding;
 use crate::error::{IndexError, Result};
 
 /// Writes sections in order into `<dest>.tmp`, then publishes the file atomically.
@@ -102,9 +103,10 @@ impl SectionWriter {
         header.magic = MAGIC;
         header.format_version = FORMAT_VERSION.into();
         header.checksum_algo = CHECKSUM_XXH3.into();
-        header.section_count = (Section::ALL.len() as u32).into();
+        let encoding = VectorEncoding::from_tag(header.vector_encoding.get()).unwrap_or_default();
+        header.section_count = (Section::present(encoding).len() as u32).into();
         header.sections = self.entries;
-        header.reserved = [0; 200];
+        header.reserved = [0; 196];
         header.header_checksum = header.compute_checksum().into();
         let tmp = self.tmp.clone();
         let io = |op: &'static str| {

@@ -17,6 +17,7 @@ use super::Index;
 use crate::error::{IndexError, Result};
 use crate::params::MAX_LEVEL;
 use crate::search::layer::{greedy, search_layer};
+use crate::search::scorer::{Exact, Scorer};
 use crate::search::scratch::{Scored, SearchScratch};
 use crate::unit::{check_dim, UnitVector, UnitVectors};
 
@@ -115,10 +116,14 @@ impl Index {
             let mut fresh = self.store.fresh.write();
             let first = self.store.base_len + fresh.len() as u32;
             fresh.reserve(ids.len());
+            let mut code = Vec::new();
             for (&id, v) in ids.iter().zip(vectors.chunks_exact(dim)) {
                 let level = self.level_for(id);
+                code.clear();
+                self.params.vectors.encode_into(v, &mut code);
                 fresh.push(FreshNode {
                     vector: v.into(),
+                    code: code.as_slice().into(),
                     ext: id,
                     level: level as u8,
                     deleted: AtomicBool::new(false),
@@ -155,14 +160,18 @@ impl Index {
         let Some((ep, top)) = self.entry_or_become(node, level) else {
             return;
         };
-        let q = view.vector(node);
+        // The graph is linked on exact similarities whatever the search encoding.
+        let scorer = Exact {
+            q: view.vector(node),
+            dot,
+        };
         let mut links = Vec::new();
         let mut cur = Scored {
-            sim: dot(q, view.vector(ep)),
+            sim: scorer.sim(view, ep),
             node: ep,
         };
         for l in (level + 1..=top).rev() {
-            cur = greedy(view, dot, q, cur, l, &mut links);
+            cur = greedy(view, &scorer, cur, l, &mut links);
         }
         // First the node's own lists on every level, then the reverse links. Until a reverse
         // link exists no search can reach the node, so no search ever sees it with a lower
@@ -173,8 +182,7 @@ impl Index {
         for l in (0..=level.min(top)).rev() {
             let found = search_layer(
                 view,
-                dot,
-                q,
+                &scorer,
                 &entry,
                 self.params.ef_construction,
                 l,

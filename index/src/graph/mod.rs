@@ -13,6 +13,7 @@ use std::sync::atomic::Ordering;
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::{IndexError, Result};
+use crate::format::stamp::FileStamp;
 use crate::format::{BaseFile, Section};
 use crate::params::Params;
 use crate::simd::DotFn;
@@ -200,6 +201,13 @@ impl Index {
             .as_ref()
             .map(|b| b.owner)
             .filter(|o| *o != [0; 16])
+    }
+
+    /// The stamp (length, times, inode) of the file this index was opened from, taken when it
+    /// was opened; `None` for an index built in memory or off Unix. A caller that verified the
+    /// file can keep the stamp and trust a later open showing the same one (see [`FileStamp`]).
+    pub fn file_stamp(&self) -> Option<FileStamp> {
+        self.store.base.as_ref().and_then(|b| b.stamp)
     }
 
     /// Memory and layout counts.

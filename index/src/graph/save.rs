@@ -11,6 +11,7 @@ use std::path::Path;
 use zerocopy::FromZeros;
 
 use super::Index;
+use crate::encoding::VectorEncoding;
 use crate::error::Result;
 use crate::format::{header::Header, Section, SectionWriter};
 
@@ -139,6 +140,25 @@ impl Index {
         w.put(bytemuck::cast_slice(&pairs))?;
         w.end();
 
+        if p.vectors != VectorEncoding::F32 {
+            w.begin(Section::Codes)?;
+            let code_len = p.vectors.code_len(p.dim);
+            let mut fallback = Vec::with_capacity(code_len);
+            for &n in &live {
+                let code = view.code(n);
+                if code.len() == code_len {
+                    w.put(code)?;
+                } else {
+                    // Not reachable through the API (every node gets its code when inserted);
+                    // a file with a short code would not open, so re-encode rather than write it.
+                    fallback.clear();
+                    p.vectors.encode_into(view.vector(n), &mut fallback);
+                    w.put(&fallback)?;
+                }
+            }
+            w.end();
+        }
+
         let mut h = Header::new_zeroed();
         h.dim = (p.dim as u32).into();
         h.metric = crate::format::header::METRIC_IP.into();
@@ -152,6 +172,7 @@ impl Index {
         h.exact_below_bits = p.exact_below.to_bits().into();
         h.checkpoint = checkpoint.into();
         h.owner = owner;
+        h.vector_encoding = p.vectors.tag().into();
         h.upper_words = words.into();
         match entry {
             Some((e, l)) => {

@@ -28,6 +28,8 @@ pub(crate) type Links = Vec<Vec<u32>>;
 /// A node inserted since the index was opened.
 pub(crate) struct FreshNode {
     pub vector: Box<[f32]>,
+    /// The compressed code of `vector` (empty in an f32 index).
+    pub code: Box<[u8]>,
     pub ext: u64,
     pub level: u8,
     pub deleted: AtomicBool,
@@ -67,21 +69,27 @@ impl Store {
 
     /// A consistent view for one operation: holds the read side of `fresh`.
     pub(crate) fn view(&self) -> View<'_> {
-        let (vectors, level0) = match &self.base {
-            Some(b) => (b.vectors(), b.level0()),
-            None => (&[][..], &[][..]),
+        let (vectors, level0, codes) = match &self.base {
+            Some(b) => (b.vectors(), b.level0(), b.codes()),
+            None => (&[][..], &[][..], &[][..]),
         };
         let (dim, stride) = self
             .base
             .as_ref()
             .map_or((0, 1), |b| (b.params.dim, 1 + b.params.m0));
+        let code_len = self
+            .base
+            .as_ref()
+            .map_or(0, |b| b.params.vectors.code_len(b.params.dim));
         View {
             store: self,
             fresh: self.fresh.read(),
             vectors,
             level0,
+            codes,
             dim,
             stride,
+            code_len,
         }
     }
 }
@@ -93,8 +101,11 @@ pub(crate) struct View<'a> {
     /// The mapped vectors and level-0 lists, resolved once per view (hot path of every search).
     vectors: &'a [f32],
     level0: &'a [u32],
+    /// The mapped codes of a compressed index (empty for f32).
+    codes: &'a [u8],
     dim: usize,
     stride: usize,
+    code_len: usize,
 }
 
 impl<'a> View<'a> {
@@ -122,6 +133,17 @@ impl<'a> View<'a> {
             self.vectors.get(s..s + self.dim).unwrap_or(&[])
         } else {
             self.fresh_node(node).map_or(&[], |f| &f.vector)
+        }
+    }
+
+    /// The compressed code of `node` (empty in an f32 index or for a node out of range).
+    #[inline]
+    pub(crate) fn code(&self, node: u32) -> &[u8] {
+        if node < self.store.base_len {
+            let s = node as usize * self.code_len;
+            self.codes.get(s..s + self.code_len).unwrap_or(&[])
+        } else {
+            self.fresh_node(node).map_or(&[], |f| &f.code)
         }
     }
 

@@ -10,15 +10,14 @@
 
 use std::cmp::Reverse;
 
+use super::scorer::Scorer;
 use super::scratch::{Scored, SearchScratch};
 use crate::graph::store::View;
-use crate::simd::{prefetch, DotFn};
 
 /// Greedy walk on `level` from `cur` towards the query; returns the local best.
 pub(crate) fn greedy(
     view: &View<'_>,
-    dot: DotFn,
-    q: &[f32],
+    scorer: &impl Scorer,
     mut cur: Scored,
     level: usize,
     links: &mut Vec<u32>,
@@ -27,7 +26,7 @@ pub(crate) fn greedy(
         let mut changed = false;
         view.links_into(cur.node, level, links);
         for &nb in links.iter() {
-            let sim = dot(q, view.vector(nb));
+            let sim = scorer.sim(view, nb);
             if sim > cur.sim {
                 cur = Scored { sim, node: nb };
                 changed = true;
@@ -41,11 +40,9 @@ pub(crate) fn greedy(
 
 /// Beam search of width `ef` on `level`, starting at `entry`. Returns the accepted nodes found,
 /// best first.
-#[allow(clippy::too_many_arguments)] // the hot path: one call, no struct to assemble per level
 pub(crate) fn search_layer(
     view: &View<'_>,
-    dot: DotFn,
-    q: &[f32],
+    scorer: &impl Scorer,
     entry: &[Scored],
     ef: usize,
     level: usize,
@@ -74,10 +71,10 @@ pub(crate) fn search_layer(
         s.prefetch_visited(&links);
         links.retain(|&nb| s.visit(nb));
         for &nb in &links {
-            prefetch(view.vector(nb));
+            scorer.prefetch(view, nb);
         }
         for &nb in &links {
-            let sim = dot(q, view.vector(nb));
+            let sim = scorer.sim(view, nb);
             let worst = s.results.peek().map_or(f32::NEG_INFINITY, |r| r.0.sim);
             if s.results.len() < ef || sim > worst {
                 let sc = Scored { sim, node: nb };

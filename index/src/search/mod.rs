@@ -3,6 +3,7 @@
 
 pub(crate) mod filter;
 pub(crate) mod layer;
+pub(crate) mod scorer;
 pub(crate) mod scratch;
 
 use std::cell::RefCell;
@@ -10,9 +11,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub use filter::{Filter, IdFilter};
+use scorer::{rescore, Bf16, Exact, Int8, Scorer};
 use scratch::Scored;
 pub use scratch::SearchScratch;
 
+use crate::encoding::VectorEncoding;
 use crate::error::Result;
 use crate::graph::store::View;
 use crate::unit::{check_dim, UnitVector};
@@ -104,6 +107,8 @@ impl Index {
         Ok(out)
     }
 
+    /// The graph walk with the scorer of this index's encoding; a compressed index's
+    /// candidates (all `ef` of them) are re-scored exactly before the top `k` are taken.
     #[allow(clippy::too_many_arguments)] // the hot path, called from one place
     fn graph_search(
         &self,
@@ -115,24 +120,22 @@ impl Index {
         filter: Option<&dyn Filter>,
         s: &mut SearchScratch,
     ) -> Vec<Hit> {
-        let Some((ep, top)) = entry else {
+        let Some(entry) = entry else {
             return Vec::new();
         };
         let dot = self.dot;
-        let mut links = std::mem::take(&mut s.links);
-        let mut cur = Scored {
-            sim: dot(q, view.vector(ep)),
-            node: ep,
-        };
-        for level in (1..=top).rev() {
-            cur = layer::greedy(view, dot, q, cur, level, &mut links);
-        }
-        s.links = links;
-        let found = match filter {
-            None => layer::search_layer(view, dot, q, &[cur], ef, 0, s, |n| !view.is_deleted(n)),
-            Some(f) => layer::search_layer(view, dot, q, &[cur], ef, 0, s, |n| {
-                !view.is_deleted(n) && f.allows(view.ext(n))
-            }),
+        let found = match self.params.vectors {
+            VectorEncoding::F32 => walk(view, &Exact { q, dot }, entry, ef, filter, s),
+            VectorEncoding::Bf16 => {
+                let mut found = walk(view, &Bf16::new(q), entry, ef, filter, s);
+                rescore(view, q, dot, &mut found, k);
+                found
+            }
+            VectorEncoding::Int8 => {
+                let mut found = walk(view, &Int8::new(q), entry, ef, filter, s);
+                rescore(view, q, dot, &mut found, k);
+                found
+            }
         };
         found
             .into_iter()
@@ -185,5 +188,32 @@ impl Index {
         let all = |_: u64| true;
         let view = self.store.view();
         Ok(self.exact_scan(&view, query, k, &all))
+    }
+}
+
+/// Greedy descent from `entry` to level 1, then the beam search of width `ef` on level 0
+/// (accepting only live nodes the filter allows), scored by `scorer`.
+fn walk(
+    view: &View<'_>,
+    scorer: &impl Scorer,
+    (ep, top): (u32, usize),
+    ef: usize,
+    filter: Option<&dyn Filter>,
+    s: &mut SearchScratch,
+) -> Vec<Scored> {
+    let mut links = std::mem::take(&mut s.links);
+    let mut cur = Scored {
+        sim: scorer.sim(view, ep),
+        node: ep,
+    };
+    for level in (1..=top).rev() {
+        cur = layer::greedy(view, scorer, cur, level, &mut links);
+    }
+    s.links = links;
+    match filter {
+        None => layer::search_layer(view, scorer, &[cur], ef, 0, s, |n| !view.is_deleted(n)),
+        Some(f) => layer::search_layer(view, scorer, &[cur], ef, 0, s, |n| {
+            !view.is_deleted(n) && f.allows(view.ext(n))
+        }),
     }
 }

@@ -1,14 +1,24 @@
 use std::path::Path;
 
-use memloop_index::{Index, IndexError};
+use memloop_index::{Index, IndexError, Params, VectorEncoding};
 use proptest::prelude::*;
 
 use crate::common::*;
 
 fn saved_index(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
+    saved_index_with(dir, VectorEncoding::F32)
+}
+
+fn saved_index_with(dir: &Path, vectors: VectorEncoding) -> (std::path::PathBuf, Vec<u8>) {
     let dim = 24;
     let mut data = Clustered::new(dim, 8, 11);
-    let index = Index::new(params(dim)).unwrap();
+    let p = Params::builder(dim)
+        .m(16)
+        .ef_construction(200)
+        .vectors(vectors)
+        .build()
+        .unwrap();
+    let index = Index::new(p).unwrap();
     let ids: Vec<u64> = (0..400).collect();
     index
         .insert_batch(&ids, &rows(&data.take(400), dim))
@@ -102,9 +112,13 @@ proptest! {
 
     /// Any single flipped byte is reported by open or verify, never a panic.
     #[test]
-    fn every_flipped_byte_is_detected(pos in any::<prop::sample::Index>(), flip in 1u8..=255) {
+    fn every_flipped_byte_is_detected(
+        pos in any::<prop::sample::Index>(),
+        flip in 1u8..=255,
+        vectors in prop::sample::select(VectorEncoding::ALL.to_vec()),
+    ) {
         let dir = tempfile::tempdir().unwrap();
-        let (_, good) = saved_index(dir.path());
+        let (_, good) = saved_index_with(dir.path(), vectors);
         let mut bad = good.clone();
         let i = pos.index(bad.len());
         bad[i] ^= flip;
@@ -114,9 +128,12 @@ proptest! {
 
     /// Several random bytes overwritten anywhere: open/verify/search return, never panic.
     #[test]
-    fn random_overwrites_never_panic(writes in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..20)) {
+    fn random_overwrites_never_panic(
+        writes in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..20),
+        vectors in prop::sample::select(VectorEncoding::ALL.to_vec()),
+    ) {
         let dir = tempfile::tempdir().unwrap();
-        let (_, good) = saved_index(dir.path());
+        let (_, good) = saved_index_with(dir.path(), vectors);
         let mut bad = good.clone();
         for (pos, b) in writes {
             let i = pos.index(bad.len());

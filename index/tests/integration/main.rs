@@ -5,6 +5,7 @@ mod churn;
 mod common;
 mod concurrent;
 mod corrupt;
+mod encodings;
 mod filter;
 mod model;
 mod persist;

@@ -1,6 +1,7 @@
-//! Inner products with runtime CPU detection.
+//! Inner products with runtime CPU detection: f32 here, bf16 codes in [`bf16`], int8 codes in
+//! [`int8`].
 //!
-//! Kernels, chosen once per process by [`kernel`]:
+//! f32 kernels, chosen once per process by [`kernel`]:
 //! - `avx512`: AVX-512F, two 16-lane FMA accumulators, masked tail;
 //! - `avx2`: AVX2 + FMA, four 8-lane accumulators, scalar tail;
 //! - `scalar`: portable, eight accumulators (the reference every other kernel is tested against).
@@ -9,6 +10,9 @@
 //! `#[target_feature]` is only sound on a CPU that has the feature, which the dispatcher checks
 //! with `is_x86_feature_detected!` before handing out the function pointer.
 #![allow(unsafe_code)]
+
+pub mod bf16;
+pub mod int8;
 
 use std::sync::OnceLock;
 
@@ -24,15 +28,41 @@ pub fn kernel() -> (&'static str, DotFn) {
     })
 }
 
+/// The widest instruction set the kernels may use. `MEMLOOP_SIMD=avx2` keeps them to AVX2 and
+/// `MEMLOOP_SIMD=scalar` to portable code, so the path of an older CPU can be measured on a
+/// newer one; unset (or any other value), kernels use what the CPU has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Isa {
+    /// Portable code only.
+    Scalar,
+    /// Up to AVX2 + FMA.
+    Avx2,
+    /// Up to AVX-512 (and its extensions the CPU has).
+    Avx512,
+}
+
+/// The cap set by `MEMLOOP_SIMD`, read once per process.
+pub fn isa_cap() -> Isa {
+    static CAP: OnceLock<Isa> = OnceLock::new();
+    *CAP.get_or_init(|| match std::env::var("MEMLOOP_SIMD").as_deref() {
+        Ok("scalar") => Isa::Scalar,
+        Ok("avx2") => Isa::Avx2,
+        _ => Isa::Avx512,
+    })
+}
+
 /// Every kernel this CPU can run, fastest first; the last is always `scalar`.
 pub fn kernels() -> Vec<(&'static str, DotFn)> {
     let mut v: Vec<(&'static str, DotFn)> = Vec::new();
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") {
+        if isa_cap() >= Isa::Avx512 && std::is_x86_feature_detected!("avx512f") {
             v.push(("avx512", x86::dot_avx512_checked));
         }
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        if isa_cap() >= Isa::Avx2
+            && std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("fma")
+        {
             v.push(("avx2", x86::dot_avx2_checked));
         }
     }
@@ -191,6 +221,23 @@ pub fn prefetch(data: &[f32]) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = data;
+}
+
+/// Hints the CPU to start loading the first `lines` cache lines of `bytes` (no-op off x86-64).
+#[inline(always)]
+pub fn prefetch_bytes_lines(bytes: &[u8], lines: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for line in bytes.chunks(64).take(lines) {
+        // SAFETY: prefetch is a hint that never faults, whatever the address.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(
+                line.as_ptr().cast::<i8>(),
+                std::arch::x86_64::_MM_HINT_T0,
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (bytes, lines);
 }
 
 /// Hints the CPU to load the cache line holding `data[0]` (no-op off x86-64).

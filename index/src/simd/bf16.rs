@@ -1,0 +1,186 @@
+//! Inner product of an f32 query with a bf16 code, for bf16 indexes.
+//!
+//! A bf16 value is the upper half of an f32, so widening is a shift by 16 bits: exact, no
+//! rounding. Codes are read from bytes (little-endian `u16`), so any alignment works.
+//!
+//! Kernels, chosen once per process by [`kernel`]:
+//! - `avx512`: AVX-512F widen-and-shift, two 16-lane FMA accumulators;
+//! - `avx2`: AVX2 + FMA, two 8-lane accumulators;
+//! - `scalar`: portable (the reference the others are tested against).
+#![allow(unsafe_code)]
+
+use std::sync::OnceLock;
+
+/// A bf16 dot-product kernel: `Σ query[i] · code_i` over the shorter length, where `code_i` is
+/// the little-endian `u16` at bytes `2i..2i + 2`.
+pub type DotBf16Fn = fn(&[f32], &[u8]) -> f32;
+
+/// The kernel [`dot_bf16`] uses on this CPU.
+pub fn kernel() -> (&'static str, DotBf16Fn) {
+    static CHOSEN: OnceLock<(&'static str, DotBf16Fn)> = OnceLock::new();
+    *CHOSEN.get_or_init(|| kernels()[0])
+}
+
+/// Every bf16 kernel this CPU can run, fastest first; the last is always `scalar`.
+pub fn kernels() -> Vec<(&'static str, DotBf16Fn)> {
+    let mut v: Vec<(&'static str, DotBf16Fn)> = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        use super::{isa_cap, Isa};
+        if isa_cap() >= Isa::Avx512 && std::is_x86_feature_detected!("avx512f") {
+            v.push(("avx512", x86::dot_avx512_checked));
+        }
+        if isa_cap() >= Isa::Avx2
+            && std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("fma")
+        {
+            v.push(("avx2", x86::dot_avx2_checked));
+        }
+    }
+    v.push(("scalar", dot_bf16_scalar));
+    v
+}
+
+/// bf16 inner product with the fastest kernel for this CPU.
+#[inline]
+pub fn dot_bf16(query: &[f32], code: &[u8]) -> f32 {
+    (kernel().1)(query, code)
+}
+
+/// Widens one bf16 value to f32 (exact).
+#[inline]
+pub fn bf16_to_f32(bits: u16) -> f32 {
+    f32::from_bits(u32::from(bits) << 16)
+}
+
+/// Portable bf16 inner product.
+pub fn dot_bf16_scalar(query: &[f32], code: &[u8]) -> f32 {
+    query
+        .iter()
+        .zip(code.chunks_exact(2))
+        .fold(0f32, |acc, (&q, b)| {
+            q.mul_add(bf16_to_f32(u16::from_le_bytes([b[0], b[1]])), acc)
+        })
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// Safe wrapper: only handed out by `kernels()` after detecting AVX-512F.
+    pub(super) fn dot_avx512_checked(q: &[f32], c: &[u8]) -> f32 {
+        // SAFETY: `kernels()` returns this function only when avx512f was detected.
+        unsafe { dot_avx512(q, c) }
+    }
+
+    /// Safe wrapper: only handed out by `kernels()` after detecting AVX2 and FMA.
+    pub(super) fn dot_avx2_checked(q: &[f32], c: &[u8]) -> f32 {
+        // SAFETY: `kernels()` returns this function only when avx2 and fma were detected.
+        unsafe { dot_avx2(q, c) }
+    }
+
+    fn tail(q: &[f32], c: &[u8], from: usize) -> f32 {
+        super::dot_bf16_scalar(
+            q.get(from..).unwrap_or(&[]),
+            c.get(2 * from..).unwrap_or(&[]),
+        )
+    }
+
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn dot_avx512(q: &[f32], c: &[u8]) -> f32 {
+        let n = q.len().min(c.len() / 2);
+        let (pq, pc) = (q.as_ptr(), c.as_ptr());
+        let mut acc0 = _mm512_setzero_ps();
+        let mut acc1 = _mm512_setzero_ps();
+        let mut i = 0;
+        while i + 32 <= n {
+            // SAFETY: i + 32 <= n: the 16-value code loads at bytes 2i and 2i + 32 (32 bytes
+            // each) end at 2(i + 32) <= c.len(), the 16-float query loads end at i + 32 <= q.len().
+            unsafe {
+                let w0 = _mm512_cvtepu16_epi32(_mm256_loadu_si256(pc.add(2 * i).cast()));
+                let w1 = _mm512_cvtepu16_epi32(_mm256_loadu_si256(pc.add(2 * i + 32).cast()));
+                let x0 = _mm512_castsi512_ps(_mm512_slli_epi32::<16>(w0));
+                let x1 = _mm512_castsi512_ps(_mm512_slli_epi32::<16>(w1));
+                acc0 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(pq.add(i)), acc0);
+                acc1 = _mm512_fmadd_ps(x1, _mm512_loadu_ps(pq.add(i + 16)), acc1);
+            }
+            i += 32;
+        }
+        while i + 16 <= n {
+            // SAFETY: i + 16 <= n.
+            unsafe {
+                let w0 = _mm512_cvtepu16_epi32(_mm256_loadu_si256(pc.add(2 * i).cast()));
+                let x0 = _mm512_castsi512_ps(_mm512_slli_epi32::<16>(w0));
+                acc0 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(pq.add(i)), acc0);
+            }
+            i += 16;
+        }
+        _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + tail(q, c, i)
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn dot_avx2(q: &[f32], c: &[u8]) -> f32 {
+        let n = q.len().min(c.len() / 2);
+        let (pq, pc) = (q.as_ptr(), c.as_ptr());
+        let mut acc0 = _mm256_setzero_ps();
+        let mut acc1 = _mm256_setzero_ps();
+        let mut i = 0;
+        while i + 16 <= n {
+            // SAFETY: i + 16 <= n: the 8-value code loads at bytes 2i and 2i + 16 end at
+            // 2(i + 16) <= c.len(); the 8-float query loads end at i + 16 <= q.len().
+            unsafe {
+                let w0 = _mm256_cvtepu16_epi32(_mm_loadu_si128(pc.add(2 * i).cast()));
+                let w1 = _mm256_cvtepu16_epi32(_mm_loadu_si128(pc.add(2 * i + 16).cast()));
+                let x0 = _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w0));
+                let x1 = _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w1));
+                acc0 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(pq.add(i)), acc0);
+                acc1 = _mm256_fmadd_ps(x1, _mm256_loadu_ps(pq.add(i + 8)), acc1);
+            }
+            i += 16;
+        }
+        let s = _mm256_add_ps(acc0, acc1);
+        let q4 = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps::<1>(s));
+        let q4 = _mm_add_ps(q4, _mm_movehl_ps(q4, q4));
+        let q4 = _mm_add_ss(q4, _mm_shuffle_ps::<0b01>(q4, q4));
+        _mm_cvtss_f32(q4) + tail(q, c, i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_equals_scalar_at_every_length() {
+        for n in (0..140).chain([255, 256, 257, 384, 768, 1023]) {
+            let q: Vec<f32> = (0..n)
+                .map(|i| ((i * 37 % 201) as f32 - 100.0) / 100.0)
+                .collect();
+            let c: Vec<u8> = (0..n)
+                .flat_map(|i| {
+                    let x = ((i * 91 % 201) as f32 - 100.0) / 100.0;
+                    ((x.to_bits() >> 16) as u16).to_le_bytes()
+                })
+                .collect();
+            let want = dot_bf16_scalar(&q, &c);
+            for (name, f) in kernels() {
+                let got = f(&q, &c);
+                assert!(
+                    (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                    "{name} n={n}: {got} vs {want}"
+                );
+                // An odd byte count ignores the half value; a short code uses its length.
+                let short = f(&q, &c[..c.len().saturating_sub(1)]);
+                let short_want = dot_bf16_scalar(&q, &c[..c.len().saturating_sub(1)]);
+                assert!(
+                    (short - short_want).abs() <= 1e-4 * (1.0 + short_want.abs()),
+                    "{name} odd n={n}"
+                );
+            }
+        }
+    }
+}
