@@ -9,7 +9,7 @@ use tokenizers::Tokenizer;
 use crate::config::{sentence_bert_max_len, ModelConfig};
 use crate::error::{EmbedError, Result};
 use crate::models::{Encoder, Kernels};
-use crate::{pool, tokenize, weights};
+use crate::{pool, tokenize};
 
 /// Where inference runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -190,13 +190,12 @@ impl Embedder {
             DeviceChoice::Cuda(n) => cuda_device(n)?,
         };
         let weights_path = dir.join("model.safetensors");
-        let vb = weights::load(&weights_path, &device)?;
-        let encoder = Encoder::load(&config, vb, options.kernels).map_err(|e| {
-            EmbedError::WeightsMismatch {
-                path: weights_path.clone(),
-                reason: e.to_string(),
-            }
-        })?;
+        // The weights and the tokenizer load side by side (each takes about half the time).
+        let (encoder, tokenizers) = rayon::join(
+            || Encoder::load(&config, &weights_path, &device, options.kernels),
+            || tokenize::load(&dir.join("tokenizer.json"), max_len),
+        );
+        let encoder = encoder?;
         let matryoshka = match options.dimension {
             None => None,
             Some(d) if d == 0 || d > hidden => {
@@ -217,7 +216,7 @@ impl Embedder {
             Some(_) if !encoder.matryoshka() => None,
             Some(d) => Some(d),
         };
-        let (tokenizer, counter) = tokenize::load(&dir.join("tokenizer.json"), max_len)?;
+        let (tokenizer, counter) = tokenizers?;
         let pool = match options.threads {
             Some(0) => {
                 return Err(EmbedError::InvalidOption {

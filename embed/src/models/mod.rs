@@ -4,11 +4,13 @@ mod bert;
 mod cpu_bert;
 mod nomic_bert;
 
+use std::path::Path;
+
 use candle_core::{Device, Tensor};
-use candle_nn::VarBuilder;
 
 use crate::config::ModelConfig;
 use crate::error::{EmbedError, Result};
+use crate::weights::MappedTensors;
 
 /// Which implementation runs a BERT-family model on the CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -29,18 +31,33 @@ pub(crate) enum Encoder {
 }
 
 impl Encoder {
+    /// Loads the weights file `weights` for `config` on `device`: memloop's own encoder reads
+    /// the mapped file directly, candle's models through a `VarBuilder` over it.
+    ///
+    /// # Errors
+    /// [`EmbedError::MissingFile`] / [`EmbedError::MalformedFile`] for the file,
+    /// [`EmbedError::WeightsMismatch`] for tensors that do not fit the configuration.
     pub(crate) fn load(
         config: &ModelConfig,
-        vb: VarBuilder<'static>,
+        weights: &Path,
+        device: &Device,
         kernels: Kernels,
-    ) -> candle_core::Result<Self> {
-        let native = kernels == Kernels::Native && vb.device().is_cpu();
+    ) -> Result<Self> {
+        let mismatch = |e: candle_core::Error| EmbedError::WeightsMismatch {
+            path: weights.to_path_buf(),
+            reason: e.to_string(),
+        };
+        let native = kernels == Kernels::Native && device.is_cpu();
+        let vb = || crate::weights::load(weights, device);
         Ok(match config {
             ModelConfig::Bert(c) if native && cpu_bert::supports(c) => {
-                Encoder::CpuBert(cpu_bert::CpuBert::load(vb, c)?)
+                let tensors = MappedTensors::open(weights)?;
+                Encoder::CpuBert(cpu_bert::CpuBert::load(&tensors, c).map_err(mismatch)?)
             }
-            ModelConfig::Bert(c) => Encoder::Bert(bert::Bert::load(vb, c)?),
-            ModelConfig::NomicBert(c) => Encoder::NomicBert(nomic_bert::NomicBert::load(vb, c)?),
+            ModelConfig::Bert(c) => Encoder::Bert(bert::Bert::load(vb()?, c).map_err(mismatch)?),
+            ModelConfig::NomicBert(c) => {
+                Encoder::NomicBert(nomic_bert::NomicBert::load(vb()?, c).map_err(mismatch)?)
+            }
         })
     }
 

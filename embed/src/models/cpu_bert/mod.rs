@@ -3,8 +3,8 @@
 //! candle-transformers' `bert` runs a general tensor graph: every step allocates a tensor,
 //! padded batches carry masked tokens through every layer, and each element-wise op
 //! synchronises candle's thread pool. This encoder computes the same function (the same
-//! weights, loaded through the same `VarBuilder`, the same layer order and epsilons) the way an
-//! embedder needs it:
+//! weights, the same layer order and epsilons) the way an
+//! embedder needs it (its weights read straight from the mapped safetensors file):
 //! - sequences are packed row after row with no padding: the dense layers see exactly the real
 //!   tokens, and attention runs per sequence (`attention.rs`), so no mask is needed;
 //! - the dense layers call `gemm` directly on row-major buffers (`matmul.rs`), with the bias
@@ -21,13 +21,14 @@ mod attention;
 mod kernels;
 mod matmul;
 
-use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType};
 use rayon::prelude::*;
 
 use attention::Packing;
 use kernels::Norm;
 use matmul::Linear;
+
+use crate::weights::{Floats, MappedTensors};
 
 /// One transformer layer.
 #[derive(Debug, Clone)]
@@ -44,7 +45,8 @@ struct Layer {
 /// A BERT-family encoder (absolute positions) for the CPU.
 #[derive(Debug, Clone)]
 pub(crate) struct CpuBert {
-    word: Vec<f32>,
+    /// The word-embedding table, read in place from the mapped weights when aligned.
+    word: Floats,
     position: Vec<f32>,
     /// Row 0 of the token-type table: every input is segment 0.
     token_type: Vec<f32>,
@@ -57,34 +59,57 @@ pub(crate) struct CpuBert {
     act: HiddenAct,
 }
 
-fn tensor(vb: &VarBuilder, shape: &[usize], name: &str) -> candle_core::Result<Vec<f32>> {
-    vb.get(shape, name)?.flatten_all()?.to_vec1::<f32>()
+/// The tensors under one name prefix (as candle's `VarBuilder::pp`).
+struct Scope<'a> {
+    tensors: &'a MappedTensors,
+    prefix: String,
+}
+
+impl Scope<'_> {
+    fn pp(&self, name: &str) -> Self {
+        Scope {
+            tensors: self.tensors,
+            prefix: format!("{}{name}.", self.prefix),
+        }
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.tensors.contains(&format!("{}{name}", self.prefix))
+    }
+
+    fn get(&self, shape: &[usize], name: &str) -> candle_core::Result<Floats> {
+        self.tensors
+            .floats(&format!("{}{name}", self.prefix), shape)
+            .map_err(candle_core::Error::msg)
+    }
+
+    /// A small tensor, copied out of the mapping.
+    fn vec(&self, shape: &[usize], name: &str) -> candle_core::Result<Vec<f32>> {
+        Ok(self.get(shape, name)?.to_vec())
+    }
 }
 
 /// The `out × inp` weight and the bias of a dense layer.
-fn dense(vb: VarBuilder, inp: usize, out: usize) -> candle_core::Result<(Vec<f32>, Vec<f32>)> {
-    Ok((
-        tensor(&vb, &[out, inp], "weight")?,
-        tensor(&vb, &[out], "bias")?,
-    ))
+fn dense(s: Scope, inp: usize, out: usize) -> candle_core::Result<(Floats, Vec<f32>)> {
+    Ok((s.get(&[out, inp], "weight")?, s.vec(&[out], "bias")?))
 }
 
-fn linear(vb: VarBuilder, inp: usize, out: usize) -> candle_core::Result<Linear> {
-    let (w, b) = dense(vb, inp, out)?;
+fn linear(s: Scope, inp: usize, out: usize) -> candle_core::Result<Linear> {
+    let (w, b) = dense(s, inp, out)?;
     Ok(Linear::new(&w, b, inp, out))
 }
 
 /// Layer norm under either naming (`weight`/`bias`, or the old `gamma`/`beta`).
-fn norm(vb: VarBuilder, size: usize, eps: f64) -> candle_core::Result<Norm> {
+fn norm(s: Scope, size: usize, eps: f64) -> candle_core::Result<Norm> {
     let pick = |names: [&'static str; 2]| -> &'static str {
         names
             .into_iter()
-            .find(|n| vb.contains_tensor(n))
+            .find(|n| s.contains(n))
             .unwrap_or(names[0])
     };
     Ok(Norm {
-        weight: tensor(&vb, &[size], pick(["weight", "gamma"]))?,
-        bias: tensor(&vb, &[size], pick(["bias", "beta"]))?,
+        weight: s.vec(&[size], pick(["weight", "gamma"]))?,
+        bias: s.vec(&[size], pick(["bias", "beta"]))?,
         eps: eps as f32,
     })
 }
@@ -100,8 +125,9 @@ pub(crate) fn supports(c: &Config) -> bool {
 
 impl CpuBert {
     /// Loads the weights under the names candle's `BertModel` uses (optionally under `bert.`
-    /// or `<model_type>.`).
-    pub(crate) fn load(vb: VarBuilder<'static>, c: &Config) -> candle_core::Result<Self> {
+    /// or `<model_type>.`), read straight from the mapped file: the word embeddings stay in
+    /// the mapping, the dense layers are packed from it (one copy).
+    pub(crate) fn load(tensors: &MappedTensors, c: &Config) -> candle_core::Result<Self> {
         if !supports(c) {
             candle_core::bail!(
                 "the native encoder needs absolute positions and heads a multiple of 8 wide"
@@ -113,17 +139,18 @@ impl CpuBert {
         }
         let prefix = prefixes
             .into_iter()
-            .find(|p| vb.contains_tensor(&format!("{p}embeddings.word_embeddings.weight")))
+            .find(|p| tensors.contains(&format!("{p}embeddings.word_embeddings.weight")))
             .unwrap_or_default();
-        let root = |path: &str| vb.pp(format!("{prefix}{path}"));
+        let root = |path: &str| Scope {
+            tensors,
+            prefix: format!("{prefix}{path}."),
+        };
         let (h, eps) = (c.hidden_size, c.layer_norm_eps);
         let emb = root("embeddings");
-        let token_types = tensor(
-            &emb.pp("token_type_embeddings"),
-            &[c.type_vocab_size, h],
-            "weight",
-        )?;
+        let token_types =
+            emb.pp("token_type_embeddings").get(&[c.type_vocab_size, h], "weight")?;
         let layers = (0..c.num_hidden_layers)
+            .into_par_iter()
             .map(|i| {
                 let l = root(&format!("encoder.layer.{i}"));
                 let attn = l.pp("attention");
@@ -134,7 +161,7 @@ impl CpuBert {
                 );
                 Ok(Layer {
                     qkv: Linear::new(
-                        &[q.0, k.0, v.0].concat(),
+                        &[&q.0[..], &k.0[..], &v.0[..]].concat(),
                         [q.1, k.1, v.1].concat(),
                         h,
                         3 * h,
@@ -148,12 +175,10 @@ impl CpuBert {
             })
             .collect::<candle_core::Result<Vec<_>>>()?;
         Ok(CpuBert {
-            word: tensor(&emb.pp("word_embeddings"), &[c.vocab_size, h], "weight")?,
-            position: tensor(
-                &emb.pp("position_embeddings"),
-                &[c.max_position_embeddings, h],
-                "weight",
-            )?,
+            word: emb.pp("word_embeddings").get(&[c.vocab_size, h], "weight")?,
+            position: emb
+                .pp("position_embeddings")
+                .vec(&[c.max_position_embeddings, h], "weight")?,
             // No token-type table (type_vocab_size 0) adds nothing.
             token_type: token_types
                 .get(..h)
