@@ -111,7 +111,11 @@ impl MappedTensors {
     }
 
     /// The values of tensor `name` of `shape`, as f32 (f16 and bf16 converted).
-    pub(crate) fn floats(&self, name: &str, shape: &[usize]) -> std::result::Result<Floats, String> {
+    pub(crate) fn floats(
+        &self,
+        name: &str,
+        shape: &[usize],
+    ) -> std::result::Result<Floats, String> {
         let info = self
             .metadata
             .info(name)
@@ -131,12 +135,20 @@ impl MappedTensors {
         let width = match info.dtype {
             safetensors::Dtype::F32 => 4,
             safetensors::Dtype::F16 | safetensors::Dtype::BF16 => 2,
-            other => return Err(format!("{name}: dtype {other:?}, expected F32, F16 or BF16")),
+            other => {
+                return Err(format!(
+                    "{name}: dtype {other:?}, expected F32, F16 or BF16"
+                ))
+            }
         };
         if bytes.len() != len * width {
             return Err(format!("{name}: {} bytes for {len} values", bytes.len()));
         }
-        let halves = || bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        let halves = || {
+            bytes
+                .chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        };
         Ok(match info.dtype {
             safetensors::Dtype::F32 if bytemuck::try_cast_slice::<u8, f32>(bytes).is_ok() => {
                 Floats::Mapped {
@@ -154,7 +166,11 @@ impl MappedTensors {
             safetensors::Dtype::F16 => {
                 Floats::Owned(halves().map(|h| half::f16::from_bits(h).to_f32()).collect())
             }
-            _ => Floats::Owned(halves().map(|h| half::bf16::from_bits(h).to_f32()).collect()),
+            _ => Floats::Owned(
+                halves()
+                    .map(|h| half::bf16::from_bits(h).to_f32())
+                    .collect(),
+            ),
         })
     }
 }
@@ -180,10 +196,22 @@ mod tests {
             .flat_map(|v| half::bf16::from_f32(*v).to_bits().to_le_bytes())
             .collect();
         let tensors = [
-            ("a", TensorView::new(Dtype::F32, vec![2, 2], &f32_bytes).unwrap()),
-            ("b", TensorView::new(Dtype::F16, vec![4], &f16_bytes).unwrap()),
-            ("c", TensorView::new(Dtype::BF16, vec![4], &bf16_bytes).unwrap()),
-            ("d", TensorView::new(Dtype::I64, vec![1], &[0u8; 8]).unwrap()),
+            (
+                "a",
+                TensorView::new(Dtype::F32, vec![2, 2], &f32_bytes).unwrap(),
+            ),
+            (
+                "b",
+                TensorView::new(Dtype::F16, vec![4], &f16_bytes).unwrap(),
+            ),
+            (
+                "c",
+                TensorView::new(Dtype::BF16, vec![4], &bf16_bytes).unwrap(),
+            ),
+            (
+                "d",
+                TensorView::new(Dtype::I64, vec![1], &[0u8; 8]).unwrap(),
+            ),
         ];
         safetensors::serialize_to_file(tensors, None, &path).unwrap();
         let t = MappedTensors::open(&path).unwrap();

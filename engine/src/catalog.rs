@@ -300,6 +300,9 @@ pub(crate) struct CatalogSlot {
     loading: parking_lot::Mutex<Option<std::thread::JoinHandle<Result<Catalog>>>>,
     failed: std::sync::OnceLock<String>,
     path: std::path::PathBuf,
+    /// Changes made before the load finished (a recall's reinforcements), applied to the
+    /// loaded catalog before anyone sees it.
+    deferred: parking_lot::Mutex<Vec<MemoryItem>>,
 }
 
 impl CatalogSlot {
@@ -327,6 +330,25 @@ impl CatalogSlot {
             loading: parking_lot::Mutex::new(loading),
             failed,
             path,
+            deferred: parking_lot::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Upserts `items` into the catalog now if it is loaded, else as soon as it is — so a
+    /// recall right after open records its reinforcements without waiting for the load. (The
+    /// load reads the database as it was at open, and no write commits before the load is
+    /// done, so these later states are the newest.)
+    pub(crate) fn upsert_or_defer(&self, items: Vec<MemoryItem>) {
+        let mut deferred = self.deferred.lock();
+        match self.ready.get() {
+            Some(c) => {
+                drop(deferred);
+                let mut cat = c.write();
+                for item in &items {
+                    cat.upsert(item);
+                }
+            }
+            None => deferred.extend(items),
         }
     }
 
@@ -346,8 +368,15 @@ impl CatalogSlot {
         }
         if let Some(handle) = loading.take() {
             match handle.join() {
-                Ok(Ok(cat)) => {
+                Ok(Ok(mut cat)) => {
+                    // Published while `deferred` is held: a change is either drained here or
+                    // sees the catalog ready and applies itself after.
+                    let mut deferred = self.deferred.lock();
+                    for item in deferred.drain(..) {
+                        cat.upsert(&item);
+                    }
                     let _ = self.ready.set(parking_lot::RwLock::new(cat));
+                    drop(deferred);
                     return Ok(self.ready.get().expect("just set"));
                 }
                 Ok(Err(e)) => {

@@ -62,10 +62,7 @@ impl Inner {
         }
         drop(pending);
         if !reinforced.is_empty() {
-            let mut cat = self.catalog.get()?.write();
-            for item in &reinforced {
-                cat.upsert(item);
-            }
+            self.catalog.upsert_or_defer(reinforced);
         }
         Ok(())
     }

@@ -113,6 +113,44 @@ fn a_recall_reinforces_and_postpones_forgetting() {
     assert_eq!(m.get(used).unwrap().unwrap().reinforced, 1);
 }
 
+/// A recall right after open does not wait for the catalog (loaded in the background), yet its
+/// reinforcement reaches it: the reinforced memory outlives the sweep that forgets its peers.
+#[test]
+fn a_recall_while_the_catalog_loads_still_reinforces() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(T0);
+    let (used, idle) = {
+        let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
+        // Enough memories that the catalog takes a while to load after the reopen.
+        let filler: Vec<NewMemory> = (0..8_000)
+            .map(|i| NewMemory::new(format!("filler note {i} on shelf {}", i * 7919 % 10007)))
+            .collect();
+        m.remember_batch(filler).unwrap();
+        let used = m
+            .remember(NewMemory::new("invoices go to accounting").kind(Kind::Fact))
+            .unwrap();
+        let idle = m
+            .remember(NewMemory::new("the parrot likes grapes").kind(Kind::Fact))
+            .unwrap();
+        (used, idle)
+    };
+    let before = {
+        let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
+        m.explain_decay(used).unwrap().forget_at.unwrap()
+    };
+    clock.set(T0 + DAY / 2).unwrap();
+    let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
+    let hits = m
+        .recall(&Query::new("invoices go to accounting").k(1))
+        .unwrap();
+    assert_eq!(hits[0].item.id, used);
+    assert_eq!(m.explain_decay(used).unwrap().reinforced, 1);
+    clock.set(before).unwrap();
+    m.sweep().unwrap();
+    assert!(m.get(idle).unwrap().is_none());
+    assert!(m.get(used).unwrap().is_some());
+}
+
 #[test]
 fn capacity_evicts_exactly_the_least_retained() {
     let dir = tempfile::tempdir().unwrap();

@@ -147,8 +147,9 @@ impl CpuBert {
         };
         let (h, eps) = (c.hidden_size, c.layer_norm_eps);
         let emb = root("embeddings");
-        let token_types =
-            emb.pp("token_type_embeddings").get(&[c.type_vocab_size, h], "weight")?;
+        let token_types = emb
+            .pp("token_type_embeddings")
+            .get(&[c.type_vocab_size, h], "weight")?;
         let layers = (0..c.num_hidden_layers)
             .into_par_iter()
             .map(|i| {
@@ -175,7 +176,9 @@ impl CpuBert {
             })
             .collect::<candle_core::Result<Vec<_>>>()?;
         Ok(CpuBert {
-            word: emb.pp("word_embeddings").get(&[c.vocab_size, h], "weight")?,
+            word: emb
+                .pp("word_embeddings")
+                .get(&[c.vocab_size, h], "weight")?,
             position: emb
                 .pp("position_embeddings")
                 .vec(&[c.max_position_embeddings, h], "weight")?,
