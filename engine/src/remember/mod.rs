@@ -11,6 +11,7 @@ use dedup::{
     merges_near_duplicates, one_current_truth, same_information, RememberAction, Remembered,
 };
 
+use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::item::{check_text, check_validity, Kind, MemoryId, MemoryItem, NewMemory};
@@ -138,12 +139,21 @@ impl Memory {
                 ..Staged::default()
             };
             // The index does not change until the batch commits (new vectors go in after),
-            // so every memory's search of it for a near duplicate can run first, in
-            // parallel; the loop then adds the batch's own earlier memories in order.
-            let in_index = inner.near_in_index_all(&checked, exact_only)?;
-            for ((m, v), near) in checked.into_iter().zip(in_index) {
-                ids.push(inner.remember_one(tx, applied, &mut staged, m, v, near)?);
-            }
+            // so every memory's search of it for a near duplicate, and the screen for one
+            // among the batch's earlier memories, run ahead on the rayon pool while this
+            // thread writes the memories screened so far, in order.
+            inner.screen_batch(&checked, exact_only, |i, screen| {
+                let (m, v) = &checked[i];
+                ids.push(inner.remember_one(
+                    tx,
+                    applied,
+                    &mut staged,
+                    m.clone(),
+                    v.clone(),
+                    screen,
+                )?);
+                Ok(())
+            })?;
             Ok(ids)
         })?;
         self.inner.maybe_sweep();
@@ -256,6 +266,22 @@ impl Memory {
     }
 }
 
+/// The beam of a near-duplicate search of the index.
+const DEDUP_EF: usize = 32;
+/// Memories screened per step of a batch's pipeline (`Inner::screen_batch`).
+const SCREEN_CHUNK: usize = 64;
+
+/// What a batch's screen found for one memory, before it is written.
+#[derive(Debug, Clone, Copy, Default)]
+struct Screen {
+    /// The closest current memory of the index in its namespace, kind and scope at or above
+    /// the de-duplication threshold.
+    in_index: Option<(f32, MemoryId)>,
+    /// Some earlier memory of the batch is at or above the threshold (of any place: the
+    /// write loop checks those it created for the same place).
+    in_batch: bool,
+}
+
 /// Items created or merged earlier in the same batch (not yet visible through the database).
 #[derive(Default)]
 struct Staged {
@@ -284,7 +310,7 @@ impl Inner {
         staged: &mut Staged,
         m: NewMemory,
         v: UnitVector,
-        in_index: Option<(f32, MemoryId)>,
+        screen: Screen,
     ) -> Result<Remembered> {
         let now = self.now();
         let hash = m.content_hash();
@@ -297,7 +323,7 @@ impl Inner {
             None if staged.exact_only || !merges_near_duplicates(m.kind) => None,
             None => {
                 let ns = m.namespace_or_default();
-                self.near_duplicate(staged, ns, m.scope_fields(), m.kind, &v, in_index)
+                self.near_duplicate(staged, ns, m.scope_fields(), m.kind, &v, screen)
             }
         };
         let Some(id) = exact.or(near) else {
@@ -376,45 +402,83 @@ impl Inner {
         Ok(item)
     }
 
-    /// For each memory of a batch, the closest current memory of the index in its namespace,
-    /// kind and scope at or above the de-duplication threshold (`None` where near duplicates
-    /// are not looked for), searched on the rayon pool.
-    fn near_in_index_all(
+    /// Screens each memory of `batch` for near duplicates (see [`Screen`]) and hands the
+    /// screens to `consume` in order. Large batches are screened on the rayon pool a chunk
+    /// ahead of `consume`, which runs on this thread.
+    fn screen_batch(
         &self,
         batch: &[(NewMemory, UnitVector)],
         exact_only: bool,
-    ) -> Result<Vec<Option<(f32, MemoryId)>>> {
+        mut consume: impl FnMut(usize, Screen) -> Result<()>,
+    ) -> Result<()> {
         let Some(threshold) = self.options.dedup_threshold.filter(|_| !exact_only) else {
-            return Ok(vec![None; batch.len()]);
+            for i in 0..batch.len() {
+                consume(i, Screen::default())?;
+            }
+            return Ok(());
         };
-        let cat = self.catalog.get()?.read();
+        let cat_guard = self.catalog.get()?.read();
+        let cat: &Catalog = &cat_guard;
         let index = self.index.read().clone();
-        let search = |(m, v): &(NewMemory, UnitVector)| -> Result<Option<(f32, MemoryId)>> {
+        let screen = |i: usize| -> Result<Screen> {
+            let (m, v) = &batch[i];
             if !merges_near_duplicates(m.kind) {
-                return Ok(None);
+                return Ok(Screen::default());
             }
             let filter = crate::filter::MemoryFilter::new()
                 .namespace(m.namespace_or_default())
                 .kind(m.kind);
-            let Some(c) = cat.compile_exact_scope(&filter, m.scope_fields()) else {
-                return Ok(None);
+            let in_index = match cat.compile_exact_scope(&filter, m.scope_fields()) {
+                None => None,
+                Some(c) => {
+                    let hits = if cat.passes_all(&c) {
+                        index.search(v, 1, DEDUP_EF)?
+                    } else {
+                        index.search_filtered(v, 1, DEDUP_EF, &|id: u64| cat.allows(&c, id))?
+                    };
+                    hits.first()
+                        .filter(|hit| hit.score >= threshold)
+                        .map(|hit| (hit.score, hit.id))
+                }
             };
-            let pred = |id: u64| cat.allows(&c, id);
-            Ok(index
-                .search_filtered(v, 1, 32, &pred)?
-                .first()
-                .filter(|hit| hit.score >= threshold)
-                .map(|hit| (hit.score, hit.id)))
+            // The same products `near_duplicate` computes, so the screen misses nothing.
+            let in_batch = batch[..i].iter().any(|(_, e)| e.cosine(v) >= threshold);
+            Ok(Screen { in_index, in_batch })
         };
-        if batch.len() < 8 {
-            return batch.iter().map(search).collect();
+        if batch.len() < SCREEN_CHUNK {
+            for i in 0..batch.len() {
+                consume(i, screen(i)?)?;
+            }
+            return Ok(());
         }
-        batch.par_iter().map(search).collect()
+        std::thread::scope(|scope| {
+            let (send, receive) = std::sync::mpsc::sync_channel::<Result<Vec<Screen>>>(2);
+            scope.spawn(move || {
+                for start in (0..batch.len()).step_by(SCREEN_CHUNK) {
+                    let end = (start + SCREEN_CHUNK).min(batch.len());
+                    let chunk: Result<Vec<Screen>> =
+                        (start..end).into_par_iter().map(screen).collect();
+                    let failed = chunk.is_err();
+                    // A closed channel means the writer stopped (an error): stop too.
+                    if send.send(chunk).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            let mut i = 0;
+            for chunk in receive {
+                for s in chunk? {
+                    consume(i, s)?;
+                    i += 1;
+                }
+            }
+            Ok(())
+        })
     }
 
     /// The closest current memory of the same namespace and kind at or above the threshold,
-    /// among stored memories (`in_index`, from [`Inner::near_in_index_all`]) and those added
-    /// earlier in this batch.
+    /// among stored memories (`screen.in_index`) and those added earlier in this batch
+    /// (looked for only when `screen.in_batch` says one is close enough).
     fn near_duplicate(
         &self,
         staged: &Staged,
@@ -422,11 +486,12 @@ impl Inner {
         scope: [Option<&str>; 3],
         kind: Kind,
         v: &UnitVector,
-        in_index: Option<(f32, MemoryId)>,
+        screen: Screen,
     ) -> Option<MemoryId> {
         let threshold = self.options.dedup_threshold?;
         let mut best: Option<(f32, MemoryId)> = None;
-        for (id, fv) in &staged.fresh {
+        let fresh: &[(MemoryId, UnitVector)] = if screen.in_batch { &staged.fresh } else { &[] };
+        for (id, fv) in fresh {
             let same_place = staged
                 .items
                 .get(id)
@@ -438,7 +503,7 @@ impl Inner {
                 }
             }
         }
-        if let Some((s, id)) = in_index {
+        if let Some((s, id)) = screen.in_index {
             if best.is_none_or(|(b, _)| s > b) {
                 best = Some((s, id));
             }

@@ -134,6 +134,73 @@ fn near_duplicates_that_differ_are_new_versions_or_new_memories() {
     );
 }
 
+/// A large batch is screened for near duplicates on the thread pool ahead of its writes; the
+/// result must be what the same memories remembered one at a time give: the same actions,
+/// ids and versions, whether the near duplicate is stored already or earlier in the batch.
+#[test]
+fn a_large_batch_decides_as_one_memory_at_a_time_does() {
+    let clock = Clock::manual(0);
+    let options = || Options {
+        dedup_threshold: Some(0.75),
+        ..crate::common::hashing(256, &clock)
+    };
+    let stored = [
+        NewMemory::new("the office wifi password is swordfish today").kind(Kind::Fact),
+        NewMemory::new("the team lunch happens on friday at noon"),
+    ];
+    let mut batch: Vec<NewMemory> = crate::common::sentences(300)
+        .into_iter()
+        .map(NewMemory::new)
+        .collect();
+    // Near duplicates of stored memories and of earlier batch memories, spread through the
+    // batch's chunks.
+    batch.insert(
+        40,
+        NewMemory::new("the office wifi password is marlin today").kind(Kind::Fact),
+    );
+    batch.insert(
+        100,
+        NewMemory::new("the team lunch happens on monday at noon"),
+    );
+    batch.insert(
+        150,
+        NewMemory::new("the deploy key rotates every tuesday night").kind(Kind::Fact),
+    );
+    batch.insert(
+        230,
+        NewMemory::new("the deploy key rotates every thursday night").kind(Kind::Fact),
+    );
+    batch.insert(
+        290,
+        NewMemory::new("The office WiFi password is marlin, today!").kind(Kind::Fact),
+    );
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let together = {
+        let m = Memory::open(a.path(), options()).unwrap();
+        m.remember_batch(stored.to_vec()).unwrap();
+        m.remember_batch_explained(batch.clone()).unwrap()
+    };
+    let one_by_one: Vec<_> = {
+        let m = Memory::open(b.path(), options()).unwrap();
+        m.remember_batch(stored.to_vec()).unwrap();
+        batch
+            .iter()
+            .map(|n| m.remember_batch_explained(vec![n.clone()]).unwrap()[0])
+            .collect()
+    };
+    assert_eq!(together, one_by_one);
+    let actions = |a: RememberAction| together.iter().filter(|d| d.action == a).count();
+    assert!(actions(RememberAction::Merged) >= 1, "{together:?}");
+    assert!(
+        together
+            .iter()
+            .filter(|d| matches!(d.action, RememberAction::Superseded { .. }))
+            .count()
+            >= 2,
+        "{together:?}"
+    );
+}
+
 #[test]
 fn duplicates_inside_one_batch_merge_too() {
     let dir = tempfile::tempdir().unwrap();
