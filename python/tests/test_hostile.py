@@ -77,12 +77,24 @@ def test_bad_open_arguments(tmp_path):
         {"clock": "manual", "start": "noon"},
         {"dedup_threshold": "high"},
         {"max_text_bytes": 10**12},
+        {"index_vectors": "int4"},
+        {"index_vectors": 8},
         {"reranker": 42},
     ]:
         with pytest.raises(memloop.InvalidArgumentError):
             memloop.Memory(tmp_path / "s", **{"hashing_embedder": 16, **kwargs})
     with pytest.raises(memloop.InvalidArgumentError):
         memloop.Memory(None)
+
+
+def test_an_int8_index_is_recorded_and_kept(tmp_path):
+    with memloop.Memory(tmp_path / "s", hashing_embedder=32, index_vectors="int8") as m:
+        a = m.remember("the kettle is in the second cupboard")
+        m.remember("the bikes are in the shed")
+    with memloop.Memory(tmp_path / "s", hashing_embedder=32) as m:
+        hit = m.recall("the kettle is in the second cupboard", k=1)[0]
+        assert hit.id == a
+        assert abs(hit.score - 1.0) < 1e-4  # re-scored on the f32 vector: exact
 
 
 def test_every_call_after_close_is_an_error(tmp_path):

@@ -9,6 +9,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
+/// How long an open waits for a lock this same process seems to hold (see `acquire`).
+const SELF_HELD_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Held for as long as the store is open.
 #[derive(Debug)]
 pub(crate) struct ProcessLock {
@@ -16,7 +19,8 @@ pub(crate) struct ProcessLock {
 }
 
 impl ProcessLock {
-    /// Takes the lock of store `dir`, or fails at once with the holder's pid.
+    /// Takes the lock of store `dir`, or fails with the holder's pid: at once when another
+    /// process holds it, after at most half a second when this one seems to.
     pub(crate) fn acquire(dir: &Path) -> Result<ProcessLock> {
         let path = dir.join("LOCK");
         let mut file = OpenOptions::new()
@@ -26,17 +30,28 @@ impl ProcessLock {
             .truncate(false)
             .open(&path)
             .map_err(|e| Error::io(&path, "open lock file", e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut s = String::new();
-                let _ = file.read_to_string(&mut s);
-                return Err(Error::Locked {
-                    path: dir.to_path_buf(),
-                    pid: s.trim().parse().ok().filter(|&pid| pid != 0),
-                });
+        let started = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    let mut s = String::new();
+                    let _ = file.rewind().and_then(|()| file.read_to_string(&mut s));
+                    let pid = s.trim().parse().ok().filter(|&pid| pid != 0);
+                    // A store this process just closed can look held for a moment: a child
+                    // another thread is spawning shares the closed handle's lock until it
+                    // execs. Only then is a short wait worth it; other holders fail at once.
+                    if pid == Some(std::process::id()) && started.elapsed() < SELF_HELD_WAIT {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        continue;
+                    }
+                    return Err(Error::Locked {
+                        path: dir.to_path_buf(),
+                        pid,
+                    });
+                }
+                Err(TryLockError::Error(e)) => return Err(Error::io(&path, "lock", e)),
             }
-            Err(TryLockError::Error(e)) => return Err(Error::io(&path, "lock", e)),
         }
         // The pid only names the holder in other processes' errors: on a full disk the lock
         // is held all the same, and they are told the holder is still opening it.

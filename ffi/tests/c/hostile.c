@@ -132,6 +132,8 @@ int main(int argc, char **argv) {
     EXPECT(memloop_open(dir, "{\"colour\": 1}", NULL, &mem), INVALID, "unknown field `colour`");
     EXPECT(memloop_open(dir, "{\"sync\": \"yes\"}", NULL, &mem), INVALID, "invalid type");
     EXPECT(memloop_open(dir, "{\"clock\": \"lunar\"}", NULL, &mem), INVALID, "lunar");
+    EXPECT(memloop_open(dir, "{\"hashing_embedder\": 32, \"index_vectors\": \"int4\"}", NULL, &mem), INVALID,
+           "unknown vector encoding");
     EXPECT(memloop_open(dir, "{\"hashing_embedder\": 0}", NULL, &mem), INVALID, "dimension");
     EXPECT(memloop_open(dir, "{\"device\": \"tpu\"}", NULL, &mem), INVALID, "cuda:N");
     /* The tests' library has no CUDA: a GPU request is refused up front. */
@@ -323,6 +325,19 @@ int main(int argc, char **argv) {
            MEMLOOP_ERR_CALLBACK, "refiner");
     EXPECT(memloop_stats(mem, &json), MEMLOOP_OK, NULL); /* the handle still works */
     memloop_free_string(json);
+    EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
+
+    /* An int8 index: recorded in the store, kept when the next open does not name one. */
+    char int8_dir[512];
+    snprintf(int8_dir, sizeof int8_dir, "%s/int8", dir);
+    EXPECT(memloop_open(int8_dir, "{\"hashing_embedder\": 32, \"index_vectors\": \"int8\"}", NULL, &mem), MEMLOOP_OK, NULL);
+    EXPECT(memloop_remember(mem, "{\"text\": \"the kettle is in the second cupboard\"}", &id), MEMLOOP_OK, NULL);
+    EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
+    EXPECT(memloop_open(int8_dir, "{\"hashing_embedder\": 32}", NULL, &mem), MEMLOOP_OK, NULL);
+    EXPECT(memloop_recall(mem, "{\"query\": \"the kettle is in the second cupboard\", \"k\": 1}", &json), MEMLOOP_OK, NULL);
+    checks++;
+    if (!json || !strstr(json, "second cupboard")) { printf("FAIL: int8 recall gave %s\n", json); failures++; }
+    memloop_free_string(json); json = NULL;
     EXPECT(memloop_close(mem), MEMLOOP_OK, NULL);
 
     /* Per-user capacity: each user keeps their best memory only. */

@@ -3,7 +3,7 @@
 //! candidates [`rescore`] then orders exactly.
 
 use super::scratch::Scored;
-use crate::encoding::{int8_codes, int8_scale, quantize_i8};
+use crate::encoding::{int8_codes, int8_scale, quantize_i8, VectorEncoding};
 use crate::graph::store::View;
 use crate::simd::bf16::DotBf16Fn;
 use crate::simd::int8::DotI8Fn;
@@ -34,16 +34,20 @@ impl Scorer for Exact<'_> {
     }
 }
 
-/// The f32 query against bf16 codes.
+/// The query (as f32 and rounded to bf16) against bf16 codes.
 pub(crate) struct Bf16<'q> {
     q: &'q [f32],
+    q_bf16: Vec<u8>,
     dot: DotBf16Fn,
 }
 
 impl<'q> Bf16<'q> {
     pub(crate) fn new(q: &'q [f32]) -> Self {
+        let mut q_bf16 = Vec::with_capacity(2 * q.len());
+        VectorEncoding::Bf16.encode_into(q, &mut q_bf16);
         Bf16 {
             q,
+            q_bf16,
             dot: crate::simd::bf16::kernel().1,
         }
     }
@@ -52,7 +56,7 @@ impl<'q> Bf16<'q> {
 impl Scorer for Bf16<'_> {
     #[inline]
     fn sim(&self, view: &View<'_>, node: u32) -> f32 {
-        (self.dot)(self.q, view.code(node))
+        (self.dot)(self.q, &self.q_bf16, view.code(node))
     }
     #[inline]
     fn prefetch(&self, view: &View<'_>, node: u32) {

@@ -1,9 +1,13 @@
-//! Inner product of an f32 query with a bf16 code, for bf16 indexes.
+//! Inner product of a query with a bf16 code, for bf16 indexes.
 //!
 //! A bf16 value is the upper half of an f32, so widening is a shift by 16 bits: exact, no
-//! rounding. Codes are read from bytes (little-endian `u16`), so any alignment works.
+//! rounding. Codes are read from bytes (little-endian `u16`), so any alignment works. Each
+//! kernel gets the query twice, as f32 and rounded to bf16 (see [`DotBf16Fn`]).
 //!
 //! Kernels, chosen once per process by [`kernel`]:
+//! - `avx512bf16`: AVX512-BF16 `vdpbf16ps` on the bf16 query: 32 products per instruction,
+//!   accumulated in f32 (the query's rounding is the only difference, and a bf16 search
+//!   re-scores its candidates exactly anyway);
 //! - `avx512`: AVX-512F widen-and-shift, two 16-lane FMA accumulators;
 //! - `avx2`: AVX2 + FMA, two 8-lane accumulators;
 //! - `scalar`: portable (the reference the others are tested against).
@@ -12,8 +16,9 @@
 use std::sync::OnceLock;
 
 /// A bf16 dot-product kernel: `Σ query[i] · code_i` over the shorter length, where `code_i` is
-/// the little-endian `u16` at bytes `2i..2i + 2`.
-pub type DotBf16Fn = fn(&[f32], &[u8]) -> f32;
+/// the little-endian `u16` at bytes `2i..2i + 2`. Arguments: the query as f32, the same query
+/// rounded to bf16 (little-endian bytes, as a code), the code.
+pub type DotBf16Fn = fn(&[f32], &[u8], &[u8]) -> f32;
 
 /// The kernel [`dot_bf16`] uses on this CPU.
 pub fn kernel() -> (&'static str, DotBf16Fn) {
@@ -27,7 +32,11 @@ pub fn kernels() -> Vec<(&'static str, DotBf16Fn)> {
     #[cfg(target_arch = "x86_64")]
     {
         use super::{isa_cap, Isa};
-        if isa_cap() >= Isa::Avx512 && std::is_x86_feature_detected!("avx512f") {
+        let avx512 = isa_cap() >= Isa::Avx512 && std::is_x86_feature_detected!("avx512f");
+        if avx512 && std::is_x86_feature_detected!("avx512bf16") {
+            v.push(("avx512bf16", x86::dot_avx512bf16_checked));
+        }
+        if avx512 {
             v.push(("avx512", x86::dot_avx512_checked));
         }
         if isa_cap() >= Isa::Avx2
@@ -41,10 +50,11 @@ pub fn kernels() -> Vec<(&'static str, DotBf16Fn)> {
     v
 }
 
-/// bf16 inner product with the fastest kernel for this CPU.
+/// bf16 inner product with the fastest kernel for this CPU (`query_bf16` is `query` rounded
+/// to bf16, as [`DotBf16Fn`] takes it).
 #[inline]
-pub fn dot_bf16(query: &[f32], code: &[u8]) -> f32 {
-    (kernel().1)(query, code)
+pub fn dot_bf16(query: &[f32], query_bf16: &[u8], code: &[u8]) -> f32 {
+    (kernel().1)(query, query_bf16, code)
 }
 
 /// Widens one bf16 value to f32 (exact).
@@ -53,8 +63,13 @@ pub fn bf16_to_f32(bits: u16) -> f32 {
     f32::from_bits(u32::from(bits) << 16)
 }
 
-/// Portable bf16 inner product.
-pub fn dot_bf16_scalar(query: &[f32], code: &[u8]) -> f32 {
+/// Portable bf16 inner product (on the f32 query).
+pub fn dot_bf16_scalar(query: &[f32], _query_bf16: &[u8], code: &[u8]) -> f32 {
+    dot_f32_bf16(query, code)
+}
+
+/// Σ query[i] · code_i on the f32 query.
+fn dot_f32_bf16(query: &[f32], code: &[u8]) -> f32 {
     query
         .iter()
         .zip(code.chunks_exact(2))
@@ -67,23 +82,72 @@ pub fn dot_bf16_scalar(query: &[f32], code: &[u8]) -> f32 {
 mod x86 {
     use std::arch::x86_64::*;
 
+    /// Safe wrapper: only handed out by `kernels()` after detecting AVX-512F and AVX512-BF16.
+    pub(super) fn dot_avx512bf16_checked(_q: &[f32], qb: &[u8], c: &[u8]) -> f32 {
+        // SAFETY: `kernels()` returns this function only when avx512f and avx512bf16 were
+        // both detected.
+        unsafe { dot_avx512bf16(qb, c) }
+    }
+
     /// Safe wrapper: only handed out by `kernels()` after detecting AVX-512F.
-    pub(super) fn dot_avx512_checked(q: &[f32], c: &[u8]) -> f32 {
+    pub(super) fn dot_avx512_checked(q: &[f32], _qb: &[u8], c: &[u8]) -> f32 {
         // SAFETY: `kernels()` returns this function only when avx512f was detected.
         unsafe { dot_avx512(q, c) }
     }
 
     /// Safe wrapper: only handed out by `kernels()` after detecting AVX2 and FMA.
-    pub(super) fn dot_avx2_checked(q: &[f32], c: &[u8]) -> f32 {
+    pub(super) fn dot_avx2_checked(q: &[f32], _qb: &[u8], c: &[u8]) -> f32 {
         // SAFETY: `kernels()` returns this function only when avx2 and fma were detected.
         unsafe { dot_avx2(q, c) }
     }
 
     fn tail(q: &[f32], c: &[u8], from: usize) -> f32 {
-        super::dot_bf16_scalar(
+        super::dot_f32_bf16(
             q.get(from..).unwrap_or(&[]),
             c.get(2 * from..).unwrap_or(&[]),
         )
+    }
+
+    /// # Safety
+    /// The CPU must support AVX-512F and AVX512-BF16.
+    #[target_feature(enable = "avx512f,avx512bf16")]
+    unsafe fn dot_avx512bf16(qb: &[u8], c: &[u8]) -> f32 {
+        let n = qb.len().min(c.len()) / 2;
+        let (pq, pc) = (qb.as_ptr(), c.as_ptr());
+        let mut acc0 = _mm512_setzero_ps();
+        let mut acc1 = _mm512_setzero_ps();
+        let mut i = 0;
+        while i + 64 <= n {
+            // SAFETY: i + 64 <= n: the 64-byte loads at bytes 2i and 2i + 64 of both end at
+            // 2(i + 64) <= 2n, inside qb and c. A __m512i and a __m512bh are both 64 bytes
+            // of plain lanes, so reinterpreting one as the other is sound.
+            unsafe {
+                let a0: __m512bh = std::mem::transmute(_mm512_loadu_si512(pq.add(2 * i).cast()));
+                let b0: __m512bh = std::mem::transmute(_mm512_loadu_si512(pc.add(2 * i).cast()));
+                let a1: __m512bh =
+                    std::mem::transmute(_mm512_loadu_si512(pq.add(2 * i + 64).cast()));
+                let b1: __m512bh =
+                    std::mem::transmute(_mm512_loadu_si512(pc.add(2 * i + 64).cast()));
+                acc0 = _mm512_dpbf16_ps(acc0, a0, b0);
+                acc1 = _mm512_dpbf16_ps(acc1, a1, b1);
+            }
+            i += 64;
+        }
+        while i + 32 <= n {
+            // SAFETY: i + 32 <= n, as above.
+            unsafe {
+                let a0: __m512bh = std::mem::transmute(_mm512_loadu_si512(pq.add(2 * i).cast()));
+                let b0: __m512bh = std::mem::transmute(_mm512_loadu_si512(pc.add(2 * i).cast()));
+                acc0 = _mm512_dpbf16_ps(acc0, a0, b0);
+            }
+            i += 32;
+        }
+        let mut sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+        for (a, b) in qb.chunks_exact(2).zip(c.chunks_exact(2)).skip(i) {
+            sum += super::bf16_to_f32(u16::from_le_bytes([a[0], a[1]]))
+                * super::bf16_to_f32(u16::from_le_bytes([b[0], b[1]]));
+        }
+        sum
     }
 
     /// # Safety
@@ -154,30 +218,41 @@ mod x86 {
 mod tests {
     use super::*;
 
+    fn bits(v: &[f32]) -> Vec<u8> {
+        v.iter()
+            .flat_map(|x| crate::encoding::to_bf16(*x).to_le_bytes())
+            .collect()
+    }
+
     #[test]
     fn every_kernel_equals_scalar_at_every_length() {
         for n in (0..140).chain([255, 256, 257, 384, 768, 1023]) {
+            // Queries already bf16 values, so the bf16-query kernel multiplies the same numbers.
             let q: Vec<f32> = (0..n)
-                .map(|i| ((i * 37 % 201) as f32 - 100.0) / 100.0)
-                .collect();
-            let c: Vec<u8> = (0..n)
-                .flat_map(|i| {
-                    let x = ((i * 91 % 201) as f32 - 100.0) / 100.0;
-                    ((x.to_bits() >> 16) as u16).to_le_bytes()
+                .map(|i| {
+                    bf16_to_f32(crate::encoding::to_bf16(
+                        ((i * 37 % 201) as f32 - 100.0) / 100.0,
+                    ))
                 })
                 .collect();
-            let want = dot_bf16_scalar(&q, &c);
+            let qb = bits(&q);
+            let c = bits(
+                &(0..n)
+                    .map(|i| ((i * 91 % 201) as f32 - 100.0) / 100.0)
+                    .collect::<Vec<_>>(),
+            );
+            let want = dot_bf16_scalar(&q, &qb, &c);
             for (name, f) in kernels() {
-                let got = f(&q, &c);
+                let got = f(&q, &qb, &c);
                 assert!(
                     (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
                     "{name} n={n}: {got} vs {want}"
                 );
                 // An odd byte count ignores the half value; a short code uses its length.
-                let short = f(&q, &c[..c.len().saturating_sub(1)]);
-                let short_want = dot_bf16_scalar(&q, &c[..c.len().saturating_sub(1)]);
+                let short = &c[..c.len().saturating_sub(1)];
+                let (got, want) = (f(&q, &qb, short), dot_bf16_scalar(&q, &qb, short));
                 assert!(
-                    (short - short_want).abs() <= 1e-4 * (1.0 + short_want.abs()),
+                    (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
                     "{name} odd n={n}"
                 );
             }
