@@ -96,10 +96,7 @@ impl Inner {
             // Swapped meanwhile (`check` rebuilt it): check what is there now.
             return self.verify_index_locked();
         }
-        match outcome {
-            Ok(()) => self.mark_index_verified(),
-            Err(damage) => self.replace_damaged_index(index.dim(), &damage),
-        }
+        self.settle_check(&index, outcome)
     }
 
     /// Runs the full check again now, whatever was checked before.
@@ -112,16 +109,21 @@ impl Inner {
     /// The full check under the writer lock; rebuilds the index when it fails.
     fn verify_index_locked(&self) -> Result<()> {
         let index = self.index.read().clone();
-        match index.verify() {
-            Ok(()) => self.mark_index_verified(),
-            Err(damage) => self.replace_damaged_index(index.dim(), &damage),
-        }
+        let outcome = index.verify();
+        self.settle_check(&index, outcome)
     }
 
-    /// Swaps in an index rebuilt from the database for one whose file failed the full check
-    /// (under the writer lock).
-    fn replace_damaged_index(&self, dim: usize, damage: &memloop_index::IndexError) -> Result<()> {
-        let fresh = Index::new(super::open::params(&self.options, dim)?)?;
+    /// Acts on the full check of `index` (under the writer lock): marks it verified, or swaps
+    /// in an index rebuilt from the database when its file failed.
+    fn settle_check(
+        &self,
+        index: &Index,
+        outcome: std::result::Result<(), memloop_index::IndexError>,
+    ) -> Result<()> {
+        let Err(damage) = outcome else {
+            return self.mark_index_verified();
+        };
+        let fresh = Index::new(super::open::params(&self.options, index.dim())?)?;
         super::open::rebuild(&self.store, &fresh)?;
         *self.index.write() = Arc::new(fresh);
         // Nothing on disk covers the rebuilt index: the next checkpoint must save it.

@@ -40,11 +40,6 @@ impl FileStamp {
         None
     }
 
-    /// The change time, in nanoseconds since the Unix epoch.
-    pub fn changed_ns(&self) -> i128 {
-        self.ctime_ns
-    }
-
     /// The stamp as bytes (little-endian fields in declaration order).
     pub fn to_bytes(&self) -> [u8; FILE_STAMP_LEN] {
         let mut out = [0u8; FILE_STAMP_LEN];

@@ -107,8 +107,8 @@ impl Index {
         Ok(out)
     }
 
-    /// The graph walk with the scorer of this index's encoding; a compressed index's
-    /// candidates (all `ef` of them) are re-scored exactly before the top `k` are taken.
+    /// The graph walk with the scorer of this index's encoding; a compressed index's best
+    /// candidates are re-scored exactly before the top `k` are taken.
     #[allow(clippy::too_many_arguments)] // the hot path, called from one place
     fn graph_search(
         &self,
@@ -126,16 +126,20 @@ impl Index {
         let dot = self.dot;
         let found = match self.params.vectors {
             VectorEncoding::F32 => walk(view, &Exact { q, dot }, entry, ef, filter, s),
-            VectorEncoding::Bf16 => {
-                let mut found = walk(view, &Bf16::new(q), entry, ef, filter, s);
-                rescore(view, q, dot, &mut found, k);
-                found
-            }
-            VectorEncoding::Int8 => {
-                let mut found = walk(view, &Int8::new(q), entry, ef, filter, s);
-                rescore(view, q, dot, &mut found, k);
-                found
-            }
+            VectorEncoding::Bf16 => rescore(
+                view,
+                q,
+                dot,
+                walk(view, &Bf16::new(q), entry, ef, filter, s),
+                k,
+            ),
+            VectorEncoding::Int8 => rescore(
+                view,
+                q,
+                dot,
+                walk(view, &Int8::new(q), entry, ef, filter, s),
+                k,
+            ),
         };
         found
             .into_iter()

@@ -101,12 +101,19 @@ impl Scorer for Int8 {
 const RESCORE_FACTOR: usize = 2;
 const RESCORE_EXTRA: usize = 8;
 
-/// Re-scores the best candidates of `found` (sorted best first by approximate similarity)
-/// exactly, drops the rest, and sorts what is kept best first.
-pub(crate) fn rescore(view: &View<'_>, q: &[f32], dot: DotFn, found: &mut Vec<Scored>, k: usize) {
+/// The best candidates of `found` (sorted best first by approximate similarity) re-scored
+/// exactly and sorted best first; the rest dropped.
+pub(crate) fn rescore(
+    view: &View<'_>,
+    q: &[f32],
+    dot: DotFn,
+    mut found: Vec<Scored>,
+    k: usize,
+) -> Vec<Scored> {
     found.truncate((RESCORE_FACTOR * k).max(k + RESCORE_EXTRA));
     for sc in found.iter_mut() {
         sc.sim = dot(q, view.vector(sc.node));
     }
     found.sort_unstable_by(|a, b| b.cmp(a));
+    found
 }

@@ -208,19 +208,7 @@ const PREFETCH_LINES: usize = 4;
 /// Hints the CPU to start loading the first cache lines of `data` (no-op off x86-64).
 #[inline(always)]
 pub fn prefetch(data: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    for line in data.chunks(16).take(PREFETCH_LINES) {
-        // SAFETY: prefetch is a hint that never faults, whatever the address; SSE is part of the
-        // x86-64 baseline.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch(
-                line.as_ptr().cast::<i8>(),
-                std::arch::x86_64::_MM_HINT_T0,
-            )
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = data;
+    prefetch_bytes_lines(bytemuck::cast_slice(data), PREFETCH_LINES);
 }
 
 /// Hints the CPU to start loading the first `lines` cache lines of `bytes` (no-op off x86-64).
@@ -228,7 +216,8 @@ pub fn prefetch(data: &[f32]) {
 pub fn prefetch_bytes_lines(bytes: &[u8], lines: usize) {
     #[cfg(target_arch = "x86_64")]
     for line in bytes.chunks(64).take(lines) {
-        // SAFETY: prefetch is a hint that never faults, whatever the address.
+        // SAFETY: prefetch is a hint that never faults, whatever the address; SSE is part of the
+        // x86-64 baseline.
         unsafe {
             std::arch::x86_64::_mm_prefetch(
                 line.as_ptr().cast::<i8>(),
