@@ -68,7 +68,9 @@ pub struct Options {
     pub index_vectors: Option<VectorEncoding>,
     /// HNSW search beam for recalls (raised to k when smaller). Default 96.
     pub recall_ef: usize,
-    /// Checkpoint the index in the background after this many changes. Default 10,000.
+    /// Checkpoint the index in the background after this many changes, or, on an index of more
+    /// than four times as many items, after changes amounting to a quarter of its items (a
+    /// checkpoint writes the whole index). Default 10,000.
     pub checkpoint_every: u64,
     /// …or this long after the first unsaved change. Default 60 s.
     pub checkpoint_interval: Duration,

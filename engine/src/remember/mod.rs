@@ -1,7 +1,7 @@
 //! Remembering: remember (with de-duplication, `dedup.rs` deciding what may merge), update
 //! (with history), forget. Each runs through the write pipeline of `memory/apply.rs`.
 
-use memloop_index::UnitVector;
+use memloop_index::{Index, UnitVector};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -11,7 +11,7 @@ use dedup::{
     merges_near_duplicates, one_current_truth, same_information, RememberAction, Remembered,
 };
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Compiled};
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::item::{check_text, check_validity, Kind, MemoryId, MemoryItem, NewMemory};
@@ -430,16 +430,7 @@ impl Inner {
                 .kind(m.kind);
             let in_index = match cat.compile_exact_scope(&filter, m.scope_fields()) {
                 None => None,
-                Some(c) => {
-                    let hits = if cat.passes_all(&c) {
-                        index.search(v, 1, DEDUP_EF)?
-                    } else {
-                        index.search_filtered(v, 1, DEDUP_EF, &|id: u64| cat.allows(&c, id))?
-                    };
-                    hits.first()
-                        .filter(|hit| hit.score >= threshold)
-                        .map(|hit| (hit.score, hit.id))
-                }
+                Some(c) => nearest_in_place(cat, &c, &index, v, threshold)?,
             };
             // The same products `near_duplicate` computes, so the screen misses nothing.
             let in_batch = batch[..i].iter().any(|(_, e)| e.cosine(v) >= threshold);
@@ -510,6 +501,35 @@ impl Inner {
         }
         best.map(|(_, id)| id)
     }
+}
+
+/// The most similar current memory that `place` lets through at or above `threshold`, if any.
+///
+/// Searched without a filter first: a filtered search samples the filter's pass rate and asks
+/// the catalog about every node it accepts, which costs more than the search itself on a large
+/// store, and the place's best is the first of the unfiltered hits in the place unless every
+/// hit is above the threshold (it may then lie past them): only then is the index searched
+/// under the place's filter.
+fn nearest_in_place(
+    cat: &Catalog,
+    place: &Compiled,
+    index: &Index,
+    v: &UnitVector,
+    threshold: f32,
+) -> Result<Option<(f32, MemoryId)>> {
+    let hits = index.search(v, DEDUP_EF, DEDUP_EF)?;
+    let above = hits.iter().take_while(|h| h.score >= threshold).count();
+    if let Some(hit) = hits[..above].iter().find(|h| cat.allows(place, h.id)) {
+        return Ok(Some((hit.score, hit.id)));
+    }
+    if above == 0 || above < hits.len() || cat.passes_all(place) {
+        return Ok(None);
+    }
+    let hits = index.search_filtered(v, 1, DEDUP_EF, &|id: u64| cat.allows(place, id))?;
+    Ok(hits
+        .first()
+        .filter(|hit| hit.score >= threshold)
+        .map(|hit| (hit.score, hit.id)))
 }
 
 /// Where a superseded version's validity ends: where its successor's begins, never before it

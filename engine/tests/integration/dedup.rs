@@ -1,7 +1,8 @@
 //! No duplicates, no lost history: exact and near-duplicate merging, versioned updates.
 
 use memloop::{
-    Clock, Error, Kind, Memory, MemoryFilter, NewMemory, Options, Query, RememberAction, Update,
+    Clock, Error, Kind, Memory, MemoryFilter, NewMemory, Options, Query, RememberAction, Scope,
+    Update,
 };
 
 use crate::common::open;
@@ -85,6 +86,34 @@ fn near_duplicates_merge_within_namespace_and_kind_only() {
         ))
         .unwrap();
     assert_ne!(different, a);
+}
+
+/// The near-duplicate search looks past other places' equally close memories: two hundred users
+/// hold the same sentence (identical vectors under the hashing embedder), stored before the
+/// one user the new memory belongs to, so an unfiltered search's best hits are all theirs.
+#[test]
+fn a_near_duplicate_is_found_behind_many_equal_ones_of_other_places() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = open(dir.path(), &Clock::manual(0));
+    let text = "the quick brown fox jumps over the lazy dog today";
+    let others: Vec<NewMemory> = (0..200)
+        .map(|u| NewMemory::new(text).scope(Scope::user(format!("user {u}"))))
+        .collect();
+    m.remember_batch(others).unwrap();
+    let mine = m
+        .remember(NewMemory::new(text).scope(Scope::user("me")))
+        .unwrap();
+    // Different punctuation: no exact duplicate, the same vector.
+    let again = m
+        .remember_explained(
+            NewMemory::new("The quick brown fox jumps over the lazy dog, today!")
+                .scope(Scope::user("me")),
+        )
+        .unwrap();
+    assert_eq!(again.id, mine);
+    assert_eq!(again.action, RememberAction::Merged);
+    assert_eq!(m.get(mine).unwrap().unwrap().count, 2);
+    assert_eq!(m.stats().unwrap().memories, 201);
 }
 
 /// Inside one batch too, a near-duplicate that says something else is never merged: a fact
