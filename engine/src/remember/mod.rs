@@ -506,10 +506,10 @@ impl Inner {
 /// The most similar current memory that `place` lets through at or above `threshold`, if any.
 ///
 /// Searched without a filter first: a filtered search samples the filter's pass rate and asks
-/// the catalog about every node it accepts, which costs more than the search itself on a large
-/// store, and the place's best is the first of the unfiltered hits in the place unless every
-/// hit is above the threshold (it may then lie past them): only then is the index searched
-/// under the place's filter.
+/// the catalog about every node it accepts (lookups at random places of a large map), and the
+/// place's best is the first of the unfiltered hits in the place unless every hit is above the
+/// threshold (it may then lie past them): only then is the index searched under the place's
+/// filter.
 fn nearest_in_place(
     cat: &Catalog,
     place: &Compiled,
