@@ -522,7 +522,8 @@ fn nearest_in_place(
     if let Some(hit) = hits[..above].iter().find(|h| cat.allows(place, h.id)) {
         return Ok(Some((hit.score, hit.id)));
     }
-    if above == 0 || above < hits.len() || cat.passes_all(place) {
+    // Some hit fell below the threshold (or there was none): nothing in the place reaches it.
+    if above < hits.len() || hits.is_empty() {
         return Ok(None);
     }
     let hits = index.search_filtered(v, 1, DEDUP_EF, &|id: u64| cat.allows(place, id))?;
