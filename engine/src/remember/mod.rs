@@ -5,6 +5,7 @@ use memloop_index::{Index, UnitVector};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+mod close_pairs;
 pub mod dedup;
 
 use dedup::{
@@ -420,6 +421,7 @@ impl Inner {
         let cat_guard = self.catalog.get()?.read();
         let cat: &Catalog = &cat_guard;
         let index = self.index.read().clone();
+        let pairs = close_pairs::BatchVectors::new(batch.iter().map(|(_, v)| v).collect());
         let screen = |i: usize| -> Result<Screen> {
             let (m, v) = &batch[i];
             if !merges_near_duplicates(m.kind) {
@@ -432,8 +434,9 @@ impl Inner {
                 None => None,
                 Some(c) => nearest_in_place(cat, &c, &index, v, threshold)?,
             };
-            // The same products `near_duplicate` computes, so the screen misses nothing.
-            let in_batch = batch[..i].iter().any(|(_, e)| e.cosine(v) >= threshold);
+            // Decided by the cosine `near_duplicate` computes (`close_pairs` skips only the
+            // pairs it bounds below the threshold), so the screen misses nothing.
+            let in_batch = pairs.close_to_earlier(i, threshold);
             Ok(Screen { in_index, in_batch })
         };
         if batch.len() < SCREEN_CHUNK {
