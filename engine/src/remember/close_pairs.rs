@@ -20,38 +20,36 @@ const SLACK: f32 = 1e-3;
 /// The vectors of one batch, with what their bound needs.
 pub(crate) struct BatchVectors<'a> {
     rows: Vec<&'a UnitVector>,
-    /// √(1 − |head|²) per row; empty when the vectors are too short to split.
+    /// √(1 − |head|²) per row (about 0 for a vector no longer than its head).
     tail_norm: Vec<f32>,
+}
+
+/// The leading dimensions of `v` that the bound reads.
+fn head(v: &[f32]) -> &[f32] {
+    &v[..HEAD.min(v.len())]
 }
 
 impl<'a> BatchVectors<'a> {
     pub(crate) fn new(rows: Vec<&'a UnitVector>) -> BatchVectors<'a> {
-        let split = rows.iter().all(|v| v.len() > HEAD);
-        let tail_norm = if split {
-            rows.iter()
-                .map(|v| {
-                    let head = &v[..HEAD];
-                    (1.0 - simd::dot(head, head)).max(0.0).sqrt()
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let tail_norm = rows
+            .iter()
+            .map(|v| {
+                let h = head(v);
+                (1.0 - simd::dot(h, h)).max(0.0).sqrt()
+            })
+            .collect();
         BatchVectors { rows, tail_norm }
     }
 
     /// True when some row before `i` has a cosine of at least `threshold` with row `i`.
     pub(crate) fn close_to_earlier(&self, i: usize, threshold: f32) -> bool {
         let v = self.rows[i];
-        if self.tail_norm.is_empty() {
-            return self.rows[..i].iter().any(|e| e.cosine(v) >= threshold);
-        }
-        let (head, tail) = (&v[..HEAD], self.tail_norm[i]);
+        let (h, tail) = (head(v), self.tail_norm[i]);
         self.rows[..i]
             .iter()
             .zip(&self.tail_norm)
             .any(|(e, &e_tail)| {
-                let bound = simd::dot(&e[..HEAD], head) + e_tail * tail + SLACK;
+                let bound = simd::dot(head(e), h) + e_tail * tail + SLACK;
                 bound >= threshold && e.cosine(v) >= threshold
             })
     }
