@@ -47,7 +47,7 @@ mod unit;
 pub use encoding::VectorEncoding;
 pub use error::{IndexError, Result};
 pub use format::stamp::{FileStamp, FILE_STAMP_LEN};
-pub use graph::{Index, IndexStats};
+pub use graph::{Index, IndexStats, NearHits};
 pub use params::{Params, ParamsBuilder, DEFAULT_EXACT_BELOW, MAX_DIM, MAX_LEVEL, MAX_M};
 pub use search::{Filter, Hit, IdFilter, SearchScratch};
 pub use unit::{UnitVector, UnitVectors};

@@ -19,10 +19,41 @@ use crate::params::MAX_LEVEL;
 use crate::search::layer::{greedy, search_layer};
 use crate::search::scorer::{Exact, Scorer};
 use crate::search::scratch::{Scored, SearchScratch};
+use crate::search::Hit;
 use crate::unit::{check_dim, UnitVector, UnitVectors};
 
 /// Items reserved and linked per chunk of a batch.
 const CHUNK: usize = 2048;
+
+/// What the level-0 search that linked an item found at or above a similarity threshold
+/// ([`Index::insert_batch_near`]). That search keeps the `ef_construction` most similar live
+/// items it meets, so it finds a near copy at least as surely as a search of that beam.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NearHits {
+    /// The live items at or above the threshold, best first.
+    pub hits: Vec<Hit>,
+    /// Every item the search kept (`ef_construction` of them) was at or above the threshold,
+    /// so more may lie beyond `hits`: a caller looking for one that passes a filter should
+    /// search for it when none of `hits` does.
+    pub saturated: bool,
+}
+
+impl NearHits {
+    fn from_found(view: &View<'_>, found: &[Scored], threshold: f32, ef: usize) -> NearHits {
+        let hits: Vec<Hit> = found
+            .iter()
+            .take_while(|f| f.sim >= threshold)
+            .map(|f| Hit {
+                id: view.ext(f.node),
+                score: f.sim,
+            })
+            .collect();
+        NearHits {
+            saturated: found.len() >= ef && hits.len() == found.len(),
+            hits,
+        }
+    }
+}
 
 impl Index {
     /// Inserts one item (a copy of its vector is stored).
@@ -55,6 +86,34 @@ impl Index {
         vectors: &UnitVectors,
         cancel: &AtomicBool,
     ) -> Result<()> {
+        self.insert_chunks(ids, vectors, cancel, None).map(drop)
+    }
+
+    /// [`Index::insert_batch`] that also reports, for each item in order, what the search that
+    /// linked it found at or above `threshold` (see [`NearHits`]): a near-duplicate check that
+    /// costs no search of its own. Items inserted concurrently, including the batch's own, may
+    /// be among the hits.
+    ///
+    /// # Errors
+    /// As [`Index::insert_batch`].
+    pub fn insert_batch_near(
+        &self,
+        ids: &[u64],
+        vectors: &UnitVectors,
+        threshold: f32,
+    ) -> Result<Vec<NearHits>> {
+        self.insert_chunks(ids, vectors, &AtomicBool::new(false), Some(threshold))
+    }
+
+    /// Inserts in chunks; with `near`, returns each item's [`NearHits`] at that threshold
+    /// (otherwise an empty list).
+    fn insert_chunks(
+        &self,
+        ids: &[u64],
+        vectors: &UnitVectors,
+        cancel: &AtomicBool,
+        near: Option<f32>,
+    ) -> Result<Vec<NearHits>> {
         let dim = self.params.dim;
         check_dim(dim, vectors.dim())?;
         if vectors.len() != ids.len() {
@@ -75,6 +134,7 @@ impl Index {
                 }
             }
         }
+        let mut found = Vec::with_capacity(if near.is_some() { ids.len() } else { 0 });
         let mut done = 0;
         for (chunk_ids, chunk_vecs) in ids.chunks(CHUNK).zip(vectors.as_flat().chunks(CHUNK * dim))
         {
@@ -84,16 +144,22 @@ impl Index {
             let first = self.reserve_nodes(chunk_ids, chunk_vecs)?;
             let view = self.store.view();
             let last = first + chunk_ids.len() as u32;
+            let link = |s: &mut SearchScratch, node| {
+                let level0 = self.link(&view, node, s);
+                near.map(|t| NearHits::from_found(&view, &level0, t, self.params.ef_construction))
+            };
             if chunk_ids.len() == 1 {
-                self.link(&view, first, &mut SearchScratch::new());
+                found.extend(link(&mut SearchScratch::new(), first));
             } else {
-                (first..last)
+                let chunk: Vec<Option<NearHits>> = (first..last)
                     .into_par_iter()
-                    .for_each_init(SearchScratch::new, |s, node| self.link(&view, node, s));
+                    .map_init(SearchScratch::new, link)
+                    .collect();
+                found.extend(chunk.into_iter().flatten());
             }
             done += chunk_ids.len();
         }
-        Ok(())
+        Ok(found)
     }
 
     /// Appends unlinked nodes for `ids`; returns the first new node id.
@@ -153,12 +219,12 @@ impl Index {
         ((-u.ln() * self.params.ml) as usize).min(MAX_LEVEL)
     }
 
-    /// Connects `node` into the graph.
-    fn link(&self, view: &View<'_>, node: u32, s: &mut SearchScratch) {
+    /// Connects `node` into the graph; returns what its level-0 search found, best first.
+    fn link(&self, view: &View<'_>, node: u32, s: &mut SearchScratch) -> Vec<Scored> {
         let dot = self.dot;
         let level = view.level(node);
         let Some((ep, top)) = self.entry_or_become(node, level) else {
-            return;
+            return Vec::new();
         };
         // The graph is linked on exact similarities whatever the search encoding.
         let scorer = Exact {
@@ -178,6 +244,7 @@ impl Index {
         // level still unlinked (a search that reached it on level 1 before its level-0 list
         // was set would stop there).
         let mut entry = vec![cur];
+        let mut level0_found = false;
         let mut chosen_per_level = Vec::with_capacity(level.min(top) + 1);
         for l in (0..=level.min(top)).rev() {
             let found = search_layer(
@@ -205,6 +272,8 @@ impl Index {
             }
             view.with_links_mut(node, l, |ls| ls.clone_from(&chosen));
             chosen_per_level.push((l, chosen));
+            // Level 0 comes last: `entry` is then what it found.
+            level0_found = l == 0 && !found.is_empty();
             if !found.is_empty() {
                 entry = found;
             }
@@ -217,6 +286,11 @@ impl Index {
             if e.is_none_or(|(_, t)| level > t) {
                 *e = Some((node, level));
             }
+        }
+        if level0_found {
+            entry
+        } else {
+            Vec::new()
         }
     }
 

@@ -17,6 +17,7 @@ use crate::format::stamp::FileStamp;
 use crate::format::{BaseFile, Section};
 use crate::params::Params;
 use crate::simd::DotFn;
+pub use insert::NearHits;
 use store::Store;
 
 /// A memory-mapped HNSW index over L2-normalised f32 vectors with inner-product similarity and

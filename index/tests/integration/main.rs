@@ -8,5 +8,6 @@ mod corrupt;
 mod encodings;
 mod filter;
 mod model;
+mod near;
 mod persist;
 mod recall;
