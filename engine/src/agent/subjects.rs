@@ -208,7 +208,7 @@ impl Memory {
                         .kind(Kind::Subject)
                         .subject(subject)
                         .precisions(concise, brief);
-                    inner.insert_new(tx, applied, m, vector, None)?.id
+                    inner.insert_new(tx, applied, m, vector, None, None)?.id
                 }
             };
             tx.put_side(SUBJECT_STATE, id, &json)?;

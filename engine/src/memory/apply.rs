@@ -20,6 +20,11 @@ pub(crate) struct Applied {
     pub(crate) removed: Vec<MemoryId>,
     /// Items whose vector was replaced in place (same id, new text).
     pub(crate) replaced: Vec<(MemoryId, UnitVector)>,
+    /// Ids whose vectors went into the index before the commit (`remember/index_ahead.rs`):
+    /// withdrawn from it again if the write fails.
+    pub(crate) indexed_ahead: std::ops::Range<MemoryId>,
+    /// Ids of `indexed_ahead` that the write did not keep (merged into another memory).
+    pub(crate) withdrawn: Vec<MemoryId>,
 }
 
 impl Memory {
@@ -65,9 +70,18 @@ impl Inner {
         }
         let mut tx = Tx::begin(&self.store, synced)?;
         let mut applied = Applied::default();
-        let out = f(self, &mut tx, &mut applied)?;
-        let changes = tx.changes();
-        tx.commit()?;
+        let committed = f(self, &mut tx, &mut applied).and_then(|out| {
+            let changes = tx.changes();
+            tx.commit()?;
+            Ok((out, changes))
+        });
+        let (out, changes) = match committed {
+            Ok(done) => done,
+            Err(e) => {
+                self.withdraw(applied.indexed_ahead);
+                return Err(e);
+            }
+        };
         self.apply(applied)?;
         note_changes(&mut w, changes, synced);
         drop(w);
@@ -80,6 +94,7 @@ impl Inner {
             .removed
             .iter()
             .chain(applied.replaced.iter().map(|(id, _)| id))
+            .chain(&applied.withdrawn)
         {
             if index.contains(id) {
                 index.delete(id)?;
@@ -110,6 +125,17 @@ impl Inner {
             }
         }
         Ok(())
+    }
+
+    /// Takes the vectors of a failed write's `ids` out of the index again. Best effort: a
+    /// vector left behind belongs to no stored memory, and recalls skip what the store lacks.
+    fn withdraw(&self, ids: std::ops::Range<MemoryId>) {
+        let index = self.index.read().clone();
+        for id in ids {
+            if index.contains(id) {
+                let _ = index.delete(id);
+            }
+        }
     }
 
     /// Writes pending recall access times and reinforcements into `tx`.

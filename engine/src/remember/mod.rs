@@ -1,23 +1,24 @@
 //! Remembering: remember (with de-duplication, `dedup.rs` deciding what may merge), update
 //! (with history), forget. Each runs through the write pipeline of `memory/apply.rs`.
 
-use memloop_index::{Index, UnitVector};
-use rayon::prelude::*;
+use memloop_index::UnitVector;
 use rustc_hash::FxHashMap;
 
 mod close_pairs;
 pub mod dedup;
+mod index_ahead;
+mod screen;
 
 use dedup::{
     merges_near_duplicates, one_current_truth, same_information, RememberAction, Remembered,
 };
 
-use crate::catalog::{Catalog, Compiled};
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::item::{check_text, check_validity, Kind, MemoryId, MemoryItem, NewMemory};
 use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
+use screen::Screen;
 
 /// Changes to an existing memory; `None` fields stay as they are.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -139,22 +140,17 @@ impl Memory {
                 exact_only,
                 ..Staged::default()
             };
-            // The index does not change until the batch commits (new vectors go in after),
-            // so every memory's search of it for a near duplicate, and the screen for one
-            // among the batch's earlier memories, run ahead on the rayon pool while this
-            // thread writes the memories screened so far, in order.
-            inner.screen_batch(&checked, exact_only, |i, screen| {
+            let consume = |tx: &mut Tx, applied: &mut Applied, i: usize, screen: Screen| {
                 let (m, v) = &checked[i];
-                ids.push(inner.remember_one(
-                    tx,
-                    applied,
-                    &mut staged,
-                    m.clone(),
-                    v.clone(),
-                    screen,
-                )?);
+                let (m, v) = (m.clone(), v.clone());
+                ids.push(inner.remember_one(tx, applied, &mut staged, m, v, screen)?);
                 Ok(())
-            })?;
+            };
+            if checked.len() >= index_ahead::INDEX_AHEAD_MIN {
+                inner.index_ahead(tx, applied, &checked, exact_only, consume)?;
+            } else {
+                inner.screen_each(tx, applied, &checked, exact_only, consume)?;
+            }
             Ok(ids)
         })?;
         self.inner.maybe_sweep();
@@ -267,22 +263,6 @@ impl Memory {
     }
 }
 
-/// The beam of a near-duplicate search of the index.
-const DEDUP_EF: usize = 32;
-/// Memories screened per step of a batch's pipeline (`Inner::screen_batch`).
-const SCREEN_CHUNK: usize = 64;
-
-/// What a batch's screen found for one memory, before it is written.
-#[derive(Debug, Clone, Copy, Default)]
-struct Screen {
-    /// The closest current memory of the index in its namespace, kind and scope at or above
-    /// the de-duplication threshold.
-    in_index: Option<(f32, MemoryId)>,
-    /// Some earlier memory of the batch is at or above the threshold (of any place: the
-    /// write loop checks those it created for the same place).
-    in_batch: bool,
-}
-
 /// Items created or merged earlier in the same batch (not yet visible through the database).
 #[derive(Default)]
 struct Staged {
@@ -315,10 +295,7 @@ impl Inner {
     ) -> Result<Remembered> {
         let now = self.now();
         let hash = m.content_hash();
-        let exact = match staged.by_hash.get(&hash) {
-            Some(&id) => Some(id),
-            None => self.store.by_hash(&hash)?,
-        };
+        let exact = staged.by_hash.get(&hash).copied().or(screen.stored);
         let near = match exact {
             Some(_) => None,
             None if staged.exact_only || !merges_near_duplicates(m.kind) => None,
@@ -328,7 +305,7 @@ impl Inner {
             }
         };
         let Some(id) = exact.or(near) else {
-            let item = self.insert_new(tx, applied, m, v.clone(), None)?;
+            let item = self.insert_new(tx, applied, m, v.clone(), None, screen.indexed_as)?;
             staged.remember_fresh(hash, &item, v);
             return Ok(Remembered {
                 id: item.id,
@@ -345,6 +322,7 @@ impl Inner {
         if exact.is_some() || same_information(&existing.text, &m.text) {
             merge(&mut existing, m, now);
             tx.put(&existing, None)?;
+            applied.withdrawn.extend(screen.indexed_as);
             staged.by_hash.insert(hash, id);
             staged.items.insert(id, existing.clone());
             applied.items.push(existing);
@@ -356,7 +334,7 @@ impl Inner {
         // A near-duplicate that says something else: never merged. A fact or triple becomes
         // the new version of the one it resembles; other kinds stand beside it.
         let supersedes = one_current_truth(m.kind).then_some(existing.id);
-        let item = self.insert_new(tx, applied, m, v.clone(), supersedes)?;
+        let item = self.insert_new(tx, applied, m, v.clone(), supersedes, screen.indexed_as)?;
         staged.remember_fresh(hash, &item, v);
         let Some(previous) = supersedes else {
             staged.items.insert(id, existing);
@@ -380,7 +358,9 @@ impl Inner {
     }
 
     /// Writes `m` as a new memory with unit vector `v` (no de-duplication), as the new version
-    /// of `supersedes` when given (the caller links the old version).
+    /// of `supersedes` when given (the caller links the old version). With `indexed_as`, its
+    /// vector is in the index already under that id, which it takes; otherwise it gets a fresh
+    /// id and goes into the index after the commit.
     pub(crate) fn insert_new(
         &self,
         tx: &mut Tx,
@@ -388,8 +368,9 @@ impl Inner {
         m: NewMemory,
         v: UnitVector,
         supersedes: Option<MemoryId>,
+        indexed_as: Option<MemoryId>,
     ) -> Result<MemoryItem> {
-        let id = tx.allocate_id();
+        let id = indexed_as.unwrap_or_else(|| tx.allocate_id());
         let mut item = m.into_item(id, self.now());
         item.supersedes = supersedes;
         item.strength = self
@@ -398,76 +379,11 @@ impl Inner {
             .initial_strength_ms(item.kind, item.importance)
             / 1000.0;
         tx.put(&item, Some(&v))?;
-        applied.inserted.push((id, v));
+        if indexed_as.is_none() {
+            applied.inserted.push((id, v));
+        }
         applied.items.push(item.clone());
         Ok(item)
-    }
-
-    /// Screens each memory of `batch` for near duplicates (see [`Screen`]) and hands the
-    /// screens to `consume` in order. Large batches are screened on the rayon pool a chunk
-    /// ahead of `consume`, which runs on this thread.
-    fn screen_batch(
-        &self,
-        batch: &[(NewMemory, UnitVector)],
-        exact_only: bool,
-        mut consume: impl FnMut(usize, Screen) -> Result<()>,
-    ) -> Result<()> {
-        let Some(threshold) = self.options.dedup_threshold.filter(|_| !exact_only) else {
-            for i in 0..batch.len() {
-                consume(i, Screen::default())?;
-            }
-            return Ok(());
-        };
-        let cat_guard = self.catalog.get()?.read();
-        let cat: &Catalog = &cat_guard;
-        let index = self.index.read().clone();
-        let pairs = close_pairs::BatchVectors::new(batch.iter().map(|(_, v)| v).collect());
-        let screen = |i: usize| -> Result<Screen> {
-            let (m, v) = &batch[i];
-            if !merges_near_duplicates(m.kind) {
-                return Ok(Screen::default());
-            }
-            let filter = crate::filter::MemoryFilter::new()
-                .namespace(m.namespace_or_default())
-                .kind(m.kind);
-            let in_index = match cat.compile_exact_scope(&filter, m.scope_fields()) {
-                None => None,
-                Some(c) => nearest_in_place(cat, &c, &index, v, threshold)?,
-            };
-            // Decided by the cosine `near_duplicate` computes (`close_pairs` skips only the
-            // pairs it bounds below the threshold), so the screen misses nothing.
-            let in_batch = pairs.close_to_earlier(i, threshold);
-            Ok(Screen { in_index, in_batch })
-        };
-        if batch.len() < SCREEN_CHUNK {
-            for i in 0..batch.len() {
-                consume(i, screen(i)?)?;
-            }
-            return Ok(());
-        }
-        std::thread::scope(|scope| {
-            let (send, receive) = std::sync::mpsc::sync_channel::<Result<Vec<Screen>>>(2);
-            scope.spawn(move || {
-                for start in (0..batch.len()).step_by(SCREEN_CHUNK) {
-                    let end = (start + SCREEN_CHUNK).min(batch.len());
-                    let chunk: Result<Vec<Screen>> =
-                        (start..end).into_par_iter().map(screen).collect();
-                    let failed = chunk.is_err();
-                    // A closed channel means the writer stopped (an error): stop too.
-                    if send.send(chunk).is_err() || failed {
-                        return;
-                    }
-                }
-            });
-            let mut i = 0;
-            for chunk in receive {
-                for s in chunk? {
-                    consume(i, s)?;
-                    i += 1;
-                }
-            }
-            Ok(())
-        })
     }
 
     /// The closest current memory of the same namespace and kind at or above the threshold,
@@ -504,36 +420,6 @@ impl Inner {
         }
         best.map(|(_, id)| id)
     }
-}
-
-/// The most similar current memory that `place` lets through at or above `threshold`, if any.
-///
-/// Searched without a filter first: a filtered search samples the filter's pass rate and asks
-/// the catalog about every node it accepts (lookups at random places of a large map), and the
-/// place's best is the first of the unfiltered hits in the place unless every hit is above the
-/// threshold (it may then lie past them): only then is the index searched under the place's
-/// filter.
-fn nearest_in_place(
-    cat: &Catalog,
-    place: &Compiled,
-    index: &Index,
-    v: &UnitVector,
-    threshold: f32,
-) -> Result<Option<(f32, MemoryId)>> {
-    let hits = index.search(v, DEDUP_EF, DEDUP_EF)?;
-    let above = hits.iter().take_while(|h| h.score >= threshold).count();
-    if let Some(hit) = hits[..above].iter().find(|h| cat.allows(place, h.id)) {
-        return Ok(Some((hit.score, hit.id)));
-    }
-    // Some hit fell below the threshold (or there was none): nothing in the place reaches it.
-    if above < hits.len() || hits.is_empty() {
-        return Ok(None);
-    }
-    let hits = index.search_filtered(v, 1, DEDUP_EF, &|id: u64| cat.allows(place, id))?;
-    Ok(hits
-        .first()
-        .filter(|hit| hit.score >= threshold)
-        .map(|hit| (hit.score, hit.id)))
 }
 
 /// Where a superseded version's validity ends: where its successor's begins, never before it

@@ -342,6 +342,11 @@ impl Tx {
         })
     }
 
+    /// The id [`Tx::allocate_id`] would give next: every stored memory's id is below it.
+    pub(crate) fn next_id(&self) -> MemoryId {
+        self.next_id
+    }
+
     /// A fresh id.
     pub(crate) fn allocate_id(&mut self) -> MemoryId {
         let id = self.next_id;

@@ -63,7 +63,10 @@ fn reports_what_lies_above_the_threshold_like_an_exact_scan() {
             let v = index.vector(h.id).expect("a reported item is live");
             assert!((dot(q, &v) - h.score).abs() < 1e-4);
         }
-        assert!(!report.saturated, "far fewer than ef_construction items are this close");
+        assert!(
+            !report.saturated,
+            "far fewer than ef_construction items are this close"
+        );
         // The most similar stored item above the threshold (exact scan) is reported.
         let best = (0..4_000)
             .filter(|&j| j != 7)
@@ -77,7 +80,10 @@ fn reports_what_lies_above_the_threshold_like_an_exact_scan() {
     }
     eprintln!("nearest stored copy reported for {found} of {expected}");
     assert!(expected >= 250, "the batch holds near copies ({expected})");
-    assert!(found as f64 >= 0.99 * expected as f64, "{found} of {expected}");
+    assert!(
+        found as f64 >= 0.99 * expected as f64,
+        "{found} of {expected}"
+    );
 
     // The items are searchable as after `insert_batch`.
     for (q, &id) in batch.chunks(dim).zip(&ids).step_by(37) {

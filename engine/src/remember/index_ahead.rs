@@ -1,0 +1,189 @@
+//! Large batches: new memories go into the index ahead of their write.
+//!
+//! A write used to search the index for each memory's near duplicates, write the memories,
+//! commit, and only then insert the new ones into the index, whose insert searches the same
+//! neighbourhood again at a wider beam (a sixth of a bulk load's time went to the first
+//! search). Here the memories that are not exact duplicates (by content hash, of a stored
+//! memory or an earlier one of the batch) are inserted first, chunk by chunk on the rayon pool,
+//! and the search that links each one reports what lies at or above the de-duplication
+//! threshold ([`memloop_index::Index::insert_batch_near`]); this thread meanwhile decides and
+//! writes the memories inserted so far, in order.
+//!
+//! Each inserted memory gets the id it will have if it is new. One that de-duplication merges
+//! after all (same information as a near duplicate) is withdrawn after the commit, and if the
+//! write fails every memory inserted ahead is (tombstones, compacted away by the next save).
+//! Until the commit a search may meet the batch's memories: recalls read their hits from the
+//! store and skip those it does not hold, as they do for memories forgotten meanwhile. A crash
+//! loses nothing: the index on disk changes only at a checkpoint, which waits for the writer.
+
+use memloop_index::{NearHits, UnitVector, UnitVectors};
+use rayon::prelude::*;
+use rustc_hash::FxHashSet;
+
+use super::close_pairs::BatchVectors;
+use super::screen::{NearScreen, Screen};
+use crate::error::Result;
+use crate::item::{MemoryId, NewMemory};
+use crate::memory::{Applied, Inner};
+use crate::store::Tx;
+
+/// Batches of at least this many memories are indexed ahead of their write. A smaller batch
+/// searches for each memory's near duplicates instead (`screen.rs`): a memory merged after
+/// all would have cost an insert, and a single write has nothing to overlap.
+pub(super) const INDEX_AHEAD_MIN: usize = 64;
+
+/// Memories inserted per step of the pipeline.
+const CHUNK: usize = 128;
+
+impl Inner {
+    /// Inserts the memories of `batch` that may be new into the index, recording their ids in
+    /// `applied.indexed_ahead`, and hands each memory's [`Screen`] to `consume` in order.
+    pub(super) fn index_ahead(
+        &self,
+        tx: &mut Tx,
+        applied: &mut Applied,
+        batch: &[(NewMemory, UnitVector)],
+        exact_only: bool,
+        mut consume: impl FnMut(&mut Tx, &mut Applied, usize, Screen) -> Result<()>,
+    ) -> Result<()> {
+        let hashes: Vec<[u8; 32]> = batch.par_iter().map(|(m, _)| m.content_hash()).collect();
+        let stored: Vec<Option<MemoryId>> = hashes
+            .par_iter()
+            .map(|h| self.store.by_hash(h))
+            .collect::<Result<_>>()?;
+        // Every stored id is below `first`; the batch's possibly new memories take the next ids
+        // in order, reserved so that nothing else in this write allocates them.
+        let first = tx.next_id();
+        let mut next = first;
+        let mut seen = FxHashSet::default();
+        let ahead: Vec<Option<MemoryId>> = hashes
+            .iter()
+            .zip(&stored)
+            .map(|(h, s)| {
+                (s.is_none() && seen.insert(*h)).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        if next > first {
+            tx.reserve_id(next - 1);
+        }
+        applied.indexed_ahead = first..next;
+
+        let threshold = self.options.dedup_threshold.filter(|_| !exact_only);
+        let cat_guard = self.catalog.get()?.read();
+        let index = self.index.read().clone();
+        let near = threshold.map(|threshold| NearScreen {
+            threshold,
+            catalog: &cat_guard,
+            index: &index,
+            pairs: BatchVectors::new(batch.iter().map(|(_, v)| v).collect()),
+        });
+        // The chunk at `start` inserted; what each of its memories' insert found (`None` for
+        // those not inserted).
+        let insert = |start: usize| -> Result<Vec<Option<NearHits>>> {
+            let end = (start + CHUNK).min(batch.len());
+            let mut found = vec![None; end - start];
+            let (ids, rows): (Vec<u64>, Vec<&UnitVector>) = (start..end)
+                .filter_map(|i| ahead[i].map(|id| (id, &batch[i].1)))
+                .unzip();
+            if ids.is_empty() {
+                return Ok(found);
+            }
+            let rows = UnitVectors::from_rows(rows, index.dim())?;
+            let reports = match threshold {
+                Some(t) => index.insert_batch_near(&ids, &rows, t)?,
+                None => {
+                    index.insert_batch(&ids, &rows)?;
+                    vec![NearHits::default(); ids.len()]
+                }
+            };
+            let slots = found.iter_mut().zip(&ahead[start..end]);
+            for (slot, report) in slots.filter(|(_, a)| a.is_some()).zip(reports) {
+                *slot.0 = Some(report);
+            }
+            Ok(found)
+        };
+        std::thread::scope(|scope| {
+            let (send, receive) = std::sync::mpsc::sync_channel::<Result<_>>(2);
+            scope.spawn(move || {
+                for start in (0..batch.len()).step_by(CHUNK) {
+                    let chunk = insert(start);
+                    let failed = chunk.is_err();
+                    // A closed channel means the writer stopped (an error): stop too.
+                    if send.send(chunk).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            let mut i = 0;
+            for chunk in receive {
+                for found in chunk? {
+                    let (m, v) = &batch[i];
+                    let mut screen = Screen {
+                        stored: stored[i],
+                        indexed_as: ahead[i],
+                        ..Screen::default()
+                    };
+                    if let (Some(n), Some(found)) = (&near, found) {
+                        n.screen(&mut screen, i, m, v, &found, first)?;
+                    }
+                    consume(tx, applied, i, screen)?;
+                    i += 1;
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{Error, HashingEmbedder, Memory, NewMemory, Options, Query};
+
+    /// A write that fails after its batch went into the index takes every vector out again;
+    /// the next write allocates the same ids, and the index takes them.
+    #[test]
+    fn a_failed_write_withdraws_what_it_indexed_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = Options::with_embedder(Arc::new(HashingEmbedder::new(64)));
+        let m = Memory::open(dir.path(), options).unwrap();
+        let kept = m
+            .remember(NewMemory::new("written before the batch"))
+            .unwrap();
+        let texts: Vec<String> = (0..150)
+            .map(|i| format!("note {i} about harbour {}", i * 7))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = m.inner.embed_documents(&refs).unwrap();
+        let batch: Vec<_> = texts.iter().map(NewMemory::new).zip(vectors).collect();
+        let mut screened = 0;
+        let failed = m.inner.write(|inner, tx, applied| {
+            inner.index_ahead(tx, applied, &batch, false, |_, _, _, _| {
+                screened += 1;
+                Ok(())
+            })?;
+            assert_eq!(inner.index.read().len(), 151, "indexed before the commit");
+            Err::<(), _>(Error::NotFound(0))
+        });
+        assert!(matches!(failed, Err(Error::NotFound(0))));
+        assert_eq!(screened, 150);
+        assert_eq!(m.inner.index.read().len(), 1);
+        assert_eq!(m.stats().unwrap().memories, 1);
+
+        let ids = m
+            .remember_batch(texts.iter().map(NewMemory::new).collect())
+            .unwrap();
+        assert_eq!(ids[0], kept + 1);
+        let stats = m.stats().unwrap();
+        assert_eq!((stats.memories, stats.indexed), (151, 151));
+        assert!(m.check().unwrap().is_sound());
+        for (text, id) in texts.iter().zip(&ids).step_by(29) {
+            let hits = m.recall(&Query::new(text.as_str()).k(1)).unwrap();
+            assert_eq!(hits[0].item.id, *id);
+        }
+    }
+}

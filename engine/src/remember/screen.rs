@@ -1,0 +1,152 @@
+//! The screen of a memory before it is written: is it an exact duplicate of a stored memory,
+//! and which current memory of its place is a near duplicate. Small batches search the index
+//! for each memory here; large ones learn the same from their insert (`index_ahead.rs`).
+
+use memloop_index::{Hit, Index, NearHits, UnitVector};
+
+use super::close_pairs::BatchVectors;
+use super::dedup::merges_near_duplicates;
+use crate::catalog::{Catalog, Compiled};
+use crate::error::Result;
+use crate::item::{MemoryId, NewMemory};
+use crate::memory::{Applied, Inner};
+use crate::store::Tx;
+
+/// The beam of a near-duplicate search of the index.
+const DEDUP_EF: usize = 32;
+
+/// What a batch's screen found for one memory, before it is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Screen {
+    /// The stored memory with the same content hash (an exact duplicate).
+    pub(super) stored: Option<MemoryId>,
+    /// The closest current memory of the index in its namespace, kind and scope at or above
+    /// the de-duplication threshold.
+    pub(super) in_index: Option<(f32, MemoryId)>,
+    /// Some earlier memory of the batch is at or above the threshold (of any place: the
+    /// write loop checks those it created for the same place).
+    pub(super) in_batch: bool,
+    /// The id under which the memory's vector is in the index already (inserted ahead of the
+    /// write, `index_ahead.rs`); `None`: it is inserted after the commit if it is new.
+    pub(super) indexed_as: Option<MemoryId>,
+}
+
+/// What the near-duplicate screen of a batch reads, shared by its memories.
+pub(super) struct NearScreen<'a> {
+    pub(super) threshold: f32,
+    pub(super) catalog: &'a Catalog,
+    pub(super) index: &'a Index,
+    /// The batch's vectors, for the check against its earlier memories.
+    pub(super) pairs: BatchVectors<'a>,
+}
+
+impl NearScreen<'_> {
+    /// Fills in `screen`'s near duplicates of batch memory `i` (`m`, `v`), given what the index
+    /// holds at or above the threshold near it (`near`; `before`: only ids below it count).
+    pub(super) fn screen(
+        &self,
+        screen: &mut Screen,
+        i: usize,
+        m: &NewMemory,
+        v: &UnitVector,
+        near: &NearHits,
+        before: MemoryId,
+    ) -> Result<()> {
+        if !merges_near_duplicates(m.kind) {
+            return Ok(());
+        }
+        let filter = crate::filter::MemoryFilter::new()
+            .namespace(m.namespace_or_default())
+            .kind(m.kind);
+        if let Some(place) = self.catalog.compile_exact_scope(&filter, m.scope_fields()) {
+            screen.in_index = self.nearest_in_place(&place, near, before, v)?;
+        }
+        // Decided by the cosine `near_duplicate` computes (`close_pairs` skips only the
+        // pairs it bounds below the threshold), so the screen misses nothing.
+        screen.in_batch = self.pairs.close_to_earlier(i, self.threshold);
+        Ok(())
+    }
+
+    /// The first of `near`'s hits (below `before`) in `place`. When every item the search
+    /// kept was above the threshold, the place's best may lie past them: the index is then
+    /// searched under the place's filter.
+    fn nearest_in_place(
+        &self,
+        place: &Compiled,
+        near: &NearHits,
+        before: MemoryId,
+        v: &UnitVector,
+    ) -> Result<Option<(f32, MemoryId)>> {
+        let cat = self.catalog;
+        if let Some(hit) = near
+            .hits
+            .iter()
+            .find(|h| h.id < before && cat.allows(place, h.id))
+        {
+            return Ok(Some((hit.score, hit.id)));
+        }
+        if !near.saturated {
+            return Ok(None);
+        }
+        let hits = self
+            .index
+            .search_filtered(v, 1, DEDUP_EF, &|id: u64| cat.allows(place, id))?;
+        Ok(hits
+            .first()
+            .filter(|hit| hit.score >= self.threshold)
+            .map(|hit| (hit.score, hit.id)))
+    }
+}
+
+/// What a search of the index finds at or above `threshold` near `v`, as an insert reports it.
+///
+/// Searched without a filter: a filtered search samples the filter's pass rate and asks the
+/// catalog about every node it accepts (lookups at random places of a large map), and the
+/// place's best is the first of the unfiltered hits in the place unless every hit is above the
+/// threshold (it may then lie past them; [`NearHits::saturated`]).
+fn search_near(index: &Index, v: &UnitVector, threshold: f32) -> Result<NearHits> {
+    let hits: Vec<Hit> = index.search(v, DEDUP_EF, DEDUP_EF)?;
+    let above = hits.iter().take_while(|h| h.score >= threshold).count();
+    let saturated = above == hits.len() && !hits.is_empty();
+    let mut hits = hits;
+    hits.truncate(above);
+    Ok(NearHits { hits, saturated })
+}
+
+impl Inner {
+    /// Screens each memory of a small `batch` (see [`Screen`]), searching the index for each,
+    /// and hands the screens to `consume` in order.
+    pub(super) fn screen_each(
+        &self,
+        tx: &mut Tx,
+        applied: &mut Applied,
+        batch: &[(NewMemory, UnitVector)],
+        exact_only: bool,
+        mut consume: impl FnMut(&mut Tx, &mut Applied, usize, Screen) -> Result<()>,
+    ) -> Result<()> {
+        let threshold = self.options.dedup_threshold.filter(|_| !exact_only);
+        let cat_guard = self.catalog.get()?.read();
+        let index = self.index.read().clone();
+        let near = threshold.map(|threshold| NearScreen {
+            threshold,
+            catalog: &cat_guard,
+            index: &index,
+            pairs: BatchVectors::new(batch.iter().map(|(_, v)| v).collect()),
+        });
+        for (i, (m, v)) in batch.iter().enumerate() {
+            let mut screen = Screen {
+                stored: self.store.by_hash(&m.content_hash())?,
+                ..Screen::default()
+            };
+            // An exact duplicate merges whatever lies near it.
+            if let (Some(n), None) = (&near, screen.stored) {
+                if merges_near_duplicates(m.kind) {
+                    let found = search_near(&index, v, n.threshold)?;
+                    n.screen(&mut screen, i, m, v, &found, MemoryId::MAX)?;
+                }
+            }
+            consume(tx, applied, i, screen)?;
+        }
+        Ok(())
+    }
+}
