@@ -24,28 +24,43 @@ impl Memory {
     ) -> Result<Vec<Hit>> {
         let ef = ef.unwrap_or(self.inner.options.recall_ef).max(k);
         let index = self.inner.verified_index()?;
-        let found = match self.inner.catalog.try_get() {
+        let cat = match self.inner.catalog.try_get() {
+            Some(c) => c,
             // Right after open the catalog may still be loading; a recall without filters does
             // not wait for it (superseded versions are dropped after reading the items).
-            None if filter.is_unrestricted() => index.search(vector, k + UNLOADED_MARGIN, ef)?,
-            slot => {
-                let cat = match slot {
-                    Some(c) => c,
-                    None => self.inner.catalog.get()?,
-                }
-                .read();
-                let Some(c) = cat.compile(filter) else {
-                    return Ok(Vec::new());
-                };
-                if cat.passes_all(&c) {
-                    index.search(vector, k, ef)?
-                } else {
-                    let pred = |id: u64| cat.allows(&c, id);
-                    index.search_filtered(vector, k, ef, &pred)?
-                }
+            None if filter.is_unrestricted() => {
+                let found = index.search(vector, k + UNLOADED_MARGIN, ef)?;
+                return self.read_hits(found, k, filter);
             }
+            None => self.inner.catalog.get()?,
+        }
+        .read();
+        let Some(c) = cat.compile(filter) else {
+            return Ok(Vec::new());
         };
-        let mut found = found;
+        let allowed = |id: u64| cat.allows(&c, id);
+        if cat.passes_all(&c) {
+            let found = index.search(vector, k, ef)?;
+            let searched = found.len();
+            let hits = self.read_hits(found, k, filter)?;
+            // The store lacked some hits: memories forgotten since, or a large batch indexed
+            // ahead of its commit (`remember/index_ahead.rs`). The catalog knows only
+            // committed memories: searching under it fills the `k` places.
+            if hits.len() == k || searched < k {
+                return Ok(hits);
+            }
+        }
+        let found = index.search_filtered(vector, k, ef, &allowed)?;
+        self.read_hits(found, k, filter)
+    }
+
+    /// The items of `found` the store holds that `filter` admits, best first, at most `k`.
+    fn read_hits(
+        &self,
+        mut found: Vec<memloop_index::Hit>,
+        k: usize,
+        filter: &MemoryFilter,
+    ) -> Result<Vec<Hit>> {
         // Equal scores rank by id, so two stores with the same memories rank them alike.
         found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
         let ids: Vec<MemoryId> = found.iter().map(|h| h.id).collect();

@@ -31,13 +31,23 @@ fn readers_see_consistent_results_during_writes() {
                     }
                     misses += usize::from(hits.iter().all(|h| &h.item.text != t));
                     assert!(!m.scan(&MemoryFilter::new(), 5).unwrap().is_empty());
+                    // A text being written now: a large batch is in the index before its commit,
+                    // yet a recall returns only committed memories, and still all three.
+                    let t = &texts[200 + (reads * 13 + r * 5) % 1000];
+                    let hits = m.recall(&Query::new(t.as_str()).k(3)).unwrap();
+                    assert_eq!(hits.len(), 3);
+                    for h in &hits {
+                        assert_eq!(m.get(h.item.id).unwrap().unwrap().text, h.item.text);
+                    }
                     reads += 1;
                 }
                 (reads, misses)
             })
         })
         .collect();
-    for chunk in texts[200..].chunks(50) {
+    // Batches of 40 are screened before their write, of 160 indexed ahead of it.
+    let (small, large) = texts[200..].split_at(200);
+    for chunk in small.chunks(40).chain(large.chunks(160)) {
         m.remember_batch(chunk.iter().map(NewMemory::new).collect())
             .unwrap();
     }
