@@ -414,7 +414,13 @@ impl Inner {
             }
         }
         if let Some((s, id)) = screen.in_index {
-            if best.is_none_or(|(b, _)| s > b) {
+            // The screen read the catalog as the batch began: a memory superseded earlier in
+            // the batch is no longer current, and nothing merges into it or supersedes it again.
+            let current = staged
+                .items
+                .get(&id)
+                .is_none_or(|i| i.superseded_by.is_none());
+            if current && best.is_none_or(|(b, _)| s > b) {
                 best = Some((s, id));
             }
         }

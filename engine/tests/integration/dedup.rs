@@ -286,6 +286,48 @@ fn a_large_batch_decides_as_one_memory_at_a_time_does() {
     );
 }
 
+/// A fact superseded earlier in a batch is no longer current for the batch's later memories:
+/// a second near copy of it that is not near the new version stands on its own, as it does
+/// when the two are remembered one at a time. Small batches and large ones alike.
+#[test]
+fn a_fact_superseded_in_a_batch_is_not_superseded_again() {
+    let dim = 256;
+    let axis = |i: usize, x: f32| {
+        let mut v = vec![0.0; dim];
+        v[i] = x;
+        v
+    };
+    let plus =
+        |a: Vec<f32>, b: Vec<f32>| -> Vec<f32> { a.iter().zip(&b).map(|(x, y)| x + y).collect() };
+    // cos(s, a) = cos(s, b) ≈ 0.958, cos(a, b) ≈ 0.917: a and b are near s, not near each other.
+    let s = axis(0, 1.0);
+    let a = plus(axis(0, 1.0), axis(1, 0.3));
+    let b = plus(axis(0, 1.0), axis(2, 0.3));
+    let fact = |t: &str| NewMemory::new(t).kind(Kind::Fact);
+    for padding in [0, 100] {
+        let dir = tempfile::tempdir().unwrap();
+        let m = open(dir.path(), &Clock::manual(0));
+        let stored = m
+            .remember_embedded(vec![(fact("the gate code is 1234"), s.clone())])
+            .unwrap()[0];
+        let mut batch = vec![
+            (fact("the gate code is 5678"), a.clone()),
+            (fact("the gate code is 9012"), b.clone()),
+        ];
+        // Unrelated memories make the batch large enough to be indexed ahead of its write.
+        batch.extend((0..padding).map(|i| (NewMemory::new(format!("pad {i}")), axis(10 + i, 1.0))));
+        let ids = m.remember_embedded(batch).unwrap();
+        let (first, second) = (
+            m.get(ids[0]).unwrap().unwrap(),
+            m.get(ids[1]).unwrap().unwrap(),
+        );
+        assert_eq!(first.supersedes, Some(stored), "padding {padding}");
+        assert_eq!(second.supersedes, None, "padding {padding}");
+        assert_eq!(m.get(stored).unwrap().unwrap().superseded_by, Some(ids[0]));
+        assert!(second.superseded_by.is_none() && first.superseded_by.is_none());
+    }
+}
+
 #[test]
 fn duplicates_inside_one_batch_merge_too() {
     let dir = tempfile::tempdir().unwrap();
