@@ -10,7 +10,9 @@ use sha2::{Digest, Sha256};
 use crate::clock::Timestamp;
 use crate::invalid::InvalidInput;
 
-/// A memory's id, unique within a store, never reused.
+/// A memory's id, unique within a store, never reused. Ids grow in the order memories are
+/// made but need not be consecutive (a large batch's memory that merges after all leaves the
+/// id it was indexed under unused).
 pub type MemoryId = u64;
 
 /// Namespace used when none is given.
