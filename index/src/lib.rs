@@ -6,7 +6,8 @@
 //!
 //! - [`UnitVector`] / [`UnitVectors`]: finite vectors of length 1, normalised once where they
 //!   are made; what insert and search take.
-//! - [`Index`]: insert (one, or a parallel batch), [`Index::search`] /
+//! - [`Index`]: insert (one, or a parallel batch; [`Index::insert_batch_near`] also reports
+//!   what each item's linking search found near it, [`NearHits`]), [`Index::search`] /
 //!   [`Index::search_filtered`], [`Index::delete`] with neighbour repair, [`Index::save`] to a
 //!   write-once file and [`Index::open`] in O(1) through `mmap`.
 //! - [`Params`]: `m`, `ef_construction`, `ef_search`, `ml`, and how searches read the vectors
