@@ -13,7 +13,7 @@ impl Memory {
     /// failed". Both outcomes are kept.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for an empty request or step; the summarizer's error; as
+    /// [`crate::Error::InvalidInput`] for an empty request or step; the summarizer's error; as
     /// [`Memory::remember`].
     pub fn record_task(&self, task: &Task) -> Result<TaskIds> {
         if task.request.trim().is_empty() {

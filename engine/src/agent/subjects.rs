@@ -153,7 +153,7 @@ impl Memory {
     /// events.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for an empty subject; as [`Memory::remember`].
+    /// [`crate::Error::InvalidInput`] for an empty subject; as [`Memory::remember`].
     pub fn observe(
         &self,
         subject: &str,

@@ -15,7 +15,7 @@ impl Memory {
     /// tokens (see [`crate::context`]).
     ///
     /// # Errors
-    /// As [`Memory::retrieve`]; [`Error::InvalidInput`] for a key share outside (0, 1].
+    /// As [`Memory::retrieve`]; [`crate::Error::InvalidInput`] for a key share outside (0, 1].
     pub fn context(&self, request: &ContextRequest) -> Result<Context> {
         if !(request.key_share > 0.0 && request.key_share <= 1.0) {
             return Err(InvalidInput::KeyShare(request.key_share).into());
@@ -34,7 +34,7 @@ impl Memory {
     /// Assembles given hits (best first) into at most `budget` tokens.
     ///
     /// # Errors
-    /// [`Error::Store`]; the summarizer's error.
+    /// [`crate::Error::Store`]; the summarizer's error.
     pub fn context_of(
         &self,
         hits: &[Hit],
@@ -142,7 +142,7 @@ impl Memory {
     /// each once. A hit without a source stands for itself.
     ///
     /// # Errors
-    /// [`Error::Store`].
+    /// [`crate::Error::Store`].
     pub fn documents(&self, hits: &[Hit]) -> Result<Vec<DocumentRef>> {
         let mut out: Vec<DocumentRef> = Vec::new();
         for h in hits {
@@ -189,7 +189,7 @@ impl Memory {
     /// apart).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for an empty key or text; as [`Memory::remember_batch`].
+    /// [`crate::Error::InvalidInput`] for an empty key or text; as [`Memory::remember_batch`].
     pub fn remember_document(
         &self,
         key: &str,

@@ -14,8 +14,8 @@ impl Memory {
     /// with them) to one portable file at `path`, atomically. Returns how many were written.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for a path that would replace one of the store's own files
-    /// (`store.redb`, `index.mlx`, …); [`Error::Io`] or [`Error::Store`]; `path` is then
+    /// [`crate::Error::InvalidInput`] for a path that would replace one of the store's own files
+    /// (`store.redb`, `index.mlx`, …); [`crate::Error::Io`] or [`crate::Error::Store`]; `path` is then
     /// untouched.
     pub fn export(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
         let path = path.as_ref();

@@ -49,7 +49,8 @@ impl Index {
     /// Uses a per-thread scratch.
     ///
     /// # Errors
-    /// [`IndexError::DimensionMismatch`] or [`IndexError::InvalidVector`] for a bad query.
+    /// [`crate::IndexError::DimensionMismatch`] or [`crate::IndexError::InvalidVector`] for a
+    /// bad query.
     pub fn search(&self, query: &UnitVector, k: usize, ef: usize) -> Result<Vec<Hit>> {
         with_thread_scratch(|s| self.search_with(query, k, ef, None, s))
     }

@@ -39,7 +39,7 @@ impl BruteForceQueue {
     /// Moves time forward.
     ///
     /// # Errors
-    /// As [`KineticQueue::advance`].
+    /// As [`super::KineticQueue::advance`].
     pub fn advance(&mut self, t: Time) -> Result<(), KineticError> {
         if t < self.now || t.is_nan() {
             return Err(KineticError::TimeWentBack {
