@@ -20,7 +20,6 @@ use memloop_index::{NearHits, UnitVector, UnitVectors};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
-use super::close_pairs::BatchVectors;
 use super::screen::{NearScreen, Screen};
 use crate::error::Result;
 use crate::item::{MemoryId, NewMemory};
@@ -51,35 +50,26 @@ impl Inner {
             .par_iter()
             .map(|h| self.store.by_hash(h))
             .collect::<Result<_>>()?;
-        // Every stored id is below `first`; the batch's possibly new memories take the next ids
-        // in order, reserved so that nothing else in this write allocates them.
-        let first = tx.next_id();
-        let mut next = first;
+        // The batch's possibly new memories take fresh ids in order: their ids if they are new.
         let mut seen = FxHashSet::default();
-        let ahead: Vec<Option<MemoryId>> = hashes
+        let may_be_new: Vec<bool> = hashes
             .iter()
             .zip(&stored)
-            .map(|(h, s)| {
-                (s.is_none() && seen.insert(*h)).then(|| {
-                    next += 1;
-                    next - 1
-                })
-            })
+            .map(|(h, s)| s.is_none() && seen.insert(*h))
             .collect();
-        if next > first {
-            tx.reserve_id(next - 1);
-        }
-        applied.indexed_ahead = first..next;
+        let ids = tx.allocate_ids(may_be_new.iter().filter(|&&n| n).count() as u64);
+        let mut fresh = ids.clone();
+        let ahead: Vec<Option<MemoryId>> = may_be_new
+            .iter()
+            .map(|&n| if n { fresh.next() } else { None })
+            .collect();
+        let first = ids.start;
+        applied.indexed_ahead = ids;
 
         let threshold = self.options.dedup_threshold.filter(|_| !exact_only);
         let cat_guard = self.catalog.get()?.read();
         let index = self.index.read().clone();
-        let near = threshold.map(|threshold| NearScreen {
-            threshold,
-            catalog: &cat_guard,
-            index: &index,
-            pairs: BatchVectors::new(batch.iter().map(|(_, v)| v).collect()),
-        });
+        let near = NearScreen::of_batch(threshold, &cat_guard, &index, batch);
         // The chunk at `start` inserted; what each of its memories' insert found (`None` for
         // those not inserted).
         let insert = |start: usize| -> Result<Vec<Option<NearHits>>> {
@@ -92,13 +82,11 @@ impl Inner {
                 return Ok(found);
             }
             let rows = UnitVectors::from_rows(rows, index.dim())?;
-            let reports = match threshold {
-                Some(t) => index.insert_batch_near(&ids, &rows, t)?,
-                None => {
-                    index.insert_batch(&ids, &rows)?;
-                    vec![NearHits::default(); ids.len()]
-                }
+            let Some(t) = threshold else {
+                index.insert_batch(&ids, &rows)?;
+                return Ok(found);
             };
+            let reports = index.insert_batch_near(&ids, &rows, t)?;
             let slots = found.iter_mut().zip(&ahead[start..end]);
             for (slot, report) in slots.filter(|(_, a)| a.is_some()).zip(reports) {
                 *slot.0 = Some(report);
@@ -122,9 +110,8 @@ impl Inner {
                 for found in chunk? {
                     let (m, v) = &batch[i];
                     let mut screen = Screen {
-                        stored: stored[i],
                         indexed_as: ahead[i],
-                        ..Screen::default()
+                        ..Screen::new(hashes[i], stored[i])
                     };
                     if let (Some(n), Some(found)) = (&near, found) {
                         n.screen(&mut screen, i, m, v, &found, first)?;

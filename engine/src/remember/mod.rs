@@ -294,7 +294,7 @@ impl Inner {
         screen: Screen,
     ) -> Result<Remembered> {
         let now = self.now();
-        let hash = m.content_hash();
+        let hash = screen.hash;
         let exact = staged.by_hash.get(&hash).copied().or(screen.stored);
         let near = match exact {
             Some(_) => None,

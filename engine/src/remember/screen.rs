@@ -16,8 +16,10 @@ use crate::store::Tx;
 const DEDUP_EF: usize = 32;
 
 /// What a batch's screen found for one memory, before it is written.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Screen {
+    /// The memory's content hash.
+    pub(super) hash: [u8; 32],
     /// The stored memory with the same content hash (an exact duplicate).
     pub(super) stored: Option<MemoryId>,
     /// The closest current memory of the index in its namespace, kind and scope at or above
@@ -31,6 +33,20 @@ pub(super) struct Screen {
     pub(super) indexed_as: Option<MemoryId>,
 }
 
+impl Screen {
+    /// The screen of a memory with content hash `hash`, stored already as `stored`, before
+    /// anything near it was looked for.
+    pub(super) fn new(hash: [u8; 32], stored: Option<MemoryId>) -> Screen {
+        Screen {
+            hash,
+            stored,
+            in_index: None,
+            in_batch: false,
+            indexed_as: None,
+        }
+    }
+}
+
 /// What the near-duplicate screen of a batch reads, shared by its memories.
 pub(super) struct NearScreen<'a> {
     pub(super) threshold: f32,
@@ -40,7 +56,22 @@ pub(super) struct NearScreen<'a> {
     pub(super) pairs: BatchVectors<'a>,
 }
 
-impl NearScreen<'_> {
+impl<'a> NearScreen<'a> {
+    /// The screen of `batch` at `threshold` (none without one: no near duplicates merge).
+    pub(super) fn of_batch(
+        threshold: Option<f32>,
+        catalog: &'a Catalog,
+        index: &'a Index,
+        batch: &'a [(NewMemory, UnitVector)],
+    ) -> Option<NearScreen<'a>> {
+        threshold.map(|threshold| NearScreen {
+            threshold,
+            catalog,
+            index,
+            pairs: BatchVectors::new(batch.iter().map(|(_, v)| v).collect()),
+        })
+    }
+
     /// Fills in `screen`'s near duplicates of batch memory `i` (`m`, `v`), given what the index
     /// holds at or above the threshold near it (`near`; `before`: only ids below it count).
     pub(super) fn screen(
@@ -127,17 +158,10 @@ impl Inner {
         let threshold = self.options.dedup_threshold.filter(|_| !exact_only);
         let cat_guard = self.catalog.get()?.read();
         let index = self.index.read().clone();
-        let near = threshold.map(|threshold| NearScreen {
-            threshold,
-            catalog: &cat_guard,
-            index: &index,
-            pairs: BatchVectors::new(batch.iter().map(|(_, v)| v).collect()),
-        });
+        let near = NearScreen::of_batch(threshold, &cat_guard, &index, batch);
         for (i, (m, v)) in batch.iter().enumerate() {
-            let mut screen = Screen {
-                stored: self.store.by_hash(&m.content_hash())?,
-                ..Screen::default()
-            };
+            let hash = m.content_hash();
+            let mut screen = Screen::new(hash, self.store.by_hash(&hash)?);
             // An exact duplicate merges whatever lies near it.
             if let (Some(n), None) = (&near, screen.stored) {
                 if merges_near_duplicates(m.kind) {

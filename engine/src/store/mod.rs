@@ -342,9 +342,11 @@ impl Tx {
         })
     }
 
-    /// The id [`Tx::allocate_id`] would give next: every stored memory's id is below it.
-    pub(crate) fn next_id(&self) -> MemoryId {
-        self.next_id
+    /// `n` fresh ids in a row; every stored memory's id is below them.
+    pub(crate) fn allocate_ids(&mut self, n: u64) -> std::ops::Range<MemoryId> {
+        let first = self.next_id;
+        self.next_id += n;
+        first..self.next_id
     }
 
     /// A fresh id.
