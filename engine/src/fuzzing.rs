@@ -32,5 +32,5 @@ pub fn export_file(bytes: &[u8]) -> bool {
 /// One line of `memloop ingest --jsonl`: a memory object, validated as `remember` does.
 pub fn ingest_line(line: &str) -> bool {
     serde_json::from_str::<NewMemory>(line)
-        .is_ok_and(|m| m.validate(DEFAULT_MAX_TEXT_BYTES).is_ok())
+        .is_ok_and(|m| m.validate(DEFAULT_MAX_TEXT_BYTES, 0).is_ok())
 }

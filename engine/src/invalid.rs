@@ -137,6 +137,23 @@ pub enum InvalidInput {
     /// The query refiner returned an empty query text.
     #[error("the refiner returned an empty query")]
     EmptyRefinement,
+    /// A store directory another user owns or others can write (see
+    /// [`crate::Options::allow_unsafe_directory`]).
+    #[error("{}: refusing a store directory that {why}: whoever can write it can replace the store's files or answer on its socket (Options::allow_unsafe_directory / --allow-unsafe-directory overrides)", path.display())]
+    UnsafeDirectory {
+        /// The directory.
+        path: PathBuf,
+        /// Who else can write it.
+        why: String,
+    },
+    /// A field holds a value no write makes (an imported record's time, strength, count …).
+    #[error("{field} {reason}")]
+    Field {
+        /// The field.
+        field: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
     /// A hook the caller installed (a C or Python callback) failed.
     #[error("{0}")]
     Hook(String),

@@ -79,7 +79,7 @@ pub use forget::{
 pub use invalid::InvalidInput;
 pub use item::{
     content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Scope, Source, Tier, Triple,
-    DEFAULT_NAMESPACE,
+    DEFAULT_NAMESPACE, MAX_ID, MAX_TIME, MIN_TIME,
 };
 pub use memloop_embed::DeviceChoice;
 pub use memloop_index::VectorEncoding;

@@ -85,6 +85,10 @@ pub struct Options {
     /// A storage fault seam for tests: every file operation of the store goes through it, so
     /// a test can fail any one ([`crate::StorageFaults`]). `None` (default) in real use.
     pub storage_faults: Option<Arc<StorageFaults>>,
+    /// Open a store directory even when another user owns it or others can write it (it is
+    /// refused by default, as ssh refuses a loose home directory: whoever can write the
+    /// directory can replace the store's files). Default false.
+    pub allow_unsafe_directory: bool,
 }
 
 /// Caller-supplied parts (an LLM reranker, a query rewriter, a summarizer, the token counter
@@ -139,6 +143,7 @@ impl Default for Options {
             forgetting: ForgetPolicy::default(),
             hooks: Hooks::default(),
             storage_faults: None,
+            allow_unsafe_directory: false,
         }
     }
 }

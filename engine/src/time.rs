@@ -58,7 +58,12 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
     let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+    // Impossible dates (February 30th, the 29th of a common year), hours past 23 and a
+    // 60th second are refused, not rolled over into the next day or minute.
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 {
+        return None;
+    }
+    if sec > 59 {
         return None;
     }
     let mut rest = &s[19..];
@@ -83,11 +88,29 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
             if rest.len() != 6 || rest.as_bytes()[3] != b':' {
                 return None;
             }
-            sign * (rest[1..3].parse::<i64>().ok()? * 60 + rest[4..6].parse::<i64>().ok()?)
+            let (oh, om) = (rest.get(1..3)?, rest.get(4..6)?);
+            if !oh.bytes().chain(om.bytes()).all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            let (oh, om) = (oh.parse::<i64>().ok()?, om.parse::<i64>().ok()?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            sign * (oh * 60 + om)
         }
     };
     let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
     Some(secs * 1000 + ms)
+}
+
+/// Days in month `mo` (1–12) of year `y` in the proleptic Gregorian calendar.
+fn days_in_month(y: i64, mo: i64) -> i64 {
+    match mo {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 #[cfg(test)]
@@ -129,5 +152,26 @@ mod tests {
         ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn impossible_dates_and_offsets_are_refused() {
+        for t in [
+            "2024-02-30T00:00:00Z",
+            "2024-02-31T00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2024-04-31T00:00:00Z",
+            "2024-01-01T00:00:60Z",
+            "2024-01-01T00:00:00+99:99",
+            "2024-01-01T00:00:00+24:00",
+            "2024-01-01T00:00:00+05:60",
+            "2024-01-01T00:00:00+-1:00",
+        ] {
+            assert_eq!(parse_rfc3339(t), None, "{t}");
+        }
+        assert!(parse_rfc3339("2024-02-29T00:00:00Z").is_some());
+        assert!(parse_rfc3339("2000-02-29T00:00:00Z").is_some());
+        assert_eq!(parse_rfc3339("1900-02-29T00:00:00Z"), None);
+        assert!(parse_rfc3339("2024-01-01T00:00:00+23:59").is_some());
     }
 }

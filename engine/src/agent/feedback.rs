@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
-use crate::item::MemoryId;
+use crate::item::{MemoryId, Scope};
 use crate::memory::Memory;
 use crate::retrieve::FeedbackState;
 use crate::store::FEEDBACK;
@@ -27,11 +27,20 @@ impl Memory {
     /// # Errors
     /// [`Error::InvalidInput`] for a level outside 1..=5; [`Error::NotFound`].
     pub fn feedback(&self, id: MemoryId, level: u8) -> Result<FeedbackState> {
+        self.feedback_in(&Scope::default(), id, level)
+    }
+
+    /// [`Memory::feedback`] for a caller confined to `scope`: a memory outside it is
+    /// [`Error::NotFound`], as if it did not exist.
+    ///
+    /// # Errors
+    /// As [`Memory::feedback`].
+    pub fn feedback_in(&self, scope: &Scope, id: MemoryId, level: u8) -> Result<FeedbackState> {
         if !(1..=5).contains(&level) {
             return Err(InvalidInput::FeedbackLevel(level).into());
         }
         self.inner.write(|inner, tx, applied| {
-            let mut item = inner.current(id)?.ok_or(Error::NotFound(id))?;
+            let mut item = inner.current_in(id, scope)?.ok_or(Error::NotFound(id))?;
             let mut state = match inner.store.side(FEEDBACK, id)? {
                 Some(bytes) => FeedbackState::decode(&inner.store, &bytes)?,
                 None => FeedbackState::default(),

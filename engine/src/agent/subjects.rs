@@ -166,7 +166,7 @@ impl Memory {
         }
         let _serial = self.inner.observing.lock();
         let store = &self.inner.store;
-        let existing = store.by_subject(DEFAULT_NAMESPACE, Kind::Subject, subject)?;
+        let existing = store.by_subject(DEFAULT_NAMESPACE, Kind::Subject, subject, [None; 3])?;
         let mut state = match existing {
             Some(id) => match store.side(SUBJECT_STATE, id)? {
                 Some(b) => serde_json::from_slice(&b)

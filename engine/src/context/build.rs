@@ -6,7 +6,7 @@ use super::request::{
 use super::{assemble, extract, extract_for, Candidate, Context, Precision};
 use crate::error::Result;
 use crate::invalid::InvalidInput;
-use crate::item::{Kind, NewMemory};
+use crate::item::{scope_covers, Kind, MemoryId, NewMemory, Scope};
 use crate::memory::Memory;
 use crate::retrieve::{Analyzer, Hit};
 
@@ -22,12 +22,18 @@ impl Memory {
         }
         let hits = self.retrieve(&request.query, request.strategy)?;
         let query = Some(request.query.text.as_str());
+        let f = &request.query.filter;
+        let bound = Scope {
+            user: f.user.clone(),
+            agent: f.agent.clone(),
+            session: f.session.clone(),
+        };
         self.assemble_hits(
             &hits,
             request.budget,
             request.key_share,
             request.mode,
-            query,
+            (query, &bound),
         )
     }
 
@@ -42,19 +48,20 @@ impl Memory {
         key_share: f32,
         mode: ContextMode,
     ) -> Result<Context> {
-        self.assemble_hits(hits, budget, key_share, mode, None)
+        self.assemble_hits(hits, budget, key_share, mode, (None, &Scope::default()))
     }
 
     /// [`Memory::context_of`]; with the `query` known, a memory stored without lower
     /// precisions is shortened around the sentences that answer it ([`extract_for`]) rather
-    /// than to its leading sentences.
+    /// than to its leading sentences. Documents are served only within `bound` (the query's
+    /// scope).
     fn assemble_hits(
         &self,
         hits: &[Hit],
         budget: usize,
         key_share: f32,
         mode: ContextMode,
-        query: Option<&str>,
+        (query, bound): (Option<&str>, &Scope),
     ) -> Result<Context> {
         let analyzer = Analyzer::default();
         let query_terms: Option<Vec<String>> = query.map(|q| {
@@ -110,7 +117,7 @@ impl Memory {
                     .collect()
             }
             ContextMode::Documents => {
-                let docs = self.documents(hits)?;
+                let docs = self.documents_within(hits, bound)?;
                 let n_key = keys(docs.len());
                 docs.into_iter()
                     .enumerate()
@@ -144,6 +151,14 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::Store`].
     pub fn documents(&self, hits: &[Hit]) -> Result<Vec<DocumentRef>> {
+        self.documents_within(hits, &Scope::default())
+    }
+
+    /// [`Memory::documents`] for a caller confined to `bound`: a hit's document is looked up
+    /// among its own user's documents only — of the hit's exact scope, else of its user and
+    /// agent, else of its user — and served only if it lies within `bound` too. Another
+    /// user's document under the same key is neither read nor served in the hit's place.
+    pub(crate) fn documents_within(&self, hits: &[Hit], bound: &Scope) -> Result<Vec<DocumentRef>> {
         let mut out: Vec<DocumentRef> = Vec::new();
         for h in hits {
             let keys: Vec<String> = match (h.item.kind, &h.item.subject) {
@@ -158,10 +173,7 @@ impl Memory {
                     }
                     continue;
                 }
-                let stored =
-                    self.inner
-                        .store
-                        .by_subject(&h.item.namespace, Kind::Document, &key)?;
+                let stored = self.document_of(h, &key, bound)?;
                 let text = match stored {
                     Some(id) if id == h.item.id => h.item.text.clone(),
                     Some(id) => match self.inner.store.item(id)? {
@@ -180,6 +192,30 @@ impl Memory {
             }
         }
         Ok(out)
+    }
+
+    /// The document `key` of hit `h`'s namespace and user (see [`Memory::documents_within`]).
+    fn document_of(&self, h: &Hit, key: &str, bound: &Scope) -> Result<Option<MemoryId>> {
+        let [user, agent, session] = h.item.scope_fields();
+        let mut scopes = vec![[user, agent, session]];
+        for wider in [[user, agent, None], [user, None, None]] {
+            if !scopes.contains(&wider) {
+                scopes.push(wider);
+            }
+        }
+        for scope in scopes {
+            if !scope_covers(bound.fields(), scope) {
+                continue;
+            }
+            let found =
+                self.inner
+                    .store
+                    .by_subject(&h.item.namespace, Kind::Document, key, scope)?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
     }
 
     /// Mixed memory: stores document `text` under `key` (a [`Kind::Document`] memory), its

@@ -129,7 +129,7 @@ impl Memory {
             }
             .scope(scope.clone());
             crate::item::check_text(&turn.text, max_bytes)
-                .and_then(|()| memory.validate(max_bytes))
+                .and_then(|()| memory.validate(max_bytes, self.inner.now()))
                 .map_err(|e| e.at(at()))?;
             memories.push(memory);
         }
@@ -151,7 +151,13 @@ impl Memory {
             self.inner.options.hooks.summarizer.as_ref(),
             session,
             &lines,
+            max_bytes,
         )?;
+        // Checked before any turn is written: a summary that cannot be kept must not leave
+        // the turns behind it stored and the session failing on every later call.
+        summary
+            .validate(max_bytes, self.inner.now())
+            .map_err(|e| e.at("the session summary"))?;
         let ids = self.remember_distinct(memories)?;
         let extracted = if extracted.is_empty() {
             Vec::new()
@@ -237,7 +243,7 @@ impl Memory {
                 memory.valid_until = None;
             }
             memory
-                .validate(self.inner.options.max_text_bytes)
+                .validate(self.inner.options.max_text_bytes, self.inner.now())
                 .map_err(|e| e.at(at()))?;
             out.push(memory);
         }

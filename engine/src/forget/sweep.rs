@@ -124,9 +124,22 @@ impl Memory {
     /// # Errors
     /// [`crate::error::Error::NotFound`].
     pub fn explain_decay(&self, id: MemoryId) -> Result<DecayReport> {
+        self.explain_decay_in(&crate::item::Scope::default(), id)
+    }
+
+    /// [`Memory::explain_decay`] for a caller confined to `scope`: a memory outside it is
+    /// not found.
+    ///
+    /// # Errors
+    /// [`crate::error::Error::NotFound`].
+    pub fn explain_decay_in(
+        &self,
+        scope: &crate::item::Scope,
+        id: MemoryId,
+    ) -> Result<DecayReport> {
         let item = self
             .inner
-            .current(id)?
+            .current_in(id, scope)?
             .ok_or(crate::error::Error::NotFound(id))?;
         let p = &self.inner.options.forgetting;
         let now = self.inner.now();

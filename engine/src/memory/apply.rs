@@ -5,7 +5,7 @@ use memloop_index::{UnitVector, UnitVectors};
 
 use super::{Inner, Memory, WriterState};
 use crate::error::{Error, Result};
-use crate::item::{MemoryId, MemoryItem};
+use crate::item::{scope_covers, MemoryId, MemoryItem, Scope};
 use crate::options::Durability;
 use crate::store::Tx;
 
@@ -70,18 +70,27 @@ impl Inner {
         }
         let mut tx = Tx::begin(&self.store, synced)?;
         let mut applied = Applied::default();
-        let committed = f(self, &mut tx, &mut applied).and_then(|out| {
-            let changes = tx.changes();
-            tx.commit()?;
-            Ok((out, changes))
-        });
-        let (out, changes) = match committed {
-            Ok(done) => done,
+        let out = match f(self, &mut tx, &mut applied) {
+            Ok(out) => out,
             Err(e) => {
                 self.withdraw(applied.indexed_ahead);
                 return Err(e);
             }
         };
+        let changes = tx.changes();
+        let seq_after = tx.seq_after();
+        if let Err(e) = tx.commit() {
+            // What a failed commit left on disk is known only once the database is reopened
+            // (redb recovers its last committed state): the write is there whole or not at
+            // all. There, it is applied and acknowledged like any other.
+            let landed = changes > 0
+                && self.store.recover().is_ok()
+                && self.store.meta_u64("seq").ok() == Some(seq_after);
+            if !landed {
+                self.withdraw(applied.indexed_ahead);
+                return Err(e);
+            }
+        }
         self.apply(applied)?;
         note_changes(&mut w, changes, synced);
         drop(w);
@@ -118,7 +127,7 @@ impl Inner {
         drop(cat);
         if let Some(lexical) = self.lexical.write().as_mut() {
             for item in &applied.items {
-                lexical.upsert(item.id, &item.text);
+                lexical.upsert(item.id, item.user.as_deref(), &item.text);
             }
             for &id in &applied.removed {
                 lexical.remove(id);
@@ -157,6 +166,16 @@ impl Inner {
             t.apply(item);
         }
         Ok(item)
+    }
+
+    /// Memory `id` as [`Inner::current`] has it, if it lies within `scope` (every field the
+    /// scope sets, the memory has too; an empty scope admits every memory). A memory of
+    /// another scope is reported absent, as if it did not exist: a scoped caller learns
+    /// nothing of it.
+    pub(crate) fn current_in(&self, id: MemoryId, scope: &Scope) -> Result<Option<MemoryItem>> {
+        Ok(self
+            .current(id)?
+            .filter(|item| scope_covers(scope.fields(), item.scope_fields())))
     }
 
     /// Makes grouped writes durable with one synced commit.

@@ -39,7 +39,8 @@ impl Memory {
             ))
             .into());
         }
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create store directory", e))?;
+        crate::store::dir::create_private(dir)?;
+        crate::store::dir::check_safe(dir, options.allow_unsafe_directory)?;
         let lock = ProcessLock::acquire(dir)?;
         let embedder: Arc<dyn TextEmbedder> = match &options.embedder {
             Some(e) => e.clone(),

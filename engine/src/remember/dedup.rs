@@ -83,23 +83,68 @@ pub fn one_current_truth(kind: Kind) -> bool {
     matches!(kind, Kind::Fact | Kind::Triple)
 }
 
-/// True when `a` and `b` say the same thing: the same letters and digits in the same words,
-/// ignoring case, spacing and punctuation. Compares the whole texts.
+/// True when `a` and `b` say the same thing: the same letters, digits and symbols in the same
+/// words, ignoring case, spacing and punctuation. Compares the whole texts. Signs, comparison
+/// operators, currency and unit symbols are information, not punctuation: "-18 degrees" is
+/// not "18 degrees", "load > 90" is not "load < 90".
 pub fn same_information(a: &str, b: &str) -> bool {
     normalized(a).eq(normalized(b))
 }
 
-/// The lowercase alphanumeric words of `text`, one space between them.
+/// Punctuation that separates words and says nothing by itself.
+fn is_punctuation(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '.' | ','
+                | ';'
+                | ':'
+                | '!'
+                | '?'
+                | '\''
+                | '"'
+                | '('
+                | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '_'
+                | '\u{2018}'
+                | '\u{2019}'
+                | '\u{201c}'
+                | '\u{201d}'
+                | '\u{2026}'
+                | '\u{2014}'
+        )
+}
+
+/// The words of `text`, lower case, one space between them: runs of letters and digits, and
+/// each other character that is not punctuation (a sign, an operator, a symbol) on its own.
 fn normalized(text: &str) -> impl Iterator<Item = char> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .enumerate()
-        .flat_map(|(i, w)| {
-            let space = (i > 0).then_some(' ');
-            space
-                .into_iter()
-                .chain(w.chars().flat_map(char::to_lowercase))
-        })
+    let mut words: Vec<&str> = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        if c.is_alphanumeric() {
+            start.get_or_insert(i);
+            continue;
+        }
+        if let Some(s) = start.take() {
+            words.push(&text[s..i]);
+        }
+        if !is_punctuation(c) {
+            words.push(&text[i..i + c.len_utf8()]);
+        }
+    }
+    if let Some(s) = start {
+        words.push(&text[s..]);
+    }
+    words.into_iter().enumerate().flat_map(|(i, w)| {
+        let space = (i > 0).then_some(' ');
+        space
+            .into_iter()
+            .chain(w.chars().flat_map(char::to_lowercase))
+    })
 }
 
 #[cfg(test)]
@@ -129,6 +174,34 @@ mod tests {
         ));
         assert!(same_information("Ünïcode ÉCOLE", "ünïcode école"));
         assert!(same_information("", "  ...  "));
+    }
+
+    #[test]
+    fn signs_operators_and_symbols_are_information() {
+        let base = "The freezer in room 204 must be kept at 18 degrees Celsius.";
+        assert!(!same_information(base, &base.replace("18", "-18")));
+        assert!(!same_information(base, &base.replace("18", "\u{2212}18")));
+        assert!(!same_information(
+            "Net profit was 2.5 million euros.",
+            "Net profit was -2.5 million euros."
+        ));
+        assert!(!same_information(
+            "Page when CPU load > 90 percent.",
+            "Page when CPU load < 90 percent."
+        ));
+        assert!(!same_information("It costs $5.", "It costs \u{20ac}5."));
+        assert!(!same_information("Grade A+", "Grade A-"));
+        assert!(!same_information("x >= 3", "x > 3"));
+        assert!(!same_information("30 \u{b0}C", "30 C"));
+        // Spacing around a symbol is still only spacing.
+        assert!(same_information(
+            "kept at -18 degrees",
+            "Kept at - 18 degrees."
+        ));
+        assert!(same_information(
+            "\"Hello,\" she said (twice).",
+            "hello she said twice"
+        ));
     }
 
     #[test]

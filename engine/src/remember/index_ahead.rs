@@ -57,7 +57,7 @@ impl Inner {
             .zip(&stored)
             .map(|(h, s)| s.is_none() && seen.insert(*h))
             .collect();
-        let ids = tx.allocate_ids(may_be_new.iter().filter(|&&n| n).count() as u64);
+        let ids = tx.allocate_ids(may_be_new.iter().filter(|&&n| n).count() as u64)?;
         let mut fresh = ids.clone();
         let ahead: Vec<Option<MemoryId>> = may_be_new
             .iter()

@@ -15,7 +15,7 @@ use dedup::{
 
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
-use crate::item::{check_text, check_validity, Kind, MemoryId, MemoryItem, NewMemory};
+use crate::item::{check_text, check_validity, Kind, MemoryId, MemoryItem, NewMemory, Scope};
 use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
 use screen::Screen;
@@ -98,7 +98,7 @@ impl Memory {
         let mut checked = Vec::with_capacity(memories.len());
         for (i, (m, v)) in memories.into_iter().enumerate() {
             let at = || format!("memory {i}");
-            m.validate(self.inner.options.max_text_bytes)
+            m.validate(self.inner.options.max_text_bytes, self.inner.now())
                 .map_err(|e| e.at(at()))?;
             let v = self.inner.unit(v).map_err(|e| e.at(at()))?;
             checked.push((m, v));
@@ -119,8 +119,9 @@ impl Memory {
         memories: Vec<NewMemory>,
         exact_only: bool,
     ) -> Result<Vec<Remembered>> {
+        let now = self.inner.now();
         for (i, m) in memories.iter().enumerate() {
-            m.validate(self.inner.options.max_text_bytes)
+            m.validate(self.inner.options.max_text_bytes, now)
                 .map_err(|e| e.at(format!("memory {i}")))?;
         }
         let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
@@ -212,7 +213,8 @@ impl Memory {
             match (new_text, vector) {
                 (Some(text), Some(vector)) if text != old.text => {
                     tx.unhash(&old.content_hash(), old.id)?;
-                    new.id = tx.allocate_id();
+                    new.id = tx.allocate_id()?;
+                    tx.ensure_free(new.id)?;
                     new.text = text;
                     new.created = now;
                     new.count = 1;
@@ -254,9 +256,25 @@ impl Memory {
     /// # Errors
     /// [`Error::NotFound`] if there is no such memory.
     pub fn forget(&self, id: MemoryId) -> Result<()> {
+        self.forget_in(&Scope::default(), id)
+    }
+
+    /// [`Memory::forget`] for a caller confined to `scope`: a memory outside it is
+    /// [`Error::NotFound`] and stays.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if there is no such memory in `scope`.
+    pub fn forget_in(&self, scope: &Scope, id: MemoryId) -> Result<()> {
         self.inner.write(|inner, tx, applied| {
-            let item = inner.store.item(id)?.ok_or(Error::NotFound(id))?;
+            let item = inner
+                .store
+                .item(id)?
+                .filter(|i| crate::item::scope_covers(scope.fields(), i.scope_fields()))
+                .ok_or(Error::NotFound(id))?;
             tx.delete(&item)?;
+            // The forgetting log keeps the start of a demoted memory's text: forgotten for
+            // good means gone from there too.
+            tx.drop_forget_events(|event_id, _| event_id == id)?;
             applied.removed.push(id);
             Ok(())
         })
@@ -370,7 +388,11 @@ impl Inner {
         supersedes: Option<MemoryId>,
         indexed_as: Option<MemoryId>,
     ) -> Result<MemoryItem> {
-        let id = indexed_as.unwrap_or_else(|| tx.allocate_id());
+        let id = match indexed_as {
+            Some(id) => id,
+            None => tx.allocate_id()?,
+        };
+        tx.ensure_free(id)?;
         let mut item = m.into_item(id, self.now());
         item.supersedes = supersedes;
         item.strength = self

@@ -117,13 +117,17 @@ impl Memory {
 
     /// The `n` best memories by BM25 for `text` that pass the query's filter, best first.
     fn bm25(&self, query: &Query, text: &str, n: usize) -> Result<Vec<(MemoryId, f32)>> {
+        // Lock order (ARCHITECTURE.md): the lexical slot before the catalog. Its first build
+        // takes the writer lock, and a write holds the writer lock while it waits for the
+        // catalog: asking for the slot under the catalog's read lock deadlocked them.
+        let slot = self.inner.lexical()?;
+        let index = slot.as_ref().expect("built by lexical()");
         let cat = self.inner.catalog.get()?.read();
         let Some(c) = cat.compile(&query.filter) else {
             return Ok(Vec::new());
         };
-        let slot = self.inner.lexical()?;
-        let index = slot.as_ref().expect("built by lexical()");
-        Ok(index.search(text, n, &|id| cat.allows(&c, id)))
+        let user = query.filter.user.as_deref();
+        Ok(index.search(text, n, user, &|id| cat.allows(&c, id)))
     }
 
     /// The union of the `n` best by vector and the `n` best by BM25, each explained with both

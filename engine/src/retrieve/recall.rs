@@ -22,6 +22,19 @@ impl Memory {
         self.inner.store.item(id)
     }
 
+    /// [`Memory::get`] for a caller confined to `scope`: a memory outside it is `None`, as if
+    /// it did not exist.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
+    pub fn get_in(&self, scope: &crate::item::Scope, id: MemoryId) -> Result<Option<MemoryItem>> {
+        Ok(self
+            .inner
+            .store
+            .item(id)?
+            .filter(|i| crate::item::scope_covers(scope.fields(), i.scope_fields())))
+    }
+
     /// The memories passing `filter`, by ascending id, at most `limit`.
     ///
     /// # Errors

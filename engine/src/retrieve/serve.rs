@@ -80,7 +80,7 @@ impl Inner {
         if self.lexical.read().is_none() {
             let mut index = LexicalIndex::default();
             self.store
-                .for_each_item(|item| index.upsert(item.id, &item.text))?;
+                .for_each_item(|item| index.upsert(item.id, item.user.as_deref(), &item.text))?;
             *self.lexical.write() = Some(index);
         }
         Ok(self.lexical.read())

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use redb::{ReadableDatabase, ReadableTable};
+use redb::ReadableTable;
 
 use super::{db, decode_vector, Store, CHANGES, FEEDBACK, ITEMS, META, VECTORS};
 use crate::error::Result;
@@ -48,7 +48,7 @@ impl Store {
         dim: usize,
         keep: impl Fn(&MemoryItem) -> bool,
     ) -> Result<Changes> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let meta = tx.open_table(META).map_err(db)?;
         let u64_of = |key: &str| -> Result<u64> {
             let value = meta.get(key).map_err(db)?;

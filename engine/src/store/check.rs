@@ -1,6 +1,6 @@
 //! Reading every record of the database back, for `Memory::check`.
 
-use redb::{ReadableDatabase, ReadableTable};
+use redb::ReadableTable;
 
 use super::db;
 use super::{decode_vector, Store, ITEMS, VECTORS};
@@ -12,7 +12,7 @@ impl Store {
     /// there are and what is wrong (undecodable items, missing or ragged vectors, vectors
     /// without an item).
     pub(crate) fn check_records(&self, dim: usize) -> Result<(usize, Vec<String>)> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let items = tx.open_table(ITEMS).map_err(db)?;
         let vectors = tx.open_table(VECTORS).map_err(db)?;
         let mut problems = Vec::new();

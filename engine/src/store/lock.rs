@@ -3,7 +3,7 @@
 //! An exclusive advisory lock (`flock`) on `LOCK`, holding the owner's pid. The kernel drops it
 //! when the process dies, `kill -9` included, so a crash never leaves a stale lock behind.
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::Path;
 
@@ -23,13 +23,9 @@ impl ProcessLock {
     /// process holds it, after at most half a second when this one seems to.
     pub(crate) fn acquire(dir: &Path) -> Result<ProcessLock> {
         let path = dir.join("LOCK");
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(&path, "open lock file", e))?;
+        // Never through a symlink: one planted there would have the owner truncate its target.
+        let mut file = super::dir::open_own_file(&path)
+            .map_err(|e| Error::io(&path, "open lock file (a symlink is refused)", e))?;
         let started = std::time::Instant::now();
         loop {
             match file.try_lock() {

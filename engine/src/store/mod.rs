@@ -16,10 +16,12 @@
 
 mod changes;
 mod check;
+pub(crate) mod dir;
 mod error;
 pub(crate) mod faults;
 pub(crate) mod lock;
 pub(crate) mod manifest;
+mod read_view;
 pub(crate) mod record;
 pub(crate) mod salvage;
 mod scan;
@@ -43,7 +45,7 @@ pub(crate) use record::CatalogRecord;
 use faults::StorageFaults;
 
 use crate::error::{Error, Result};
-use crate::item::{MemoryId, MemoryItem};
+use crate::item::{MemoryId, MemoryItem, MAX_ID};
 
 /// Converts any of redb's error types into [`Error::Store`].
 pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
@@ -115,9 +117,23 @@ pub(crate) struct Store {
     pub(crate) path: PathBuf,
     /// The fault seam, when a test installed one.
     pub(crate) faults: Option<Arc<StorageFaults>>,
-    /// Set by the first failed commit: a failed fsync is never retried, and every later write
-    /// is refused until the store is reopened.
+    /// Set by a failed commit: a failed fsync is never retried, and nothing is written until
+    /// the database is reopened ([`Store::recover`]).
     poisoned: Arc<Mutex<Option<String>>>,
+    /// What `db` is ([`Attached`] as a number): the file, a read view of it, or a stand-in.
+    attached: std::sync::atomic::AtomicU8,
+}
+
+/// What a store's `db` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Attached {
+    /// The database file, open for reading and writing.
+    Live = 0,
+    /// A read-only view recovered in memory after a failed commit ([`Store::recover`]).
+    ReadView = 1,
+    /// A stand-in while neither could be opened: nothing may be read or written.
+    Detached = 2,
 }
 
 impl Store {
@@ -133,6 +149,7 @@ impl Store {
             path: path.clone(),
             faults: faults.clone(),
             poisoned: Arc::default(),
+            attached: std::sync::atomic::AtomicU8::new(Attached::Live as u8),
         };
         if Self::has_tables(&database)? {
             return Ok(store(database));
@@ -150,6 +167,106 @@ impl Store {
         tx.open_table(SUBJECT_STATE).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(store(database))
+    }
+
+    /// A read transaction on the last committed state. After a failed commit the database
+    /// is first reopened ([`Store::recover`]), so reads go on, from a read-only view in
+    /// memory if the disk is still full.
+    pub(crate) fn read_tx(&self) -> Result<redb::ReadTransaction> {
+        if self.is_poisoned() && self.attached() != Attached::ReadView {
+            // A failure here is retried by the next call; a read view keeps reads going.
+            let _ = self.recover();
+        }
+        let database = self.db.read();
+        if self.attached() == Attached::Detached {
+            return Err(
+                self.poisoned_error("reopening the database failed, retried at the next call")
+            );
+        }
+        database.begin_read().map_err(db)
+    }
+
+    /// What `db` is now.
+    fn attached(&self) -> Attached {
+        match self.attached.load(std::sync::atomic::Ordering::Acquire) {
+            0 => Attached::Live,
+            1 => Attached::ReadView,
+            _ => Attached::Detached,
+        }
+    }
+
+    fn set_attached(&self, a: Attached) {
+        self.attached
+            .store(a as u8, std::sync::atomic::Ordering::Release);
+    }
+
+    /// [`Error::Poisoned`] with the failure that poisoned the store and `then`.
+    fn poisoned_error(&self, then: &str) -> Error {
+        let cause = self.poisoned.lock().clone().unwrap_or_default();
+        Error::Poisoned {
+            path: self.path.clone(),
+            cause: format!("{cause}; {then}"),
+        }
+    }
+
+    /// Fails unless `db` is the database file itself, open for writing.
+    fn ensure_writable(&self) -> Result<()> {
+        if self.is_poisoned() {
+            self.recover()?;
+        }
+        match self.attached() {
+            Attached::Live => Ok(()),
+            _ => Err(self.poisoned_error("the database could not be reopened for writing")),
+        }
+    }
+
+    /// After a failed commit: opens the database file again, so redb recovers its last
+    /// committed state (what a failed fsync left on disk is known only then), and clears the
+    /// poisoning: writes resume once the cause (a full disk) is gone, with no restart. While
+    /// the file cannot be reopened for writing (its recovery writes, and the disk is full),
+    /// reads go on from a view that recovers in memory ([`read_view::ReadView`]) and this
+    /// fails, to be tried again by the next write.
+    pub(crate) fn recover(&self) -> Result<()> {
+        let mut guard = self.db.write();
+        if !self.is_poisoned() {
+            return Ok(());
+        }
+        if self.attached() == Attached::Live {
+            // The failed database writes nothing more (redb refuses every operation after
+            // an I/O error) but holds the file's lock: it closes before the file reopens.
+            let stand_in = Database::builder()
+                .create_with_backend(redb::backends::InMemoryBackend::new())
+                .map_err(db)?;
+            self.set_attached(Attached::Detached);
+            drop(std::mem::replace(&mut *guard, stand_in));
+        }
+        // A read view holds no lock: the file can reopen beside it.
+        let failure = match open_database(&self.path, self.faults.as_ref()) {
+            Ok(reopened) => {
+                *guard = reopened;
+                self.set_attached(Attached::Live);
+                *self.poisoned.lock() = None;
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        if self.attached() == Attached::Detached {
+            let view = read_view::ReadView::open(&self.path)
+                .map_err(|e| Error::io(&self.path, "open a read view", e))
+                .and_then(|v| Database::builder().create_with_backend(v).map_err(db));
+            if let Ok(view) = view {
+                *guard = view;
+                self.set_attached(Attached::ReadView);
+            }
+        }
+        Err(self.poisoned_error(&format!(
+            "reopening the database for writing failed ({failure}); reads go on from the last committed state"
+        )))
+    }
+
+    /// True after a failed commit, until the database was reopened.
+    pub(crate) fn is_poisoned(&self) -> bool {
+        self.poisoned.lock().is_some()
     }
 
     /// Counts one file operation of the engine's own (not redb's) through the fault seam.
@@ -177,7 +294,7 @@ impl Store {
 
     /// A metadata value.
     pub(crate) fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let t = tx.open_table(META).map_err(db)?;
         Ok(t.get(key).map_err(db)?.map(|v| v.value().to_vec()))
     }
@@ -201,7 +318,7 @@ impl Store {
 
     /// The item `id`, if present.
     pub(crate) fn item(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let t = tx.open_table(ITEMS).map_err(db)?;
         t.get(id)
             .map_err(db)?
@@ -213,7 +330,7 @@ impl Store {
 
     /// The items `ids` (missing ones skipped), read in one transaction.
     pub(crate) fn items(&self, ids: &[MemoryId]) -> Result<Vec<MemoryItem>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let t = tx.open_table(ITEMS).map_err(db)?;
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
@@ -242,29 +359,53 @@ impl Store {
         table: TableDefinition<u64, &[u8]>,
         ids: &[MemoryId],
     ) -> Result<Vec<Option<Vec<u8>>>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let t = tx.open_table(table).map_err(db)?;
         ids.iter()
             .map(|&id| Ok(t.get(id).map_err(db)?.map(|v| v.value().to_vec())))
             .collect()
     }
 
-    /// The memory holding subject (or document) `key` of `kind` in `namespace`.
+    /// The current memory holding subject (or document) `subject` of `kind` in `namespace`
+    /// and exactly `scope` (user, agent, session: a field left out must be absent too), so
+    /// one user's document or subject never answers for another's. A key written before
+    /// keys carried the scope is still found, when its memory has that scope.
     pub(crate) fn by_subject(
         &self,
         namespace: &str,
         kind: crate::item::Kind,
         subject: &str,
+        scope: [Option<&str>; 3],
     ) -> Result<Option<MemoryId>> {
-        let key = key_of(namespace, kind, subject);
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let keys = [
+            Some(key_of(namespace, kind, subject, scope)),
+            scope
+                .iter()
+                .any(Option::is_some)
+                .then(|| key_of(namespace, kind, subject, [None; 3])),
+        ];
+        let tx = self.read_tx()?;
         let t = tx.open_table(SUBJECTS).map_err(db)?;
-        Ok(t.get(key.as_str()).map_err(db)?.map(|v| v.value()))
+        for key in keys.into_iter().flatten() {
+            let Some(id) = t.get(key.as_str()).map_err(db)?.map(|v| v.value()) else {
+                continue;
+            };
+            let owns = self.item(id)?.is_some_and(|i| {
+                i.namespace == namespace
+                    && i.kind == kind
+                    && i.subject.as_deref() == Some(subject)
+                    && i.scope_fields() == scope
+            });
+            if owns {
+                return Ok(Some(id));
+            }
+        }
+        Ok(None)
     }
 
     /// Stored vectors of `ids` (missing ones skipped), in one transaction.
     pub(crate) fn vectors(&self, ids: &[MemoryId]) -> Result<Vec<(MemoryId, Vec<f32>)>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let t = tx.open_table(VECTORS).map_err(db)?;
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
@@ -279,7 +420,7 @@ impl Store {
 
     /// Calls `f` with every stored memory, by id, in one read transaction.
     pub(crate) fn for_each_item(&self, mut f: impl FnMut(MemoryItem)) -> Result<()> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let t = tx.open_table(ITEMS).map_err(db)?;
         for entry in t.iter().map_err(db)? {
             let (k, v) = entry.map_err(db)?;
@@ -292,14 +433,14 @@ impl Store {
 
     /// Number of stored memories (O(1)).
     pub(crate) fn count(&self) -> Result<usize> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let t = tx.open_table(ITEMS).map_err(db)?;
         Ok(t.len().map_err(db)? as usize)
     }
 
     /// The id holding `hash`, if any.
     pub(crate) fn by_hash(&self, hash: &[u8; 32]) -> Result<Option<MemoryId>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let t = tx.open_table(HASHES).map_err(db)?;
         Ok(t.get(hash.as_slice()).map_err(db)?.map(|v| v.value()))
     }
@@ -313,17 +454,13 @@ pub(crate) struct Tx {
     start_seq: u64,
     seq: u64,
     poisoned: Arc<Mutex<Option<String>>>,
+    path: std::path::PathBuf,
 }
 
 impl Tx {
     /// Begins a write; `synced` selects an fsync at commit.
     pub(crate) fn begin(store: &Store, synced: bool) -> Result<Tx> {
-        if let Some(cause) = store.poisoned.lock().clone() {
-            return Err(Error::Poisoned {
-                path: store.path.clone(),
-                cause,
-            });
-        }
+        store.ensure_writable()?;
         let next_id = store.meta_u64("next_id")?.max(1);
         let seq = store.meta_u64("seq")?;
         let mut tx = store.db.read().begin_write().map_err(db)?;
@@ -339,31 +476,70 @@ impl Tx {
             start_seq: seq,
             seq,
             poisoned: store.poisoned.clone(),
+            path: store.path.clone(),
         })
     }
 
     /// `n` fresh ids in a row; every stored memory's id is below them.
-    pub(crate) fn allocate_ids(&mut self, n: u64) -> std::ops::Range<MemoryId> {
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] past [`MAX_ID`]: ids never wrap round onto stored memories.
+    pub(crate) fn allocate_ids(&mut self, n: u64) -> Result<std::ops::Range<MemoryId>> {
         let first = self.next_id;
-        self.next_id += n;
-        first..self.next_id
+        match first.checked_add(n) {
+            Some(end) if end <= MAX_ID + 1 => {
+                self.next_id = end;
+                Ok(first..end)
+            }
+            _ => Err(Error::Corrupt {
+                path: self.path.clone(),
+                detail: format!(
+                    "no ids left: the next id is {first} and ids end at {MAX_ID}; export and \
+                     import into a new store to renumber"
+                ),
+            }),
+        }
     }
 
     /// A fresh id.
-    pub(crate) fn allocate_id(&mut self) -> MemoryId {
-        let id = self.next_id;
-        self.next_id += 1;
-        id
+    pub(crate) fn allocate_id(&mut self) -> Result<MemoryId> {
+        Ok(self.allocate_ids(1)?.start)
     }
 
-    /// Makes sure ids up to `id` are never allocated again (import keeps foreign ids).
+    /// Makes sure ids up to `id` (at most [`MAX_ID`]: the caller checks) are never allocated
+    /// again (import keeps foreign ids).
     pub(crate) fn reserve_id(&mut self, id: MemoryId) {
-        self.next_id = self.next_id.max(id + 1);
+        debug_assert!(id <= MAX_ID);
+        self.next_id = self.next_id.max(id.min(MAX_ID) + 1);
+    }
+
+    /// Refuses to write a new memory over a stored one: a new id is always free, so a taken
+    /// one means the next-id counter is damaged, and nothing must be overwritten.
+    pub(crate) fn ensure_free(&self, id: MemoryId) -> Result<()> {
+        let taken = self
+            .tx
+            .open_table(ITEMS)
+            .map_err(db)?
+            .get(id)
+            .map_err(db)?
+            .is_some();
+        if taken {
+            return Err(Error::Corrupt {
+                path: self.path.clone(),
+                detail: format!("new memory {id} would overwrite a stored one (next id damaged)"),
+            });
+        }
+        Ok(())
     }
 
     /// Changes logged so far in this transaction.
     pub(crate) fn changes(&self) -> u64 {
         self.seq - self.start_seq
+    }
+
+    /// The store's sequence number once this transaction commits.
+    pub(crate) fn seq_after(&self) -> u64 {
+        self.seq
     }
 
     fn log(&mut self, id: MemoryId, op: Op) -> Result<()> {
@@ -435,7 +611,10 @@ impl Tx {
             hashes.remove(hash.as_slice()).map_err(db)?;
         }
         drop(hashes);
-        if let Some(key) = subject_key(item) {
+        for key in [subject_key(item), legacy_subject_key(item)]
+            .into_iter()
+            .flatten()
+        {
             let mut subjects = self.tx.open_table(SUBJECTS).map_err(db)?;
             let owner = subjects.get(key.as_str()).map_err(db)?.map(|v| v.value());
             if owner == Some(item.id) {
@@ -573,7 +752,7 @@ pub(crate) fn write_atomic(
     let tmp = path.with_extension("tmp");
     let fault = |op: &'static str| faults::file_op(faults, &tmp, op);
     let published = fault("create")
-        .and_then(|()| std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, "create", e)))
+        .and_then(|()| dir::create_own_file(&tmp).map_err(|e| Error::io(&tmp, "create", e)))
         .and_then(|mut f| {
             f.write_all(bytes)
                 .map_err(|e| Error::io(&tmp, "write", e))
@@ -593,16 +772,11 @@ pub(crate) fn write_atomic(
 /// panic on a damaged file; that is reported as a corrupt store, not a crash.
 pub(crate) fn open_database(path: &Path, faults: Option<&Arc<StorageFaults>>) -> Result<Database> {
     let open = || -> Result<Database> {
+        // Created 0600 and never through a symlink; redb opens the file it is given.
+        let file = dir::open_own_file(path).map_err(|e| Error::io(path, "open database", e))?;
         let Some(faults) = faults else {
-            return Database::create(path).map_err(db);
+            return Database::builder().create_file(file).map_err(db);
         };
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| Error::io(path, "open database", e))?;
         let backend = FileBackend::new(file).map_err(db)?;
         Database::builder()
             .create_with_backend(faults::FaultyBackend::new(backend, faults.clone()))
@@ -618,21 +792,52 @@ pub(crate) fn open_database(path: &Path, faults: Option<&Arc<StorageFaults>>) ->
 
 /// fsyncs a directory so a rename in it is durable.
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    // The parent of a bare file name (`backup.mlx`) is the empty path: the current directory.
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, "fsync directory", e))
 }
 
-/// The key under which a subject or document memory is found (kind, namespace and subject).
+/// The key under which a subject or document memory is found (namespace, kind, subject and,
+/// for a scoped memory, its scope).
 fn subject_key(item: &MemoryItem) -> Option<String> {
     use crate::item::Kind;
     match (item.kind, &item.subject) {
-        (Kind::Subject | Kind::Document, Some(s)) => Some(key_of(&item.namespace, item.kind, s)),
+        (Kind::Subject | Kind::Document, Some(s)) => {
+            Some(key_of(&item.namespace, item.kind, s, item.scope_fields()))
+        }
         _ => None,
     }
 }
 
-/// `namespace` 0x1F `kind` 0x1F `subject`.
-fn key_of(namespace: &str, kind: crate::item::Kind, subject: &str) -> String {
-    format!("{namespace}\u{1f}{}\u{1f}{subject}", kind.name())
+/// The key an older store wrote for a scoped subject (no scope in it).
+fn legacy_subject_key(item: &MemoryItem) -> Option<String> {
+    match (subject_key(item), &item.subject) {
+        (Some(_), Some(s)) if item.scope_fields().iter().any(Option::is_some) => {
+            Some(key_of(&item.namespace, item.kind, s, [None; 3]))
+        }
+        _ => None,
+    }
+}
+
+/// `namespace` 0x1F `kind` 0x1F `subject`, then for a scoped memory 0x1E and its scope as a
+/// JSON array (`["ana",null,null]`). Lookups check the memory found, so no crafted name can
+/// make one key answer for another.
+fn key_of(
+    namespace: &str,
+    kind: crate::item::Kind,
+    subject: &str,
+    scope: [Option<&str>; 3],
+) -> String {
+    let mut key = format!("{namespace}\u{1f}{}\u{1f}{subject}", kind.name());
+    if scope.iter().any(Option::is_some) {
+        key.push('\u{1e}');
+        key.push_str(&serde_json::to_string(&scope).expect("strings always serialise"));
+    }
+    key
 }

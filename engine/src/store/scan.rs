@@ -1,7 +1,7 @@
 //! Whole-table reads the rest of the engine needs, each in one read transaction, so that only
 //! `store/` opens redb transactions.
 
-use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use redb::{ReadableTable, ReadableTableMetadata};
 
 use super::db;
 use super::{decode_vector, CatalogRecord, Op, Store, CATALOG, CHANGES, FORGET_LOG, VECTORS};
@@ -15,7 +15,7 @@ impl Store {
         &self,
         mut f: impl FnMut(MemoryId, &CatalogRecord<'_>, usize),
     ) -> Result<()> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let table = tx.open_table(CATALOG).map_err(db)?;
         let len = table.len().map_err(db)? as usize;
         for row in table.iter().map_err(db)? {
@@ -31,7 +31,7 @@ impl Store {
     /// The ids whose vector changed (put or deleted) in the logged changes `from..=to`, sorted,
     /// each once.
     pub(crate) fn vector_changes(&self, from: u64, to: u64) -> Result<Vec<MemoryId>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let changes = tx.open_table(CHANGES).map_err(db)?;
         let mut touched = Vec::new();
         for row in changes.range(from..=to).map_err(db)? {
@@ -48,7 +48,7 @@ impl Store {
 
     /// Every stored vector of `dim` floats, ids and vectors flattened in id order.
     pub(crate) fn all_vectors(&self, dim: usize) -> Result<(Vec<MemoryId>, Vec<f32>)> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let vectors = tx.open_table(VECTORS).map_err(db)?;
         let (mut ids, mut flat) = (Vec::new(), Vec::new());
         for row in vectors.iter().map_err(db)? {
@@ -65,7 +65,7 @@ impl Store {
 
     /// The raw forgetting-log entries (JSON) recorded at or after `since`, oldest first.
     pub(crate) fn forget_log_since(&self, since: Timestamp) -> Result<Vec<Vec<u8>>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let t = tx.open_table(FORGET_LOG).map_err(db)?;
         let mut out = Vec::new();
         for row in t.range((since, 0)..).map_err(db)? {
@@ -77,7 +77,7 @@ impl Store {
 
     /// The stored bytes of the vectors of `ids`, in order; an id without one is corrupt.
     pub(crate) fn vector_bytes(&self, ids: &[MemoryId]) -> Result<Vec<Vec<u8>>> {
-        let tx = self.db.read().begin_read().map_err(db)?;
+        let tx = self.read_tx()?;
         let vectors = tx.open_table(VECTORS).map_err(db)?;
         ids.iter()
             .map(|&id| {

@@ -40,6 +40,7 @@ impl Store {
         let file = std::fs::metadata(&self.path)
             .map_err(|e| Error::io(&self.path, "stat", e))?
             .len();
+        self.ensure_writable()?;
         let tx = self.db.read().begin_write().map_err(db)?;
         let st = tx.stats().map_err(db)?;
         tx.abort().map_err(db)?;
@@ -63,6 +64,7 @@ impl Store {
 
     /// Copies every table into a fresh file and swaps it in atomically.
     pub(crate) fn rewrite(&self) -> Result<()> {
+        self.ensure_writable()?;
         let tmp = rewrite_path(&self.path);
         remove_if_exists(&tmp)?;
         let mut guard = self.db.write();

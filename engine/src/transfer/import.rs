@@ -55,8 +55,12 @@ impl Memory {
         };
         // Everything is checked before anything is written, and everything is written in one
         // transaction: a file that fails anywhere leaves the store exactly as it was.
-        if let Some(n) = rows.iter().position(|(i, _)| i.text.trim().is_empty()) {
-            return Err(corrupt(path, format!("record {n}: empty text")));
+        // Each record passes the check every written memory passes: a file cannot hold a
+        // state no call could make (NaN strength, a window ending before it begins, …).
+        let max_text = self.inner.options.max_text_bytes;
+        for (n, (item, _)) in rows.iter().enumerate() {
+            item.check(max_text)
+                .map_err(|e| corrupt(path, format!("record {n} (id {}): {e}", item.id)))?;
         }
         let mut records = Vec::with_capacity(rows.len());
         if reembedded {
@@ -129,7 +133,9 @@ impl Memory {
                     merged.insert(existing.id, (existing, changed));
                     continue;
                 }
+                // A foreign id past MAX_ID is renumbered: kept, it would use up the ids.
                 let free = foreign != 0
+                    && foreign <= crate::item::MAX_ID
                     && !taken.contains(&foreign)
                     && !merged.contains_key(&foreign)
                     && inner.store.item(foreign)?.is_none();
@@ -137,7 +143,7 @@ impl Memory {
                     tx.reserve_id(foreign);
                     foreign
                 } else {
-                    tx.allocate_id()
+                    tx.allocate_id()?
                 };
                 taken.insert(item.id);
                 remap.insert(foreign, item.id);
@@ -157,6 +163,7 @@ impl Memory {
             }
             let map = |l: Option<MemoryId>| l.and_then(|x| remap.get(&x).copied());
             for (mut item, vector) in fresh {
+                tx.ensure_free(item.id)?;
                 item.supersedes = map(item.supersedes);
                 item.superseded_by = map(item.superseded_by);
                 tx.put(&item, Some(&vector))?;

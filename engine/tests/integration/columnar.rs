@@ -210,7 +210,7 @@ fn a_delta_since_a_sequence_number_has_upserts_and_deletes() {
 }
 
 /// Rewrites a Parquet file with `change` applied to its batches and schema.
-fn rewrite(
+pub(crate) fn rewrite(
     from: &std::path::Path,
     to: &std::path::Path,
     change: impl Fn(RecordBatch) -> RecordBatch,

@@ -202,10 +202,11 @@ fn every_failed_file_operation_loses_nothing_acknowledged() {
     );
 }
 
-/// After a failed commit the store refuses every write with a typed error until reopened; the
-/// write that failed was not acknowledged and is not there after reopening.
+/// After a failed commit the engine reopens its database itself (redb recovers the last
+/// committed state): reads go on, the write that failed was not acknowledged and is not there,
+/// and writes resume as soon as the disk works again, with no restart.
 #[test]
-fn a_failed_commit_poisons_the_store_until_reopened() {
+fn a_failed_commit_recovers_inside_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     let faults = StorageFaults::new();
     let options = memloop::Options {
@@ -221,20 +222,63 @@ fn a_failed_commit_poisons_the_store_until_reopened() {
     let lost = m.remember(NewMemory::new("the write whose fsync failed"));
     assert!(lost.is_err() && faults.fired());
     faults.disarm();
-    for _ in 0..2 {
-        let err = m.remember(NewMemory::new("a later write")).unwrap_err();
-        assert!(matches!(err, Error::Poisoned { .. }), "{err}");
-    }
     assert_eq!(
         m.get(kept).unwrap().unwrap().text,
         "written before the fault"
     );
+    let hits = m
+        .recall(&memloop::Query::new("written before the fault").k(1))
+        .unwrap();
+    assert_eq!(hits[0].item.id, kept);
+    let again = m
+        .remember(NewMemory::new("writable again without a restart"))
+        .unwrap();
+    assert_eq!(
+        current_texts(&m),
+        [
+            "writable again without a restart",
+            "written before the fault"
+        ]
+    );
+    assert!(m.check().unwrap().is_sound());
     drop(m);
     let m = open(dir.path(), &Clock::manual(0));
-    let texts = current_texts(&m);
-    assert_eq!(texts, ["written before the fault"]);
-    m.remember(NewMemory::new("writable again after reopening"))
-        .unwrap();
+    assert_eq!(
+        m.get(again).unwrap().unwrap().text,
+        "writable again without a restart"
+    );
+    assert_eq!(current_texts(&m).len(), 2);
+}
+
+/// A full disk that stays full, then frees up: after the failed commit, recall and get keep
+/// answering from the last committed state; erasure and writes succeed once there is room.
+#[test]
+fn writes_resume_when_a_full_disk_frees_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults = StorageFaults::new();
+    let options = memloop::Options {
+        storage_faults: Some(Arc::clone(&faults)),
+        ..hashing(256, &Clock::manual(0))
+    };
+    let m = Memory::open(dir.path(), options).unwrap();
+    let texts: Vec<String> = (0..12)
+        .map(|i| format!("note {i} about the harbor"))
+        .collect();
+    for t in &texts {
+        m.remember(NewMemory::new(t.as_str()).scope(memloop::Scope::user("carol")))
+            .unwrap();
+    }
+    faults.fail_from(1, Fault::NoSpace);
+    for (i, text) in texts.iter().take(3).enumerate() {
+        assert!(m.remember(NewMemory::new(format!("no room {i}"))).is_err());
+        let hits = m.recall(&memloop::Query::new(text.as_str()).k(1)).unwrap();
+        assert_eq!(&hits[0].item.text, text);
+    }
+    faults.disarm();
+    m.remember(NewMemory::new("room again")).unwrap();
+    let erased = m.forget_scope(&memloop::Scope::user("carol")).unwrap();
+    assert_eq!(erased.memories, 12);
+    assert_eq!(current_texts(&m), ["room again"]);
 }
 
 /// A disk that is full and stays full: reads go on (recall, get, scan, stats, check), writes

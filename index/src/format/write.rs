@@ -42,10 +42,12 @@ impl SectionWriter {
         let mut name = dest.file_name().unwrap_or_default().to_os_string();
         name.push(".tmp");
         let tmp = dest.with_file_name(name);
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        // Only its owner reads an index: its vectors say what the memories said.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options
             .open(&tmp)
             .map_err(|e| IndexError::io(&tmp, "create temporary index file", e))?;
         let mut w = SectionWriter {

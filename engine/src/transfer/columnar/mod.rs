@@ -4,18 +4,16 @@
 //! stream or Parquet file; [`Memory::import_columnar`] rebuilds memories from such a file. The
 //! `arrow` and `parquet` crates write and read the formats; `rows.rs` maps the columns.
 
+mod digest;
+mod read;
 mod rows;
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Read, Seek};
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
-use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -69,6 +67,9 @@ const STORE: &str = "memloop.store_id";
 const SINCE: &str = "memloop.since";
 const THROUGH: &str = "memloop.through";
 const VERSION: &str = "memloop.version";
+const CHECKSUM: &str = "memloop.checksum";
+/// The file version written: 2 adds [`CHECKSUM`] (version 1 files, without it, still import).
+const FILE_VERSION: u32 = 2;
 /// Rows per record batch (and Parquet row group page flush).
 const BATCH_ROWS: usize = 8_192;
 
@@ -110,7 +111,12 @@ impl Memory {
             (STORE.to_string(), hex(&self.inner.store_id)),
             (SINCE.to_string(), since.unwrap_or(0).to_string()),
             (THROUGH.to_string(), changes.through.to_string()),
-            (VERSION.to_string(), "1".to_string()),
+            (VERSION.to_string(), FILE_VERSION.to_string()),
+            (CHECKSUM.to_string(), {
+                let mut d = digest::RowDigest::default();
+                changes.rows.iter().for_each(|c| d.change(c));
+                d.hex()
+            }),
         ]);
         let schema = Arc::new(rows::schema(dim, metadata));
         let arrow =
@@ -173,32 +179,9 @@ impl Memory {
             path: path.to_path_buf(),
             detail,
         };
-        let mut file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-        // Parquet files begin with `PAR1`; anything else is read as an Arrow IPC stream.
-        let mut magic = [0u8; 4];
-        let parquet = file.read_exact(&mut magic).is_ok() && &magic == b"PAR1";
-        file.rewind().map_err(|e| Error::io(path, "read", e))?;
-        let (metadata, batches): (HashMap<String, String>, Vec<RecordBatch>) = if parquet {
-            let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-                .map_err(|e| corrupt(format!("not a readable Parquet file: {e}")))?;
-            let metadata = builder.schema().metadata().clone().into();
-            let reader = builder
-                .with_batch_size(BATCH_ROWS)
-                .build()
-                .map_err(|e| corrupt(e.to_string()))?;
-            let batches = reader
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|e| corrupt(e.to_string()))?;
-            (metadata, batches)
-        } else {
-            let reader = StreamReader::try_new(std::io::BufReader::new(file), None)
-                .map_err(|e| corrupt(format!("neither Parquet nor an Arrow IPC stream: {e}")))?;
-            let metadata = reader.schema().metadata().clone().into();
-            let batches = reader
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|e| corrupt(e.to_string()))?;
-            (metadata, batches)
-        };
+        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let mut stream = read::Stream::open(file).map_err(corrupt)?;
+        let metadata = std::mem::take(&mut stream.metadata);
         let model = metadata.get(MODEL).ok_or_else(|| {
             corrupt(format!(
                 "no `{MODEL}` in the schema metadata: not a memloop export"
@@ -207,10 +190,40 @@ impl Memory {
         let file_dim: usize = metadata
             .get(DIM)
             .and_then(|d| d.parse().ok())
+            .filter(|&d| (1..=65_536).contains(&d))
             .ok_or_else(|| corrupt(format!("no `{DIM}` in the schema metadata")))?;
+        let version: u32 = match metadata.get(VERSION) {
+            Some(v) => v
+                .parse()
+                .map_err(|_| corrupt(format!("`{VERSION}` is {v:?}, not a number")))?,
+            None => 1,
+        };
+        if version > FILE_VERSION {
+            return Err(corrupt(format!(
+                "file version {version} is newer than this memloop reads ({FILE_VERSION})"
+            )));
+        }
+        let checksum = metadata.get(CHECKSUM);
+        if version >= 2 && checksum.is_none() {
+            return Err(corrupt(format!(
+                "no `{CHECKSUM}` in a version {version} file"
+            )));
+        }
+        let mut digest = digest::RowDigest::default();
         let mut rows = Vec::new();
-        for batch in &batches {
-            rows.extend(rows::read_batch(batch, file_dim).map_err(corrupt)?);
+        while let Some(batch) = stream.next_rows(file_dim).map_err(corrupt)? {
+            for (item, vector) in &batch {
+                digest.upsert(item, vector);
+            }
+            rows.extend(batch);
+        }
+        if let Some(want) = checksum {
+            let got = digest.hex();
+            if &got != want {
+                return Err(corrupt(format!(
+                    "content checksum {got} is not the {want} the file was written with: the file was changed or damaged"
+                )));
+            }
         }
         self.import_parsed(path, model, file_dim, rows)
     }

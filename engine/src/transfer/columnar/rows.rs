@@ -274,6 +274,77 @@ fn tier_name(t: Tier) -> &'static str {
     }
 }
 
+/// `batch` with its text columns as Arrow's `Utf8` and its tag lists as `List<Utf8>`, the
+/// types [`read_batch`] reads: the `LargeUtf8` and `Utf8View` text that DuckDB, Polars and
+/// pyarrow write by default (and large lists) are converted; other columns pass as they are.
+pub(crate) fn normalize(batch: RecordBatch) -> Result<RecordBatch, String> {
+    use arrow_array::StringArray;
+    let schema = batch.schema();
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    let mut changed = false;
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        let strings = |a: &ArrayRef| -> Option<StringArray> {
+            match a.data_type() {
+                DataType::LargeUtf8 => Some(a.as_string::<i64>().iter().collect()),
+                DataType::Utf8View => Some(a.as_string_view().iter().collect()),
+                _ => None,
+            }
+        };
+        let converted: Option<ArrayRef> = match column.data_type() {
+            DataType::LargeUtf8 | DataType::Utf8View => {
+                strings(column).map(|a| Arc::new(a) as ArrayRef)
+            }
+            DataType::List(f) if f.data_type() == &DataType::Utf8 => None,
+            DataType::List(_) | DataType::LargeList(_) => {
+                let rows: Vec<Option<ArrayRef>> = match column.data_type() {
+                    DataType::List(_) => column.as_list::<i32>().iter().collect(),
+                    _ => column.as_list::<i64>().iter().collect(),
+                };
+                let mut b = ListBuilder::new(StringBuilder::new());
+                for row in rows {
+                    let Some(values) = row else {
+                        b.append(false);
+                        continue;
+                    };
+                    let values = match values.data_type() {
+                        DataType::Utf8 => values.as_string::<i32>().clone(),
+                        _ => strings(&values).ok_or_else(|| {
+                            format!("column `{}` holds lists that are not text", field.name())
+                        })?,
+                    };
+                    for v in values.iter() {
+                        b.values().append_option(v);
+                    }
+                    b.append(true);
+                }
+                Some(Arc::new(b.finish()))
+            }
+            _ => None,
+        };
+        match converted {
+            Some(c) => {
+                changed = true;
+                fields.push(Field::new(
+                    field.name(),
+                    c.data_type().clone(),
+                    field.is_nullable(),
+                ));
+                columns.push(c);
+            }
+            None => {
+                fields.push(field.as_ref().clone());
+                columns.push(column.clone());
+            }
+        }
+    }
+    if !changed {
+        return Ok(batch);
+    }
+    let schema = Schema::new(fields).with_metadata(schema.metadata().clone());
+    RecordBatch::try_new(Arc::new(schema), columns).map_err(|e| e.to_string())
+}
+
 /// The memories of a batch's upsert rows, checked column by column; `Err` names what is wrong.
 /// A delete row is an error (an import rebuilds a store from a full export).
 pub(crate) fn read_batch(batch: &RecordBatch, dim: usize) -> Result<Vec<Row>, String> {

@@ -10,10 +10,20 @@ use sha2::{Digest, Sha256};
 use crate::clock::Timestamp;
 use crate::invalid::InvalidInput;
 
+mod check;
+
+pub(crate) use check::check_time;
+pub use check::{MAX_TIME, MIN_TIME};
+
 /// A memory's id, unique within a store, never reused. Ids grow in the order memories are
 /// made but need not be consecutive (a large batch's memory that merges after all leaves the
 /// id it was indexed under unused).
 pub type MemoryId = u64;
+
+/// The largest id a memory can have, 2^53 − 1: every id is exact as a JavaScript number or a
+/// JSON double. A store allocates ids in creation order up to it and refuses to go past (ids
+/// never wrap round onto stored memories); an import keeps a foreign id only up to it.
+pub const MAX_ID: MemoryId = (1 << 53) - 1;
 
 /// Namespace used when none is given.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -676,7 +686,12 @@ impl NewMemory {
 
     /// Checks the input (trimming nothing): rejects empty text, text over `max_text_bytes`
     /// ([`crate::Options::max_text_bytes`]), importance outside [0, 1], empty tags or namespace.
-    pub(crate) fn validate(&self, max_text_bytes: usize) -> Result<(), InvalidInput> {
+    /// A `valid_until` without `valid_from` must lie after `now` (the window then begins).
+    pub(crate) fn validate(
+        &self,
+        max_text_bytes: usize,
+        now: Timestamp,
+    ) -> Result<(), InvalidInput> {
         check_text(&self.text, max_text_bytes)?;
         if let Some(i) = self.importance {
             if !(0.0..=1.0).contains(&i) {
@@ -689,8 +704,26 @@ impl NewMemory {
         if self.tags.iter().any(|t| t.is_empty()) {
             return Err(InvalidInput::EmptyTag);
         }
+        for (field, text) in [("concise", &self.concise), ("brief", &self.brief)] {
+            if let Some(t) = text {
+                if t.len() > max_text_bytes {
+                    return Err(InvalidInput::TextTooLong {
+                        bytes: t.len(),
+                        limit: max_text_bytes,
+                    }
+                    .at(field));
+                }
+            }
+        }
         if let Some(from) = self.valid_from {
+            check_time("valid_from", from)?;
             check_validity(from, self.valid_until)?;
+        }
+        if let Some(until) = self.valid_until {
+            check_time("valid_until", until)?;
+            if self.valid_from.is_none() {
+                check_validity(now, Some(until))?;
+            }
         }
         check_scope(self.scope_fields())
     }
@@ -866,11 +899,14 @@ mod tests {
         assert_eq!(m.kind, Kind::Fact);
         assert!(serde_json::from_str::<NewMemory>(r#"{"text":"x","colour":1}"#).is_err());
         assert!(serde_json::from_str::<NewMemory>(r#"{"text":"x","kind":"poem"}"#).is_err());
-        assert!(NewMemory::new(" ").validate(100).is_err());
-        assert!(NewMemory::new("\u{0}").validate(100).is_err());
-        assert!(NewMemory::new("\u{0} \u{7f}\t").validate(100).is_err());
-        assert!(NewMemory::new("x").importance(2.0).validate(100).is_err());
-        assert!(NewMemory::new("x".repeat(101)).validate(100).is_err());
-        assert!(NewMemory::new("x".repeat(100)).validate(100).is_ok());
+        assert!(NewMemory::new(" ").validate(100, 0).is_err());
+        assert!(NewMemory::new("\u{0}").validate(100, 0).is_err());
+        assert!(NewMemory::new("\u{0} \u{7f}\t").validate(100, 0).is_err());
+        assert!(NewMemory::new("x")
+            .importance(2.0)
+            .validate(100, 0)
+            .is_err());
+        assert!(NewMemory::new("x".repeat(101)).validate(100, 0).is_err());
+        assert!(NewMemory::new("x".repeat(100)).validate(100, 0).is_ok());
     }
 }
