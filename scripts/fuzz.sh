@@ -14,7 +14,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(index_open export_file item catalog_record manifest ingest_line ffi_json)
+    targets=(index_open export_file item catalog_record manifest ingest_line ffi_json columnar_parquet columnar_arrow)
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install --locked cargo-fuzz@0.13.2

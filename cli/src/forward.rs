@@ -34,8 +34,13 @@ pub fn locked(e: &anyhow::Error) -> bool {
 /// # Errors
 /// When the connection breaks or the tool fails.
 pub fn run(dir: &Path, call: ToolCall) -> Result<bool> {
-    let Ok(mut peer) = Peer::connect(dir) else {
-        return Ok(false);
+    let mut peer = match Peer::connect(dir) {
+        Ok(peer) => peer,
+        // Someone else answers on the socket: never a reason to wait, nor to send anything.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(anyhow!("store {}: {e}", dir.display()))
+        }
+        Err(_) => return Ok(false),
     };
     let reply = peer
         .call(call.tool, call.arguments)

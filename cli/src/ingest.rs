@@ -28,9 +28,9 @@ pub struct IngestArgs {
     /// Read every given file as JSON Lines, whatever its extension.
     #[arg(long)]
     jsonl: bool,
-    /// JSON Lines memories embedded and committed together.
-    #[arg(long, default_value_t = 32)]
-    batch: usize,
+    /// JSON Lines memories embedded and committed together (1 to 100,000).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    batch: u32,
     /// Commit without fsync and sync once at the end (faster; a crash loses the unsynced
     /// tail, and JSON Lines ids are then printed only at the end).
     #[arg(long)]
@@ -115,9 +115,6 @@ fn inputs(a: &IngestArgs) -> Result<Vec<Input>> {
 }
 
 pub fn ingest(store: &StoreArgs, a: &IngestArgs) -> Result<()> {
-    if a.batch == 0 {
-        bail!("--batch must be at least 1");
-    }
     let inputs = inputs(a)?;
     if !a.scope.scope().is_empty() && inputs.iter().any(|i| matches!(i, Input::Document(_))) {
         bail!("--user, --agent and --session apply to JSON Lines memories; documents are not scoped (ingest them in a separate run)");
@@ -245,7 +242,8 @@ fn lines(
     out: &mut impl Write,
     pending_ids: &mut Vec<u64>,
 ) -> Result<usize> {
-    let mut batch = Vec::with_capacity(a.batch);
+    let per_batch = a.batch as usize;
+    let mut batch = Vec::with_capacity(per_batch);
     let mut count = 0;
     let mut lines = BoundedLines::new(input, MAX_LINE_BYTES).enumerate();
     loop {
@@ -263,7 +261,7 @@ fn lines(
                 batch.push(m);
             }
         }
-        if batch.len() >= a.batch || (next.is_none() && !batch.is_empty()) {
+        if batch.len() >= per_batch || (next.is_none() && !batch.is_empty()) {
             let ids = memory.remember_batch(std::mem::take(&mut batch))?;
             count += ids.len();
             if a.grouped {

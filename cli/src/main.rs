@@ -204,11 +204,15 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     }
 }
 
-fn main() -> ExitCode {
-    end_quietly_on_broken_pipe();
-    let cli = Cli::parse();
+/// How long a command waits for a store held by a process that does not serve it yet while a
+/// socket in its directory says a sharing process served it (a killed server's successor is
+/// taking over, or another command holds it for a moment).
+const TAKEOVER_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Runs `command` in this process.
+fn run(cli: &Cli) -> anyhow::Result<()> {
     let s = &cli.store;
-    let result = match &cli.command {
+    match &cli.command {
         Command::Remember(a) => commands::remember(s, a),
         Command::Get(a) => commands::get(s, a),
         Command::Scan(a) => scan::scan(s, a),
@@ -229,24 +233,53 @@ fn main() -> ExitCode {
         Command::Stats(a) => commands::stats(s, a),
         Command::Check(a) => check::check(s, a),
         Command::Embed(a) => embed::run(s.model.as_deref(), s.device, a),
-        Command::Mcp(a) => return finish(mcp::run(s, a)),
-    };
-    // The store is held by another process: run the command there if it is shared.
-    let result = match result {
-        Err(e) if forward::locked(&e) => match as_tool(&cli.command) {
-            Some(call) => match forward::run(&s.dir(), call) {
-                Ok(true) => Ok(()),
-                Ok(false) => Err(e.context(
-                    "the process that holds the store does not share it (`memloop mcp` does)",
-                )),
-                Err(f) => Err(f),
-            },
-            None => Err(e.context(
+        Command::Mcp(_) => unreachable!("mcp returns its own status"),
+    }
+}
+
+/// Runs the command here, or in the process serving the store when another holds it. A
+/// holder that does not serve it yet (a server killed a moment ago, whose successor is taking
+/// over, or another command) is waited for, up to [`TAKEOVER_WAIT`].
+fn run_or_forward(cli: &Cli) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        let e = match run(cli) {
+            Err(e) if forward::locked(&e) => e,
+            other => return other,
+        };
+        let Some(call) = as_tool(&cli.command) else {
+            return Err(e.context(
                 "this command needs the store to itself; stop the process that holds it first",
-            )),
-        },
-        other => other,
-    };
+            ));
+        };
+        let dir = cli.store.dir();
+        match forward::run(&dir, call)? {
+            true => return Ok(()),
+            // A socket left in the store directory means a sharing process served it: its
+            // successor (or this short command's holder) is about to, so wait. Without one,
+            // the holder never shares it: say so at once.
+            false
+                if started.elapsed() < TAKEOVER_WAIT
+                    && share::socket_path(&dir).symlink_metadata().is_ok() =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            false => {
+                return Err(e.context(
+                    "the process that holds the store does not share it (`memloop mcp` does)",
+                ))
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    end_quietly_on_broken_pipe();
+    let cli = Cli::parse();
+    if let Command::Mcp(a) = &cli.command {
+        return finish(mcp::run(&cli.store, a));
+    }
+    let result = run_or_forward(&cli);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::from(BROKEN_PIPE_EXIT),

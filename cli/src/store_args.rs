@@ -45,6 +45,10 @@ pub struct StoreArgs {
     /// choice (f32 for a new store). A change rebuilds the index once.
     #[arg(long, global = true)]
     pub index_vectors: Option<VectorEncoding>,
+    /// Open a store directory that another user owns or others can write (refused by
+    /// default: whoever can write it can replace the store's files or answer on its socket).
+    #[arg(long, global = true)]
+    pub allow_unsafe_directory: bool,
 }
 
 fn parse_device(s: &str) -> Result<DeviceChoice, String> {
@@ -147,6 +151,7 @@ impl StoreArgs {
             dedup_threshold: self.dedup_threshold.0,
             index_vectors: self.index_vectors,
             durability,
+            allow_unsafe_directory: self.allow_unsafe_directory,
             ..Options::default()
         }
     }

@@ -34,3 +34,21 @@ pub fn ingest_line(line: &str) -> bool {
     serde_json::from_str::<NewMemory>(line)
         .is_ok_and(|m| m.validate(DEFAULT_MAX_TEXT_BYTES, 0).is_ok())
 }
+
+/// A change stream (an Arrow IPC stream or a Parquet file), read and checked whole as
+/// `import_columnar` does before writing anything: every batch decoded within the file's
+/// bounds, every row checked, the content checksum compared. The bytes go through a file in
+/// the temporary directory, as the importer reads files.
+pub fn columnar(bytes: &[u8]) -> bool {
+    let path = std::env::temp_dir().join(format!("memloop-fuzz-columnar-{}", std::process::id()));
+    if std::fs::write(&path, bytes).is_err() {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(&path) else {
+        return false;
+    };
+    crate::transfer::read_columnar(file).is_ok_and(|(_, _, rows)| {
+        rows.iter()
+            .all(|(item, _)| item.check(DEFAULT_MAX_TEXT_BYTES).is_ok())
+    })
+}

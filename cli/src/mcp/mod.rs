@@ -4,6 +4,7 @@
 //! protocol.
 
 mod handler;
+mod stdio;
 pub mod tools;
 
 use std::path::PathBuf;
@@ -43,7 +44,7 @@ pub fn run(store: &StoreArgs, _args: &McpArgs) -> Result<ExitCode> {
         Some(dir) => dir.clone(),
         None => default_store()?,
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("create store {}", dir.display()))?;
+    // Created by the first open, private to this user (0700).
     let settings = store.clone();
     let opened_dir = dir.clone();
     let shared = Shared::start(
@@ -66,7 +67,7 @@ pub fn run(store: &StoreArgs, _args: &McpArgs) -> Result<ExitCode> {
     let shared = Arc::new(shared);
     runtime.block_on(async move {
         let service = handler::Server::new(shared.clone())
-            .serve(rmcp::transport::stdio())
+            .serve(stdio::guarded())
             .await
             .context("start the MCP session")?;
         service.waiting().await.context("MCP session")?;

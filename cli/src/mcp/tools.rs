@@ -243,6 +243,16 @@ pub struct FeedbackArgs {
     pub id: u64,
     /// 1 harmful, 2 useless, 3 somewhat useful, 4 useful, 5 decisive.
     pub level: u8,
+    /// Act as this user: a memory of another user is not found (nor read, rated or
+    /// forgotten).
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Act as this agent: a memory of another agent is not found.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Act within this session: a memory of another session is not found.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// `record_task`: a finished task, kept so later work can learn from it.
@@ -286,6 +296,27 @@ pub struct ObserveArgs {
 pub struct IdArgs {
     /// The memory's id.
     pub id: u64,
+    /// Act as this user: a memory of another user is not found (nor read, rated or
+    /// forgotten).
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Act as this agent: a memory of another agent is not found.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Act within this session: a memory of another session is not found.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+impl IdArgs {
+    /// The scope the caller acts in.
+    fn scope(&self) -> Scope {
+        Scope {
+            user: self.user.clone(),
+            agent: self.agent.clone(),
+            session: self.session.clone(),
+        }
+    }
 }
 
 /// `stats`: no arguments.
@@ -492,7 +523,12 @@ fn context(memory: &Memory, a: ContextArgs) -> ToolResult {
 }
 
 fn feedback(memory: &Memory, a: FeedbackArgs) -> ToolResult {
-    let state = memory.feedback(a.id, a.level)?;
+    let scope = Scope {
+        user: a.user,
+        agent: a.agent,
+        session: a.session,
+    };
+    let state = memory.feedback_in(&scope, a.id, a.level)?;
     let structured = serde_json::to_value(state).map_err(|e| ToolError(e.to_string()))?;
     reply(
         format!(
@@ -571,7 +607,7 @@ fn observe(memory: &Memory, a: ObserveArgs) -> ToolResult {
 
 fn get(memory: &Memory, a: IdArgs) -> ToolResult {
     let item = memory
-        .get(a.id)?
+        .get_in(&a.scope(), a.id)?
         .ok_or_else(|| ToolError(format!("no memory with id {}", a.id)))?;
     let structured = serde_json::to_value(&item).map_err(|e| ToolError(e.to_string()))?;
     reply(
@@ -587,8 +623,9 @@ fn forget(memory: &Memory, a: ForgetArgs) -> ToolResult {
         session: a.session,
     };
     match (a.id, scope.is_empty()) {
-        (Some(id), true) => {
-            memory.forget(id)?;
+        // With a scope, the id must be a memory of that scope.
+        (Some(id), _) => {
+            memory.forget_in(&scope, id)?;
             reply(
                 format!("Memory {id} forgotten."),
                 json!({ "id": id, "forgotten": true }),
@@ -606,13 +643,13 @@ fn forget(memory: &Memory, a: ForgetArgs) -> ToolResult {
             )
         }
         _ => Err(ToolError(
-            "give either `id` or a scope (`user`, `agent`, `session`), not both or neither".into(),
+            "give `id` (with a scope: a memory of that scope), or a scope alone to erase it".into(),
         )),
     }
 }
 
 fn explain_decay(memory: &Memory, a: IdArgs) -> ToolResult {
-    let report = memory.explain_decay(a.id)?;
+    let report = memory.explain_decay_in(&a.scope(), a.id)?;
     let structured = serde_json::to_value(&report).map_err(|e| ToolError(e.to_string()))?;
     reply(
         format!(

@@ -28,7 +28,7 @@ pub use server::{socket_path, Listening};
 
 use crate::lines::BoundedLines;
 use crate::mcp::tools::{self, ToolError, ToolResult};
-use wire::{Request, Response, MAX_LINE_BYTES, VERSION};
+use wire::{Request, Response, MAX_REPLY_BYTES, VERSION};
 
 /// How long a process waits for a store's holder to start serving (it may be loading its model,
 /// or a peer may be taking over from a killed one).
@@ -59,19 +59,50 @@ impl Peer {
     /// When no process serves it (no socket, or a dead one).
     pub fn connect(dir: &Path) -> std::io::Result<Peer> {
         let stream = UnixStream::connect(socket_path(dir))?;
+        // Whoever answers must be this user: where another user can write the store
+        // directory, a socket of theirs would otherwise receive this user's memories and
+        // serve forged ones back.
+        let me = rustix::process::getuid();
+        let server = rustix::net::sockopt::socket_peercred(&stream).map_err(|e| {
+            std::io::Error::other(format!("cannot tell who serves the socket: {e}"))
+        })?;
+        if server.uid != me {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is served by user {}, not by you ({}): refusing to talk to it",
+                    socket_path(dir).display(),
+                    server.uid.as_raw(),
+                    me.as_raw()
+                ),
+            ));
+        }
         let out = stream.try_clone()?;
         let mut peer = Peer {
-            lines: BoundedLines::new(BufReader::new(stream), MAX_LINE_BYTES),
+            lines: BoundedLines::new(BufReader::new(stream), MAX_REPLY_BYTES + 4096),
             out,
         };
         // A process that was killed a moment ago may still accept connections (its socket
         // lives until the kernel has torn it down) but never answers: only a peer that
         // answers the greeting is connected.
         peer.out.set_read_timeout(Some(HELLO_TIMEOUT))?;
-        match peer.call(wire::HELLO, Value::Null) {
-            Ok(Ok(_)) => {}
+        let hello = match peer.call(wire::HELLO, Value::Null) {
+            Ok(Ok(reply)) => reply,
             Ok(Err(e)) => return Err(std::io::Error::other(e.0)),
             Err(Lost::NotSent(e) | Lost::NoAnswer(e)) => return Err(e),
+        };
+        // And it must serve this store, not another one whose socket was put here.
+        let served = hello.structured.get("store").and_then(Value::as_str);
+        let ours = dir.canonicalize()?;
+        if served.map(Path::new) != Some(ours.as_path()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "the socket in {} serves {}, not this store: refusing to talk to it",
+                    dir.display(),
+                    served.unwrap_or("an unnamed store")
+                ),
+            ));
         }
         peer.out.set_read_timeout(None)?;
         Ok(peer)
@@ -103,6 +134,10 @@ impl Peer {
             .map_err(Lost::NoAnswer)?;
         let response: Response =
             serde_json::from_str(&answer).map_err(|e| Lost::NoAnswer(e.into()))?;
+        // A server closing the store ran nothing: the call goes to the next one.
+        if matches!(&response, Response::Error(e) if e == wire::CLOSING) {
+            return Err(Lost::NotSent(std::io::Error::other(wire::CLOSING)));
+        }
         Ok(response.into())
     }
 }
@@ -224,6 +259,10 @@ impl Shared {
                     Ok(peer) => {
                         *role = Role::Forwarding(Some(peer));
                         return Ok(());
+                    }
+                    // Another user (or another store) answers on the socket.
+                    Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                        bail!("store {}: {e}", self.dir.display())
                     }
                     // The holder is still starting (loading its model), or it just died and
                     // the kernel is releasing its lock: try again shortly.

@@ -6,12 +6,15 @@ use std::io::{BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 use anyhow::{Context, Result};
 use memloop::Memory;
 
-use super::wire::{Request, Response, HELLO, MAX_LINE_BYTES, VERSION};
+use super::wire::{
+    Request, Response, CLOSING, HELLO, MAX_LINE_BYTES, MAX_PEERS, MAX_REPLY_BYTES, VERSION,
+};
 use crate::lines::BoundedLines;
 use crate::mcp::tools;
 
@@ -33,11 +36,15 @@ pub fn serve(memory: &Arc<Memory>) -> Result<Listening> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("remove stale {}", path.display())),
     }
-    let listener = UnixListener::bind(&path).with_context(|| {
-        format!(
-            "listen on {} (a path over 107 bytes cannot be a socket; use a shorter store path)",
-            path.display()
-        )
+    let listener = UnixListener::bind(&path).map_err(|e| {
+        let hint = if path.as_os_str().len() > 107 {
+            " (a path over 107 bytes cannot be a socket; use a shorter store path)"
+        } else if e.kind() == std::io::ErrorKind::PermissionDenied {
+            " (the store directory is not writable by you, so the store cannot be shared from it)"
+        } else {
+            ""
+        };
+        anyhow::anyhow!("listen on {}{hint}: {e}", path.display())
     })?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("restrict {}", path.display()))?;
@@ -63,40 +70,109 @@ impl Drop for Listening {
     }
 }
 
+/// How long a peer may stay silent before its connection is closed (a forwarding process
+/// reconnects by itself at its next call), and how long a reply may take to be read.
+const PEER_IDLE: std::time::Duration = std::time::Duration::from_secs(600);
+
 fn accept(listener: &UnixListener, memory: &Weak<Memory>) {
     let me = rustix::process::getuid();
+    let peers = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
+        let Ok(mut stream) = stream else { continue };
         // Only this user's processes are served (the socket's mode says so too; this holds
         // even where a directory's permissions are loose).
         match rustix::net::sockopt::socket_peercred(&stream) {
             Ok(cred) if cred.uid == me => {}
             _ => continue,
         }
-        let memory = memory.clone();
-        let _ = std::thread::Builder::new()
+        if peers.fetch_add(1, Ordering::AcqRel) >= MAX_PEERS {
+            peers.fetch_sub(1, Ordering::AcqRel);
+            let busy = Response::Error(format!(
+                "the serving process has {MAX_PEERS} connections already; try again later"
+            ));
+            let _ = send(&mut stream, &busy);
+            continue;
+        }
+        let (memory, peers) = (memory.clone(), peers.clone());
+        let spawned = std::thread::Builder::new()
             .name("memloop-peer".into())
-            .spawn(move || answer(stream, &memory));
+            .spawn(move || {
+                answer(stream, &memory);
+                peers.fetch_sub(1, Ordering::AcqRel);
+            });
+        if spawned.is_err() {
+            // The thread (and with it the count's release) never started.
+            continue;
+        }
     }
 }
 
-/// Answers one peer's requests until it hangs up. A request is run to its end whatever the
-/// peer does meanwhile: every engine write is all or nothing, so a peer that disconnects
-/// mid-call leaves no partial write.
+/// The longest request line a peer may send: a remember of the largest text the store takes,
+/// with its shorter versions and JSON escapes, within [`MAX_LINE_BYTES`]. With
+/// [`MAX_PEERS`] it bounds what peers can make the server hold (192 MiB at the default
+/// 512 KiB text limit).
+fn request_limit(max_text_bytes: usize) -> usize {
+    max_text_bytes
+        .saturating_mul(4)
+        .saturating_add(1 << 20)
+        .min(MAX_LINE_BYTES)
+}
+
+/// Writes one reply line; a reply over [`MAX_REPLY_BYTES`] is replaced by an error saying so.
+fn send(out: &mut UnixStream, response: &Response) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(response).map_err(std::io::Error::other)?;
+    if bytes.len() > MAX_REPLY_BYTES {
+        let too_big = Response::Error(format!(
+            "the reply is {} bytes, over the {MAX_REPLY_BYTES} a shared store sends: ask for fewer hits (k) or a smaller budget",
+            bytes.len()
+        ));
+        bytes = serde_json::to_vec(&too_big).map_err(std::io::Error::other)?;
+    }
+    bytes.push(b'\n');
+    out.write_all(&bytes).and_then(|()| out.flush())
+}
+
+/// Answers one peer's requests until it hangs up, stays silent for [`PEER_IDLE`] or sends a
+/// line over [`MAX_LINE_BYTES`]. A request is run to its end whatever the peer does
+/// meanwhile: every engine write is all or nothing, so a peer that disconnects mid-call
+/// leaves no partial write.
 fn answer(stream: UnixStream, memory: &Weak<Memory>) {
     let Ok(mut out) = stream.try_clone() else {
         return;
     };
-    for line in BoundedLines::new(BufReader::new(stream), MAX_LINE_BYTES) {
-        let Ok(line) = line else { return };
+    if stream.set_read_timeout(Some(PEER_IDLE)).is_err()
+        || out.set_write_timeout(Some(PEER_IDLE)).is_err()
+    {
+        return;
+    }
+    let Some((dir, limit)) = memory.upgrade().map(|m| {
+        let dir = m.dir().canonicalize().ok().map(|d| d.display().to_string());
+        (dir, request_limit(m.max_text_bytes()))
+    }) else {
+        return;
+    };
+    for line in BoundedLines::new(BufReader::new(stream), limit) {
+        let line = match line {
+            Ok(line) => line,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                // Said before hanging up, so the peer reports it rather than a dead server.
+                let refused = Response::Error(format!(
+                    "refused a request that is not one line of UTF-8 within {limit} bytes ({e}); nothing was run"
+                ));
+                let _ = send(&mut out, &refused);
+                return;
+            }
+            Err(_) => return,
+        };
         let response: Response = match serde_json::from_str::<Request>(&line) {
+            // The greeting names the store served, so a peer knows it reached its own.
             Ok(r) if r.v == VERSION && r.tool == HELLO => Response::Ok(tools::Reply {
                 text: "memloop".into(),
-                structured: serde_json::json!({ "v": VERSION }),
+                structured: serde_json::json!({ "v": VERSION, "store": dir }),
             }),
             Ok(r) if r.v == VERSION => match memory.upgrade() {
                 Some(memory) => tools::call(&memory, &r.tool, r.arguments).into(),
-                None => Response::Error("the serving process is closing the store".into()),
+                None => Response::Error(CLOSING.into()),
             },
             Ok(r) => Response::Error(format!(
                 "protocol version {} is not this memloop's {VERSION}; run the same memloop everywhere",
@@ -104,11 +180,7 @@ fn answer(stream: UnixStream, memory: &Weak<Memory>) {
             )),
             Err(e) => Response::Error(format!("malformed request: {e}")),
         };
-        let Ok(mut bytes) = serde_json::to_vec(&response) else {
-            return;
-        };
-        bytes.push(b'\n');
-        if out.write_all(&bytes).and_then(|()| out.flush()).is_err() {
+        if send(&mut out, &response).is_err() {
             return;
         }
     }

@@ -12,9 +12,21 @@ pub const VERSION: u32 = 1;
 /// The greeting a peer sends first: answered by the serving process itself, not a tool.
 pub const HELLO: &str = "hello";
 
-/// The longest request or reply line: a remember's text at the largest size a memory may hold,
-/// with its other precisions and JSON escapes, or a recall's hits.
+/// The longest request line a serving process reads: a remember's text at the largest size a
+/// memory may hold, with its other precisions and JSON escapes. With [`MAX_PEERS`] this
+/// bounds what peers can make a server buffer.
 pub const MAX_LINE_BYTES: usize = crate::lines::MAX_LINE_BYTES;
+
+/// The longest reply a serving process sends; a longer one is replaced by an error that says
+/// so (ask for fewer hits), never mistaken for a dead server.
+pub const MAX_REPLY_BYTES: usize = 256 << 20;
+
+/// Connections a serving process keeps at once; more are answered with an error and closed.
+pub const MAX_PEERS: usize = 64;
+
+/// The error a serving process answers while it closes the store: the request was not run,
+/// so the peer sends it again to the next server.
+pub const CLOSING: &str = "the serving process is closing the store";
 
 /// A tool call forwarded to the serving process.
 #[derive(Debug, Serialize, Deserialize)]

@@ -190,7 +190,12 @@ def test_scopes_keep_users_apart_and_forget_erases_one(store, log):
                 assert hits and all(h["user"] == user for h in hits), hits
                 context = await ok(s, "context", {"query": "morning drink", "user": user})
                 assert all(user in b["text"] for b in context["blocks"]), context
-            await refused(s, "forget", {"id": 1, "user": "ana"}, "not both")
+            # An id with a scope must be a memory of that scope: Bo cannot forget Ana's.
+            await refused(s, "forget", {"id": 1, "user": "bo"}, "1")
+            await refused(s, "get", {"id": 1, "user": "bo"}, "1")
+            await refused(s, "feedback", {"id": 1, "level": 1, "user": "bo"}, "1")
+            await refused(s, "explain_decay", {"id": 1, "user": "bo"}, "1")
+            assert (await ok(s, "get", {"id": 1, "user": "ana"}))["text"].startswith("ana")
             await refused(s, "forget", {}, "scope")
             run = await anyio.to_thread.run_sync(lambda: subprocess.run(
                 [BIN, "--store", str(store), "forget", "--user", "ana", "--json"],

@@ -191,6 +191,11 @@ impl Memory {
         &self.inner.dir
     }
 
+    /// The longest text one memory may hold here ([`crate::Options::max_text_bytes`]).
+    pub fn max_text_bytes(&self) -> usize {
+        self.inner.options.max_text_bytes
+    }
+
     /// The clock all times come from.
     pub fn clock(&self) -> &Clock {
         &self.inner.options.clock

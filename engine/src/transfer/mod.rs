@@ -5,6 +5,7 @@ mod export;
 mod format;
 mod import;
 
+pub(crate) use columnar::read_stream as read_columnar;
 pub use columnar::{ChangeExport, ColumnarFormat};
 
 pub(crate) use format::{parse, ExportWriter};

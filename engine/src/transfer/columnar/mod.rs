@@ -180,53 +180,59 @@ impl Memory {
             detail,
         };
         let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-        let mut stream = read::Stream::open(file).map_err(corrupt)?;
-        let metadata = std::mem::take(&mut stream.metadata);
-        let model = metadata.get(MODEL).ok_or_else(|| {
-            corrupt(format!(
-                "no `{MODEL}` in the schema metadata: not a memloop export"
-            ))
-        })?;
-        let file_dim: usize = metadata
-            .get(DIM)
-            .and_then(|d| d.parse().ok())
-            .filter(|&d| (1..=65_536).contains(&d))
-            .ok_or_else(|| corrupt(format!("no `{DIM}` in the schema metadata")))?;
-        let version: u32 = match metadata.get(VERSION) {
-            Some(v) => v
-                .parse()
-                .map_err(|_| corrupt(format!("`{VERSION}` is {v:?}, not a number")))?,
-            None => 1,
-        };
-        if version > FILE_VERSION {
-            return Err(corrupt(format!(
-                "file version {version} is newer than this memloop reads ({FILE_VERSION})"
-            )));
-        }
-        let checksum = metadata.get(CHECKSUM);
-        if version >= 2 && checksum.is_none() {
-            return Err(corrupt(format!(
-                "no `{CHECKSUM}` in a version {version} file"
-            )));
-        }
-        let mut digest = digest::RowDigest::default();
-        let mut rows = Vec::new();
-        while let Some(batch) = stream.next_rows(file_dim).map_err(corrupt)? {
-            for (item, vector) in &batch {
-                digest.upsert(item, vector);
-            }
-            rows.extend(batch);
-        }
-        if let Some(want) = checksum {
-            let got = digest.hex();
-            if &got != want {
-                return Err(corrupt(format!(
-                    "content checksum {got} is not the {want} the file was written with: the file was changed or damaged"
-                )));
-            }
-        }
-        self.import_parsed(path, model, file_dim, rows)
+        let (model, file_dim, rows) = read_stream(file).map_err(corrupt)?;
+        self.import_parsed(path, &model, file_dim, rows)
     }
+}
+
+/// The rows of a change stream, read and checked whole (every batch bounded and fenced, the
+/// content checksum compared): its model, its vectors' dimension and its upsert rows.
+pub(crate) fn read_stream(
+    file: File,
+) -> std::result::Result<(String, usize, Vec<rows::Row>), String> {
+    let mut stream = read::Stream::open(file)?;
+    let metadata = std::mem::take(&mut stream.metadata);
+    let model = metadata
+        .get(MODEL)
+        .ok_or_else(|| format!("no `{MODEL}` in the schema metadata: not a memloop export"))?
+        .clone();
+    let file_dim: usize = metadata
+        .get(DIM)
+        .and_then(|d| d.parse().ok())
+        .filter(|&d| (1..=65_536).contains(&d))
+        .ok_or_else(|| format!("no `{DIM}` in the schema metadata"))?;
+    let version: u32 = match metadata.get(VERSION) {
+        Some(v) => v
+            .parse()
+            .map_err(|_| format!("`{VERSION}` is {v:?}, not a number"))?,
+        None => 1,
+    };
+    if version > FILE_VERSION {
+        return Err(format!(
+            "file version {version} is newer than this memloop reads ({FILE_VERSION})"
+        ));
+    }
+    let checksum = metadata.get(CHECKSUM);
+    if version >= 2 && checksum.is_none() {
+        return Err(format!("no `{CHECKSUM}` in a version {version} file"));
+    }
+    let mut digest = digest::RowDigest::default();
+    let mut rows = Vec::new();
+    while let Some(batch) = stream.next_rows(file_dim)? {
+        for (item, vector) in &batch {
+            digest.upsert(item, vector);
+        }
+        rows.extend(batch);
+    }
+    if let Some(want) = checksum {
+        let got = digest.hex();
+        if &got != want {
+            return Err(format!(
+                "content checksum {got} is not the {want} the file was written with: the file was changed or damaged"
+            ));
+        }
+    }
+    Ok((model, file_dim, rows))
 }
 
 fn hex(bytes: &[u8]) -> String {
