@@ -44,26 +44,63 @@ pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
         return Ok(());
     }
     let memory = store.open_existing(Durability::Synced)?;
-    let report = memory.check()?;
+    let checked = check_on(&memory);
     crate::store_args::close(memory);
+    let checked = checked?;
     if a.json {
-        println!("{}", serde_json::to_value(&report)?);
+        println!("{}", checked.json);
     } else {
-        println!("{} memories, {} indexed", report.memories, report.indexed);
-        match &report.index_rebuilt {
-            Some(why) => println!("index rebuilt from the database: {why}"),
-            None => println!("index file verified"),
-        }
-        for p in &report.problems {
-            println!("problem: {p}");
-        }
+        println!("{}", checked.text);
     }
-    if !report.is_sound() {
-        bail!(
-            "{} problem(s) found; `memloop --store {} check --salvage OUT` exports every readable memory",
-            report.problems.len(),
-            store.dir().display()
-        );
+    if let Some(problems) = checked.problems {
+        bail!("{problems}");
     }
     Ok(())
+}
+
+/// A store's check, as `memloop check` prints it.
+pub struct Checked {
+    /// The report as text.
+    pub text: String,
+    /// The report as JSON.
+    pub json: serde_json::Value,
+    /// What to say when problems remain (the command then fails).
+    pub problems: Option<String>,
+}
+
+/// Checks an open store, here or in the process serving it.
+pub fn check_on(memory: &memloop::Memory) -> Result<Checked> {
+    let report = memory.check()?;
+    let mut text = format!("{} memories, {} indexed\n", report.memories, report.indexed);
+    match &report.index_rebuilt {
+        Some(why) => text.push_str(&format!("index rebuilt from the database: {why}")),
+        None => text.push_str("index file verified"),
+    }
+    for p in &report.problems {
+        text.push_str(&format!("\nproblem: {p}"));
+    }
+    let problems = (!report.is_sound()).then(|| {
+        format!(
+            "{} problem(s) found; `memloop --store {} check --salvage OUT` exports every readable memory",
+            report.problems.len(),
+            memory.dir().display()
+        )
+    });
+    Ok(Checked {
+        text,
+        json: serde_json::to_value(&report)?,
+        problems,
+    })
+}
+
+impl CheckArgs {
+    /// This command for the process serving the store; `None` for `--salvage`, which reads
+    /// the database file without opening the store and cannot run beside its holder.
+    pub fn as_tool(&self) -> Option<crate::forward::ToolCall> {
+        self.salvage.is_none().then_some(crate::forward::ToolCall {
+            tool: crate::share::CHECK,
+            arguments: serde_json::Value::Null,
+            json: self.json,
+        })
+    }
 }

@@ -204,7 +204,7 @@ pub fn forget(store: &StoreArgs, a: &ForgetArgs) -> Result<()> {
 }
 
 /// `memloop export`.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ExportArgs {
     /// File to write.
     path: PathBuf,
@@ -212,6 +212,7 @@ pub struct ExportArgs {
     #[arg(long)]
     namespace: Option<String>,
     #[command(flatten)]
+    #[serde(flatten)]
     scope: ScopeArgs,
     /// mlx (memloop's portable file, the default), or a change stream for other engines:
     /// arrow (an Arrow IPC stream) or parquet.
@@ -225,12 +226,21 @@ pub struct ExportArgs {
 
 pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
+    let out = export_on(&memory, a);
+    crate::store_args::close(memory);
+    println!("{}", out?);
+    Ok(())
+}
+
+/// Runs an export on an open store (here, or in the process serving it: a backup needs no
+/// agent stopped) and returns what the command prints.
+pub fn export_on(memory: &memloop::Memory, a: &ExportArgs) -> Result<serde_json::Value> {
     let filter = MemoryFilter {
         namespace: a.namespace.clone(),
         ..Default::default()
     }
     .scope(a.scope.scope());
-    let out = match memloop::ColumnarFormat::parse(&a.format) {
+    Ok(match memloop::ColumnarFormat::parse(&a.format) {
         None if a.since.is_some() => bail!("--since needs --format arrow or parquet"),
         None => json!({ "exported": memory.export(&a.path, &filter)?, "path": a.path }),
         Some(format) => {
@@ -239,10 +249,23 @@ pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
                     "since": r.since, "through": r.through, "next_since": r.through,
                     "bytes": r.bytes, "path": a.path })
         }
-    };
-    crate::store_args::close(memory);
-    println!("{out}");
-    Ok(())
+    })
+}
+
+impl ExportArgs {
+    /// This command for the process serving the store (the path made absolute: that process
+    /// has its own working directory).
+    pub fn as_tool(&self) -> ToolCall {
+        let mut forwarded = serde_json::to_value(self).unwrap_or_default();
+        if let Ok(path) = std::path::absolute(&self.path) {
+            forwarded["path"] = json!(path);
+        }
+        ToolCall {
+            tool: crate::share::EXPORT,
+            arguments: forwarded,
+            json: true,
+        }
+    }
 }
 
 /// `memloop import`.

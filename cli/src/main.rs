@@ -189,6 +189,8 @@ fn as_tool(command: &Command) -> Option<forward::ToolCall> {
         Command::Task(a) => a.as_tool(),
         Command::Forget(a) => a.as_tool(),
         Command::Stats(a) => a.as_tool(),
+        Command::Export(a) => a.as_tool(),
+        Command::Check(a) => return a.as_tool(),
         _ => return None,
     })
 }

@@ -10,6 +10,7 @@
 //! may or may not have been applied: reads are retried on the new server, writes are reported
 //! as failed (the caller repeats them; a repeated remember merges into the same memory).
 
+mod admin;
 mod server;
 mod wire;
 
@@ -24,6 +25,7 @@ use memloop::Memory;
 use parking_lot::Mutex;
 use serde_json::Value;
 
+pub use admin::{CHECK, EXPORT};
 pub use server::{socket_path, Listening};
 
 use crate::lines::BoundedLines;

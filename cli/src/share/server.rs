@@ -171,6 +171,9 @@ fn answer(stream: UnixStream, memory: &Weak<Memory>) {
                 structured: serde_json::json!({ "v": VERSION, "store": dir }),
             }),
             Ok(r) if r.v == VERSION => match memory.upgrade() {
+                Some(memory) if super::admin::handles(&r.tool) => {
+                    super::admin::call(&memory, &r.tool, r.arguments).into()
+                }
                 Some(memory) => tools::call(&memory, &r.tool, r.arguments).into(),
                 None => Response::Error(CLOSING.into()),
             },

@@ -1,6 +1,7 @@
 """Every tool of `memloop mcp` through the official MCP client, with the real model."""
 
 import json
+import pathlib
 import subprocess
 
 import anyio
@@ -144,9 +145,26 @@ def test_the_cli_runs_commands_in_the_serving_process(store, log):
             printer = json.loads(run.stdout)["id"]
             hits = (await ok(s, "recall", {"query": "where is the printer", "k": 1}))["hits"]
             assert hits[0]["id"] == printer
+            # A backup and a check run in the serving process too: no agent is stopped.
+            backup = pathlib.Path(str(store) + "-backup.mlx")
+            run = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                [BIN, "--store", str(store), "export", backup.name],
+                capture_output=True, text=True, timeout=120, cwd=backup.parent))
+            assert run.returncode == 0, run.stderr
+            assert json.loads(run.stdout)["exported"] == 2 and backup.stat().st_size > 0
+            run = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                [BIN, "--store", str(store), "check", "--json"],
+                capture_output=True, text=True, timeout=120))
+            assert run.returncode == 0, run.stderr
+            assert json.loads(run.stdout)["memories"] == 2
+            other = pathlib.Path(str(store) + "-copy")
+            run = await anyio.to_thread.run_sync(lambda: subprocess.run(
+                [BIN, "--store", str(other), "import", str(backup)],
+                capture_output=True, text=True, timeout=120))
+            assert run.returncode == 0 and json.loads(run.stdout)["added"] == 2, run.stderr
             # A command that needs the store to itself says so.
             run = await anyio.to_thread.run_sync(lambda: subprocess.run(
-                [BIN, "--store", str(store), "export", str(store) + "-backup.mlx"],
+                [BIN, "--store", str(store), "import", str(backup)],
                 capture_output=True, text=True, timeout=120))
             assert run.returncode != 0 and "locked" in run.stderr, run.stderr
 
