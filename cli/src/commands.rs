@@ -117,7 +117,7 @@ pub struct RecallArgs {
     /// The query.
     query: String,
     /// Number of hits.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = memloop::DEFAULT_K)]
     k: usize,
     #[command(flatten)]
     filter: FilterArgs,
@@ -389,7 +389,7 @@ impl GetArgs {
 }
 
 impl RecallArgs {
-    /// This command as the `recall` tool (`--history` is not forwarded).
+    /// This command as the `recall` tool.
     pub fn as_tool(&self) -> ToolCall {
         let mut arguments = json!({"query": self.query, "k": self.k,
             "strategy": self.strategy.name(), "explain": self.explain});

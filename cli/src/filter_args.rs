@@ -46,9 +46,10 @@ impl FilterArgs {
         .scope(self.scope.scope()))
     }
 
-    /// Adds the flags a tool takes to its arguments (`--history` is not forwarded).
+    /// Adds the flags a tool takes to its arguments.
     pub fn add_to(&self, arguments: &mut Value) {
         arguments["namespace"] = json!(self.namespace);
+        arguments["history"] = json!(self.history);
         arguments["kinds"] = json!(self.kinds.iter().map(|k| k.name()).collect::<Vec<_>>());
         arguments["tags"] = json!(self.tags);
         arguments["as_of"] = json!(self.as_of);

@@ -199,11 +199,34 @@ fn as_tool(command: &Command) -> Option<forward::ToolCall> {
 fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("memloop: error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Err(e) => fail(&e),
     }
+}
+
+/// Prints `e` and returns its exit status: the engine error's category when one is in its
+/// chain (3 invalid input, 4 not found, 5 locked, 6 damaged, 7 poisoned, 8 storage, 9 model),
+/// else 1.
+fn fail(e: &anyhow::Error) -> ExitCode {
+    eprintln!("memloop: error: {}", render(e));
+    let engine = e.chain().find_map(|c| c.downcast_ref::<memloop::Error>());
+    ExitCode::from(engine.map_or(1, |e| e.code().category().exit_status()))
+}
+
+/// `e` and its causes, each said once: a cause whose text an outer message already quotes
+/// (the engine's errors name their source) is not printed again.
+fn render(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let message = cause.to_string();
+        if out.contains(&message) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&message);
+    }
+    out
 }
 
 /// How long a command waits for a store held by a process that does not serve it yet while a
@@ -285,9 +308,6 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::from(BROKEN_PIPE_EXIT),
-        Err(e) => {
-            eprintln!("memloop: error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Err(e) => fail(&e),
     }
 }

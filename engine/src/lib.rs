@@ -46,6 +46,7 @@ pub mod context;
 mod conversation;
 mod embedder;
 mod error;
+mod error_code;
 mod filter;
 pub mod forget;
 #[doc(hidden)]
@@ -72,6 +73,7 @@ pub use conversation::{ConversationReport, Extracted, Extractor, Turn};
 pub use dedup::{RememberAction, Remembered};
 pub use embedder::{load_model, load_model_on, HashingEmbedder, TextEmbedder};
 pub use error::{Error, Result};
+pub use error_code::{ErrorCategory, ErrorCode};
 pub use filter::MemoryFilter;
 pub use forget::{
     DecayModel, DecayReport, ForgetEvent, ForgetPolicy, ForgetReason, ScopeErasure, SweepReport,
@@ -86,7 +88,7 @@ pub use memloop_index::VectorEncoding;
 pub use memory::{CheckReport, DiskUsage, IndexRecovery, Memory, OpenReport, Stats};
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
 pub use remember::Update;
-pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy};
+pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy, DEFAULT_K, MAX_K};
 pub use store::faults::{Fault, StorageFaults};
 pub use store::salvage::{salvage, SalvageReport};
 pub use store::StoreError;

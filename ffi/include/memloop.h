@@ -79,6 +79,17 @@
 #define MEMLOOP_ERR_PANIC 12
 
 /**
+ * A commit failed and the database could not be reopened for writing yet (a full disk):
+ * reads go on, writes are refused until storage recovers.
+ */
+#define MEMLOOP_ERR_POISONED 13
+
+/**
+ * The background thread's last checkpoint or flush failed (returned by `memloop_flush`).
+ */
+#define MEMLOOP_ERR_BACKGROUND 14
+
+/**
  * An open store. Opaque: create with `memloop_open`, release with `memloop_close`.
  */
 typedef struct memloop_t memloop_t;

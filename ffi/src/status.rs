@@ -31,6 +31,11 @@ pub const MEMLOOP_ERR_EMBED: i32 = 10;
 pub const MEMLOOP_ERR_CALLBACK: i32 = 11;
 /// memloop panicked; the call had no effect on stored data, and the handle stays usable.
 pub const MEMLOOP_ERR_PANIC: i32 = 12;
+/// A commit failed and the database could not be reopened for writing yet (a full disk):
+/// reads go on, writes are refused until storage recovers.
+pub const MEMLOOP_ERR_POISONED: i32 = 13;
+/// The background thread's last checkpoint or flush failed (returned by `memloop_flush`).
+pub const MEMLOOP_ERR_BACKGROUND: i32 = 14;
 
 /// A failed call: its status code and message.
 #[derive(Debug)]
@@ -50,20 +55,23 @@ impl Failure {
 
 impl From<memloop::Error> for Failure {
     fn from(e: memloop::Error) -> Failure {
-        use memloop::Error as E;
-        let code = match &e {
-            E::InvalidInput(_) => MEMLOOP_ERR_INVALID_ARGUMENT,
-            E::NotFound(_) => MEMLOOP_ERR_NOT_FOUND,
-            E::Locked { .. } => MEMLOOP_ERR_LOCKED,
-            E::ModelMismatch { .. } => MEMLOOP_ERR_MODEL_MISMATCH,
-            E::Corrupt { .. } => MEMLOOP_ERR_CORRUPT,
-            E::UnsupportedVersion { .. } => MEMLOOP_ERR_UNSUPPORTED_VERSION,
-            E::Io { .. } => MEMLOOP_ERR_IO,
-            E::Store(_) | E::Poisoned { .. } => MEMLOOP_ERR_STORE,
-            E::Index(_) => MEMLOOP_ERR_INDEX,
-            E::Embed(_) => MEMLOOP_ERR_EMBED,
-            _ => MEMLOOP_ERR_STORE,
+        use memloop::ErrorCode as C;
+        // The engine's code, one status per code: no fallback, so a new code fails to build.
+        let code = match e.code() {
+            C::InvalidInput => MEMLOOP_ERR_INVALID_ARGUMENT,
+            C::NotFound => MEMLOOP_ERR_NOT_FOUND,
+            C::Locked => MEMLOOP_ERR_LOCKED,
+            C::ModelMismatch => MEMLOOP_ERR_MODEL_MISMATCH,
+            C::Corrupt => MEMLOOP_ERR_CORRUPT,
+            C::UnsupportedVersion => MEMLOOP_ERR_UNSUPPORTED_VERSION,
+            C::Io => MEMLOOP_ERR_IO,
+            C::Store => MEMLOOP_ERR_STORE,
+            C::Index => MEMLOOP_ERR_INDEX,
+            C::Embed => MEMLOOP_ERR_EMBED,
+            C::Poisoned => MEMLOOP_ERR_POISONED,
+            C::Background => MEMLOOP_ERR_BACKGROUND,
         };
+        debug_assert_eq!(code as u32, e.code() as u32);
         Failure {
             code,
             message: e.to_string(),

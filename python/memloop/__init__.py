@@ -17,6 +17,8 @@ from ._errors import (
     ModelMismatchError,
     NotFoundError,
     PanicError,
+    PoisonedError,
+    BackgroundError,
     StorageIOError,
     StoreError,
     UnsupportedVersionError,
@@ -46,6 +48,8 @@ __all__ = [
     "EmbedError",
     "CallbackError",
     "PanicError",
+    "PoisonedError",
+    "BackgroundError",
     "__version__",
 ]
 

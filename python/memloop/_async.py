@@ -20,8 +20,21 @@ class AsyncMemory:
     ...)`` (the same arguments as :class:`~memloop.Memory`) or wrap an open ``Memory``; use it
     as ``async with``, or ``await close()``."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
+    def __init__(self, memory: Union[Memory, PathLike], **options: Any) -> None:
+        """Wraps an open :class:`~memloop.Memory`, or opens the store in a path as
+        ``Memory(path, **options)`` does (loading the model on this thread: in a running event
+        loop prefer ``await AsyncMemory.open(path)``)."""
+        if isinstance(memory, Memory):
+            if options:
+                raise TypeError("options apply when AsyncMemory opens a path, not to an open Memory")
+            self.memory = memory
+        elif isinstance(memory, (str, os.PathLike)):
+            self.memory = Memory(memory, **options)
+        else:
+            raise TypeError(
+                "AsyncMemory takes an open memloop.Memory or a store path (str or os.PathLike), "
+                f"not {type(memory).__name__}"
+            )
         """The synchronous store underneath (usable from threads at the same time)."""
 
     @classmethod

@@ -20,6 +20,8 @@ __all__ = [
     "EmbedError",
     "CallbackError",
     "PanicError",
+    "PoisonedError",
+    "BackgroundError",
 ]
 
 
@@ -104,3 +106,16 @@ class PanicError(MemloopError):
     """memloop hit an internal bug; stored data is unharmed and the store stays usable."""
 
     code = 12
+
+
+class PoisonedError(StoreError):
+    """A commit failed and the database could not be reopened for writing yet (a full disk):
+    reads go on, writes are refused until storage recovers."""
+
+    code = 13
+
+
+class BackgroundError(StoreError):
+    """The background thread's last checkpoint or flush failed (raised by ``flush``)."""
+
+    code = 14

@@ -18,6 +18,8 @@ pyo3::import_exception!(memloop._errors, VectorIndexError);
 pyo3::import_exception!(memloop._errors, EmbedError);
 pyo3::import_exception!(memloop._errors, CallbackError);
 pyo3::import_exception!(memloop._errors, PanicError);
+pyo3::import_exception!(memloop._errors, PoisonedError);
+pyo3::import_exception!(memloop._errors, BackgroundError);
 
 thread_local! {
     /// The first callback failure of the call in progress on this thread: its message and the
@@ -68,19 +70,22 @@ pub(crate) fn finish<T>(py: Python<'_>, result: memloop::Result<T>) -> PyResult<
 
 /// The exception for an engine error.
 pub(crate) fn to_python(e: memloop::Error) -> PyErr {
-    use memloop::Error as E;
+    use memloop::ErrorCode as C;
     let message = e.to_string();
-    match e {
-        E::InvalidInput(_) => InvalidArgumentError::new_err(message),
-        E::NotFound(_) => NotFoundError::new_err(message),
-        E::Locked { .. } => LockedError::new_err(message),
-        E::ModelMismatch { .. } => ModelMismatchError::new_err(message),
-        E::Corrupt { .. } => CorruptError::new_err(message),
-        E::UnsupportedVersion { .. } => UnsupportedVersionError::new_err(message),
-        E::Io { .. } => StorageIOError::new_err(message),
-        E::Index(_) => VectorIndexError::new_err(message),
-        E::Embed(_) => EmbedError::new_err(message),
-        _ => StoreError::new_err(message),
+    // The engine's code, one class per code: no fallback, so a new code fails to build.
+    match e.code() {
+        C::InvalidInput => InvalidArgumentError::new_err(message),
+        C::NotFound => NotFoundError::new_err(message),
+        C::Locked => LockedError::new_err(message),
+        C::ModelMismatch => ModelMismatchError::new_err(message),
+        C::Corrupt => CorruptError::new_err(message),
+        C::UnsupportedVersion => UnsupportedVersionError::new_err(message),
+        C::Io => StorageIOError::new_err(message),
+        C::Store => StoreError::new_err(message),
+        C::Index => VectorIndexError::new_err(message),
+        C::Embed => EmbedError::new_err(message),
+        C::Poisoned => PoisonedError::new_err(message),
+        C::Background => BackgroundError::new_err(message),
     }
 }
 

@@ -330,7 +330,7 @@ impl Memory {
         session: Option<&Bound<'_, PyAny>>,
         as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
-        let k = args::optional_int::<usize>(k, "k", "1..=1000")?.unwrap_or(5);
+        let k = args::optional_int::<usize>(k, "k", &k_range())?.unwrap_or(memloop::DEFAULT_K);
         let strategy = match optional_text(strategy, "strategy")? {
             Some(s) => args::strategy(&s)?,
             None => memloop::Strategy::Single,
@@ -361,7 +361,7 @@ impl Memory {
         as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Context> {
         let budget: usize = int(budget, "budget", "0..2^64")?;
-        let k = args::optional_int::<usize>(k, "k", "1..=1000")?.unwrap_or(8);
+        let k = args::optional_int::<usize>(k, "k", &k_range())?.unwrap_or(8);
         let mut request = memloop::ContextRequest::new(text(query, "query")?, budget);
         request.query = request.query.k(k).filter(MemoryFilter {
             as_of: optional_millis(as_of, "as_of")?,
@@ -617,4 +617,9 @@ impl Memory {
         let state = if self.closed() { "closed" } else { "open" };
         format!("memloop.Memory({:?}, {state})", self.path)
     }
+}
+
+/// The range of `k` named in an error: the engine's own limit.
+fn k_range() -> String {
+    format!("1..={}", memloop::MAX_K)
 }

@@ -88,3 +88,25 @@ def test_errors_arrive_typed_through_await(tmp_path):
                 await memloop.AsyncMemory.open(tmp_path / "t", hashing_embedder=16)
 
     run(main())
+
+
+def test_async_memory_opens_a_path_as_memory_does_and_refuses_other_things(tmp_path):
+    async def main():
+        async with memloop.AsyncMemory(tmp_path / "p", hashing_embedder=64) as m:
+            a = await m.remember("opened from a path")
+            assert (await m.get(a)).text == "opened from a path"
+        with pytest.raises(TypeError, match="store path"):
+            memloop.AsyncMemory(42)
+        with pytest.raises(TypeError, match="options apply"):
+            memloop.AsyncMemory(memloop.Memory(tmp_path / "q", hashing_embedder=64), clock="manual")
+
+    run(main())
+
+
+def test_the_k_limit_named_in_errors_is_the_engines(tmp_path):
+    m = memloop.Memory(tmp_path / "k", hashing_embedder=64)
+    m.remember("one memory")
+    assert len(m.recall("memory", k=10_000)) == 1
+    with pytest.raises(memloop.InvalidArgumentError, match="10000"):
+        m.recall("memory", k=10_001)
+    m.close()

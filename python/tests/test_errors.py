@@ -12,8 +12,12 @@ def test_every_error_is_a_memloop_error_with_a_code():
                       (memloop.CorruptError, 5), (memloop.UnsupportedVersionError, 6),
                       (memloop.StorageIOError, 7), (memloop.StoreError, 8),
                       (memloop.VectorIndexError, 9), (memloop.EmbedError, 10),
-                      (memloop.CallbackError, 11), (memloop.PanicError, 12)]:
+                      (memloop.CallbackError, 11), (memloop.PanicError, 12),
+                      (memloop.PoisonedError, 13), (memloop.BackgroundError, 14)]:
         assert issubclass(cls, memloop.MemloopError) and cls.code == code
+    # Both were a plain StoreError before they had codes of their own.
+    assert issubclass(memloop.PoisonedError, memloop.StoreError)
+    assert issubclass(memloop.BackgroundError, memloop.StoreError)
 
 
 def test_bad_arguments(store):

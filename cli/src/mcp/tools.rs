@@ -48,8 +48,9 @@ impl std::fmt::Display for ToolError {
 }
 
 impl From<Error> for ToolError {
+    /// The engine's message with its stable code, as every door reports it.
     fn from(e: Error) -> Self {
-        ToolError(e.to_string())
+        ToolError(format!("{e} (error code {})", e.code().name()))
     }
 }
 
@@ -119,6 +120,9 @@ pub struct RecallArgs {
     /// How many memories to return (default 5, at most 10000).
     #[serde(default)]
     pub k: Option<usize>,
+    /// Also superseded versions (the history of facts that changed), not only the current ones.
+    #[serde(default)]
+    pub history: bool,
     /// single (vector similarity), lexical (keywords, BM25), rerank (vector and keyword
     /// candidates, fused) or iterative
     /// (the query refined over rounds); default single.
@@ -440,9 +444,10 @@ fn filter(
 
 fn recall(memory: &Memory, a: RecallArgs) -> ToolResult {
     let query = Query::new(a.query)
-        .k(a.k.unwrap_or(5))
+        .k(a.k.unwrap_or(memloop::DEFAULT_K))
         .filter(MemoryFilter {
             as_of: optional_time(a.as_of.as_deref(), "as_of").map_err(ToolError)?,
+            include_superseded: a.history,
             ..filter(a.namespace, &a.kinds, a.tags)?.scope(Scope {
                 user: a.user,
                 agent: a.agent,

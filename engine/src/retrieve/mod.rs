@@ -26,7 +26,7 @@ pub use hooks::{
     FusionReranker, QueryRefiner, RefineInput, Refinement, Reranker, Rocchio, ScoreFusion,
 };
 pub(crate) use lexical::LexicalIndex;
-pub use query::{Hit, Query, MAX_K};
+pub use query::{Hit, Query, DEFAULT_K, MAX_K};
 pub(crate) use text::Analyzer;
 pub use time_cues::TimeMatch;
 

@@ -9,12 +9,16 @@ use crate::item::{Kind, MemoryItem};
 /// The most hits one recall returns.
 pub const MAX_K: usize = 10_000;
 
+/// How many hits a recall returns when a request does not say: the one default every door
+/// uses.
+pub const DEFAULT_K: usize = 5;
+
 /// A recall request: query text, how many hits, and a filter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
     /// The query text.
     pub text: String,
-    /// Hits wanted (default 5).
+    /// Hits wanted (default [`DEFAULT_K`]).
     pub k: usize,
     /// Which memories may be returned.
     pub filter: MemoryFilter,
@@ -23,11 +27,11 @@ pub struct Query {
 }
 
 impl Query {
-    /// Top 5 current memories for `text`.
+    /// Top [`DEFAULT_K`] current memories for `text`.
     pub fn new(text: impl Into<String>) -> Self {
         Query {
             text: text.into(),
-            k: 5,
+            k: DEFAULT_K,
             filter: MemoryFilter::default(),
             ef: None,
         }
