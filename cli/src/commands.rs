@@ -46,6 +46,15 @@ pub struct RememberArgs {
     /// When it stopped being true: Unix seconds or RFC 3339.
     #[arg(long, value_parser = parse_time_checked)]
     valid_until: Option<String>,
+    /// For a triple: the subject entity (give head, relation and tail together).
+    #[arg(long, requires_all = ["relation", "tail"])]
+    head: Option<String>,
+    /// For a triple: the relation.
+    #[arg(long, requires_all = ["head", "tail"])]
+    relation: Option<String>,
+    /// For a triple: the object entity.
+    #[arg(long, requires_all = ["head", "relation"])]
+    tail: Option<String>,
     /// Print `{"id": N, "action": "new" | "merged" | "superseded", "previous": M | null}`.
     #[arg(long)]
     json: bool,
@@ -63,6 +72,14 @@ pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)?,
         valid_until: optional_time(a.valid_until.as_deref(), "--valid-until")
             .map_err(anyhow::Error::msg)?,
+        triple: match (&a.head, &a.relation, &a.tail) {
+            (Some(head), Some(relation), Some(tail)) => Some(memloop::Triple {
+                head: head.clone(),
+                relation: relation.clone(),
+                tail: tail.clone(),
+            }),
+            _ => None,
+        },
         ..Default::default()
     }
     .scope(a.scope.scope());
@@ -107,6 +124,73 @@ pub fn get(store: &StoreArgs, a: &GetArgs) -> Result<()> {
         println!("{}", item_json(&item));
     } else {
         print!("{}", item_text(&item));
+    }
+    Ok(())
+}
+
+/// `memloop update`.
+#[derive(Args, Debug)]
+pub struct UpdateArgs {
+    /// The memory to change (its current version).
+    id: u64,
+    /// The new text: a new version, the old one kept as history with its validity closed
+    /// where the new one's begins.
+    #[arg(long)]
+    text: Option<String>,
+    /// A new concise version.
+    #[arg(long)]
+    concise: Option<String>,
+    /// A new brief version.
+    #[arg(long)]
+    brief: Option<String>,
+    /// Replace the tags (repeat for several).
+    #[arg(long = "tag")]
+    tags: Option<Vec<String>>,
+    /// New importance in [0, 1].
+    #[arg(long)]
+    importance: Option<f32>,
+    /// Pin (true) or unpin (false).
+    #[arg(long)]
+    pinned: Option<bool>,
+    /// When the new text became true: Unix seconds or RFC 3339 (default: now).
+    #[arg(long, value_parser = parse_time_checked)]
+    valid_from: Option<String>,
+    /// When it stopped being true.
+    #[arg(long, value_parser = parse_time_checked)]
+    valid_until: Option<String>,
+    #[command(flatten)]
+    scope: ScopeArgs,
+    /// Print `{"id": N, "previous": M | null}`.
+    #[arg(long)]
+    json: bool,
+}
+
+impl UpdateArgs {
+    /// This command as the `update` tool: run by the same code here and in a serving process.
+    pub fn as_tool(&self) -> ToolCall {
+        let mut arguments = json!({"id": self.id, "text": self.text, "concise": self.concise,
+            "brief": self.brief, "tags": self.tags, "importance": self.importance,
+            "pinned": self.pinned, "valid_from": self.valid_from, "valid_until": self.valid_until});
+        self.scope.add_to(&mut arguments);
+        ToolCall {
+            tool: "update",
+            arguments,
+            json: self.json,
+        }
+    }
+}
+
+/// `memloop update`: the `update` tool run on the store opened here.
+pub fn update(store: &StoreArgs, a: &UpdateArgs) -> Result<()> {
+    let memory = store.open_existing(Durability::Synced)?;
+    let call = a.as_tool();
+    let reply = crate::mcp::tools::call(&memory, call.tool, call.arguments);
+    crate::store_args::close(memory);
+    let reply = reply.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if a.json {
+        println!("{}", reply.structured);
+    } else {
+        println!("{}", reply.text);
     }
     Ok(())
 }
@@ -367,7 +451,8 @@ impl RememberArgs {
     pub fn as_tool(&self) -> ToolCall {
         let mut arguments = json!({"text": self.text, "kind": self.kind.name(),
             "namespace": self.namespace, "tags": self.tags, "importance": self.importance,
-            "valid_from": self.valid_from, "valid_until": self.valid_until});
+            "valid_from": self.valid_from, "valid_until": self.valid_until,
+            "head": self.head, "relation": self.relation, "tail": self.tail});
         self.scope.add_to(&mut arguments);
         ToolCall {
             tool: "remember",

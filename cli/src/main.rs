@@ -60,6 +60,12 @@ enum Command {
         after_help = "Examples:\n  memloop --store ./mem remember \"Alice prefers tea\" --kind fact --namespace alice --tag prefs\n  memloop --store ./mem remember \"prefers tea\" --kind fact --user alice --agent assistant"
     )]
     Remember(commands::RememberArgs),
+    /// Change a memory: a new text makes a new version (the old one kept as history, valid
+    /// until the new one begins); tags, importance and pinning change in place.
+    #[command(
+        after_help = "Example:\n  memloop --store ./mem update 7 --text \"Alice lives in Berlin.\" --valid-from 2024-06-01T00:00:00Z"
+    )]
+    Update(commands::UpdateArgs),
     /// List the memories a filter admits (namespace, kinds, tags, a scope, --as-of), by id.
     #[command(
         after_help = "Examples:\n  memloop --store ./mem scan --user alice --kind fact\n  memloop --store ./mem scan --as-of 2024-03-01T00:00:00Z --json"
@@ -181,6 +187,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn as_tool(command: &Command) -> Option<forward::ToolCall> {
     Some(match command {
         Command::Remember(a) => a.as_tool(),
+        Command::Update(a) => a.as_tool(),
         Command::Get(a) => a.as_tool(),
         Command::Recall(a) => a.as_tool(),
         Command::Context(a) => a.as_tool(),
@@ -207,9 +214,18 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
 /// chain (3 invalid input, 4 not found, 5 locked, 6 damaged, 7 poisoned, 8 storage, 9 model),
 /// else 1.
 fn fail(e: &anyhow::Error) -> ExitCode {
-    eprintln!("memloop: error: {}", render(e));
-    let engine = e.chain().find_map(|c| c.downcast_ref::<memloop::Error>());
-    ExitCode::from(engine.map_or(1, |e| e.code().category().exit_status()))
+    let message = render(e);
+    eprintln!("memloop: error: {message}");
+    // The engine's error itself, or the code a tool's message names (a call run through the
+    // MCP tools, here or in the serving process, arrives as text).
+    let code = match e.chain().find_map(|c| c.downcast_ref::<memloop::Error>()) {
+        Some(engine) => Some(engine.code()),
+        None => message
+            .rsplit_once("(error code ")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .and_then(|(name, _)| memloop::ErrorCode::from_name(name)),
+    };
+    ExitCode::from(code.map_or(1, |c| c.category().exit_status()))
 }
 
 /// `e` and its causes, each said once: a cause whose text an outer message already quotes
@@ -239,6 +255,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     let s = &cli.store;
     match &cli.command {
         Command::Remember(a) => commands::remember(s, a),
+        Command::Update(a) => commands::update(s, a),
         Command::Get(a) => commands::get(s, a),
         Command::Scan(a) => scan::scan(s, a),
         Command::Recall(a) => commands::recall(s, a),

@@ -637,3 +637,98 @@ fn top_hit_of(s: &std::path::Path, query: &str, user: &str) -> String {
     let hits: Value = serde_json::from_str(r.out.trim()).unwrap();
     hits[0]["text"].as_str().unwrap_or_default().to_string()
 }
+
+/// The new-user case: a fact that changed is updated from the command line, so the
+/// old version stops being valid where the new one begins, and the current answer is the
+/// new one; a triple is remembered with its parts; engine errors exit with their category.
+#[test]
+fn update_closes_the_old_version_and_triples_have_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path();
+    let r = memloop_in(
+        s,
+        &[
+            "remember",
+            "Alice lives in Paris.",
+            "--kind",
+            "fact",
+            "--valid-from",
+            "2020-01-01T00:00:00Z",
+        ],
+        "",
+    );
+    assert!(r.ok, "{}", r.err);
+    let paris: u64 = r.out.trim().parse().unwrap();
+    let r = memloop_in(
+        s,
+        &[
+            "update",
+            &paris.to_string(),
+            "--text",
+            "Alice lives in Berlin.",
+            "--valid-from",
+            "2024-06-01T00:00:00Z",
+            "--json",
+        ],
+        "",
+    );
+    assert!(r.ok, "{}", r.err);
+    let done: Value = serde_json::from_str(r.out.trim()).unwrap();
+    let berlin = done["id"].as_u64().unwrap();
+    assert_eq!(done["previous"].as_u64(), Some(paris));
+    let top = |extra: &[&str]| {
+        let mut args = vec!["recall", "where does Alice live?", "--json"];
+        args.extend_from_slice(extra);
+        let r = memloop_in(s, &args, "");
+        assert!(r.ok, "{}", r.err);
+        let hits: Value = serde_json::from_str(r.out.trim()).unwrap();
+        hits[0]["id"].as_u64()
+    };
+    assert_eq!(top(&[]), Some(berlin));
+    assert_eq!(top(&["--as-of", "2022-01-01T00:00:00Z"]), Some(paris));
+    let old = memloop_in(s, &["get", &paris.to_string(), "--json"], "");
+    let old: Value = serde_json::from_str(old.out.trim()).unwrap();
+    assert_eq!(old["superseded_by"].as_u64(), Some(berlin));
+    assert!(old["valid_until"].as_i64().is_some());
+
+    let r = memloop_in(
+        s,
+        &[
+            "remember",
+            "Alice works at Acme",
+            "--kind",
+            "triple",
+            "--head",
+            "Alice",
+            "--relation",
+            "works_at",
+            "--tail",
+            "Acme",
+        ],
+        "",
+    );
+    assert!(r.ok, "{}", r.err);
+    let id = r.out.trim().to_string();
+    let got = memloop_in(s, &["get", &id, "--json"], "");
+    let got: Value = serde_json::from_str(got.out.trim()).unwrap();
+    assert_eq!(got["triple"]["relation"], "works_at");
+    let r = memloop_in(s, &["remember", "half a triple", "--head", "Alice"], "");
+    assert!(!r.ok, "a triple needs all three parts");
+
+    // Exit status by category: not found (4), invalid input (3).
+    let status = |args: &[&str]| {
+        let mut full = vec!["--store", s.to_str().unwrap()];
+        full.extend_from_slice(args);
+        std::process::Command::new(env!("CARGO_BIN_EXE_memloop"))
+            .args(&full)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(status(&["update", "9999", "--importance", "0.5"]), Some(4));
+    assert_eq!(
+        status(&["update", &berlin.to_string(), "--importance", "7"]),
+        Some(3)
+    );
+}

@@ -58,6 +58,22 @@ pub enum ErrorCategory {
     Model,
 }
 
+/// Every code.
+const ALL: [ErrorCode; 12] = [
+    ErrorCode::InvalidInput,
+    ErrorCode::NotFound,
+    ErrorCode::Locked,
+    ErrorCode::ModelMismatch,
+    ErrorCode::Corrupt,
+    ErrorCode::UnsupportedVersion,
+    ErrorCode::Io,
+    ErrorCode::Store,
+    ErrorCode::Index,
+    ErrorCode::Embed,
+    ErrorCode::Poisoned,
+    ErrorCode::Background,
+];
+
 impl ErrorCode {
     /// The code's name (`"poisoned"`), as the doors print it.
     pub fn name(self) -> &'static str {
@@ -75,6 +91,12 @@ impl ErrorCode {
             ErrorCode::Poisoned => "poisoned",
             ErrorCode::Background => "background",
         }
+    }
+
+    /// The code named `name` ([`ErrorCode::name`]), as a door that received only text (a
+    /// forwarded call) reads it back.
+    pub fn from_name(name: &str) -> Option<ErrorCode> {
+        ALL.into_iter().find(|c| c.name() == name)
     }
 
     /// Its category.
@@ -154,6 +176,7 @@ mod tests {
         for (code, n) in all {
             assert_eq!(code as u32, n);
             assert!(names.insert(code.name()));
+            assert_eq!(ErrorCode::from_name(code.name()), Some(code));
             assert_eq!(serde_json::to_value(code).unwrap(), code.name());
             assert!((3..=9).contains(&code.category().exit_status()));
         }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::tools::{
     ContextArgs, ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs,
-    RecallArgs, RecordTaskArgs, RememberArgs,
+    RecallArgs, RecordTaskArgs, RememberArgs, UpdateArgs,
 };
 use crate::share::Shared;
 
@@ -54,6 +54,14 @@ fn tools() -> Vec<Tool> {
              says something new about the same thing replaces the old version (kept as \
              history). Returns the memory's id.",
             schema_for_type::<RememberArgs>(),
+        ),
+        Tool::new(
+            "update",
+            "Change a memory: a new text makes a new version (the old one is kept as history, \
+             its validity ending where the new one begins: `valid_from`, default now); tags, \
+             importance, pinning and the shorter versions change in place. Returns the id that \
+             now holds it.",
+            schema_for_type::<UpdateArgs>(),
         ),
         Tool::new(
             "remember_conversation",

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// The tools, by name, in the order they are listed.
-pub const TOOLS: [&str; 11] = [
+pub const TOOLS: [&str; 12] = [
     "remember",
+    "update",
     "remember_conversation",
     "recall",
     "context",
@@ -109,6 +110,49 @@ pub struct RememberArgs {
     /// When it stopped being true, if it did: RFC 3339 or Unix seconds.
     #[serde(default)]
     pub valid_until: Option<String>,
+}
+
+/// `update`: a new version of a memory, or new metadata for it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateArgs {
+    /// The memory to change (its current version).
+    pub id: u64,
+    /// The new text: a new version is made and the old one kept as history, its validity
+    /// closed where the new one's begins.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// A new shorter version.
+    #[serde(default)]
+    pub concise: Option<String>,
+    /// A new shortest version.
+    #[serde(default)]
+    pub brief: Option<String>,
+    /// Replaces the tags.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// New importance, 0 to 1.
+    #[serde(default)]
+    pub importance: Option<f32>,
+    /// Pin (never forget) or unpin.
+    #[serde(default)]
+    pub pinned: Option<bool>,
+    /// When the new text became true (RFC 3339 or Unix seconds; default now): where the old
+    /// version's validity ends.
+    #[serde(default)]
+    pub valid_from: Option<String>,
+    /// When it stopped being true, if it did.
+    #[serde(default)]
+    pub valid_until: Option<String>,
+    /// Act as this user: a memory of another user is not found.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Act as this agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Act within this session.
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// `recall`: the memories most related to a query.
@@ -332,6 +376,7 @@ pub struct NoArgs {}
 pub fn call(memory: &Memory, name: &str, arguments: Value) -> ToolResult {
     match name {
         "remember" => remember(memory, parse(arguments)?),
+        "update" => update(memory, parse(arguments)?),
         "remember_conversation" => remember_conversation(memory, parse(arguments)?),
         "recall" => recall(memory, parse(arguments)?),
         "context" => context(memory, parse(arguments)?),
@@ -380,6 +425,37 @@ fn strategy(name: Option<&str>) -> Result<Strategy, ToolError> {
 
 fn reply(text: String, structured: Value) -> ToolResult {
     Ok(Reply { text, structured })
+}
+
+fn update(memory: &Memory, a: UpdateArgs) -> ToolResult {
+    let scope = Scope {
+        user: a.user,
+        agent: a.agent,
+        session: a.session,
+    };
+    let changes = memloop::Update {
+        text: a.text,
+        concise: a.concise,
+        brief: a.brief,
+        tags: a.tags,
+        importance: a.importance,
+        pinned: a.pinned,
+        valid_from: optional_time(a.valid_from.as_deref(), "valid_from").map_err(ToolError)?,
+        valid_until: optional_time(a.valid_until.as_deref(), "valid_until").map_err(ToolError)?,
+    };
+    let id = memory.update_in(&scope, a.id, changes)?;
+    let text = if id == a.id {
+        format!("Memory {id} updated in place.")
+    } else {
+        format!(
+            "Memory {id} is the new version; {} is kept as history, valid until it began.",
+            a.id
+        )
+    };
+    reply(
+        text,
+        json!({ "id": id, "previous": (id != a.id).then_some(a.id) }),
+    )
 }
 
 fn remember(memory: &Memory, a: RememberArgs) -> ToolResult {

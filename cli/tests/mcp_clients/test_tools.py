@@ -12,6 +12,7 @@ from conftest import BIN, Client
 
 TOOLS = {
     "remember",
+    "update",
     "remember_conversation",
     "recall",
     "context",

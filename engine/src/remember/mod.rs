@@ -167,6 +167,15 @@ impl Memory {
     /// [`Error::NotFound`]; [`Error::InvalidInput`] for bad values or when `id` was already
     /// superseded (update the current version).
     pub fn update(&self, id: MemoryId, update: Update) -> Result<MemoryId> {
+        self.update_in(&Scope::default(), id, update)
+    }
+
+    /// [`Memory::update`] for a caller confined to `scope`: a memory outside it is
+    /// [`Error::NotFound`] and stays as it is.
+    ///
+    /// # Errors
+    /// As [`Memory::update`].
+    pub fn update_in(&self, scope: &Scope, id: MemoryId, update: Update) -> Result<MemoryId> {
         if let Some(i) = update.importance {
             if !(0.0..=1.0).contains(&i) {
                 return Err(InvalidInput::Importance(i).into());
@@ -186,7 +195,11 @@ impl Memory {
             None => None,
         };
         self.inner.write(|inner, tx, applied| {
-            let mut old = inner.store.item(id)?.ok_or(Error::NotFound(id))?;
+            let mut old = inner
+                .store
+                .item(id)?
+                .filter(|i| crate::item::scope_covers(scope.fields(), i.scope_fields()))
+                .ok_or(Error::NotFound(id))?;
             if let Some(newer) = old.superseded_by {
                 return Err(InvalidInput::Superseded { id, by: newer }.into());
             }
