@@ -12,6 +12,9 @@
    index of forgetting, the value types and the pure algorithms never depend on it.
 4. Engine code imports an item from the module that defines it, never through the crate
    root's re-exports (`crate::Timestamp`), which would tie every module to every other.
+5. No crate of the workspace has a circle between files counted as the imports are written:
+   an import through a folder's `mod.rs` is an edge to that `mod.rs` (which loads the whole
+   folder), so a circle that only re-export resolution would hide is found too.
 
 Exits 1 and says what is wrong, with the files, on any violation.
 """
@@ -47,19 +50,25 @@ def rust_files(top):
                 yield os.path.join(dirpath, name)
 
 
-def module_of(path):
-    """Module path segments of an engine file: engine/src/a/b.rs -> ["a", "b"]."""
-    parts = os.path.relpath(path, ENGINE)[:-3].split(os.sep)
+def module_of(path, src=ENGINE):
+    """Module path segments of a crate's file: engine/src/a/b.rs -> ["a", "b"]."""
+    parts = os.path.relpath(path, src)[:-3].split(os.sep)
     if parts[-1] in ("mod", "lib"):
         parts = parts[:-1]
     return parts
 
 
-def file_of(segments):
+def crate_root(src):
+    """The crate root of a source folder: lib.rs, else main.rs."""
+    lib = os.path.join(src, "lib.rs")
+    return lib if os.path.isfile(lib) else os.path.join(src, "main.rs")
+
+
+def file_of(segments, src=ENGINE):
     """The file defining the module at `segments` (the longest prefix that is a module) and
     how many segments it consumed."""
-    best, used = os.path.join(ENGINE, "lib.rs"), 0
-    base = ENGINE
+    best, used = crate_root(src), 0
+    base = src
     for i, seg in enumerate(segments):
         as_file = os.path.join(base, seg + ".rs")
         as_dir = os.path.join(base, seg, "mod.rs")
@@ -98,9 +107,9 @@ def expand(tree):
     return out
 
 
-def reexports(path, code):
+def reexports(path, code, src=ENGINE):
     """Names a `mod.rs` re-exports from its children: name -> module segments of the child."""
-    me = module_of(path)
+    me = module_of(path, src)
     out = {}
     for m in re.finditer(r"pub(?:\([a-z]+\))?\s+use\s+([^;]+);", code):
         for p in expand(m.group(1)):
@@ -111,11 +120,11 @@ def reexports(path, code):
     return out
 
 
-def references(path, code):
-    """(absolute module segments, text) for every path into the engine the file names. A
+def references(path, code, src=ENGINE):
+    """(absolute module segments, text) for every path into the crate the file names. A
     mod.rs's own re-exports are its interface, not its dependencies, and are skipped."""
-    me = module_of(path)
-    is_mod = os.path.basename(path) in ("mod.rs", "lib.rs")
+    me = module_of(path, src)
+    is_mod = os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs")
     found = []
     for m in re.finditer(r"(pub(?:\([a-z]+\))?\s+)?use\s+([^;]+);", code):
         if m.group(1) and is_mod:
@@ -139,8 +148,8 @@ def references(path, code):
                 segs = segs[1:]
             absolute = base + segs
         elif is_mod and (
-            os.path.isfile(os.path.join(ENGINE, *me, segs[0] + ".rs"))
-            or os.path.isfile(os.path.join(ENGINE, *me, segs[0], "mod.rs"))
+            os.path.isfile(os.path.join(src, *me, segs[0] + ".rs"))
+            or os.path.isfile(os.path.join(src, *me, segs[0], "mod.rs"))
         ):
             absolute = me + segs  # `use child::X` in a mod.rs
         else:
@@ -149,10 +158,10 @@ def references(path, code):
     return out
 
 
-def resolve(absolute, exported):
+def resolve(absolute, exported, src=ENGINE):
     """The file defining what `absolute` names, following mod.rs re-exports."""
     for _ in range(8):
-        target, used = file_of(absolute)
+        target, used = file_of(absolute, src)
         rest = absolute[used:]
         if rest and rest[0] in exported.get(target, {}):
             absolute = exported[target][rest[0]] + rest
@@ -161,8 +170,61 @@ def resolve(absolute, exported):
     return target, rest
 
 
+def find_cycles(files, edges):
+    """Every cycle the DFS meets, as "a -> b -> a" texts."""
+    found = []
+    colour = {p: 0 for p in files}
+    for start in files:
+        if colour[start]:
+            continue
+        stack = [(start, iter(sorted(edges[start])))]
+        colour[start] = 1
+        trail = [start]
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                colour[node] = 2
+                stack.pop()
+                trail.pop()
+                continue
+            if colour[nxt] == 1:
+                cycle = trail[trail.index(nxt) :] + [nxt]
+                found.append(" -> ".join(rel(c) for c in cycle))
+            elif colour[nxt] == 0:
+                colour[nxt] = 1
+                trail.append(nxt)
+                stack.append((nxt, iter(sorted(edges[nxt]))))
+    return found
+
+
+def file_edges(src):
+    """A crate's files and the files each imports, as written: an import through a folder's
+    `mod.rs` (its re-exports) is an edge to that `mod.rs` too, since the folder's face loads
+    everything the folder holds. Tests are left out."""
+    files = [p for p in rust_files(src) if os.path.basename(p) != "tests.rs"]
+    edges = {p: set() for p in files}
+    root = crate_root(src)
+    for path in files:
+        if path == root:
+            continue
+        code = code_of(path)
+        for absolute, _ in references(path, code, src):
+            target, used = file_of(absolute, src)
+            if target != path and target in edges and target != root:
+                edges[path].add(target)
+    return files, edges
+
+
 def main():
     problems = []
+
+    # 5. No circle between files anywhere in the workspace, counted as the imports are written.
+    for top in ("engine/src", "index/src", "embed/src", "cli/src", "ffi/src", "python/src"):
+        src = os.path.join(ROOT, top)
+        files, edges = file_edges(src)
+        for cycle in find_cycles(files, edges):
+            problems.append("file cycle: " + cycle)
 
     # 1. redb only in store/.
     store_dir = os.path.join(ENGINE, "store") + os.sep
@@ -205,29 +267,8 @@ def main():
                 )
             edges[path].add(target)
 
-    # Cycle search (iterative DFS, colours).
-    colour = {p: 0 for p in files}
-    for start in files:
-        if colour[start]:
-            continue
-        stack = [(start, iter(sorted(edges[start])))]
-        colour[start] = 1
-        trail = [start]
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                colour[node] = 2
-                stack.pop()
-                trail.pop()
-                continue
-            if colour[nxt] == 1:
-                cycle = trail[trail.index(nxt) :] + [nxt]
-                problems.append("module cycle: " + " -> ".join(rel(c) for c in cycle))
-            elif colour[nxt] == 0:
-                colour[nxt] = 1
-                trail.append(nxt)
-                stack.append((nxt, iter(sorted(edges[nxt]))))
+    for cycle in find_cycles(files, edges):
+        problems.append("module cycle: " + cycle)
 
     if problems:
         print("engine layering check failed:", file=sys.stderr)
@@ -235,7 +276,10 @@ def main():
             print("  " + p, file=sys.stderr)
         return 1
     n_edges = sum(len(e) for e in edges.values())
-    print(f"engine layering: {len(files)} files, {n_edges} imports, no cycle, redb only in store/")
+    print(
+        f"engine layering: {len(files)} files, {n_edges} imports, no cycle, redb only in store/; "
+        "no file cycle in any crate"
+    )
     return 0
 
 

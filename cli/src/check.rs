@@ -44,7 +44,7 @@ pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
         return Ok(());
     }
     let memory = store.open_existing(Durability::Synced)?;
-    let checked = check_on(&memory);
+    let checked = crate::share::check_on(&memory);
     crate::store_args::close(memory);
     let checked = checked?;
     if a.json {
@@ -56,41 +56,6 @@ pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
         bail!("{problems}");
     }
     Ok(())
-}
-
-/// A store's check, as `memloop check` prints it.
-pub struct Checked {
-    /// The report as text.
-    pub text: String,
-    /// The report as JSON.
-    pub json: serde_json::Value,
-    /// What to say when problems remain (the command then fails).
-    pub problems: Option<String>,
-}
-
-/// Checks an open store, here or in the process serving it.
-pub fn check_on(memory: &memloop::Memory) -> Result<Checked> {
-    let report = memory.check()?;
-    let mut text = format!("{} memories, {} indexed\n", report.memories, report.indexed);
-    match &report.index_rebuilt {
-        Some(why) => text.push_str(&format!("index rebuilt from the database: {why}")),
-        None => text.push_str("index file verified"),
-    }
-    for p in &report.problems {
-        text.push_str(&format!("\nproblem: {p}"));
-    }
-    let problems = (!report.is_sound()).then(|| {
-        format!(
-            "{} problem(s) found; `memloop --store {} check --salvage OUT` exports every readable memory",
-            report.problems.len(),
-            memory.dir().display()
-        )
-    });
-    Ok(Checked {
-        text,
-        json: serde_json::to_value(&report)?,
-        problems,
-    })
 }
 
 impl CheckArgs {

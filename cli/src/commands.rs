@@ -4,22 +4,15 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use memloop::{Durability, Kind, MemoryFilter, NewMemory, Query, RememberAction, Strategy};
+use memloop::{Durability, Kind, NewMemory, Query, RememberAction, Strategy};
 use serde_json::json;
 
-use crate::filter_args::FilterArgs;
+use crate::filter_args::{parse_kind, FilterArgs};
 use crate::forward::ToolCall;
 use crate::output::{hit_json, hit_line, item_json, item_text};
 use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
 use crate::time_arg::{optional_time, parse_time, parse_time_checked};
-
-pub(crate) fn parse_kind(s: &str) -> Result<Kind, String> {
-    Kind::parse(s).ok_or_else(|| {
-        let all: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-        format!("unknown kind `{s}` (one of: {})", all.join(", "))
-    })
-}
 
 /// `memloop remember`.
 #[derive(Args, Debug)]
@@ -288,7 +281,7 @@ pub fn forget(store: &StoreArgs, a: &ForgetArgs) -> Result<()> {
 }
 
 /// `memloop export`.
-#[derive(Args, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Args, Debug)]
 pub struct ExportArgs {
     /// File to write.
     path: PathBuf,
@@ -296,7 +289,6 @@ pub struct ExportArgs {
     #[arg(long)]
     namespace: Option<String>,
     #[command(flatten)]
-    #[serde(flatten)]
     scope: ScopeArgs,
     /// mlx (memloop's portable file, the default), or a change stream for other engines:
     /// arrow (an Arrow IPC stream) or parquet.
@@ -310,43 +302,37 @@ pub struct ExportArgs {
 
 pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
-    let out = export_on(&memory, a);
+    let out = crate::share::export_on(&memory, &a.request());
     crate::store_args::close(memory);
     println!("{}", out?);
     Ok(())
 }
 
-/// Runs an export on an open store (here, or in the process serving it: a backup needs no
-/// agent stopped) and returns what the command prints.
-pub fn export_on(memory: &memloop::Memory, a: &ExportArgs) -> Result<serde_json::Value> {
-    let filter = MemoryFilter {
-        namespace: a.namespace.clone(),
-        ..Default::default()
-    }
-    .scope(a.scope.scope());
-    Ok(match memloop::ColumnarFormat::parse(&a.format) {
-        None if a.since.is_some() => bail!("--since needs --format arrow or parquet"),
-        None => json!({ "exported": memory.export(&a.path, &filter)?, "path": a.path }),
-        Some(format) => {
-            let r = memory.export_changes(&a.path, a.since, &filter, format)?;
-            json!({ "exported": r.upserts + r.deletes, "upserts": r.upserts, "deletes": r.deletes,
-                    "since": r.since, "through": r.through, "next_since": r.through,
-                    "bytes": r.bytes, "path": a.path })
-        }
-    })
-}
-
 impl ExportArgs {
+    /// The export these flags ask for.
+    fn request(&self) -> crate::share::ExportRequest {
+        let scope = self.scope.scope();
+        crate::share::ExportRequest {
+            path: self.path.clone(),
+            namespace: self.namespace.clone(),
+            user: scope.user,
+            agent: scope.agent,
+            session: scope.session,
+            format: self.format.clone(),
+            since: self.since,
+        }
+    }
+
     /// This command for the process serving the store (the path made absolute: that process
     /// has its own working directory).
     pub fn as_tool(&self) -> ToolCall {
-        let mut forwarded = serde_json::to_value(self).unwrap_or_default();
-        if let Ok(path) = std::path::absolute(&self.path) {
-            forwarded["path"] = json!(path);
+        let mut request = self.request();
+        if let Ok(path) = std::path::absolute(&request.path) {
+            request.path = path;
         }
         ToolCall {
             tool: crate::share::EXPORT,
-            arguments: forwarded,
+            arguments: serde_json::to_value(request).unwrap_or_default(),
             json: true,
         }
     }

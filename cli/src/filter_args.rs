@@ -5,9 +5,16 @@ use clap::Args;
 use memloop::{Kind, MemoryFilter};
 use serde_json::{json, Value};
 
-use crate::commands::parse_kind;
 use crate::scope_args::ScopeArgs;
 use crate::time_arg::{optional_time, parse_time_checked};
+
+/// A kind named on the command line.
+pub(crate) fn parse_kind(s: &str) -> Result<Kind, String> {
+    Kind::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown kind `{s}` (one of: {})", all.join(", "))
+    })
+}
 
 /// Which memories a command reaches.
 #[derive(Args, Debug, Clone, Default)]

@@ -5,7 +5,7 @@ use memloop::Scope;
 use serde_json::{json, Value};
 
 /// The scope flags shared by remember, recall, context, export and forget.
-#[derive(Args, Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct ScopeArgs {
     /// The user the memories belong to (recall, context and export: only theirs).
     #[arg(long)]

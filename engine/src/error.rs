@@ -11,7 +11,6 @@
 use std::path::PathBuf;
 
 use crate::invalid::InvalidInput;
-use crate::store::StoreError;
 
 /// Everything that can go wrong in the engine.
 #[derive(Debug, thiserror::Error)]
@@ -120,6 +119,23 @@ fn holder(pid: Option<u32>) -> String {
     match pid {
         Some(pid) => format!("process {pid}"),
         None => "another process that is still opening it".into(),
+    }
+}
+
+/// A failure inside the embedded database. Opaque: which database the store uses is the
+/// engine's business; the message and [`std::error::Error::source`] say what happened.
+#[derive(Debug)]
+pub struct StoreError(pub(crate) Box<dyn std::error::Error + Send + Sync>);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.0.as_ref())
     }
 }
 

@@ -131,10 +131,10 @@ impl ErrorCategory {
     }
 }
 
-impl crate::Error {
+impl crate::error::Error {
     /// This error's stable code.
     pub fn code(&self) -> ErrorCode {
-        use crate::Error as E;
+        use crate::error::Error as E;
         match self {
             E::InvalidInput(_) => ErrorCode::InvalidInput,
             E::NotFound(_) => ErrorCode::NotFound,

@@ -72,6 +72,7 @@ pub use context::{
 pub use conversation::{ConversationReport, Extracted, Extractor, Turn};
 pub use dedup::{RememberAction, Remembered};
 pub use embedder::{load_model, load_model_on, HashingEmbedder, TextEmbedder};
+pub use error::StoreError;
 pub use error::{Error, Result};
 pub use error_code::{ErrorCategory, ErrorCode};
 pub use filter::MemoryFilter;
@@ -91,7 +92,6 @@ pub use remember::Update;
 pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy, DEFAULT_K, MAX_K};
 pub use store::faults::{Fault, StorageFaults};
 pub use store::salvage::{salvage, SalvageReport};
-pub use store::StoreError;
 pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
 
 #[cfg(test)]

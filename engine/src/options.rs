@@ -9,7 +9,7 @@ use memloop_index::VectorEncoding;
 
 use crate::clock::Clock;
 use crate::context::{Extractive, Summarizer, TokenCounter};
-use crate::conversation::Extractor;
+use crate::conversation::extractor::Extractor;
 use crate::embedder::TextEmbedder;
 use crate::forget::ForgetPolicy;
 use crate::retrieve::{QueryRefiner, Reranker, Rocchio, ScoreFusion};

@@ -7,7 +7,7 @@
 //! time it was spoken, and its source `session/<session>` with the span `(n, n + 1)`: it is
 //! turn `n` of the session, numbered from 0 across every call for that session.
 
-mod extractor;
+pub(crate) mod extractor;
 mod summary;
 mod turn;
 

@@ -17,7 +17,6 @@
 mod changes;
 mod check;
 pub(crate) mod dir;
-mod error;
 pub(crate) mod faults;
 pub(crate) mod lock;
 pub(crate) mod manifest;
@@ -39,17 +38,16 @@ use redb::{
 };
 
 pub(crate) use changes::Change;
-pub use error::StoreError;
 pub(crate) use record::CatalogRecord;
 
 use faults::StorageFaults;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StoreError};
 use crate::item::{MemoryId, MemoryItem, MAX_ID};
 
 /// Converts any of redb's error types into [`Error::Store`].
 pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
-    Error::Store(StoreError(e.into()))
+    Error::Store(StoreError(Box::new(e.into())))
 }
 
 /// Every table's name, in the order of the definitions below (a store missing one gets it on
