@@ -1,5 +1,7 @@
-//! Every read of a caller's pointer and every write through one: the only `unsafe` of the
-//! crate besides the callback calls in `hooks.rs`.
+//! Every read of a caller's pointer and every write through one. The only dereferences of
+//! caller memory in the crate are here and in the callback calls of `hooks.rs`; the entry
+//! points (`calls.rs`, `handle.rs`) are `unsafe extern "C"` and hold `unsafe` blocks only to
+//! pass the caller's pointers on to these functions, under the contract the header states.
 //!
 //! The contract with the caller (stated in the header): a non-null string pointer points to a
 //! NUL-terminated string that stays valid for the call; a non-null out-pointer points to

@@ -5,6 +5,7 @@ mod common;
 mod concurrent;
 mod conversations;
 mod dedup;
+mod embedder_contract;
 mod faults;
 mod filters;
 mod forgetting;
