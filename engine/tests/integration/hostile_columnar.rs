@@ -210,3 +210,23 @@ fn large_string_columns_are_read() {
     assert_eq!(report.added, 24);
     assert_eq!(contents(&dst), contents(&src));
 }
+
+/// The input the `columnar_parquet` fuzz target found: a dictionary page header declaring
+/// ~400 million values in a 16 KB file, which made the `parquet` crate allocate 3.2 GB before
+/// reading a byte. The page headers are checked before the reader sees them: refused, in
+/// bounded memory.
+#[test]
+fn a_dictionary_page_declaring_more_values_than_its_bytes_is_refused() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/regressions/columnar_parquet-dictionary-count.parquet");
+    let dir = tempfile::tempdir().unwrap();
+    let dst = open(dir.path(), &Clock::manual(0));
+    let err = dst.import_columnar(&path).unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+    assert!(
+        err.to_string().contains("dictionary page declares"),
+        "{err}"
+    );
+    assert!(!memloop::fuzzing::columnar(&std::fs::read(&path).unwrap()));
+    assert!(peak_rss() < 1 << 30);
+}

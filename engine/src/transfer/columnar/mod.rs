@@ -5,6 +5,7 @@
 //! `arrow` and `parquet` crates write and read the formats; `rows.rs` maps the columns.
 
 mod digest;
+mod pages;
 mod read;
 mod rows;
 

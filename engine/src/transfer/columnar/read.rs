@@ -17,9 +17,9 @@ use super::rows::{self, Row};
 const READ_ROWS: usize = 64;
 /// A file may decode to at most this many times its size, plus [`DECODE_SLACK`]: real exports
 /// decode to about their size (vectors do not compress; Snappy halves text at best).
-const DECODE_RATIO: u64 = 16;
+pub(super) const DECODE_RATIO: u64 = 16;
 /// Bytes any file may decode to whatever its size.
-const DECODE_SLACK: u64 = 64 << 20;
+pub(super) const DECODE_SLACK: u64 = 64 << 20;
 
 /// An open change stream: its schema metadata, then its rows.
 pub(super) struct Stream {
@@ -54,8 +54,11 @@ impl Stream {
         file.rewind().map_err(|e| e.to_string())?;
         let (metadata, batches) = if parquet {
             fenced("Parquet footer", || {
+                let scan = file.try_clone().map_err(|e| e.to_string())?;
                 let builder = ParquetRecordBatchReaderBuilder::try_new(file)
                     .map_err(|e| format!("not a readable Parquet file: {e}"))?;
+                // Before the reader believes any page header's sizes.
+                super::pages::prescan(&scan, builder.metadata(), size)?;
                 let metadata: HashMap<String, String> =
                     builder.schema().metadata().clone().into_iter().collect();
                 let reader = builder
