@@ -30,10 +30,15 @@ struct PageHeader {
 }
 
 /// Checks every page header of every column chunk of `file` (of `size` bytes) against the
-/// bytes that hold it; `Err` says what is wrong.
-pub(super) fn prescan(file: &File, metadata: &ParquetMetaData, size: u64) -> Result<(), String> {
+/// bytes that hold it, and that all pages together decode to at most `budget` bytes; `Err`
+/// says what is wrong.
+pub(super) fn prescan(
+    file: &File,
+    metadata: &ParquetMetaData,
+    size: u64,
+    budget: u64,
+) -> Result<(), String> {
     let mut total: u64 = 0;
-    let budget = size.saturating_mul(super::read::DECODE_RATIO) + super::read::DECODE_SLACK;
     for rg in metadata.row_groups() {
         for col in rg.columns() {
             let start = col

@@ -17,9 +17,9 @@ use super::rows::{self, Row};
 const READ_ROWS: usize = 64;
 /// A file may decode to at most this many times its size, plus [`DECODE_SLACK`]: real exports
 /// decode to about their size (vectors do not compress; Snappy halves text at best).
-pub(super) const DECODE_RATIO: u64 = 16;
+const DECODE_RATIO: u64 = 16;
 /// Bytes any file may decode to whatever its size.
-pub(super) const DECODE_SLACK: u64 = 64 << 20;
+const DECODE_SLACK: u64 = 64 << 20;
 
 /// An open change stream: its schema metadata, then its rows.
 pub(super) struct Stream {
@@ -58,7 +58,7 @@ impl Stream {
                 let builder = ParquetRecordBatchReaderBuilder::try_new(file)
                     .map_err(|e| format!("not a readable Parquet file: {e}"))?;
                 // Before the reader believes any page header's sizes.
-                super::pages::prescan(&scan, builder.metadata(), size)?;
+                super::pages::prescan(&scan, builder.metadata(), size, budget(size))?;
                 let metadata: HashMap<String, String> =
                     builder.schema().metadata().clone().into_iter().collect();
                 let reader = builder
@@ -120,10 +120,7 @@ impl Stream {
     }
 
     fn check_budget(&self) -> Result<(), String> {
-        let budget = self
-            .size
-            .saturating_mul(DECODE_RATIO)
-            .saturating_add(DECODE_SLACK);
+        let budget = budget(self.size);
         if self.decoded > budget {
             return Err(format!(
                 "decodes to more than {budget} bytes from a {}-byte file: a decompression bomb, not an export",
@@ -132,6 +129,12 @@ impl Stream {
         }
         Ok(())
     }
+}
+
+/// What a file of `size` bytes may decode to.
+fn budget(size: u64) -> u64 {
+    size.saturating_mul(DECODE_RATIO)
+        .saturating_add(DECODE_SLACK)
 }
 
 /// About what a decoded memory holds in memory.
