@@ -1,7 +1,7 @@
 //! The one check of a stored memory's fields: what `remember` refuses in a request, an import
 //! refuses in a file, so nothing a file says can put a memory in a state no call could.
 
-use super::{check_scope, check_text, MemoryItem};
+use super::{check_precisions, check_scope, check_text, MemoryItem};
 use crate::clock::Timestamp;
 use crate::invalid::InvalidInput;
 
@@ -30,17 +30,7 @@ impl MemoryItem {
     /// ends after it begins, a finite strength ≥ 0, a count ≥ 1, no version link to itself.
     pub(crate) fn check(&self, max_text_bytes: usize) -> Result<(), InvalidInput> {
         check_text(&self.text, max_text_bytes)?;
-        for (field, text) in [("concise", &self.concise), ("brief", &self.brief)] {
-            if let Some(t) = text {
-                if t.len() > max_text_bytes {
-                    return Err(InvalidInput::TextTooLong {
-                        bytes: t.len(),
-                        limit: max_text_bytes,
-                    }
-                    .at(field));
-                }
-            }
-        }
+        check_precisions(&self.concise, &self.brief, max_text_bytes)?;
         if !(0.0..=1.0).contains(&self.importance) {
             return Err(InvalidInput::Importance(self.importance));
         }

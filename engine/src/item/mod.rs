@@ -476,6 +476,24 @@ pub(crate) fn check_text(text: &str, max_bytes: usize) -> Result<(), InvalidInpu
     Ok(())
 }
 
+/// A memory's shorter versions fit in `max_bytes` too.
+pub(crate) fn check_precisions(
+    concise: &Option<String>,
+    brief: &Option<String>,
+    max_bytes: usize,
+) -> Result<(), InvalidInput> {
+    for (field, text) in [("concise", concise), ("brief", brief)] {
+        if let Some(t) = text.as_ref().filter(|t| t.len() > max_bytes) {
+            return Err(InvalidInput::TextTooLong {
+                bytes: t.len(),
+                limit: max_bytes,
+            }
+            .at(field));
+        }
+    }
+    Ok(())
+}
+
 /// sha256 of namespace, kind and text, separated so no two triples collide.
 pub fn content_hash(namespace: &str, kind: Kind, text: &str) -> [u8; 32] {
     let mut h = Sha256::new();
@@ -704,17 +722,7 @@ impl NewMemory {
         if self.tags.iter().any(|t| t.is_empty()) {
             return Err(InvalidInput::EmptyTag);
         }
-        for (field, text) in [("concise", &self.concise), ("brief", &self.brief)] {
-            if let Some(t) = text {
-                if t.len() > max_text_bytes {
-                    return Err(InvalidInput::TextTooLong {
-                        bytes: t.len(),
-                        limit: max_text_bytes,
-                    }
-                    .at(field));
-                }
-            }
-        }
+        check_precisions(&self.concise, &self.brief, max_text_bytes)?;
         if let Some(from) = self.valid_from {
             check_time("valid_from", from)?;
             check_validity(from, self.valid_until)?;

@@ -227,7 +227,6 @@ impl Memory {
                 (Some(text), Some(vector)) if text != old.text => {
                     tx.unhash(&old.content_hash(), old.id)?;
                     new.id = tx.allocate_id()?;
-                    tx.ensure_free(new.id)?;
                     new.text = text;
                     new.created = now;
                     new.count = 1;
@@ -405,7 +404,6 @@ impl Inner {
             Some(id) => id,
             None => tx.allocate_id()?,
         };
-        tx.ensure_free(id)?;
         let mut item = m.into_item(id, self.now());
         item.supersedes = supersedes;
         item.strength = self

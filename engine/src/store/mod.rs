@@ -459,9 +459,27 @@ impl Tx {
     /// Begins a write; `synced` selects an fsync at commit.
     pub(crate) fn begin(store: &Store, synced: bool) -> Result<Tx> {
         store.ensure_writable()?;
-        let next_id = store.meta_u64("next_id")?.max(1);
-        let seq = store.meta_u64("seq")?;
         let mut tx = store.db.read().begin_write().map_err(db)?;
+        // The counters and the highest stored id, read in the write itself.
+        let (next_id, seq, highest) = {
+            let meta = tx.open_table(META).map_err(db)?;
+            let counter = |key: &str| -> Result<u64> {
+                let bytes = meta.get(key).map_err(db)?;
+                store.decode_meta_u64(key, bytes.as_ref().map(|v| v.value()))
+            };
+            let (next_id, seq) = (counter("next_id")?.max(1), counter("seq")?);
+            let items = tx.open_table(ITEMS).map_err(db)?;
+            let highest = items.last().map_err(db)?.map(|(id, _)| id.value());
+            (next_id, seq, highest)
+        };
+        // Every stored id is below the next one: a counter that says otherwise is damaged
+        // (a store an older memloop let an imported id wrap), and new memories would be
+        // written over stored ones. Checked once here, not at each insert.
+        if let Some(highest) = highest.filter(|&h| h >= next_id) {
+            return Err(store.corrupt(format!(
+                "the next id {next_id} is not above the highest stored id {highest}: new memories would overwrite stored ones; export and import into a new store"
+            )));
+        }
         tx.set_durability(if synced {
             redb::Durability::Immediate
         } else {
@@ -509,25 +527,6 @@ impl Tx {
     pub(crate) fn reserve_id(&mut self, id: MemoryId) {
         debug_assert!(id <= MAX_ID);
         self.next_id = self.next_id.max(id.min(MAX_ID) + 1);
-    }
-
-    /// Refuses to write a new memory over a stored one: a new id is always free, so a taken
-    /// one means the next-id counter is damaged, and nothing must be overwritten.
-    pub(crate) fn ensure_free(&self, id: MemoryId) -> Result<()> {
-        let taken = self
-            .tx
-            .open_table(ITEMS)
-            .map_err(db)?
-            .get(id)
-            .map_err(db)?
-            .is_some();
-        if taken {
-            return Err(Error::Corrupt {
-                path: self.path.clone(),
-                detail: format!("new memory {id} would overwrite a stored one (next id damaged)"),
-            });
-        }
-        Ok(())
     }
 
     /// Changes logged so far in this transaction.

@@ -163,7 +163,6 @@ impl Memory {
             }
             let map = |l: Option<MemoryId>| l.and_then(|x| remap.get(&x).copied());
             for (mut item, vector) in fresh {
-                tx.ensure_free(item.id)?;
                 item.supersedes = map(item.supersedes);
                 item.superseded_by = map(item.superseded_by);
                 tx.put(&item, Some(&vector))?;

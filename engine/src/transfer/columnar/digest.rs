@@ -38,10 +38,11 @@ impl RowDigest {
 
     /// The digest, in hex.
     pub(crate) fn hex(self) -> String {
-        self.0
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex(&self.0.finalize())
     }
+}
+
+/// `bytes` in lower-case hex (the digest, the store id in the metadata).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

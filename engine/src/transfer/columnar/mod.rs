@@ -109,7 +109,7 @@ impl Memory {
         let metadata = HashMap::from([
             (MODEL.to_string(), self.fingerprint().to_string()),
             (DIM.to_string(), dim.to_string()),
-            (STORE.to_string(), hex(&self.inner.store_id)),
+            (STORE.to_string(), digest::hex(&self.inner.store_id)),
             (SINCE.to_string(), since.unwrap_or(0).to_string()),
             (THROUGH.to_string(), changes.through.to_string()),
             (VERSION.to_string(), FILE_VERSION.to_string()),
@@ -234,8 +234,4 @@ pub(crate) fn read_stream(
         }
     }
     Ok((model, file_dim, rows))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -64,11 +64,7 @@ pub(super) fn prescan(
             };
             let mut pos = start;
             while pos < end {
-                let window = (end - pos).min(MAX_HEADER) as usize;
-                let mut buf = vec![0u8; window];
-                file.read_exact_at(&mut buf, pos)
-                    .map_err(|e| format!("reading a page header: {e}"))?;
-                let (header, used) = read_page_header(&buf)?;
+                let (header, used) = header_at(file, pos, end)?;
                 let (Ok(compressed), Ok(uncompressed)) = (
                     u64::try_from(header.compressed),
                     u64::try_from(header.uncompressed),
@@ -110,6 +106,28 @@ pub(super) fn prescan(
     }
     Ok(())
 }
+
+/// The page header at `pos` of a chunk ending at `end`: read from a small window first (a
+/// header without statistics is a few dozen bytes), a wider one only when it does not fit,
+/// so the scan does not read the pages' data as well.
+fn header_at(file: &File, pos: u64, end: u64) -> Result<(PageHeader, usize), String> {
+    let mut window = FIRST_WINDOW;
+    loop {
+        let len = (end - pos).min(window);
+        let mut buf = vec![0u8; len as usize];
+        file.read_exact_at(&mut buf, pos)
+            .map_err(|e| format!("reading a page header: {e}"))?;
+        match read_page_header(&buf) {
+            Err(e) if e == ENDS_EARLY && len == window && window < MAX_HEADER => window *= 16,
+            done => return done,
+        }
+    }
+}
+
+/// Bytes read first for a page header.
+const FIRST_WINDOW: u64 = 4 << 10;
+/// The error of a header cut off by the end of what was read.
+const ENDS_EARLY: &str = "a page header ends early";
 
 /// Reads a Thrift compact `PageHeader` at the start of `buf`: the fields that size
 /// allocations, and how many bytes the header took.
@@ -155,7 +173,7 @@ struct Compact<'a> {
 
 impl Compact<'_> {
     fn byte(&mut self) -> Result<u8, String> {
-        let b = *self.buf.get(self.pos).ok_or("a page header ends early")?;
+        let b = *self.buf.get(self.pos).ok_or(ENDS_EARLY)?;
         self.pos += 1;
         Ok(b)
     }
@@ -180,7 +198,7 @@ impl Compact<'_> {
     fn skip(&mut self, n: u64) -> Result<(), String> {
         let n = usize::try_from(n).map_err(|_| "a length past the header")?;
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        self.pos = end.ok_or("a length past the header")?;
+        self.pos = end.ok_or(ENDS_EARLY)?;
         Ok(())
     }
 
@@ -243,7 +261,7 @@ impl Compact<'_> {
                         self.skip_value(elem, depth + 1)?;
                     }
                     if self.pos >= self.buf.len() {
-                        return Err("a page header ends early".into());
+                        return Err(ENDS_EARLY.into());
                     }
                 }
                 Ok(())
@@ -258,7 +276,7 @@ impl Compact<'_> {
                     self.skip_value(kv >> 4, depth + 1)?;
                     self.skip_value(kv & 0x0f, depth + 1)?;
                     if self.pos >= self.buf.len() {
-                        return Err("a page header ends early".into());
+                        return Err(ENDS_EARLY.into());
                     }
                 }
                 Ok(())
