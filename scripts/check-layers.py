@@ -15,6 +15,10 @@
 5. No crate of the workspace has a circle between files counted as the imports are written:
    an import through a folder's `mod.rs` is an edge to that `mod.rs` (which loads the whole
    folder), so a circle that only re-export resolution would hide is found too.
+6. The engine's parts (its top-level files and folders) stand on the floors of `FLOORS`, and
+   every import, counted as written (through a folder's face too), points to a lower floor:
+   none runs up, none goes sideways to another part of the same floor. A new part must be
+   given a floor here.
 
 Exits 1 and says what is wrong, with the files, on any violation.
 """
@@ -25,6 +29,24 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 ENGINE = os.path.join(ROOT, "engine", "src")
+
+# The engine's parts, from the ground up (ARCHITECTURE.md draws the same floors). Pure parts
+# stand below `memory` (the handle); feature folders that carry requests out on a handle
+# stand above it; the crate root re-exports them all.
+FLOORS = [
+    ["codec", "clock", "time", "invalid"],  # bytes, time, what a request got wrong
+    ["item", "error"],  # the memory item and the error type
+    ["decay"],  # decay models, the policy, the kinetic queue
+    ["store", "filter", "embedder", "error_code"],  # the database; filters; the model seam
+    ["vocabulary", "lexical"],  # requests and answers; the BM25 index
+    ["hooks", "catalog"],  # replaceable parts; the in-memory catalog
+    ["options"],  # how a store is opened
+    ["memory"],  # the handle
+    ["retrieve", "transfer", "forget"],  # recall; export and import; sweeps and erasure
+    ["context", "fuzzing"],  # contexts under a budget; fuzz entry points
+    ["agent", "remember"],  # tasks, feedback, subjects; remember, update, forget
+    ["conversation"],  # conversations
+]
 
 
 def rel(path):
@@ -270,6 +292,26 @@ def main():
     for cycle in find_cycles(files, edges):
         problems.append("module cycle: " + cycle)
 
+    # 6. Every import points down the engine's floors.
+    floor = {part: i for i, parts in enumerate(FLOORS) for part in parts}
+    written_files, written = file_edges(ENGINE)
+    for path in written_files:
+        if path == lib:
+            continue
+        mine = module_of(path)[0]
+        if mine not in floor:
+            problems.append(f"{rel(path)}: the part `{mine}` has no floor in FLOORS")
+            continue
+        for target in sorted(written[path]):
+            theirs = module_of(target)[0]
+            if theirs == mine:
+                continue
+            if floor.get(theirs, len(FLOORS)) >= floor[mine]:
+                problems.append(
+                    f"{rel(path)} imports {rel(target)}: `{theirs}` is not below `{mine}` "
+                    "(scripts/check-layers.py FLOORS)"
+                )
+
     if problems:
         print("engine layering check failed:", file=sys.stderr)
         for p in problems:
@@ -277,8 +319,8 @@ def main():
         return 1
     n_edges = sum(len(e) for e in edges.values())
     print(
-        f"engine layering: {len(files)} files, {n_edges} imports, no cycle, redb only in store/; "
-        "no file cycle in any crate"
+        f"engine layering: {len(files)} files, {n_edges} imports, no cycle, every import "
+        f"down {len(FLOORS)} floors, redb only in store/; no file cycle in any crate"
     )
     return 0
 

@@ -7,10 +7,10 @@
 use rustc_hash::FxHashMap;
 
 use crate::clock::Timestamp;
+use crate::decay::state::{Counts, Forgetting, GroupCounts, ScopeSweep};
+use crate::decay::ForgetPolicy;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
-use crate::forget::state::{Counts, Forgetting, GroupCounts, ScopeSweep};
-use crate::forget::ForgetPolicy;
 use crate::item::{Kind, MemoryId, MemoryItem, Scope};
 use crate::store::{CatalogRecord, Store};
 
@@ -161,7 +161,7 @@ impl Catalog {
         &mut self,
         now: Timestamp,
         scope: Option<&Scope>,
-    ) -> Vec<crate::forget::state::Move> {
+    ) -> Vec<crate::decay::state::Move> {
         let mut want = [None; 3];
         if let Some(scope) = scope {
             for (slot, name) in want.iter_mut().zip(scope.fields()) {

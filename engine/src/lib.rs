@@ -44,6 +44,7 @@ mod clock;
 mod codec;
 pub mod context;
 mod conversation;
+mod decay;
 mod embedder;
 mod error;
 mod error_code;
@@ -51,8 +52,10 @@ mod filter;
 pub mod forget;
 #[doc(hidden)]
 pub mod fuzzing;
+mod hooks;
 mod invalid;
 mod item;
+mod lexical;
 mod memory;
 mod options;
 mod remember;
@@ -60,6 +63,7 @@ pub mod retrieve;
 mod store;
 pub mod time;
 mod transfer;
+mod vocabulary;
 
 pub use remember::dedup;
 
@@ -91,7 +95,8 @@ pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_B
 pub use remember::Update;
 pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy, DEFAULT_K, MAX_K};
 pub use store::faults::{Fault, StorageFaults};
-pub use store::salvage::{salvage, SalvageReport};
+pub use store::salvage::SalvageReport;
+pub use transfer::salvage;
 pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
 
 #[cfg(test)]

@@ -8,11 +8,11 @@ use memloop_embed::DeviceChoice;
 use memloop_index::VectorEncoding;
 
 use crate::clock::Clock;
-use crate::context::{Extractive, Summarizer, TokenCounter};
-use crate::conversation::extractor::Extractor;
+use crate::decay::ForgetPolicy;
 use crate::embedder::TextEmbedder;
-use crate::forget::ForgetPolicy;
-use crate::retrieve::{QueryRefiner, Reranker, Rocchio, ScoreFusion};
+use crate::hooks::{
+    Extractive, Extractor, QueryRefiner, Reranker, Rocchio, ScoreFusion, Summarizer, TokenCounter,
+};
 use crate::store::faults::StorageFaults;
 
 /// [`Options::max_text_bytes`]'s default: 512 KiB.
@@ -97,7 +97,7 @@ pub struct Options {
 pub struct Hooks {
     /// Orders rerank and iterative candidates. Default: [`ScoreFusion`] (the BM25 and vector
     /// scores, each normalised over the candidates, weighted 0.7 / 0.3;
-    /// [`crate::retrieve::FusionReranker`] is reciprocal-rank fusion).
+    /// [`crate::hooks::FusionReranker`] is reciprocal-rank fusion).
     pub reranker: Arc<dyn Reranker>,
     /// Refines iterative queries. Default: [`Rocchio`] pseudo-relevance feedback.
     pub refiner: Arc<dyn QueryRefiner>,

@@ -6,7 +6,6 @@
 mod feedback;
 mod record_task;
 mod subjects;
-mod task;
 
+pub use crate::vocabulary::{Task, TaskIds};
 pub use subjects::SubjectEvent;
-pub use task::{Task, TaskIds};

@@ -1,10 +1,10 @@
 //! Tasks as memories (MaxMind): three precisions, outcomes kept, reflections on failure (SAGE).
 
-use super::task::{Task, TaskIds};
 use crate::error::Result;
 use crate::invalid::InvalidInput;
 use crate::item::{Kind, NewMemory, Outcome};
 use crate::memory::Memory;
+use crate::vocabulary::{Task, TaskIds};
 
 impl Memory {
     /// Records a finished task as a task memory at three precisions (made by the summarizer,

@@ -1,8 +1,8 @@
 //! Subjects: one memory per subject (a file path, a service), its summary merged from events.
 
 use crate::clock::Timestamp;
-use crate::context::extract;
 use crate::error::Result;
+use crate::hooks::extract;
 use crate::invalid::InvalidInput;
 use crate::item::{Kind, MemoryId, NewMemory, DEFAULT_NAMESPACE};
 use crate::memory::Memory;

@@ -1,14 +1,16 @@
 //! Contexts (Memory-Only and Memory-Doc) and documents stored with their structures.
 
-use super::request::{
-    ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
-};
-use super::{assemble, extract, extract_for, Candidate, Context, Precision};
+use super::{assemble, Candidate, Context, Precision};
 use crate::error::Result;
+use crate::hooks::{extract, extract_for};
 use crate::invalid::InvalidInput;
 use crate::item::{scope_covers, Kind, MemoryId, NewMemory, Scope};
+use crate::lexical::Analyzer;
 use crate::memory::Memory;
-use crate::retrieve::{Analyzer, Hit};
+use crate::retrieve::Hit;
+use crate::vocabulary::{
+    ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
+};
 
 impl Memory {
     /// Retrieves for `request.query` and assembles the hits into at most `request.budget`

@@ -10,18 +10,15 @@
 //! exceeds the budget.
 //!
 //! `build.rs` gathers the memories from the store (Memory-Only and Memory-Doc contexts,
-//! documents with their chunks and structures); `request.rs` holds what a caller asks for.
+//! documents with their chunks and structures). What a caller asks for is in `vocabulary/`;
+//! the summarizer and token counter hooks are in `hooks/`.
 
 mod build;
-mod request;
-mod summarize;
 
-pub use request::{
+pub use crate::hooks::{Extractive, Summarizer, Summary, TokenCounter};
+pub use crate::vocabulary::{
     ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
-pub use summarize::{Extractive, Summarizer, Summary};
-
-pub(crate) use summarize::{extract, extract_for};
 
 use crate::item::MemoryId;
 
@@ -68,12 +65,6 @@ impl Precision {
         let level = (self as i8 + steps).clamp(0, 2);
         [Precision::Brief, Precision::Concise, Precision::Original][level as usize]
     }
-}
-
-/// Counts tokens the way the model reading the context will.
-pub trait TokenCounter: Send + Sync {
-    /// Tokens in `text`.
-    fn count(&self, text: &str) -> usize;
 }
 
 /// The label of the best-ranked memories.

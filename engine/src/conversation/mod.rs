@@ -7,12 +7,10 @@
 //! time it was spoken, and its source `session/<session>` with the span `(n, n + 1)`: it is
 //! turn `n` of the session, numbered from 0 across every call for that session.
 
-pub(crate) mod extractor;
 mod summary;
-mod turn;
 
-pub use extractor::{Extracted, Extractor};
-pub use turn::Turn;
+pub use crate::hooks::{Extracted, Extractor};
+pub use crate::vocabulary::Turn;
 
 use serde::Serialize;
 

@@ -1,15 +1,11 @@
-//! Forgetting: decay models and policy, the kinetic queue that finds the least retained
-//! memory at any time, and the deadline indexes that fire tier changes; `sweep.rs` applies
-//! them to the store.
+//! Forgetting applied to a store: sweeps that demote and delete what decayed (`sweep.rs`)
+//! and the erasure of a scope (`erase.rs`). The decay models, the policy and the kinetic
+//! queue they use are pure parts in `decay/`.
 
 mod erase;
-pub mod kinetic;
-mod policy;
-pub(crate) mod state;
 mod sweep;
 
+pub use crate::decay::kinetic;
+pub use crate::decay::{DecayModel, ForgetPolicy, ForgetReason};
 pub use erase::ScopeErasure;
-pub(crate) use policy::DecayFields;
-pub use policy::{DecayModel, ForgetPolicy};
-pub use state::ForgetReason;
 pub use sweep::{DecayReport, ForgetEvent, SweepReport};

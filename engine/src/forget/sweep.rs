@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Timestamp;
+use crate::decay::ForgetReason;
 use crate::error::Result;
-use crate::forget::ForgetReason;
 use crate::item::{Kind, MemoryId, Tier};
 use crate::memory::{Inner, Memory};
 
@@ -148,11 +148,11 @@ impl Memory {
             id,
             value: p.retention(&item, now),
             tier: item.tier,
-            strength_s: p.strength_ms(&crate::forget::DecayFields::of(&item)) / 1000.0,
+            strength_s: p.strength_ms(&crate::decay::DecayFields::of(&item)) / 1000.0,
             anchor: item.decay_anchor,
             reinforced: item.reinforced,
             pinned: item.pinned,
-            demote_at: future(p.leaves_working(&crate::forget::DecayFields::of(&item))),
+            demote_at: future(p.leaves_working(&crate::decay::DecayFields::of(&item))),
             forget_at: p.crossing(&item, p.forget_threshold),
             valid_until: item.valid_until,
         })

@@ -70,7 +70,7 @@ pub(crate) struct Inner {
     /// checkpoint).
     pub(crate) accessed: Mutex<FxHashMap<MemoryId, Touch>>,
     /// The BM25 index over memory text, built on first use.
-    pub(crate) lexical: RwLock<Option<crate::retrieve::LexicalIndex>>,
+    pub(crate) lexical: RwLock<Option<crate::lexical::LexicalIndex>>,
     /// Serialises subject observations (read, merge, embed, write).
     pub(crate) observing: Mutex<()>,
     /// Sequence number the index file on disk covers.

@@ -4,11 +4,12 @@
 use memloop_index::UnitVector;
 use rustc_hash::FxHashMap;
 
-use super::{Explanation, Hit, Query, RefineInput, Refinement, MAX_K};
 use crate::error::Result;
+use crate::hooks::{RefineInput, Refinement};
 use crate::invalid::InvalidInput;
 use crate::item::{MemoryId, MemoryItem};
 use crate::memory::Memory;
+use crate::vocabulary::{Explanation, Hit, Query, MAX_K};
 
 impl Memory {
     /// The `query.k` best of the hybrid candidates (`candidates` from each index, at least k)

@@ -5,13 +5,13 @@
 
 use memloop_index::UnitVector;
 
-use super::query::check_k;
 use super::time_cues::TimeCues;
-use super::{Hit, Query, Strategy, MAX_K};
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::item::{MemoryId, MemoryItem};
 use crate::memory::Memory;
+use crate::vocabulary::check_k;
+use crate::vocabulary::{Hit, Query, Strategy, MAX_K};
 
 impl Memory {
     /// The memory `id`, if it exists.

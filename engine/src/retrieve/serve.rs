@@ -2,12 +2,13 @@
 //! then touched (access time, reinforcement). Also the lexical index slot the hybrid search
 //! reads.
 
-use super::{FeedbackState, Hit, LexicalIndex};
 use crate::clock::Timestamp;
 use crate::error::Result;
 use crate::item::MemoryId;
+use crate::lexical::LexicalIndex;
 use crate::memory::{Inner, Touch};
 use crate::store::FEEDBACK;
+use crate::vocabulary::{FeedbackState, Hit};
 
 impl Inner {
     /// Final hits leave: explained (tier as found), then touched and reinforced.

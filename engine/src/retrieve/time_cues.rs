@@ -3,11 +3,10 @@
 //! and whether it asks *when*. A memory valid (for a turn: spoken) in the window, or, for a
 //! question asking when, a memory that says when, is boosted; the boost is explained.
 
-use serde::Serialize;
-
 use crate::clock::Timestamp;
 use crate::item::MemoryItem;
 use crate::time::{civil_from_days, days_from_civil};
+use crate::vocabulary::TimeMatch;
 
 /// Score boost of a memory valid in the window the query names (a fraction of its score).
 pub(crate) const WINDOW_BOOST: f32 = 0.5;
@@ -30,15 +29,6 @@ const MONTHS: [&str; 12] = [
     "november",
     "december",
 ];
-
-/// Why a hit's score was raised for time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TimeMatch {
-    /// What matched: the query's window ("May 2023: 2023-05-01 to 2023-06-01") or "asks when".
-    pub cue: String,
-    /// The fraction the score was raised by.
-    pub boost: f32,
-}
 
 /// The time cues of one query.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -2,11 +2,11 @@
 
 use memloop_index::UnitVector;
 
-use super::{Explanation, Hit};
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::item::MemoryId;
 use crate::memory::Memory;
+use crate::vocabulary::{Explanation, Hit};
 
 /// Extra candidates searched while the catalog loads, to make up for superseded versions
 /// dropped after the search.

@@ -9,7 +9,7 @@
 //! fields) and version 2 records (without scope and validity) are still read.
 
 use crate::clock::Timestamp;
-use crate::forget::DecayFields;
+use crate::decay::DecayFields;
 use crate::item::{Kind, MemoryItem, Tier};
 
 const VERSION: u8 = 3;

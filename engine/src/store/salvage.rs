@@ -1,4 +1,5 @@
-//! Salvage: every readable memory of a damaged database, written as an export file.
+//! Salvage: every readable memory of a damaged database, handed on one at a time (the export
+//! file they go into is written by `transfer/salvage.rs`).
 //!
 //! Opens `store.redb` read-only (no lock, no write, no model), walks the items table one entry
 //! at a time and keeps each item that decodes and has a vector of the store's dimension. An
@@ -10,10 +11,9 @@ use std::path::Path;
 use redb::{ReadOnlyDatabase, ReadableDatabase, ReadableTable};
 
 use super::db;
-use super::{decode_vector, write_atomic, ITEMS, META, VECTORS};
+use super::{decode_vector, ITEMS, META, VECTORS};
 use crate::error::{Error, Result};
 use crate::item::MemoryItem;
-use crate::transfer::ExportWriter;
 
 /// What [`crate::salvage`] recovered.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -26,13 +26,16 @@ pub struct SalvageReport {
     pub problems: Vec<String>,
 }
 
-/// Writes every readable memory of the store in `dir` to the export file `out` (importable
-/// into a new store with `import`).
+/// Hands every readable memory of the store in `dir` to `keep` (the store's model name, the
+/// vectors' dimension, the item's and the vector's stored bytes), in id order, and returns
+/// what was kept and skipped with the store's model name.
 ///
 /// # Errors
-/// [`Error::Corrupt`] when the database cannot be opened at all; [`Error::Io`] when `out`
-/// cannot be written.
-pub fn salvage(dir: &Path, out: &Path) -> Result<SalvageReport> {
+/// [`Error::Corrupt`] when the database cannot be opened at all.
+pub(crate) fn read_salvageable(
+    dir: &Path,
+    mut keep: impl FnMut(&str, usize, &[u8], &[u8]),
+) -> Result<(SalvageReport, String)> {
     let path = dir.join("store.redb");
     let corrupt = |detail: String| Error::Corrupt {
         path: path.clone(),
@@ -63,7 +66,6 @@ pub fn salvage(dir: &Path, out: &Path) -> Result<SalvageReport> {
         }
     };
     let mut dim = None;
-    let mut writer: Option<ExportWriter> = None;
     let mut entries = items.iter().map_err(db)?;
     loop {
         let next = catch_unwind(AssertUnwindSafe(|| entries.next()));
@@ -103,14 +105,8 @@ pub fn salvage(dir: &Path, out: &Path) -> Result<SalvageReport> {
             continue;
         };
         dim = Some(v.len());
-        writer
-            .get_or_insert_with(|| ExportWriter::new(&model, v.len(), 1024))
-            .record(&item.encode(), &bytes);
+        keep(&model, v.len(), &item.encode(), &bytes);
         report.saved += 1;
     }
-    let file = writer
-        .unwrap_or_else(|| ExportWriter::new(&model, dim.unwrap_or(0), 0))
-        .finish();
-    write_atomic(out, &file, None)?;
-    Ok(report)
+    Ok((report, model))
 }

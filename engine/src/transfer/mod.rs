@@ -4,11 +4,13 @@ mod columnar;
 mod export;
 mod format;
 mod import;
+mod salvage;
 
 pub(crate) use columnar::read_stream as read_columnar;
 pub use columnar::{ChangeExport, ColumnarFormat};
 
-pub(crate) use format::{parse, ExportWriter};
+pub(crate) use format::parse;
+pub use salvage::salvage;
 
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]

@@ -10,7 +10,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::text::Analyzer;
+use super::analyzer::Analyzer;
 use crate::item::MemoryId;
 
 const K1: f32 = 1.2;

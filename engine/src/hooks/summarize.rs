@@ -1,7 +1,7 @@
 //! Lower precisions of a text: the [`Summarizer`] hook and its extractive default.
 
-use crate::agent::Task;
 use crate::error::Result;
+use crate::vocabulary::Task;
 
 /// A text at the two lower precisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,7 +120,7 @@ pub(crate) fn extract(text: &str) -> Summary {
 pub(crate) fn extract_for(
     text: &str,
     query_terms: &[String],
-    analyzer: &crate::retrieve::Analyzer,
+    analyzer: &crate::lexical::Analyzer,
     lead: Option<&str>,
 ) -> Summary {
     let text = text.trim();
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn the_sentence_holding_the_querys_terms_survives_a_downgrade() {
-        let analyzer = crate::retrieve::Analyzer::default();
+        let analyzer = crate::lexical::Analyzer::default();
         let terms = |q: &str| {
             let mut t = analyzer.terms(q);
             t.sort_unstable();

@@ -1,8 +1,8 @@
 //! Decay models and the forgetting policy: how a memory's retention falls, when it crosses
 //! the tier thresholds (closed form), and how reinforcement restarts it.
 
+use super::kinetic::Line;
 use crate::clock::Timestamp;
-use crate::forget::kinetic::Line;
 use crate::item::{Kind, MemoryItem, Tier};
 
 /// The fields of a memory that decay depends on (kept in the catalog for every memory).

@@ -1,9 +1,9 @@
 //! The [`Extractor`] hook: turns of a conversation in, facts and triples out (an LLM behind
 //! it, or nothing: by default no extractor runs).
 
-use super::turn::Turn;
 use crate::error::Result;
 use crate::item::NewMemory;
+use crate::vocabulary::Turn;
 
 /// A memory drawn from one turn of a conversation.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,8 +2,8 @@
 //! their defaults ([`ScoreFusion`], [`Rocchio`]) and reciprocal-rank fusion
 //! ([`FusionReranker`]) as an alternative.
 
-use super::query::Hit;
 use crate::error::Result;
+use crate::vocabulary::Hit;
 
 /// Orders candidates: one score per candidate, higher is better.
 ///
@@ -175,7 +175,7 @@ impl QueryRefiner for Rocchio {
 mod tests {
     use super::*;
     use crate::item::NewMemory;
-    use crate::retrieve::Explanation;
+    use crate::vocabulary::Explanation;
 
     /// A candidate with its vector (cosine, rank) and lexical (BM25, rank) signals.
     fn hit(id: u64, vector: Option<(f32, usize)>, lexical: Option<(f32, usize)>) -> Hit {

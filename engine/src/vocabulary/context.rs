@@ -1,7 +1,7 @@
 //! What a caller asks a context or a document for, and what a stored document became.
 
+use super::recall::{Query, Strategy};
 use crate::item::MemoryId;
-use crate::retrieve::{Query, Strategy};
 
 /// What a context is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -29,10 +29,17 @@ pub struct ContextRequest {
 }
 
 impl ContextRequest {
-    /// The best 8 memories for `query` in at most `budget` tokens, single-step.
+    /// How many memories a context considers when a request does not say: the one default
+    /// every door uses.
+    pub const DEFAULT_K: usize = 8;
+    /// The token budget of a context when a request does not say (the MCP tool's default).
+    pub const DEFAULT_BUDGET: usize = 500;
+
+    /// The best [`ContextRequest::DEFAULT_K`] memories for `query` in at most `budget`
+    /// tokens, single-step.
     pub fn new(query: impl Into<String>, budget: usize) -> Self {
         ContextRequest {
-            query: Query::new(query).k(8),
+            query: Query::new(query).k(Self::DEFAULT_K),
             budget,
             strategy: Strategy::Single,
             key_share: 1.0 / 3.0,

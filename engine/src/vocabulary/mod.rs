@@ -1,0 +1,17 @@
+//! The requests and answers every door speaks, as plain values: what a recall asks for and
+//! returns (`recall.rs`), what a context is asked for (`context.rs`), a task an agent records
+//! (`task.rs`) and a conversation's turn (`turn.rs`). Each request checks itself; carrying it
+//! out on a store is the feature folders' job, above the handle.
+
+mod context;
+mod recall;
+mod task;
+mod turn;
+
+pub use context::{
+    ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
+};
+pub(crate) use recall::check_k;
+pub use recall::{Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K};
+pub use task::{Task, TaskIds};
+pub use turn::Turn;

@@ -1,0 +1,235 @@
+//! What a recall asks for ([`Query`]) and what it returns ([`Hit`]): value types shared by the
+//! memory façade, the retrieval strategies and the bindings.
+
+use crate::error::Result;
+use crate::filter::MemoryFilter;
+use crate::invalid::InvalidInput;
+use crate::item::{Kind, MemoryItem, Tier};
+use crate::store::Store;
+
+/// The most hits one recall returns.
+pub const MAX_K: usize = 10_000;
+
+/// How many hits a recall returns when a request does not say: the one default every door
+/// uses.
+pub const DEFAULT_K: usize = 5;
+
+/// A recall request: query text, how many hits, and a filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// The query text.
+    pub text: String,
+    /// Hits wanted (default [`DEFAULT_K`]).
+    pub k: usize,
+    /// Which memories may be returned.
+    pub filter: MemoryFilter,
+    /// Search beam; `None` uses [`crate::Options::recall_ef`].
+    pub ef: Option<usize>,
+}
+
+impl Query {
+    /// Top [`DEFAULT_K`] current memories for `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Query {
+            text: text.into(),
+            k: DEFAULT_K,
+            filter: MemoryFilter::default(),
+            ef: None,
+        }
+    }
+    /// Sets the number of hits.
+    pub fn k(mut self, k: usize) -> Self {
+        self.k = k;
+        self
+    }
+    /// Sets the whole filter.
+    pub fn filter(mut self, filter: MemoryFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+    /// Only this namespace.
+    pub fn namespace(mut self, ns: impl Into<String>) -> Self {
+        self.filter.namespace = Some(ns.into());
+        self
+    }
+    /// Also this kind.
+    pub fn kind(mut self, kind: Kind) -> Self {
+        self.filter.kinds.push(kind);
+        self
+    }
+    /// Also requires this tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.filter.tags.push(tag.into());
+        self
+    }
+
+    /// Checks the request once, where it enters: text that says something, `k` in
+    /// 1..=[`MAX_K`].
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.text.trim().is_empty() {
+            return Err(InvalidInput::EmptyQuery.into());
+        }
+        check_k(self.k)
+    }
+}
+
+/// Checks a number of hits: 1..=[`MAX_K`].
+pub(crate) fn check_k(k: usize) -> Result<()> {
+    if k == 0 || k > MAX_K {
+        return Err(InvalidInput::K { k, max: MAX_K }.into());
+    }
+    Ok(())
+}
+
+/// One recalled memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The memory.
+    pub item: MemoryItem,
+    /// Cosine similarity to the query.
+    pub score: f32,
+    /// Position in the result, from 0.
+    pub rank: usize,
+    /// Why it surfaced.
+    pub explain: Explanation,
+}
+
+/// A hit serialises flat, as the CLI and the C and Python bindings show it: `id`, `score`,
+/// `rank`, `kind`, `namespace`, `tier`, `text`, `explain`, and the whole `item`.
+impl serde::Serialize for Hit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut h = s.serialize_struct("Hit", 9)?;
+        h.serialize_field("id", &self.item.id)?;
+        h.serialize_field("score", &self.score)?;
+        h.serialize_field("rank", &self.rank)?;
+        h.serialize_field("kind", &self.item.kind)?;
+        h.serialize_field("namespace", &self.item.namespace)?;
+        h.serialize_field("tier", &self.item.tier)?;
+        h.serialize_field("text", &self.item.text)?;
+        h.serialize_field("explain", &self.explain)?;
+        h.serialize_field("item", &self.item)?;
+        h.end()
+    }
+}
+
+/// How a query becomes hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// The top K by vector similarity.
+    #[default]
+    Single,
+    /// The top K by BM25 over the memories' text (the query is not embedded).
+    Lexical,
+    /// `candidates` from the vector index and as many from the lexical index, reranked.
+    Rerank {
+        /// Candidates taken from each index (at least K).
+        candidates: usize,
+    },
+    /// `rounds` rounds of `per_round` results, the query refined after each, then reranked.
+    Iterative {
+        /// Refinement rounds.
+        rounds: usize,
+        /// Results per round (fed to the refiner).
+        per_round: usize,
+    },
+}
+
+impl Strategy {
+    /// Candidates taken from each index by [`Strategy::RERANK`] and by the final stage of an
+    /// iterative retrieval.
+    pub const DEFAULT_CANDIDATES: usize = 50;
+    /// Rerank with [`Strategy::DEFAULT_CANDIDATES`] from each index.
+    pub const RERANK: Strategy = Strategy::Rerank {
+        candidates: Strategy::DEFAULT_CANDIDATES,
+    };
+    /// Iterative with 2 rounds of 5 results.
+    pub const ITERATIVE: Strategy = Strategy::Iterative {
+        rounds: 2,
+        per_round: 5,
+    };
+
+    /// Parses `single`, `lexical`, `rerank` or `iterative` (with the defaults above).
+    pub fn parse(name: &str) -> Option<Strategy> {
+        match name {
+            "single" => Some(Strategy::Single),
+            "lexical" => Some(Strategy::Lexical),
+            "rerank" => Some(Strategy::RERANK),
+            "iterative" => Some(Strategy::ITERATIVE),
+            _ => None,
+        }
+    }
+
+    /// Checks the strategy's own numbers (an iterative round returns at most [`MAX_K`]).
+    pub(crate) fn check(&self) -> Result<()> {
+        match *self {
+            Strategy::Iterative { per_round, .. } => check_k(per_round.max(1)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The name [`Strategy::parse`] reads.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::Single => "single",
+            Strategy::Lexical => "lexical",
+            Strategy::Rerank { .. } => "rerank",
+            Strategy::Iterative { .. } => "iterative",
+        }
+    }
+}
+
+/// Why a memory surfaced: every signal that went into its score.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Explanation {
+    /// Cosine similarity to the (final) query vector.
+    pub vector: Option<f32>,
+    /// Position in the vector ranking, from 0 (absent: not among the vector candidates).
+    pub vector_rank: Option<usize>,
+    /// BM25 score against the query text.
+    pub lexical: Option<f32>,
+    /// Position in the lexical ranking, from 0 (absent: not among the lexical candidates).
+    pub lexical_rank: Option<usize>,
+    /// The reranker's score (absent for single-step recall).
+    pub fused: Option<f32>,
+    /// The memory's importance.
+    pub importance: f32,
+    /// Its tier.
+    pub tier: Tier,
+    /// Its retention now (1 when forgetting is off or it is pinned).
+    pub retention: f64,
+    /// Feedback received so far.
+    pub feedback: Option<FeedbackState>,
+    /// The boost for time: the query names a time it was valid (spoken) in, or asks when and
+    /// it says when.
+    pub time: Option<TimeMatch>,
+}
+
+/// The feedback a memory received (see [`crate::Memory::feedback`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FeedbackState {
+    /// Number of feedbacks.
+    pub count: u32,
+    /// Sum of their levels (mean = sum / count).
+    pub sum: u32,
+    /// The latest level, 1..=5.
+    pub last: u8,
+    /// Steps the memory is served above (+) or below (−) the precision its rank gives, −2..=2.
+    pub precision_shift: i8,
+}
+
+impl FeedbackState {
+    /// Decodes a stored feedback record.
+    pub(crate) fn decode(store: &Store, bytes: &[u8]) -> Result<FeedbackState> {
+        serde_json::from_slice(bytes).map_err(|e| store.corrupt(format!("feedback record: {e}")))
+    }
+}
+
+/// Why a hit's score was raised for time.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TimeMatch {
+    /// What matched: the query's window ("May 2023: 2023-05-01 to 2023-06-01") or "asks when".
+    pub cue: String,
+    /// The fraction the score was raised by.
+    pub boost: f32,
+}
