@@ -21,7 +21,7 @@ pub struct ContextArgs {
     #[arg(long)]
     budget: usize,
     /// Memories retrieved before assembly.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = ContextRequest::DEFAULT_K)]
     k: usize,
     /// Retrieval strategy: single, lexical, rerank, iterative.
     #[arg(long, default_value = "single", value_parser = parse_strategy)]

@@ -7,12 +7,12 @@ use serde::Deserialize;
 
 use crate::status::{Failure, Outcome};
 
-fn five() -> usize {
-    5
+fn recall_k() -> usize {
+    memloop::DEFAULT_K
 }
 
-fn eight() -> usize {
-    8
+fn context_k() -> usize {
+    ContextRequest::DEFAULT_K
 }
 
 /// `memloop_remember_conversation`'s request.
@@ -32,7 +32,7 @@ pub(crate) struct ConversationRequest {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RecallRequest {
     query: String,
-    #[serde(default = "five")]
+    #[serde(default = "recall_k")]
     k: usize,
     #[serde(default)]
     namespace: Option<String>,
@@ -90,7 +90,7 @@ impl RecallRequest {
 pub(crate) struct ContextJson {
     query: String,
     budget: usize,
-    #[serde(default = "eight")]
+    #[serde(default = "context_k")]
     k: usize,
     #[serde(default)]
     namespace: Option<String>,

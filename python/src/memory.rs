@@ -361,7 +361,8 @@ impl Memory {
         as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Context> {
         let budget: usize = int(budget, "budget", "0..2^64")?;
-        let k = args::optional_int::<usize>(k, "k", &k_range())?.unwrap_or(8);
+        let k = args::optional_int::<usize>(k, "k", &k_range())?
+            .unwrap_or(memloop::ContextRequest::DEFAULT_K);
         let mut request = memloop::ContextRequest::new(text(query, "query")?, budget);
         request.query = request.query.k(k).filter(MemoryFilter {
             as_of: optional_millis(as_of, "as_of")?,

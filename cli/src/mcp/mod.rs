@@ -5,6 +5,7 @@
 
 mod handler;
 mod stdio;
+pub mod tool_args;
 pub mod tools;
 
 use std::path::PathBuf;

@@ -1,0 +1,320 @@
+//! Each MCP tool's arguments, with the JSON schema a model reads (schemars, from the doc
+//! comments). The CLI's forwarded commands send the same fields.
+
+use memloop::Scope;
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+
+/// `remember`: store one memory.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RememberArgs {
+    /// The memory in full: a fact, an observation, a decision, a chunk of a document.
+    pub text: String,
+    /// What it is: chunk, fact, triple, summary, task, reflection, subject or document
+    /// (default chunk; a fact or triple that says something new about the same thing replaces
+    /// the old version, which is kept as history).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// A shorter version (one or two sentences) served when the context is tight.
+    #[serde(default)]
+    pub concise: Option<String>,
+    /// The shortest version (a few words) served when the context is tighter still.
+    #[serde(default)]
+    pub brief: Option<String>,
+    /// Labels to filter by later.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// A separate space of memories (a user, a project); default "default".
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// How much it matters, 0 to 1 (default 0.5); important memories are forgotten later.
+    #[serde(default)]
+    pub importance: Option<f32>,
+    /// For a triple: the subject entity (give head, relation and tail together).
+    #[serde(default)]
+    pub head: Option<String>,
+    /// For a triple: the relation.
+    #[serde(default)]
+    pub relation: Option<String>,
+    /// For a triple: the object entity.
+    #[serde(default)]
+    pub tail: Option<String>,
+    /// Whose memory it is: a user (one app serves many; memories of one user never reach
+    /// another's recall or context).
+    #[serde(default)]
+    pub user: Option<String>,
+    /// The agent it belongs to.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The session (conversation, run) it belongs to.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// When what it says became true: RFC 3339 (2024-05-01T00:00:00Z) or Unix seconds;
+    /// default now.
+    #[serde(default)]
+    pub valid_from: Option<String>,
+    /// When it stopped being true, if it did: RFC 3339 or Unix seconds.
+    #[serde(default)]
+    pub valid_until: Option<String>,
+}
+
+/// `update`: a new version of a memory, or new metadata for it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateArgs {
+    /// The memory to change (its current version).
+    pub id: u64,
+    /// The new text: a new version is made and the old one kept as history, its validity
+    /// closed where the new one's begins.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// A new shorter version.
+    #[serde(default)]
+    pub concise: Option<String>,
+    /// A new shortest version.
+    #[serde(default)]
+    pub brief: Option<String>,
+    /// Replaces the tags.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// New importance, 0 to 1.
+    #[serde(default)]
+    pub importance: Option<f32>,
+    /// Pin (never forget) or unpin.
+    #[serde(default)]
+    pub pinned: Option<bool>,
+    /// When the new text became true (RFC 3339 or Unix seconds; default now): where the old
+    /// version's validity ends.
+    #[serde(default)]
+    pub valid_from: Option<String>,
+    /// When it stopped being true, if it did.
+    #[serde(default)]
+    pub valid_until: Option<String>,
+    /// Act as this user: a memory of another user is not found.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Act as this agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Act within this session.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+/// `recall`: the memories most related to a query.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallArgs {
+    /// What to look for, in natural language.
+    pub query: String,
+    /// How many memories to return (default 5, at most 10000).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Also superseded versions (the history of facts that changed), not only the current ones.
+    #[serde(default)]
+    pub history: bool,
+    /// single (vector similarity), lexical (keywords, BM25), rerank (vector and keyword
+    /// candidates, fused) or iterative
+    /// (the query refined over rounds); default single.
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// Only this namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Only these kinds (any of them).
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// Only memories with every one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Say why each memory surfaced (vector and keyword scores, retention, feedback).
+    #[serde(default)]
+    pub explain: bool,
+    /// Only this user's memories.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Only this agent's memories.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only this session's memories.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// What was true at this time (RFC 3339 or Unix seconds), older versions of facts
+    /// included; default: the current versions.
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+/// `context`: relevant memories assembled into text under a token budget.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextArgs {
+    /// What the context is for, in natural language.
+    pub query: String,
+    /// The most tokens the context may take (default 500).
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// single, lexical, rerank or iterative (default single).
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// How many memories to consider (default 8).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// memories (the memories themselves, default) or documents (the documents they come
+    /// from).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Only this namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Only this user's memories.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Only this agent's memories.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only this session's memories.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// What was true at this time (RFC 3339 or Unix seconds), older versions of facts
+    /// included; default: the current versions.
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+/// `forget`: one memory by id, or everything of a user, agent or session.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetArgs {
+    /// The memory to forget; or leave it out and name a scope to erase all of it.
+    #[serde(default)]
+    pub id: Option<u64>,
+    /// Erase everything of this user, from every file of the store.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Erase everything of this agent (with `user`: of that user's agent only).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Erase everything of this session.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+/// `remember_conversation`: turns of a chat, each kept with its speaker and time.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationArgs {
+    /// The conversation (session) the turns belong to; later calls with the same session
+    /// continue it.
+    pub session: String,
+    /// The turns, in the order they were spoken.
+    pub turns: Vec<TurnArgs>,
+    /// The user the conversation belongs to.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// The agent it belongs to.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// One turn of a conversation.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TurnArgs {
+    /// Who spoke.
+    pub speaker: String,
+    /// What they said.
+    pub text: String,
+    /// When: RFC 3339 (2023-05-08T13:56:00Z) or Unix seconds.
+    pub time: String,
+}
+
+/// `feedback`: how much a memory helped.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackArgs {
+    /// The memory's id (from recall or context).
+    pub id: u64,
+    /// 1 harmful, 2 useless, 3 somewhat useful, 4 useful, 5 decisive.
+    pub level: u8,
+    /// Act as this user: a memory of another user is not found (nor read, rated or
+    /// forgotten).
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Act as this agent: a memory of another agent is not found.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Act within this session: a memory of another session is not found.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+/// `record_task`: a finished task, kept so later work can learn from it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordTaskArgs {
+    /// What was asked.
+    pub request: String,
+    /// What was done, in order.
+    #[serde(default)]
+    pub steps: Vec<String>,
+    /// success or failure.
+    pub outcome: String,
+    /// For a failure: what to do differently next time.
+    #[serde(default)]
+    pub reflection: Option<String>,
+    /// Namespace (default "default").
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Labels.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// `observe`: an event about a subject (a file, a service), merged into its one memory.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveArgs {
+    /// The subject: a file path, a service name.
+    pub subject: String,
+    /// created, modified, executed or deleted.
+    pub event: String,
+    /// What it is now (its content, or a command's output).
+    #[serde(default)]
+    pub content: Option<String>,
+}
+
+/// `get`, `forget`, `explain_decay`: one memory by id.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdArgs {
+    /// The memory's id.
+    pub id: u64,
+    /// Act as this user: a memory of another user is not found (nor read, rated or
+    /// forgotten).
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Act as this agent: a memory of another agent is not found.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Act within this session: a memory of another session is not found.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+impl IdArgs {
+    /// The scope the caller acts in.
+    pub(crate) fn scope(&self) -> Scope {
+        Scope {
+            user: self.user.clone(),
+            agent: self.agent.clone(),
+            session: self.session.clone(),
+        }
+    }
+}
+
+/// `stats`: no arguments.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
