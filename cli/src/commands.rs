@@ -212,8 +212,7 @@ pub struct RecallArgs {
 
 /// Parses a strategy name.
 pub fn parse_strategy(s: &str) -> Result<Strategy, String> {
-    Strategy::parse(s)
-        .ok_or_else(|| format!("unknown strategy {s:?} (single, lexical, rerank, iterative)"))
+    Strategy::named(s).map_err(|e| e.to_string())
 }
 
 pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {

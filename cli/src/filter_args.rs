@@ -10,10 +10,7 @@ use crate::time_arg::{optional_time, parse_time_checked};
 
 /// A kind named on the command line.
 pub(crate) fn parse_kind(s: &str) -> Result<Kind, String> {
-    Kind::parse(s).ok_or_else(|| {
-        let all: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-        format!("unknown kind `{s}` (one of: {})", all.join(", "))
-    })
+    Kind::named(s).map_err(|e| e.to_string())
 }
 
 /// Which memories a command reaches.

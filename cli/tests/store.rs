@@ -186,7 +186,7 @@ fn errors_are_clear_and_exit_non_zero() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path();
     let r = memloop_in(s, &["remember", "x", "--kind", "poem"], "");
-    assert!(!r.ok && r.err.contains("unknown kind `poem`"));
+    assert!(!r.ok && r.err.contains("unknown kind \"poem\""));
     let r = memloop_in(s, &["remember", "  "], "");
     assert!(!r.ok && r.err.contains("text is empty"), "{}", r.err);
     let r = memloop_in(s, &["remember", "x", "--importance", "3"], "");

@@ -154,6 +154,22 @@ pub enum InvalidInput {
         /// What is wrong with its value.
         reason: String,
     },
+    /// A strategy name that is none of the strategies.
+    #[error("unknown strategy {0:?} (single, lexical, rerank, iterative)")]
+    UnknownStrategy(String),
+    /// A kind name that is none of the kinds.
+    #[error("unknown kind {0:?}, not one of chunk, triple, fact, summary, task, reflection, subject, document, turn")]
+    UnknownKind(String),
+    /// A time that is neither RFC 3339 nor Unix seconds.
+    #[error(
+        "{field}: `{text}` is neither Unix seconds nor an RFC 3339 time like 2026-11-22T10:00:00Z"
+    )]
+    Time {
+        /// The field.
+        field: &'static str,
+        /// What was given.
+        text: String,
+    },
     /// A hook the caller installed (a C or Python callback) failed.
     #[error("{0}")]
     Hook(String),

@@ -98,6 +98,7 @@ pub use store::faults::{Fault, StorageFaults};
 pub use store::salvage::SalvageReport;
 pub use transfer::salvage;
 pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
+pub use vocabulary::{RecallRequest, When};
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@ use memloop::{MemoryFilter, NewMemory, SubjectEvent};
 
 use crate::handle::{memloop_t, store};
 use crate::raw;
-use crate::requests::{ContextJson, ConversationRequest, RecallRequest, TaskJson};
+use crate::requests::{ContextJson, ConversationRequest, TaskJson};
 use crate::status::{guard, Failure, Outcome};
 
 /// The shape of the entry points with a result: the store behind `handle`, the out-pointer
@@ -274,8 +274,8 @@ pub unsafe extern "C" fn memloop_recall(
             query_json,
             "query_json",
             out_json,
-            |m, r: RecallRequest| {
-                let (query, strategy) = r.into_query("query_json")?;
+            |m, r: memloop::RecallRequest| {
+                let (query, strategy) = r.into_query()?;
                 Ok(m.retrieve(&query, strategy)?)
             },
         )

@@ -1,15 +1,11 @@
 //! The JSON requests the entry points accept. Unknown fields and wrong types are errors.
 
 use memloop::{
-    ContextMode, ContextRequest, Kind, MemoryFilter, Outcome as TaskOutcome, Query, Strategy, Task,
+    ContextMode, ContextRequest, Kind, MemoryFilter, Outcome as TaskOutcome, Strategy, Task,
 };
 use serde::Deserialize;
 
 use crate::status::{Failure, Outcome};
-
-fn recall_k() -> usize {
-    memloop::DEFAULT_K
-}
 
 fn context_k() -> usize {
     ContextRequest::DEFAULT_K
@@ -27,60 +23,10 @@ pub(crate) struct ConversationRequest {
     pub(crate) agent: Option<String>,
 }
 
-/// `memloop_recall`'s query.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RecallRequest {
-    query: String,
-    #[serde(default = "recall_k")]
-    k: usize,
-    #[serde(default)]
-    namespace: Option<String>,
-    #[serde(default)]
-    kinds: Vec<Kind>,
-    #[serde(default)]
-    tags: Vec<String>,
-    #[serde(default)]
-    strategy: Option<String>,
-    #[serde(default)]
-    include_superseded: bool,
-    #[serde(default)]
-    user: Option<String>,
-    #[serde(default)]
-    agent: Option<String>,
-    #[serde(default)]
-    session: Option<String>,
-    #[serde(default)]
-    as_of: Option<i64>,
-}
-
 fn strategy(name: Option<&str>, arg: &str) -> Outcome<Strategy> {
     match name {
         None => Ok(Strategy::Single),
-        Some(s) => Strategy::parse(s).ok_or_else(|| {
-            Failure::invalid(format!(
-                "{arg}: unknown strategy {s:?} (single, lexical, rerank, iterative)"
-            ))
-        }),
-    }
-}
-
-impl RecallRequest {
-    /// The engine's query and strategy.
-    pub fn into_query(self, arg: &str) -> Outcome<(Query, Strategy)> {
-        let strategy = strategy(self.strategy.as_deref(), arg)?;
-        let filter = MemoryFilter {
-            namespace: self.namespace,
-            kinds: self.kinds,
-            tags: self.tags,
-            include_superseded: self.include_superseded,
-            user: self.user,
-            agent: self.agent,
-            session: self.session,
-            as_of: self.as_of,
-            ..Default::default()
-        };
-        Ok((Query::new(self.query).k(self.k).filter(filter), strategy))
+        Some(s) => Strategy::named(s).map_err(|e| Failure::invalid(format!("{arg}: {e}"))),
     }
 }
 

@@ -108,22 +108,12 @@ pub(crate) fn optional_texts(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyRe
 
 /// A memory kind by name.
 pub(crate) fn kind(name: &str) -> PyResult<Kind> {
-    Kind::parse(name).ok_or_else(|| {
-        let all: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-        invalid(format!(
-            "unknown kind {name:?}, expected one of {}",
-            all.join(", ")
-        ))
-    })
+    Kind::named(name).map_err(|e| invalid(e.to_string()))
 }
 
 /// A retrieval strategy by name.
 pub(crate) fn strategy(name: &str) -> PyResult<Strategy> {
-    Strategy::parse(name).ok_or_else(|| {
-        invalid(format!(
-            "unknown strategy {name:?} (single, lexical, rerank, iterative)"
-        ))
-    })
+    Strategy::named(name).map_err(|e| invalid(e.to_string()))
 }
 
 fn wrong_type(obj: &Bound<'_, PyAny>, name: &str, expected: &str) -> PyErr {

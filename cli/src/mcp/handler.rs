@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::tool_args::{
     ContextArgs, ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs,
-    RecallArgs, RecordTaskArgs, RememberArgs, UpdateArgs,
+    RecordTaskArgs, RememberArgs, UpdateArgs,
 };
 use crate::share::Shared;
 
@@ -76,7 +76,7 @@ fn tools() -> Vec<Tool> {
             "Find the memories most related to a query, best first, with their ids and scores. \
              Filter by namespace, kinds or tags; `strategy: rerank` also matches keywords \
              (names, numbers); `explain: true` says why each surfaced.",
-            schema_for_type::<RecallArgs>(),
+            schema_for_type::<memloop::RecallRequest>(),
         ),
         Tool::new(
             "context",

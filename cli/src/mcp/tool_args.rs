@@ -102,50 +102,6 @@ pub struct UpdateArgs {
     pub session: Option<String>,
 }
 
-/// `recall`: the memories most related to a query.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RecallArgs {
-    /// What to look for, in natural language.
-    pub query: String,
-    /// How many memories to return (default 5, at most 10000).
-    #[serde(default)]
-    pub k: Option<usize>,
-    /// Also superseded versions (the history of facts that changed), not only the current ones.
-    #[serde(default)]
-    pub history: bool,
-    /// single (vector similarity), lexical (keywords, BM25), rerank (vector and keyword
-    /// candidates, fused) or iterative
-    /// (the query refined over rounds); default single.
-    #[serde(default)]
-    pub strategy: Option<String>,
-    /// Only this namespace.
-    #[serde(default)]
-    pub namespace: Option<String>,
-    /// Only these kinds (any of them).
-    #[serde(default)]
-    pub kinds: Vec<String>,
-    /// Only memories with every one of these tags.
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// Say why each memory surfaced (vector and keyword scores, retention, feedback).
-    #[serde(default)]
-    pub explain: bool,
-    /// Only this user's memories.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Only this agent's memories.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Only this session's memories.
-    #[serde(default)]
-    pub session: Option<String>,
-    /// What was true at this time (RFC 3339 or Unix seconds), older versions of facts
-    /// included; default: the current versions.
-    #[serde(default)]
-    pub as_of: Option<String>,
-}
-
 /// `context`: relevant memories assembled into text under a token budget.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

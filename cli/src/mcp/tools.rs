@@ -5,12 +5,12 @@
 
 use super::tool_args::{
     ContextArgs, ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs,
-    RecallArgs, RecordTaskArgs, RememberArgs, UpdateArgs,
+    RecordTaskArgs, RememberArgs, UpdateArgs,
 };
 use crate::time_arg::optional_time;
 use memloop::{
-    ContextMode, ContextRequest, Error, Kind, Memory, MemoryFilter, NewMemory, Outcome, Query,
-    Scope, Strategy, SubjectEvent, Task, Turn,
+    ContextMode, ContextRequest, Error, Kind, Memory, MemoryFilter, NewMemory, Outcome,
+    RecallRequest, Scope, Strategy, SubjectEvent, Task, Turn,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -92,22 +92,13 @@ fn parse<T: serde::de::DeserializeOwned>(arguments: Value) -> Result<T, ToolErro
 }
 
 fn kind(name: &str) -> Result<Kind, ToolError> {
-    Kind::parse(name).ok_or_else(|| {
-        ToolError(format!(
-            "kind `{name}` is not one of {}",
-            Kind::ALL.map(Kind::name).join(", ")
-        ))
-    })
+    Ok(Kind::named(name).map_err(Error::from)?)
 }
 
 fn strategy(name: Option<&str>) -> Result<Strategy, ToolError> {
     match name {
         None => Ok(Strategy::Single),
-        Some(s) => Strategy::parse(s).ok_or_else(|| {
-            ToolError(format!(
-                "strategy `{s}` is not one of single, lexical, rerank, iterative"
-            ))
-        }),
+        Some(s) => Ok(Strategy::named(s).map_err(Error::from)?),
     }
 }
 
@@ -206,19 +197,10 @@ fn filter(
     Ok(f)
 }
 
-fn recall(memory: &Memory, a: RecallArgs) -> ToolResult {
-    let query = Query::new(a.query)
-        .k(a.k.unwrap_or(memloop::DEFAULT_K))
-        .filter(MemoryFilter {
-            as_of: optional_time(a.as_of.as_deref(), "as_of").map_err(ToolError)?,
-            include_superseded: a.history,
-            ..filter(a.namespace, &a.kinds, a.tags)?.scope(Scope {
-                user: a.user,
-                agent: a.agent,
-                session: a.session,
-            })
-        });
-    let hits = memory.retrieve(&query, strategy(a.strategy.as_deref())?)?;
+fn recall(memory: &Memory, a: RecallRequest) -> ToolResult {
+    let explain = a.explain;
+    let (query, strategy) = a.into_query()?;
+    let hits = memory.retrieve(&query, strategy)?;
     let mut lines = Vec::with_capacity(hits.len());
     let mut out = Vec::with_capacity(hits.len());
     for h in &hits {
@@ -245,7 +227,7 @@ fn recall(memory: &Memory, a: RecallArgs) -> ToolResult {
             "tags": h.item.tags,
             "text": h.item.text,
         });
-        if a.explain {
+        if explain {
             hit["explain"] = serde_json::to_value(&h.explain).unwrap_or(Value::Null);
         }
         out.push(hit);

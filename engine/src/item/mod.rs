@@ -107,6 +107,11 @@ impl Kind {
         Kind::ALL.into_iter().find(|k| k.name() == s)
     }
 
+    /// The kind named `s`, or the one error every door gives for a name that is none.
+    pub fn named(s: &str) -> Result<Kind, InvalidInput> {
+        Kind::parse(s).ok_or_else(|| InvalidInput::UnknownKind(s.to_string()))
+    }
+
     pub(crate) fn code(self) -> u8 {
         self as u8
     }
@@ -384,6 +389,14 @@ pub(crate) fn check_precisions(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_kind_names_every_kind_in_order() {
+        let text = Kind::named("gossip").unwrap_err().to_string();
+        let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        assert!(text.ends_with(&names.join(", ")), "{text}");
+        assert_eq!(Kind::named("fact"), Ok(Kind::Fact));
+    }
 
     #[test]
     fn encoding_round_trips_and_rejects_bad_versions() {

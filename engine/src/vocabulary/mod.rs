@@ -1,10 +1,11 @@
 //! The requests and answers every door speaks, as plain values: what a recall asks for and
-//! returns (`recall.rs`), what a context is asked for (`context.rs`), a task an agent records
+//! returns (`recall.rs`) and the one recall request every door parses (`recall_request.rs`), what a context is asked for (`context.rs`), a task an agent records
 //! (`task.rs`) and a conversation's turn (`turn.rs`). Each request checks itself; carrying it
 //! out on a store is the feature folders' job, above the handle.
 
 mod context;
 mod recall;
+mod recall_request;
 mod task;
 mod turn;
 
@@ -13,5 +14,6 @@ pub use context::{
 };
 pub(crate) use recall::check_k;
 pub use recall::{Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K};
+pub use recall_request::{RecallRequest, When};
 pub use task::{Task, TaskIds};
 pub use turn::Turn;

@@ -161,6 +161,11 @@ impl Strategy {
     }
 
     /// Checks the strategy's own numbers (an iterative round returns at most [`MAX_K`]).
+    /// The strategy named `name`, or the one error every door gives for a name that is none.
+    pub fn named(name: &str) -> std::result::Result<Strategy, InvalidInput> {
+        Strategy::parse(name).ok_or_else(|| InvalidInput::UnknownStrategy(name.to_string()))
+    }
+
     pub(crate) fn check(&self) -> Result<()> {
         match *self {
             Strategy::Iterative { per_round, .. } => check_k(per_round.max(1)),

@@ -1,0 +1,166 @@
+//! A recall as every door asks for it: the one request type the MCP `recall` tool (its JSON
+//! schema too), the C ABI's `memloop_recall` and the command line's forwarded `recall` parse,
+//! with its defaults and checks written once, and [`RecallRequest::into_query`], which turns
+//! it into the engine's [`Query`] and [`Strategy`] or a typed [`InvalidInput`] naming the
+//! field.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::recall::{check_k, Query, Strategy, DEFAULT_K};
+use crate::clock::Timestamp;
+use crate::error::Result;
+use crate::filter::MemoryFilter;
+use crate::invalid::InvalidInput;
+use crate::item::Kind;
+
+/// `recall`: the memories most related to a query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallRequest {
+    /// What to look for, in natural language.
+    pub query: String,
+    /// How many memories to return (default 5, at most 10000).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Also superseded versions (the history of facts that changed), not only the current
+    /// ones (`include_superseded` is the same field).
+    #[serde(default, alias = "include_superseded")]
+    pub history: bool,
+    /// single (vector similarity), lexical (keywords, BM25), rerank (vector and keyword
+    /// candidates, fused) or iterative (the query refined over rounds); default single.
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// Only this namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Only these kinds (any of them).
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// Only memories with every one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Say why each memory surfaced (vector and keyword scores, retention, feedback).
+    #[serde(default)]
+    pub explain: bool,
+    /// Only this user's memories.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Only this agent's memories.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only this session's memories.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// What was true at this time, older versions of facts included (default: the current
+    /// versions): RFC 3339 or Unix seconds as text, or milliseconds since the Unix epoch as
+    /// an integer.
+    #[serde(default)]
+    pub as_of: Option<When>,
+}
+
+/// A time a request names: text (RFC 3339, or Unix seconds) or an integer of milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum When {
+    /// Milliseconds since the Unix epoch.
+    Millis(Timestamp),
+    /// RFC 3339 (`2024-05-01T00:00:00Z`) or Unix seconds (`1714521600`).
+    Text(String),
+}
+
+impl When {
+    /// The time in milliseconds, or the typed error naming `field`.
+    pub fn millis(&self, field: &'static str) -> std::result::Result<Timestamp, InvalidInput> {
+        let text = match self {
+            When::Millis(ms) => return Ok(*ms),
+            When::Text(text) => text.trim(),
+        };
+        let parsed = match text.parse::<i64>() {
+            Ok(secs) => secs.checked_mul(1000),
+            Err(_) => crate::time::parse_rfc3339(text),
+        };
+        parsed.ok_or_else(|| InvalidInput::Time {
+            field,
+            text: text.to_string(),
+        })
+    }
+}
+
+impl RecallRequest {
+    /// The engine's query and strategy: the defaults filled in, every field checked.
+    ///
+    /// # Errors
+    /// [`InvalidInput`] naming the field: an unknown strategy or kind, a time that is not
+    /// one, `k` outside `1..=MAX_K`.
+    pub fn into_query(self) -> Result<(Query, Strategy)> {
+        let strategy = match self.strategy.as_deref() {
+            Some(name) => Strategy::named(name)?,
+            None => Strategy::Single,
+        };
+        let k = self.k.unwrap_or(DEFAULT_K);
+        check_k(k)?;
+        let kinds = self
+            .kinds
+            .iter()
+            .map(|name| Kind::named(name))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let as_of = self.as_of.as_ref().map(|w| w.millis("as_of")).transpose()?;
+        let filter = MemoryFilter {
+            namespace: self.namespace,
+            kinds,
+            tags: self.tags,
+            include_superseded: self.history,
+            user: self.user,
+            agent: self.agent,
+            session: self.session,
+            as_of,
+            ..Default::default()
+        };
+        Ok((Query::new(self.query).k(k).filter(filter), strategy))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn parse(json: &str) -> RecallRequest {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn defaults_are_the_engines() {
+        let (q, s) = parse(r#"{"query": "tea"}"#).into_query().unwrap();
+        assert_eq!((q.k, s), (DEFAULT_K, Strategy::Single));
+        assert!(!q.filter.include_superseded);
+    }
+
+    #[test]
+    fn both_spellings_of_history_and_of_a_time_mean_the_same() {
+        let a = parse(r#"{"query": "q", "history": true, "as_of": "1714521600"}"#);
+        let b = parse(r#"{"query": "q", "include_superseded": true, "as_of": 1714521600000}"#);
+        let c = parse(r#"{"query": "q", "history": true, "as_of": "2024-05-01T00:00:00Z"}"#);
+        let (a, b, c) = (a.into_query(), b.into_query(), c.into_query());
+        assert_eq!(a.as_ref().unwrap().0, b.unwrap().0);
+        assert_eq!(a.unwrap().0, c.unwrap().0);
+    }
+
+    #[test]
+    fn bad_fields_are_typed_errors_naming_them() {
+        for (json, needle) in [
+            (r#"{"query": "q", "strategy": "magic"}"#, "unknown strategy"),
+            (r#"{"query": "q", "kinds": ["gossip"]}"#, "unknown kind"),
+            (r#"{"query": "q", "as_of": "yesterday-ish"}"#, "as_of"),
+            (r#"{"query": "q", "k": 0}"#, "k = 0"),
+            (r#"{"query": "q", "k": 10001}"#, "k = 10001"),
+        ] {
+            match parse(json).into_query() {
+                Err(Error::InvalidInput(e)) => assert!(e.to_string().contains(needle), "{e}"),
+                other => panic!("{json}: {other:?}"),
+            }
+        }
+        assert!(serde_json::from_str::<RecallRequest>(r#"{"query": "q", "kk": 1}"#).is_err());
+    }
+}
