@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use memloop::{Durability, Kind, NewMemory, Query, RememberAction, Strategy};
+use memloop::{Durability, Kind, NewMemory, RememberAction};
 use serde_json::json;
 
 use crate::filter_args::{parse_kind, FilterArgs};
@@ -200,8 +200,8 @@ pub struct RecallArgs {
     filter: FilterArgs,
     /// Retrieval strategy: single (vector top-k), lexical (BM25 alone), rerank (vector + BM25,
     /// fused), iterative (query refined over rounds, then reranked).
-    #[arg(long, default_value = "single", value_parser = parse_strategy)]
-    strategy: Strategy,
+    #[arg(long, default_value = "single")]
+    strategy: String,
     /// Show why each memory surfaced (vector, lexical, fusion, importance, tier, feedback).
     #[arg(long)]
     explain: bool,
@@ -210,18 +210,12 @@ pub struct RecallArgs {
     json: bool,
 }
 
-/// Parses a strategy name.
-pub fn parse_strategy(s: &str) -> Result<Strategy, String> {
-    Strategy::named(s).map_err(|e| e.to_string())
-}
-
 pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
+    // The same request the `recall` tool parses, so a forwarded recall is this one.
+    let request: memloop::RecallRequest = serde_json::from_value(a.as_tool().arguments)?;
+    let (query, strategy) = request.into_query()?;
     let memory = store.open_existing(Durability::Synced)?;
-    let filter = a.filter.filter()?;
-    let hits = memory.retrieve(
-        &Query::new(a.query.as_str()).k(a.k).filter(filter),
-        a.strategy,
-    )?;
+    let hits = memory.retrieve(&query, strategy)?;
     crate::store_args::close(memory);
     if a.json {
         let arr: Vec<_> = hits.iter().map(hit_json).collect();
@@ -462,7 +456,7 @@ impl RecallArgs {
     /// This command as the `recall` tool.
     pub fn as_tool(&self) -> ToolCall {
         let mut arguments = json!({"query": self.query, "k": self.k,
-            "strategy": self.strategy.name(), "explain": self.explain});
+            "strategy": self.strategy, "explain": self.explain});
         self.filter.add_to(&mut arguments);
         ToolCall {
             tool: "recall",

@@ -2,11 +2,10 @@
 
 use anyhow::Result;
 use clap::Args;
-use memloop::{Kind, MemoryFilter};
+use memloop::{Kind, MemoryFilter, When};
 use serde_json::{json, Value};
 
 use crate::scope_args::ScopeArgs;
-use crate::time_arg::{optional_time, parse_time_checked};
 
 /// A kind named on the command line.
 pub(crate) fn parse_kind(s: &str) -> Result<Kind, String> {
@@ -20,8 +19,8 @@ pub struct FilterArgs {
     #[arg(long)]
     pub namespace: Option<String>,
     /// Only these kinds (repeat for several).
-    #[arg(long = "kind", value_parser = parse_kind)]
-    pub kinds: Vec<Kind>,
+    #[arg(long = "kind")]
+    pub kinds: Vec<String>,
     /// Only memories with every one of these tags.
     #[arg(long = "tag")]
     pub tags: Vec<String>,
@@ -31,17 +30,24 @@ pub struct FilterArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     /// What was true at this time (Unix seconds or RFC 3339), older versions included.
-    #[arg(long, value_parser = parse_time_checked)]
+    #[arg(long)]
     pub as_of: Option<String>,
 }
 
 impl FilterArgs {
     /// The engine's filter.
     pub fn filter(&self) -> Result<MemoryFilter> {
-        let as_of = optional_time(self.as_of.as_deref(), "--as-of").map_err(anyhow::Error::msg)?;
+        // Kinds and times are checked by the engine's vocabulary, as every door checks them.
+        let as_of = (self.as_of.clone().map(When::Text).as_ref())
+            .map(|w| w.millis("as_of"))
+            .transpose()
+            .map_err(memloop::Error::from)?;
+        let kinds = (self.kinds.iter().map(|k| Kind::named(k)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(memloop::Error::from)?;
         Ok(MemoryFilter {
             namespace: self.namespace.clone(),
-            kinds: self.kinds.clone(),
+            kinds,
             tags: self.tags.clone(),
             include_superseded: self.history,
             as_of,
@@ -54,7 +60,7 @@ impl FilterArgs {
     pub fn add_to(&self, arguments: &mut Value) {
         arguments["namespace"] = json!(self.namespace);
         arguments["history"] = json!(self.history);
-        arguments["kinds"] = json!(self.kinds.iter().map(|k| k.name()).collect::<Vec<_>>());
+        arguments["kinds"] = json!(self.kinds);
         arguments["tags"] = json!(self.tags);
         arguments["as_of"] = json!(self.as_of);
         self.scope.add_to(arguments);

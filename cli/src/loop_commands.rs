@@ -2,13 +2,9 @@
 
 use anyhow::Result;
 use clap::Args;
-use memloop::{
-    ContextMode, ContextRequest, Durability, MemoryFilter, Outcome, Query, Strategy, SubjectEvent,
-    Task,
-};
+use memloop::{ContextRequest, Durability, Outcome, SubjectEvent, Task};
 use serde_json::json;
 
-use crate::commands::parse_strategy;
 use crate::forward::ToolCall;
 use crate::store_args::StoreArgs;
 
@@ -18,43 +14,33 @@ pub struct ContextArgs {
     /// The query.
     query: String,
     /// Token budget (by the embedding model's tokenizer); the context never exceeds it.
-    #[arg(long)]
+    #[arg(long, default_value_t = ContextRequest::DEFAULT_BUDGET)]
     budget: usize,
     /// Memories retrieved before assembly.
     #[arg(long, default_value_t = ContextRequest::DEFAULT_K)]
     k: usize,
     /// Retrieval strategy: single, lexical, rerank, iterative.
-    #[arg(long, default_value = "single", value_parser = parse_strategy)]
-    strategy: Strategy,
+    #[arg(long, default_value = "single")]
+    strategy: String,
     /// Serve the source documents the memories point to (Memory-Doc) instead of the memories.
     #[arg(long)]
     documents: bool,
+    /// The share of the memories labelled "Key Reference", in (0, 1] (default 1/3).
+    #[arg(long)]
+    key_share: Option<f32>,
+    /// Which memories may enter: the filters of `recall`.
     #[command(flatten)]
-    scope: crate::scope_args::ScopeArgs,
-    /// What was true at this time (Unix seconds or RFC 3339), older versions included.
-    #[arg(long, value_parser = |s: &str| crate::time_arg::parse_time(s).map(|_| s.to_string()))]
-    as_of: Option<String>,
+    filter: crate::filter_args::FilterArgs,
     /// Print {"tokens":T,"blocks":[{"label","id","precision","text"}…]}.
     #[arg(long)]
     json: bool,
 }
 
 pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
+    // The same request the `context` tool parses, so a forwarded context is this one.
+    let request: memloop::ContextParams = serde_json::from_value(a.as_tool().arguments)?;
+    let request = request.into_request()?;
     let memory = store.open_existing(Durability::Synced)?;
-    let request = ContextRequest {
-        query: Query::new(a.query.as_str()).k(a.k).filter(MemoryFilter {
-            as_of: crate::time_arg::optional_time(a.as_of.as_deref(), "--as-of")
-                .map_err(anyhow::Error::msg)?,
-            ..MemoryFilter::new().scope(a.scope.scope())
-        }),
-        strategy: a.strategy,
-        mode: if a.documents {
-            ContextMode::Documents
-        } else {
-            ContextMode::Memories
-        },
-        ..ContextRequest::new("", a.budget)
-    };
     let ctx = memory.context(&request)?;
     crate::store_args::close(memory);
     if a.json {
@@ -176,9 +162,9 @@ impl ContextArgs {
     /// This command as the `context` tool (run by the process serving the store).
     pub fn as_tool(&self) -> ToolCall {
         let mut arguments = json!({"query": self.query, "budget": self.budget, "k": self.k,
-            "strategy": self.strategy.name(),
-            "mode": if self.documents { "documents" } else { "memories" }, "as_of": self.as_of});
-        self.scope.add_to(&mut arguments);
+            "strategy": self.strategy, "key_share": self.key_share,
+            "mode": if self.documents { "documents" } else { "memories" }});
+        self.filter.add_to(&mut arguments);
         ToolCall {
             tool: "context",
             arguments,

@@ -157,7 +157,6 @@ fn loop_commands_reject_bad_input_with_clear_messages() {
             vec!["task", "--request", " ", "--outcome", "success"],
             "request is empty",
         ),
-        (vec!["context", "q"], "--budget"),
         (
             vec!["context", "q", "--budget", "10", "--strategy", "magic"],
             "unknown strategy",

@@ -300,10 +300,12 @@ int32_t memloop_remember_conversation(const memloop_t *handle,
 int32_t memloop_forget(const memloop_t *handle, uint64_t id);
 
 /**
- * Recalls memories. `query_json`: `{"query": "...", "k": 5, "namespace": …, "kinds": […],
- * "tags": […], "strategy": "single" | "lexical" | "rerank" | "iterative", "include_superseded": false,
- * "user": …, "agent": …, "session": …, "as_of": ms}` (a scope field given: only that scope's
- * memories; `as_of`: what was valid then, superseded versions included).
+ * Recalls memories. `query_json` (`memloop::RecallRequest`, as the MCP `recall` tool takes
+ * it): `{"query": "...", "k": 5, "namespace": …, "kinds": […], "tags": […], "strategy":
+ * "single" | "lexical" | "rerank" | "iterative", "history": false (or "include_superseded"),
+ * "user": …, "agent": …, "session": …, "as_of": ms or "RFC 3339"}`; all but `query` may be
+ * left out (a scope field given: only that scope's memories; `as_of`: what was valid then,
+ * superseded versions included).
  * Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
  * "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
  * (they decay more slowly).
@@ -313,14 +315,14 @@ int32_t memloop_forget(const memloop_t *handle, uint64_t id);
  * # Safety
  * `query_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
  */
-int32_t memloop_recall(const memloop_t *handle,
-                       const char *query_json,
-                       char **out_json);
+int32_t memloop_recall(const memloop_t *handle, const char *query_json, char **out_json);
 
 /**
- * Assembles a context under a token budget. `request_json`: `{"query": "...", "budget": N,
- * "k": 8, "strategy": …, "namespace": …, "kinds": […], "tags": […], "key_share": 0.33,
- * "documents": false, "user": …, "agent": …, "session": …, "as_of": ms}`. Writes `{"text", "tokens", "blocks": [{"label", "id",
+ * Assembles a context under a token budget. `request_json` (`memloop::ContextParams`, as the
+ * MCP `context` tool takes it): `{"query": "...", "budget": 500, "k": 8, "strategy": …,
+ * "namespace": …, "kinds": […], "tags": […], "history": false, "key_share": 0.33,
+ * "mode": "memories" | "documents", "user": …, "agent": …, "session": …, "as_of": ms or
+ * "RFC 3339"}`; all but `query` may be left out. Writes `{"text", "tokens", "blocks": [{"label", "id",
  * "precision", "text", "score"}], "dropped": [ids]}` to `*out_json`; `tokens` never exceeds
  * the budget.
  *

@@ -11,7 +11,7 @@ use memloop::{MemoryFilter, NewMemory, SubjectEvent};
 
 use crate::handle::{memloop_t, store};
 use crate::raw;
-use crate::requests::{ContextJson, ConversationRequest, TaskJson};
+use crate::requests::{ConversationRequest, TaskJson};
 use crate::status::{guard, Failure, Outcome};
 
 /// The shape of the entry points with a result: the store behind `handle`, the out-pointer
@@ -249,10 +249,12 @@ pub extern "C" fn memloop_forget(handle: *const memloop_t, id: u64) -> i32 {
     guard(|| Ok(store(handle)?.forget(id)?))
 }
 
-/// Recalls memories. `query_json`: `{"query": "...", "k": 5, "namespace": …, "kinds": […],
-/// "tags": […], "strategy": "single" | "lexical" | "rerank" | "iterative", "include_superseded": false,
-/// "user": …, "agent": …, "session": …, "as_of": ms}` (a scope field given: only that scope's
-/// memories; `as_of`: what was valid then, superseded versions included).
+/// Recalls memories. `query_json` (`memloop::RecallRequest`, as the MCP `recall` tool takes
+/// it): `{"query": "...", "k": 5, "namespace": …, "kinds": […], "tags": […], "strategy":
+/// "single" | "lexical" | "rerank" | "iterative", "history": false (or "include_superseded"),
+/// "user": …, "agent": …, "session": …, "as_of": ms or "RFC 3339"}`; all but `query` may be
+/// left out (a scope field given: only that scope's memories; `as_of`: what was valid then,
+/// superseded versions included).
 /// Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
 /// "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
 /// (they decay more slowly).
@@ -282,9 +284,11 @@ pub unsafe extern "C" fn memloop_recall(
     }
 }
 
-/// Assembles a context under a token budget. `request_json`: `{"query": "...", "budget": N,
-/// "k": 8, "strategy": …, "namespace": …, "kinds": […], "tags": […], "key_share": 0.33,
-/// "documents": false, "user": …, "agent": …, "session": …, "as_of": ms}`. Writes `{"text", "tokens", "blocks": [{"label", "id",
+/// Assembles a context under a token budget. `request_json` (`memloop::ContextParams`, as the
+/// MCP `context` tool takes it): `{"query": "...", "budget": 500, "k": 8, "strategy": …,
+/// "namespace": …, "kinds": […], "tags": […], "history": false, "key_share": 0.33,
+/// "mode": "memories" | "documents", "user": …, "agent": …, "session": …, "as_of": ms or
+/// "RFC 3339"}`; all but `query` may be left out. Writes `{"text", "tokens", "blocks": [{"label", "id",
 /// "precision", "text", "score"}], "dropped": [ids]}` to `*out_json`; `tokens` never exceeds
 /// the budget.
 ///
@@ -305,7 +309,7 @@ pub unsafe extern "C" fn memloop_context(
             request_json,
             "request_json",
             out_json,
-            |m, r: ContextJson| Ok(m.context(&r.into_request("request_json")?)?),
+            |m, r: memloop::ContextParams| Ok(m.context(&r.into_request()?)?),
         )
     }
 }

@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../contract/check.rs"]
+mod check;
+
 /// Where cargo put the test binary, and beside it this crate's cdylib.
 fn deps_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -120,4 +123,77 @@ fn hostile_input_gets_error_codes_and_messages_never_a_crash() {
     let (ok, out) = run(&exe, &[&scratch.path().join("store"), &crafted]);
     assert!(ok, "hostile.c:\n{out}");
     assert!(out.contains(", 0 failures"), "{out}");
+}
+
+#[test]
+fn the_c_abi_keeps_the_contract() {
+    // The cross-door table (contract/cases.json): the same requests as the Rust API, the CLI,
+    // MCP and Python, through memloop_remember, memloop_recall and memloop_context.
+    let scratch = tempfile::tempdir().unwrap();
+    let exe = compile("tests/c/contract.c", scratch.path());
+    let table = check::table();
+    let seeds = table["memories"].as_array().unwrap();
+    let cases = table["cases"].as_array().unwrap();
+    let mut input = String::new();
+    for seed in seeds {
+        input.push_str(&format!("remember\t{seed}\n"));
+    }
+    for case in cases {
+        input.push_str(&format!(
+            "{}\t{}\n",
+            case["op"].as_str().unwrap(),
+            case["request"]
+        ));
+    }
+    let mut child = Command::new(&exe)
+        .arg(scratch.path().join("store"))
+        .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<(i64, &str)> = text
+        .lines()
+        .map(|l| {
+            let (status, rest) = l.split_once('\t').unwrap();
+            (status.parse().unwrap(), rest)
+        })
+        .collect();
+    assert_eq!(lines.len(), seeds.len() + cases.len(), "{text}");
+    for (i, (status, id)) in lines[..seeds.len()].iter().enumerate() {
+        assert_eq!((*status, *id), (0, (i + 1).to_string().as_str()));
+    }
+    let invalid = memloop::ErrorCode::InvalidInput as i64;
+    let mut failures = Vec::new();
+    for (case, (status, output)) in cases.iter().zip(&lines[seeds.len()..]) {
+        let got: check::Answer = match *status {
+            0 => {
+                let v: serde_json::Value = serde_json::from_str(output).unwrap();
+                Ok(check::ids_of(if case["op"] == "recall" {
+                    &v
+                } else {
+                    &v["blocks"]
+                }))
+            }
+            s if s == invalid => Err("invalid_input".into()),
+            s => Err(format!("status {s}: {output}")),
+        };
+        failures.extend(check::check(case, &got).err());
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }

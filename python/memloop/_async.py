@@ -62,36 +62,48 @@ class AsyncMemory:
     async def recall(
         self,
         query: str,
-        k: int = 5,
+        k: Optional[int] = None,
         namespace: Optional[str] = None,
         kinds: Optional[Iterable[str]] = None,
         tags: Optional[Iterable[str]] = None,
-        strategy: str = "single",
+        strategy: Optional[str] = None,
         user: Optional[str] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
         as_of: Any = None,
+        history: Optional[bool] = None,
     ) -> List[Hit]:
-        """As :meth:`Memory.recall`."""
+        """As :meth:`Memory.recall` (the defaults are the engine's: None means "not given")."""
         return await asyncio.to_thread(
             self.memory.recall, query, k, namespace, kinds, tags, strategy, user, agent, session,
-            as_of,
+            as_of, history,
         )
 
     async def context(
         self,
         query: str,
-        budget: int,
-        k: int = 8,
-        strategy: str = "single",
+        budget: Optional[int] = None,
+        k: Optional[int] = None,
+        strategy: Optional[str] = None,
         user: Optional[str] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
         as_of: Any = None,
+        *,
+        namespace: Optional[str] = None,
+        kinds: Optional[Iterable[str]] = None,
+        tags: Optional[Iterable[str]] = None,
+        history: Optional[bool] = None,
+        mode: Optional[str] = None,
+        key_share: Optional[float] = None,
     ) -> Context:
-        """As :meth:`Memory.context`."""
+        """As :meth:`Memory.context` (the defaults are the engine's: None means "not given")."""
         return await asyncio.to_thread(
-            self.memory.context, query, budget, k, strategy, user, agent, session, as_of
+            lambda: self.memory.context(
+                query, budget, k, strategy, user, agent, session, as_of,
+                namespace=namespace, kinds=kinds, tags=tags, history=history, mode=mode,
+                key_share=key_share,
+            )
         )
 
     async def feedback(self, id: int, level: int) -> None:

@@ -207,17 +207,25 @@ class Memory:
         agent: Optional[str] = None,
         session: Optional[str] = None,
         as_of: Optional[_Time] = None,
+        history: Optional[bool] = None,
     ) -> List[Hit]: ...
     def context(
         self,
         query: str,
-        budget: int,
+        budget: Optional[int] = None,
         k: Optional[int] = None,
         strategy: Optional[str] = None,
         user: Optional[str] = None,
         agent: Optional[str] = None,
         session: Optional[str] = None,
         as_of: Optional[_Time] = None,
+        *,
+        namespace: Optional[str] = None,
+        kinds: Optional[Iterable[str]] = None,
+        tags: Optional[Iterable[str]] = None,
+        history: Optional[bool] = None,
+        mode: Optional[str] = None,
+        key_share: Optional[float] = None,
     ) -> Context: ...
     def feedback(self, id: int, level: int) -> None: ...
     def record_task(

@@ -2,7 +2,7 @@
 //! `InvalidArgumentError` naming the argument, never a `TypeError` from the binding layer or a
 //! crash.
 
-use memloop::{Kind, Strategy};
+use memloop::Kind;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString};
 
@@ -109,11 +109,6 @@ pub(crate) fn optional_texts(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyRe
 /// A memory kind by name.
 pub(crate) fn kind(name: &str) -> PyResult<Kind> {
     Kind::named(name).map_err(|e| invalid(e.to_string()))
-}
-
-/// A retrieval strategy by name.
-pub(crate) fn strategy(name: &str) -> PyResult<Strategy> {
-    Strategy::named(name).map_err(|e| invalid(e.to_string()))
 }
 
 fn wrong_type(obj: &Bound<'_, PyAny>, name: &str, expected: &str) -> PyErr {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use memloop::{Kind, MemoryFilter, Outcome, Query, SubjectEvent, Task};
+use memloop::{MemoryFilter, Outcome, SubjectEvent, Task};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 
@@ -116,23 +116,43 @@ impl Memory {
     }
 }
 
-/// A filter from recall's keyword arguments.
-fn filter(
-    namespace: Option<&Bound<'_, PyAny>>,
-    kinds: Option<&Bound<'_, PyAny>>,
-    tags: Option<&Bound<'_, PyAny>>,
-    scope: [Option<&Bound<'_, PyAny>>; 3],
-) -> PyResult<MemoryFilter> {
-    let filter = MemoryFilter {
-        namespace: optional_text(namespace, "namespace")?,
-        kinds: optional_texts(kinds, "kinds")?
-            .iter()
-            .map(|k| args::kind(k))
-            .collect::<PyResult<Vec<Kind>>>()?,
-        tags: optional_texts(tags, "tags")?,
-        ..Default::default()
-    };
-    Ok(filter.scope(scope_of(scope)?))
+/// A recall's fields as Python gives them, each checked for its Python type only: the
+/// defaults and the checks of their values are `memloop::RecallRequest`'s.
+struct RecallFields<'a, 'py> {
+    query: &'a Bound<'py, PyAny>,
+    k: Option<&'a Bound<'py, PyAny>>,
+    namespace: Option<&'a Bound<'py, PyAny>>,
+    kinds: Option<&'a Bound<'py, PyAny>>,
+    tags: Option<&'a Bound<'py, PyAny>>,
+    strategy: Option<&'a Bound<'py, PyAny>>,
+    scope: [Option<&'a Bound<'py, PyAny>>; 3],
+    as_of: Option<&'a Bound<'py, PyAny>>,
+    history: Option<&'a Bound<'py, PyAny>>,
+}
+
+impl RecallFields<'_, '_> {
+    fn request(self) -> PyResult<memloop::RecallRequest> {
+        let [user, agent, session] = self.scope;
+        Ok(memloop::RecallRequest {
+            query: text(self.query, "query")?,
+            k: args::optional_int::<usize>(self.k, "k", &k_range())?,
+            history: self
+                .history
+                .filter(|v| !v.is_none())
+                .map(args::flag)
+                .transpose()?
+                .unwrap_or(false),
+            strategy: optional_text(self.strategy, "strategy")?,
+            namespace: optional_text(self.namespace, "namespace")?,
+            kinds: optional_texts(self.kinds, "kinds")?,
+            tags: optional_texts(self.tags, "tags")?,
+            explain: false,
+            user: optional_text(user, "user")?,
+            agent: optional_text(agent, "agent")?,
+            session: optional_text(session, "session")?,
+            as_of: optional_millis(self.as_of, "as_of")?.map(memloop::When::Millis),
+        })
+    }
 }
 
 #[pymethods]
@@ -311,10 +331,12 @@ impl Memory {
     }
 
     /// The `k` memories closest to `query`, best first (`strategy`: single, lexical, rerank,
-    /// iterative), optionally only of a namespace, of some kinds, or with all of some tags.
-    /// Hits are reinforced: they decay more slowly.
+    /// iterative), optionally only of a namespace, of some kinds, with all of some tags, of a
+    /// scope, as of a time, or with superseded versions (`history`): the fields of
+    /// `memloop::RecallRequest`, its defaults and checks. Hits are reinforced: they decay more
+    /// slowly.
     #[pyo3(signature = (query, k=None, namespace=None, kinds=None, tags=None, strategy=None,
-        user=None, agent=None, session=None, as_of=None))]
+        user=None, agent=None, session=None, as_of=None, history=None))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -329,49 +351,78 @@ impl Memory {
         agent: Option<&Bound<'_, PyAny>>,
         session: Option<&Bound<'_, PyAny>>,
         as_of: Option<&Bound<'_, PyAny>>,
+        history: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
-        let k = args::optional_int::<usize>(k, "k", &k_range())?.unwrap_or(memloop::DEFAULT_K);
-        let strategy = match optional_text(strategy, "strategy")? {
-            Some(s) => args::strategy(&s)?,
-            None => memloop::Strategy::Single,
-        };
-        let query = Query::new(text(query, "query")?).k(k).filter(MemoryFilter {
-            as_of: optional_millis(as_of, "as_of")?,
-            ..filter(namespace, kinds, tags, [user, agent, session])?
-        });
-        let hits = self.run(py, move |m| m.retrieve(&query, strategy))?;
+        let request = RecallFields {
+            query,
+            k,
+            namespace,
+            kinds,
+            tags,
+            strategy,
+            scope: [user, agent, session],
+            as_of,
+            history,
+        }
+        .request()?;
+        let hits = self.run(py, move |m| {
+            let (query, strategy) = request.into_query()?;
+            m.retrieve(&query, strategy)
+        })?;
         Ok(hits.into_iter().map(|hit| Hit { hit }).collect())
     }
 
-    /// The best memories for `query` assembled into at most `budget` tokens, each at the
-    /// precision (original, concise, brief) that fits.
-    #[pyo3(signature = (query, budget, k=None, strategy=None, user=None, agent=None,
-        session=None, as_of=None))]
+    /// The best memories for `query` assembled into at most `budget` tokens (default 500),
+    /// each at the precision (original, concise, brief) that fits: a recall's fields plus the
+    /// budget, the `mode` (memories or documents) and the `key_share`, as
+    /// `memloop::ContextParams` takes them.
+    #[pyo3(signature = (query, budget=None, k=None, strategy=None, user=None, agent=None,
+        session=None, as_of=None, *, namespace=None, kinds=None, tags=None, history=None,
+        mode=None, key_share=None))]
     #[allow(clippy::too_many_arguments)]
     fn context(
         &self,
         py: Python<'_>,
         query: &Bound<'_, PyAny>,
-        budget: &Bound<'_, PyAny>,
+        budget: Option<&Bound<'_, PyAny>>,
         k: Option<&Bound<'_, PyAny>>,
         strategy: Option<&Bound<'_, PyAny>>,
         user: Option<&Bound<'_, PyAny>>,
         agent: Option<&Bound<'_, PyAny>>,
         session: Option<&Bound<'_, PyAny>>,
         as_of: Option<&Bound<'_, PyAny>>,
+        namespace: Option<&Bound<'_, PyAny>>,
+        kinds: Option<&Bound<'_, PyAny>>,
+        tags: Option<&Bound<'_, PyAny>>,
+        history: Option<&Bound<'_, PyAny>>,
+        mode: Option<&Bound<'_, PyAny>>,
+        key_share: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Context> {
-        let budget: usize = int(budget, "budget", "0..2^64")?;
-        let k = args::optional_int::<usize>(k, "k", &k_range())?
-            .unwrap_or(memloop::ContextRequest::DEFAULT_K);
-        let mut request = memloop::ContextRequest::new(text(query, "query")?, budget);
-        request.query = request.query.k(k).filter(MemoryFilter {
-            as_of: optional_millis(as_of, "as_of")?,
-            ..filter(None, None, None, [user, agent, session])?
-        });
-        if let Some(s) = optional_text(strategy, "strategy")? {
-            request.strategy = args::strategy(&s)?;
-        }
-        let c = self.run(py, move |m| m.context(&request))?;
+        let mode = optional_text(mode, "mode")?
+            .map(|m| serde_json::from_value(serde_json::Value::String(m)))
+            .transpose()
+            .map_err(|e| invalid(format!("mode: {e}")))?;
+        let params = memloop::ContextParams {
+            budget: args::optional_int::<usize>(budget, "budget", "0..2^64")?,
+            mode,
+            key_share: key_share
+                .filter(|v| !v.is_none())
+                .map(|v| args::number(v, "key_share").map(|x| x as f32))
+                .transpose()?,
+            recall: RecallFields {
+                query,
+                k,
+                namespace,
+                kinds,
+                tags,
+                strategy,
+                scope: [user, agent, session],
+                as_of,
+                history,
+            }
+            .request()?,
+        };
+        let c = self.run(py, move |m| m.context(&params.into_request()?))?;
         Context::new(py, c)
     }
 

@@ -35,8 +35,9 @@ def test_wrong_types_and_values_are_invalid_argument_errors(store):
         lambda: store.recall("x", kinds=5),
         lambda: store.recall("x", namespace=7),
         lambda: store.recall("x", strategy=None or "magic"),
-        lambda: store.context("x", budget=None),
         lambda: store.context("x", budget=-1),
+        lambda: store.context("x", mode="poetry"),
+        lambda: store.context("x", key_share=2),
         lambda: store.context("x", budget=HUGE),
         lambda: store.feedback(a, None),
         lambda: store.feedback(a, HUGE),
@@ -64,6 +65,8 @@ def test_wrong_types_and_values_are_invalid_argument_errors(store):
             case()
             pytest.fail(f"case {i} did not raise")
     assert store.get(a).text == "a memory to poke at"  # and the store still works
+    # None is "not given" on every door: the engine's default budget (500 tokens).
+    assert store.context("a memory", budget=None).tokens <= 500
 
 
 def test_bad_open_arguments(tmp_path):

@@ -13,8 +13,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::tool_args::{
-    ContextArgs, ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs,
-    RecordTaskArgs, RememberArgs, UpdateArgs,
+    ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, RecordTaskArgs,
+    RememberArgs, UpdateArgs,
 };
 use crate::share::Shared;
 
@@ -83,7 +83,7 @@ fn tools() -> Vec<Tool> {
             "Assemble the memories relevant to a query into text ready to paste into a prompt, \
              never over `budget` tokens: the most relevant in full, the rest shortened. \
              `mode: documents` gives the source documents instead.",
-            schema_for_type::<ContextArgs>(),
+            schema_for_type::<memloop::ContextParams>(),
         ),
         Tool::new(
             "feedback",

@@ -102,43 +102,6 @@ pub struct UpdateArgs {
     pub session: Option<String>,
 }
 
-/// `context`: relevant memories assembled into text under a token budget.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ContextArgs {
-    /// What the context is for, in natural language.
-    pub query: String,
-    /// The most tokens the context may take (default 500).
-    #[serde(default)]
-    pub budget: Option<usize>,
-    /// single, lexical, rerank or iterative (default single).
-    #[serde(default)]
-    pub strategy: Option<String>,
-    /// How many memories to consider (default 8).
-    #[serde(default)]
-    pub k: Option<usize>,
-    /// memories (the memories themselves, default) or documents (the documents they come
-    /// from).
-    #[serde(default)]
-    pub mode: Option<String>,
-    /// Only this namespace.
-    #[serde(default)]
-    pub namespace: Option<String>,
-    /// Only this user's memories.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Only this agent's memories.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Only this session's memories.
-    #[serde(default)]
-    pub session: Option<String>,
-    /// What was true at this time (RFC 3339 or Unix seconds), older versions of facts
-    /// included; default: the current versions.
-    #[serde(default)]
-    pub as_of: Option<String>,
-}
-
 /// `forget`: one memory by id, or everything of a user, agent or session.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

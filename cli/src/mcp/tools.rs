@@ -4,13 +4,13 @@
 //! tool behaves the same wherever the store is held.
 
 use super::tool_args::{
-    ContextArgs, ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs,
-    RecordTaskArgs, RememberArgs, UpdateArgs,
+    ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, RecordTaskArgs,
+    RememberArgs, UpdateArgs,
 };
 use crate::time_arg::optional_time;
 use memloop::{
-    ContextMode, ContextRequest, Error, Kind, Memory, MemoryFilter, NewMemory, Outcome,
-    RecallRequest, Scope, Strategy, SubjectEvent, Task, Turn,
+    ContextParams, Error, Kind, Memory, NewMemory, Outcome, RecallRequest, Scope, SubjectEvent,
+    Task, Turn,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -88,18 +88,15 @@ fn parse<T: serde::de::DeserializeOwned>(arguments: Value) -> Result<T, ToolErro
     } else {
         arguments
     };
-    serde_json::from_value(arguments).map_err(|e| ToolError(format!("bad arguments: {e}")))
+    // Arguments that do not parse are invalid input, with the code every door gives it.
+    serde_json::from_value(arguments).map_err(|e| {
+        let code = memloop::ErrorCode::InvalidInput.name();
+        ToolError(format!("bad arguments: {e} (error code {code})"))
+    })
 }
 
 fn kind(name: &str) -> Result<Kind, ToolError> {
     Ok(Kind::named(name).map_err(Error::from)?)
-}
-
-fn strategy(name: Option<&str>) -> Result<Strategy, ToolError> {
-    match name {
-        None => Ok(Strategy::Single),
-        Some(s) => Ok(Strategy::named(s).map_err(Error::from)?),
-    }
 }
 
 fn reply(text: String, structured: Value) -> ToolResult {
@@ -179,24 +176,6 @@ fn remember(memory: &Memory, a: RememberArgs) -> ToolResult {
     )
 }
 
-fn filter(
-    namespace: Option<String>,
-    kinds: &[String],
-    tags: Vec<String>,
-) -> Result<MemoryFilter, ToolError> {
-    let mut f = MemoryFilter::new();
-    if let Some(ns) = namespace {
-        f = f.namespace(ns);
-    }
-    for k in kinds {
-        f = f.kind(kind(k)?);
-    }
-    for t in tags {
-        f = f.tag(t);
-    }
-    Ok(f)
-}
-
 fn recall(memory: &Memory, a: RecallRequest) -> ToolResult {
     let explain = a.explain;
     let (query, strategy) = a.into_query()?;
@@ -240,30 +219,8 @@ fn recall(memory: &Memory, a: RecallRequest) -> ToolResult {
     reply(text, json!({ "hits": out }))
 }
 
-fn context(memory: &Memory, a: ContextArgs) -> ToolResult {
-    let mut request =
-        ContextRequest::new(a.query, a.budget.unwrap_or(ContextRequest::DEFAULT_BUDGET));
-    if let Some(k) = a.k {
-        request.query = request.query.k(k);
-    }
-    request.query = request.query.filter(MemoryFilter {
-        as_of: optional_time(a.as_of.as_deref(), "as_of").map_err(ToolError)?,
-        ..filter(a.namespace, &[], Vec::new())?.scope(Scope {
-            user: a.user,
-            agent: a.agent,
-            session: a.session,
-        })
-    });
-    request.strategy = strategy(a.strategy.as_deref())?;
-    request.mode = match a.mode.as_deref() {
-        None | Some("memories") => ContextMode::Memories,
-        Some("documents") => ContextMode::Documents,
-        Some(other) => {
-            return Err(ToolError(format!(
-                "mode `{other}` is not one of memories, documents"
-            )))
-        }
-    };
+fn context(memory: &Memory, a: ContextParams) -> ToolResult {
+    let request = a.into_request()?;
     let c = memory.context(&request)?;
     let structured = serde_json::to_value(&c).map_err(|e| ToolError(e.to_string()))?;
     let text = if c.text.is_empty() {

@@ -3,8 +3,19 @@
 use super::recall::{Query, Strategy};
 use crate::item::MemoryId;
 
-/// What a context is made of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What a context is made of (`"memories"` or `"documents"` in JSON).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum ContextMode {
     /// The memories themselves.
     #[default]

@@ -4,6 +4,7 @@
 //! out on a store is the feature folders' job, above the handle.
 
 mod context;
+mod context_params;
 mod recall;
 mod recall_request;
 mod task;
@@ -12,6 +13,7 @@ mod turn;
 pub use context::{
     ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
+pub use context_params::ContextParams;
 pub(crate) use recall::check_k;
 pub use recall::{Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K};
 pub use recall_request::{RecallRequest, When};

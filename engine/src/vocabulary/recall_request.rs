@@ -14,13 +14,13 @@ use crate::filter::MemoryFilter;
 use crate::invalid::InvalidInput;
 use crate::item::Kind;
 
-/// `recall`: the memories most related to a query.
+/// `recall`: the memories most related to a query. Every field but `query` may be left out.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallRequest {
     /// What to look for, in natural language.
     pub query: String,
-    /// How many memories to return (default 5, at most 10000).
+    /// How many memories to return (default 5, at most 10000; a context considers 8).
     #[serde(default)]
     pub k: Option<usize>,
     /// Also superseded versions (the history of facts that changed), not only the current
@@ -94,11 +94,17 @@ impl RecallRequest {
     /// [`InvalidInput`] naming the field: an unknown strategy or kind, a time that is not
     /// one, `k` outside `1..=MAX_K`.
     pub fn into_query(self) -> Result<(Query, Strategy)> {
+        self.query_with(DEFAULT_K)
+    }
+
+    /// The same, with `default_k` where the request names no `k` (a context considers more
+    /// memories than a recall returns).
+    pub(crate) fn query_with(self, default_k: usize) -> Result<(Query, Strategy)> {
         let strategy = match self.strategy.as_deref() {
             Some(name) => Strategy::named(name)?,
             None => Strategy::Single,
         };
-        let k = self.k.unwrap_or(DEFAULT_K);
+        let k = self.k.unwrap_or(default_k);
         check_k(k)?;
         let kinds = self
             .kinds

@@ -3,6 +3,7 @@
 mod columnar;
 mod common;
 mod concurrent;
+mod contract;
 mod conversations;
 mod dedup;
 mod embedder_contract;

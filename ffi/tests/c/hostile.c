@@ -218,7 +218,12 @@ int main(int argc, char **argv) {
     EXPECT(memloop_recall(mem, "{\"query\": \"cache\", \"strategy\": \"magic\"}", &json), INVALID, "magic");
     EXPECT(memloop_recall(mem, "{\"query\": \"cache\", \"kinds\": [\"poem\"]}", &json), INVALID, "poem");
     EXPECT(memloop_recall(mem, "{\"text\": \"cache\"}", &json), INVALID, "unknown field `text`");
-    EXPECT(memloop_context(mem, "{\"query\": \"cache\"}", &json), INVALID, "budget");
+    /* the budget defaults to 500, as on every door; a mode that is none is refused */
+    EXPECT(memloop_context(mem, "{\"query\": \"cache\"}", &json), MEMLOOP_OK, NULL);
+    memloop_free_string(json); json = NULL;
+    EXPECT(memloop_context(mem, "{\"query\": \"cache\", \"mode\": \"poetry\"}", &json), INVALID, "poetry");
+    EXPECT(memloop_context(mem, "{\"query\": \"cache\", \"documents\": true}", &json), INVALID,
+           "unknown field `documents`");
     EXPECT(memloop_context(mem, "{\"query\": \"cache\", \"budget\": 10, \"key_share\": 2}", &json), INVALID,
            "key share");
     EXPECT(memloop_recall(mem, "{\"query\": \"cache\", \"k\": 3}", &json), MEMLOOP_OK, NULL);

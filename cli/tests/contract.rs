@@ -1,0 +1,106 @@
+//! The cross-door contract (`contract/cases.json`) through the real binary and the real
+//! default model: each request written as the command's flags, `--json` read back, an error
+//! read from the exit status (3: invalid input, as for every engine error of that category).
+//! The Rust API, MCP, C and Python run the same table.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+#[path = "../../contract/check.rs"]
+mod check;
+use check::{check, ids_of, table, Answer};
+
+/// `memloop --store STORE ARGS…`: the exit status and stdout.
+fn run(store: &Path, args: &[String]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_memloop"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The flags that say what a request's field says, or None for a field this door cannot
+/// write (a context mode other than its `--documents` switch).
+fn flags(request: &Value) -> Option<Vec<String>> {
+    let mut out = vec![request["query"].as_str()?.to_string()];
+    for (key, value) in request.as_object()? {
+        let flag = format!("--{}", key.replace('_', "-"));
+        match (key.as_str(), value) {
+            ("query", _) => {}
+            ("kinds" | "tags", Value::Array(values)) => {
+                for v in values {
+                    out.extend([format!("--{}", &key[..key.len() - 1]), v.as_str()?.into()]);
+                }
+            }
+            ("history", Value::Bool(true)) => out.push(flag),
+            ("mode", Value::String(m)) if m == "documents" => out.push("--documents".into()),
+            ("mode", Value::String(m)) if m == "memories" => {}
+            ("mode", _) => return None,
+            (_, Value::String(s)) => out.extend([flag, s.clone()]),
+            (_, Value::Number(n)) => out.extend([flag, n.to_string()]),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[test]
+fn the_command_line_keeps_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let table = table();
+    for (i, seed) in table["memories"].as_array().unwrap().iter().enumerate() {
+        let mut args = vec![
+            "remember".to_string(),
+            seed["text"].as_str().unwrap().into(),
+        ];
+        for key in ["kind", "namespace", "user", "agent"] {
+            if let Some(v) = seed[key].as_str() {
+                args.extend([format!("--{key}"), v.into()]);
+            }
+        }
+        for tag in seed["tags"].as_array().into_iter().flatten() {
+            args.extend(["--tag".into(), tag.as_str().unwrap().into()]);
+        }
+        let (code, out, err) = run(&store, &args);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out.trim(), format!("{}", i + 1), "seed {i}");
+    }
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for case in table["cases"].as_array().unwrap() {
+        let op = case["op"].as_str().unwrap();
+        let Some(mut args) = flags(&case["request"]) else {
+            continue;
+        };
+        args.insert(0, op.to_string());
+        args.push("--json".into());
+        let (code, out, err) = run(&store, &args);
+        ran += 1;
+        let got: Answer = if code == 0 {
+            let v: Value =
+                serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+            Ok(ids_of(if op == "recall" { &v } else { &v["blocks"] }))
+        } else {
+            // The exit status is the error's category: 3 is invalid input.
+            Err(if code == 3 {
+                "invalid_input".into()
+            } else {
+                format!("exit {code}: {err}")
+            })
+        };
+        if let Err(e) = check(case, &got) {
+            failures.push(format!("{e} ({args:?})"));
+        }
+    }
+    assert!(ran >= 20, "only {ran} cases could be written as flags");
+    assert!(failures.is_empty(), "{failures:#?}");
+}

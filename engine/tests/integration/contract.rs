@@ -1,0 +1,61 @@
+//! The cross-door contract (`contract/cases.json`) on the Rust API: the requests parsed as
+//! `RecallRequest` / `ContextParams`, run on a store seeded with the table's memories. The CLI,
+//! MCP, C and Python run the same table (cli/tests/contract.rs,
+//! cli/tests/mcp_clients/test_contract.py, ffi/tests/c/contract.c, python/tests/test_contract.py).
+
+use memloop::{ContextParams, Error, Memory, MemoryId, NewMemory, RecallRequest};
+use serde_json::Value;
+
+use crate::common::hashing;
+
+#[path = "../../../contract/check.rs"]
+mod check;
+use check::{check, table};
+
+/// A case's outcome as the table writes it: the ids, or the error code's name.
+fn outcome(memory: &Memory, op: &str, request: &Value) -> Result<Vec<MemoryId>, String> {
+    // A request that does not parse is invalid input, on every door.
+    let invalid = |_: serde_json::Error| "invalid_input".to_string();
+    let engine = |e: Error| e.code().name().to_string();
+    match op {
+        "recall" => {
+            let r: RecallRequest = serde_json::from_value(request.clone()).map_err(invalid)?;
+            let (query, strategy) = r.into_query().map_err(engine)?;
+            let hits = memory.retrieve(&query, strategy).map_err(engine)?;
+            Ok(hits.iter().map(|h| h.item.id).collect())
+        }
+        "context" => {
+            let r: ContextParams = serde_json::from_value(request.clone()).map_err(invalid)?;
+            let context = memory
+                .context(&r.into_request().map_err(engine)?)
+                .map_err(engine)?;
+            Ok(context.blocks.iter().map(|b| b.id).collect())
+        }
+        other => panic!("unknown op {other}"),
+    }
+}
+
+#[test]
+fn the_rust_api_keeps_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = Memory::open(dir.path(), hashing(256, &memloop::Clock::System)).unwrap();
+    let table = table();
+    for (i, seed) in table["memories"].as_array().unwrap().iter().enumerate() {
+        let m: NewMemory = serde_json::from_value(seed.clone()).unwrap();
+        assert_eq!(
+            memory.remember(m).unwrap(),
+            i as u64 + 1,
+            "ids follow the seeds"
+        );
+    }
+    let cases = table["cases"].as_array().unwrap();
+    assert!(cases.len() >= 20);
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            let got = outcome(&memory, c["op"].as_str().unwrap(), &c["request"]);
+            check(c, &got).err()
+        })
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+}
