@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use memloop::{Durability, Kind, NewMemory, RememberAction};
+use memloop::{Durability, Kind, RememberAction};
 use serde_json::json;
 
 use crate::filter_args::{parse_kind, FilterArgs};
@@ -12,7 +12,7 @@ use crate::forward::ToolCall;
 use crate::output::{hit_json, hit_line, item_json, item_text};
 use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
-use crate::time_arg::{optional_time, parse_time, parse_time_checked};
+use crate::time_arg::{parse_time, parse_time_checked};
 
 /// `memloop remember`.
 #[derive(Args, Debug)]
@@ -54,28 +54,10 @@ pub struct RememberArgs {
 }
 
 pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
+    // The same request the `remember` tool parses, so a forwarded remember is this one.
+    let request: memloop::RememberRequest = serde_json::from_value(a.as_tool().arguments)?;
+    let m = request.into_new_memory()?;
     let memory = store.open(Durability::Synced)?;
-    let m = NewMemory {
-        text: a.text.clone(),
-        kind: a.kind,
-        namespace: a.namespace.clone(),
-        tags: a.tags.clone(),
-        importance: a.importance,
-        valid_from: optional_time(a.valid_from.as_deref(), "--valid-from")
-            .map_err(anyhow::Error::msg)?,
-        valid_until: optional_time(a.valid_until.as_deref(), "--valid-until")
-            .map_err(anyhow::Error::msg)?,
-        triple: match (&a.head, &a.relation, &a.tail) {
-            (Some(head), Some(relation), Some(tail)) => Some(memloop::Triple {
-                head: head.clone(),
-                relation: relation.clone(),
-                tail: tail.clone(),
-            }),
-            _ => None,
-        },
-        ..Default::default()
-    }
-    .scope(a.scope.scope());
     // The commit was synced: the id is durable and printed before closing, whatever closing
     // (saving the index) meets.
     let done = memory.remember_explained(m)?;

@@ -98,7 +98,7 @@ pub use store::faults::{Fault, StorageFaults};
 pub use store::salvage::SalvageReport;
 pub use transfer::salvage;
 pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
-pub use vocabulary::{ContextParams, RecallRequest, When};
+pub use vocabulary::{ContextParams, RecallRequest, RememberRequest, When};
 
 #[cfg(test)]
 mod tests {

@@ -13,8 +13,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::tool_args::{
-    ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, RecordTaskArgs,
-    RememberArgs, UpdateArgs,
+    ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, UpdateArgs,
 };
 use crate::share::Shared;
 
@@ -53,7 +52,7 @@ fn tools() -> Vec<Tool> {
              importance. Repeating the same text merges into the existing memory; a fact that \
              says something new about the same thing replaces the old version (kept as \
              history). Returns the memory's id.",
-            schema_for_type::<RememberArgs>(),
+            schema_for_type::<memloop::RememberRequest>(),
         ),
         Tool::new(
             "update",
@@ -96,7 +95,7 @@ fn tools() -> Vec<Tool> {
             "Record a finished task: the request, the steps taken, the outcome (success or \
              failure) and, for a failure, what to do differently. Later contexts can then say \
              what worked and what failed.",
-            schema_for_type::<RecordTaskArgs>(),
+            schema_for_type::<memloop::Task>(),
         ),
         Tool::new(
             "observe",

@@ -1,63 +1,11 @@
-//! Each MCP tool's arguments, with the JSON schema a model reads (schemars, from the doc
-//! comments). The CLI's forwarded commands send the same fields.
+//! The MCP tools' arguments that the engine's vocabulary does not define yet, with the JSON
+//! schema a model reads (schemars, from the doc comments); `remember`, `recall`, `context`
+//! and `record_task` take `memloop::RememberRequest`, `RecallRequest`, `ContextParams` and
+//! `Task`. The CLI's forwarded commands send the same fields.
 
 use memloop::Scope;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
-
-/// `remember`: store one memory.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RememberArgs {
-    /// The memory in full: a fact, an observation, a decision, a chunk of a document.
-    pub text: String,
-    /// What it is: chunk, fact, triple, summary, task, reflection, subject or document
-    /// (default chunk; a fact or triple that says something new about the same thing replaces
-    /// the old version, which is kept as history).
-    #[serde(default)]
-    pub kind: Option<String>,
-    /// A shorter version (one or two sentences) served when the context is tight.
-    #[serde(default)]
-    pub concise: Option<String>,
-    /// The shortest version (a few words) served when the context is tighter still.
-    #[serde(default)]
-    pub brief: Option<String>,
-    /// Labels to filter by later.
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// A separate space of memories (a user, a project); default "default".
-    #[serde(default)]
-    pub namespace: Option<String>,
-    /// How much it matters, 0 to 1 (default 0.5); important memories are forgotten later.
-    #[serde(default)]
-    pub importance: Option<f32>,
-    /// For a triple: the subject entity (give head, relation and tail together).
-    #[serde(default)]
-    pub head: Option<String>,
-    /// For a triple: the relation.
-    #[serde(default)]
-    pub relation: Option<String>,
-    /// For a triple: the object entity.
-    #[serde(default)]
-    pub tail: Option<String>,
-    /// Whose memory it is: a user (one app serves many; memories of one user never reach
-    /// another's recall or context).
-    #[serde(default)]
-    pub user: Option<String>,
-    /// The agent it belongs to.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// The session (conversation, run) it belongs to.
-    #[serde(default)]
-    pub session: Option<String>,
-    /// When what it says became true: RFC 3339 (2024-05-01T00:00:00Z) or Unix seconds;
-    /// default now.
-    #[serde(default)]
-    pub valid_from: Option<String>,
-    /// When it stopped being true, if it did: RFC 3339 or Unix seconds.
-    #[serde(default)]
-    pub valid_until: Option<String>,
-}
 
 /// `update`: a new version of a memory, or new metadata for it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -167,28 +115,6 @@ pub struct FeedbackArgs {
     /// Act within this session: a memory of another session is not found.
     #[serde(default)]
     pub session: Option<String>,
-}
-
-/// `record_task`: a finished task, kept so later work can learn from it.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RecordTaskArgs {
-    /// What was asked.
-    pub request: String,
-    /// What was done, in order.
-    #[serde(default)]
-    pub steps: Vec<String>,
-    /// success or failure.
-    pub outcome: String,
-    /// For a failure: what to do differently next time.
-    #[serde(default)]
-    pub reflection: Option<String>,
-    /// Namespace (default "default").
-    #[serde(default)]
-    pub namespace: Option<String>,
-    /// Labels.
-    #[serde(default)]
-    pub tags: Vec<String>,
 }
 
 /// `observe`: an event about a subject (a file, a service), merged into its one memory.

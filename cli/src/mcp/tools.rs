@@ -4,13 +4,11 @@
 //! tool behaves the same wherever the store is held.
 
 use super::tool_args::{
-    ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, RecordTaskArgs,
-    RememberArgs, UpdateArgs,
+    ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, UpdateArgs,
 };
 use crate::time_arg::optional_time;
 use memloop::{
-    ContextParams, Error, Kind, Memory, NewMemory, Outcome, RecallRequest, Scope, SubjectEvent,
-    Task, Turn,
+    ContextParams, Error, Memory, RecallRequest, RememberRequest, Scope, SubjectEvent, Task, Turn,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -95,10 +93,6 @@ fn parse<T: serde::de::DeserializeOwned>(arguments: Value) -> Result<T, ToolErro
     })
 }
 
-fn kind(name: &str) -> Result<Kind, ToolError> {
-    Ok(Kind::named(name).map_err(Error::from)?)
-}
-
 fn reply(text: String, structured: Value) -> ToolResult {
     Ok(Reply { text, structured })
 }
@@ -134,32 +128,8 @@ fn update(memory: &Memory, a: UpdateArgs) -> ToolResult {
     )
 }
 
-fn remember(memory: &Memory, a: RememberArgs) -> ToolResult {
-    let mut m = NewMemory::new(a.text);
-    if let Some(k) = &a.kind {
-        m = m.kind(kind(k)?);
-    }
-    match (&a.head, &a.relation, &a.tail) {
-        (Some(h), Some(r), Some(t)) => m = m.triple(h, r, t),
-        (None, None, None) => {}
-        _ => {
-            return Err(ToolError(
-                "a triple needs head, relation and tail together".into(),
-            ))
-        }
-    }
-    m.concise = a.concise;
-    m.brief = a.brief;
-    m.tags = a.tags;
-    m.namespace = a.namespace;
-    m.importance = a.importance;
-    m.valid_from = optional_time(a.valid_from.as_deref(), "valid_from").map_err(ToolError)?;
-    m.valid_until = optional_time(a.valid_until.as_deref(), "valid_until").map_err(ToolError)?;
-    m = m.scope(Scope {
-        user: a.user,
-        agent: a.agent,
-        session: a.session,
-    });
+fn remember(memory: &Memory, a: RememberRequest) -> ToolResult {
+    let m = a.into_new_memory()?;
     let done = memory.remember_explained(m)?;
     let structured = serde_json::to_value(done).map_err(|e| ToolError(e.to_string()))?;
     let how = match structured["action"].as_str().unwrap_or("new") {
@@ -270,24 +240,7 @@ fn remember_conversation(memory: &Memory, a: ConversationArgs) -> ToolResult {
     reply(text, structured)
 }
 
-fn record_task(memory: &Memory, a: RecordTaskArgs) -> ToolResult {
-    let outcome = match a.outcome.as_str() {
-        "success" => Outcome::Success,
-        "failure" => Outcome::Failure,
-        other => {
-            return Err(ToolError(format!(
-                "outcome `{other}` is not one of success, failure"
-            )))
-        }
-    };
-    let task = Task {
-        request: a.request,
-        steps: a.steps,
-        outcome,
-        reflection: a.reflection,
-        namespace: a.namespace,
-        tags: a.tags,
-    };
+fn record_task(memory: &Memory, task: Task) -> ToolResult {
     let ids = memory.record_task(&task)?;
     let structured = serde_json::to_value(ids).map_err(|e| ToolError(e.to_string()))?;
     let text = match ids.reflection {

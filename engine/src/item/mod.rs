@@ -139,7 +139,9 @@ pub enum Tier {
 }
 
 /// How a task ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// It worked.

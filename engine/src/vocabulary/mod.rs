@@ -7,6 +7,7 @@ mod context;
 mod context_params;
 mod recall;
 mod recall_request;
+mod remember_request;
 mod task;
 mod turn;
 
@@ -17,5 +18,6 @@ pub use context_params::ContextParams;
 pub(crate) use recall::check_k;
 pub use recall::{Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K};
 pub use recall_request::{RecallRequest, When};
+pub use remember_request::RememberRequest;
 pub use task::{Task, TaskIds};
 pub use turn::Turn;

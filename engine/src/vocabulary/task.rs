@@ -3,8 +3,11 @@
 
 use crate::item::{MemoryId, Outcome};
 
-/// A finished task to remember.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+/// `record_task`: a finished task to remember (on failure, with a reflection of what to do
+/// differently next time).
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct Task {
     /// What was asked.
@@ -12,7 +15,7 @@ pub struct Task {
     /// What was done, in order.
     #[serde(default)]
     pub steps: Vec<String>,
-    /// Whether it worked.
+    /// How it ended: success or failure.
     pub outcome: Outcome,
     /// What to do differently (failures); a default one is written when absent.
     #[serde(default)]
