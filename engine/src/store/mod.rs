@@ -18,32 +18,34 @@ mod changes;
 mod check;
 pub(crate) mod dir;
 pub(crate) mod faults;
+mod files;
 pub(crate) mod lock;
 pub(crate) mod manifest;
 mod read_view;
 pub(crate) mod record;
 pub(crate) mod salvage;
 mod scan;
+mod tx;
 mod vacuum;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use redb::backends::FileBackend;
 
 use redb::{
     Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle,
-    WriteTransaction,
 };
 
 pub(crate) use changes::Change;
+pub(crate) use files::{decode_vector, encode_vector, open_database, write_atomic};
 pub(crate) use record::CatalogRecord;
+pub(crate) use tx::Tx;
 
 use faults::StorageFaults;
 
 use crate::error::{Error, Result, StoreError};
-use crate::item::{MemoryId, MemoryItem, MAX_ID};
+use crate::item::{MemoryId, MemoryItem};
 
 /// Converts any of redb's error types into [`Error::Store`].
 pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
@@ -442,362 +444,6 @@ impl Store {
         let t = tx.open_table(HASHES).map_err(db)?;
         Ok(t.get(hash.as_slice()).map_err(db)?.map(|v| v.value()))
     }
-}
-
-/// One write transaction with the bookkeeping every change needs (next id, sequence numbers,
-/// change log).
-pub(crate) struct Tx {
-    tx: WriteTransaction,
-    next_id: u64,
-    start_seq: u64,
-    seq: u64,
-    poisoned: Arc<Mutex<Option<String>>>,
-    path: std::path::PathBuf,
-}
-
-impl Tx {
-    /// Begins a write; `synced` selects an fsync at commit.
-    pub(crate) fn begin(store: &Store, synced: bool) -> Result<Tx> {
-        store.ensure_writable()?;
-        let mut tx = store.db.read().begin_write().map_err(db)?;
-        // The counters and the highest stored id, read in the write itself.
-        let (next_id, seq, highest) = {
-            let meta = tx.open_table(META).map_err(db)?;
-            let counter = |key: &str| -> Result<u64> {
-                let bytes = meta.get(key).map_err(db)?;
-                store.decode_meta_u64(key, bytes.as_ref().map(|v| v.value()))
-            };
-            let (next_id, seq) = (counter("next_id")?.max(1), counter("seq")?);
-            let items = tx.open_table(ITEMS).map_err(db)?;
-            let highest = items.last().map_err(db)?.map(|(id, _)| id.value());
-            (next_id, seq, highest)
-        };
-        // Every stored id is below the next one: a counter that says otherwise is damaged
-        // (a store an older memloop let an imported id wrap), and new memories would be
-        // written over stored ones. Checked once here, not at each insert.
-        if let Some(highest) = highest.filter(|&h| h >= next_id) {
-            return Err(store.corrupt(format!(
-                "the next id {next_id} is not above the highest stored id {highest}: new memories would overwrite stored ones; export and import into a new store"
-            )));
-        }
-        tx.set_durability(if synced {
-            redb::Durability::Immediate
-        } else {
-            redb::Durability::None
-        })
-        .map_err(|e| store.corrupt(format!("durability: {e}")))?;
-        Ok(Tx {
-            tx,
-            next_id,
-            start_seq: seq,
-            seq,
-            poisoned: store.poisoned.clone(),
-            path: store.path.clone(),
-        })
-    }
-
-    /// `n` fresh ids in a row; every stored memory's id is below them.
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`] past [`MAX_ID`]: ids never wrap round onto stored memories.
-    pub(crate) fn allocate_ids(&mut self, n: u64) -> Result<std::ops::Range<MemoryId>> {
-        let first = self.next_id;
-        match first.checked_add(n) {
-            Some(end) if end <= MAX_ID + 1 => {
-                self.next_id = end;
-                Ok(first..end)
-            }
-            _ => Err(Error::Corrupt {
-                path: self.path.clone(),
-                detail: format!(
-                    "no ids left: the next id is {first} and ids end at {MAX_ID}; export and \
-                     import into a new store to renumber"
-                ),
-            }),
-        }
-    }
-
-    /// A fresh id.
-    pub(crate) fn allocate_id(&mut self) -> Result<MemoryId> {
-        Ok(self.allocate_ids(1)?.start)
-    }
-
-    /// Makes sure ids up to `id` (at most [`MAX_ID`]: the caller checks) are never allocated
-    /// again (import keeps foreign ids).
-    pub(crate) fn reserve_id(&mut self, id: MemoryId) {
-        debug_assert!(id <= MAX_ID);
-        self.next_id = self.next_id.max(id.min(MAX_ID) + 1);
-    }
-
-    /// Changes logged so far in this transaction.
-    pub(crate) fn changes(&self) -> u64 {
-        self.seq - self.start_seq
-    }
-
-    /// The store's sequence number once this transaction commits.
-    pub(crate) fn seq_after(&self) -> u64 {
-        self.seq
-    }
-
-    fn log(&mut self, id: MemoryId, op: Op) -> Result<()> {
-        self.seq += 1;
-        let mut t = self.tx.open_table(CHANGES).map_err(db)?;
-        t.insert(self.seq, (id, op as u8)).map_err(db)?;
-        Ok(())
-    }
-
-    /// Writes `item` (and its vector when it changed), its catalog record and, for a current
-    /// version, its content hash.
-    pub(crate) fn put(&mut self, item: &MemoryItem, vector: Option<&[f32]>) -> Result<()> {
-        self.tx
-            .open_table(ITEMS)
-            .map_err(db)?
-            .insert(item.id, item.encode().as_slice())
-            .map_err(db)?;
-        self.tx
-            .open_table(CATALOG)
-            .map_err(db)?
-            .insert(item.id, CatalogRecord::of(item).encode().as_slice())
-            .map_err(db)?;
-        if !item.is_superseded() {
-            // Only current versions own their content hash and subject key.
-            self.tx
-                .open_table(HASHES)
-                .map_err(db)?
-                .insert(item.content_hash().as_slice(), item.id)
-                .map_err(db)?;
-            if let Some(key) = subject_key(item) {
-                self.tx
-                    .open_table(SUBJECTS)
-                    .map_err(db)?
-                    .insert(key.as_str(), item.id)
-                    .map_err(db)?;
-            }
-        }
-        if let Some(v) = vector {
-            self.tx
-                .open_table(VECTORS)
-                .map_err(db)?
-                .insert(item.id, encode_vector(v).as_slice())
-                .map_err(db)?;
-        }
-        self.log(item.id, if vector.is_some() { Op::Put } else { Op::Meta })
-    }
-
-    /// Removes `item` entirely (its hash entry too, if it still points at it).
-    pub(crate) fn delete(&mut self, item: &MemoryItem) -> Result<()> {
-        self.tx
-            .open_table(ITEMS)
-            .map_err(db)?
-            .remove(item.id)
-            .map_err(db)?;
-        self.tx
-            .open_table(VECTORS)
-            .map_err(db)?
-            .remove(item.id)
-            .map_err(db)?;
-        self.tx
-            .open_table(CATALOG)
-            .map_err(db)?
-            .remove(item.id)
-            .map_err(db)?;
-        let hash = item.content_hash();
-        let mut hashes = self.tx.open_table(HASHES).map_err(db)?;
-        let owner = hashes.get(hash.as_slice()).map_err(db)?.map(|v| v.value());
-        if owner == Some(item.id) {
-            hashes.remove(hash.as_slice()).map_err(db)?;
-        }
-        drop(hashes);
-        for key in [subject_key(item), legacy_subject_key(item)]
-            .into_iter()
-            .flatten()
-        {
-            let mut subjects = self.tx.open_table(SUBJECTS).map_err(db)?;
-            let owner = subjects.get(key.as_str()).map_err(db)?.map(|v| v.value());
-            if owner == Some(item.id) {
-                subjects.remove(key.as_str()).map_err(db)?;
-            }
-        }
-        for table in [FEEDBACK, SUBJECT_STATE] {
-            self.tx
-                .open_table(table)
-                .map_err(db)?
-                .remove(item.id)
-                .map_err(db)?;
-        }
-        self.log(item.id, Op::Delete)
-    }
-
-    /// Sets a side-table value (feedback or subject state) of memory `id`.
-    pub(crate) fn put_side(
-        &mut self,
-        table: TableDefinition<u64, &[u8]>,
-        id: MemoryId,
-        value: &[u8],
-    ) -> Result<()> {
-        self.tx
-            .open_table(table)
-            .map_err(db)?
-            .insert(id, value)
-            .map_err(db)?;
-        Ok(())
-    }
-
-    /// Removes the hash entry of a text that changed, if it points at `id`.
-    pub(crate) fn unhash(&mut self, hash: &[u8; 32], id: MemoryId) -> Result<()> {
-        let mut hashes = self.tx.open_table(HASHES).map_err(db)?;
-        let owner = hashes.get(hash.as_slice()).map_err(db)?.map(|v| v.value());
-        if owner == Some(id) {
-            hashes.remove(hash.as_slice()).map_err(db)?;
-        }
-        Ok(())
-    }
-
-    /// Records a forgetting event (JSON) at time `at`.
-    pub(crate) fn log_forget(&mut self, at: i64, id: MemoryId, event: &[u8]) -> Result<()> {
-        self.tx
-            .open_table(FORGET_LOG)
-            .map_err(db)?
-            .insert((at, id), event)
-            .map_err(db)?;
-        Ok(())
-    }
-
-    /// Drops every forgetting event for which `doomed(id, event)` holds; returns how many.
-    pub(crate) fn drop_forget_events(
-        &mut self,
-        doomed: impl Fn(MemoryId, &[u8]) -> bool,
-    ) -> Result<usize> {
-        let mut t = self.tx.open_table(FORGET_LOG).map_err(db)?;
-        let doomed: Vec<(i64, u64)> = t
-            .iter()
-            .map_err(db)?
-            .filter_map(|entry| match entry {
-                Ok((key, event)) => doomed(key.value().1, event.value()).then(|| Ok(key.value())),
-                Err(e) => Some(Err(db(e))),
-            })
-            .collect::<Result<_>>()?;
-        for key in &doomed {
-            t.remove(key).map_err(db)?;
-        }
-        Ok(doomed.len())
-    }
-
-    /// Drops the oldest forgetting events beyond `limit`.
-    pub(crate) fn prune_forget_log(&mut self, limit: usize) -> Result<()> {
-        let mut t = self.tx.open_table(FORGET_LOG).map_err(db)?;
-        let len = t.len().map_err(db)? as usize;
-        for _ in limit..len {
-            t.pop_first().map_err(db)?;
-        }
-        Ok(())
-    }
-
-    /// Sets a metadata value.
-    pub(crate) fn set_meta(&mut self, key: &str, value: &[u8]) -> Result<()> {
-        self.tx
-            .open_table(META)
-            .map_err(db)?
-            .insert(key, value)
-            .map_err(db)?;
-        Ok(())
-    }
-
-    /// Commits; returns the last sequence number written.
-    /// Commits; a failure poisons the store (see [`Error::Poisoned`]): what a failed fsync
-    /// left on disk is unknown, so nothing is retried or written until the store is reopened,
-    /// when redb recovers its last committed state.
-    pub(crate) fn commit(mut self) -> Result<u64> {
-        let (next_id, seq) = (self.next_id, self.seq);
-        self.set_meta("next_id", &next_id.to_le_bytes())?;
-        self.set_meta("seq", &seq.to_le_bytes())?;
-        let poisoned = self.poisoned.clone();
-        self.tx.commit().map_err(|e| {
-            let e = db(e);
-            *poisoned.lock() = Some(e.to_string());
-            e
-        })?;
-        Ok(seq)
-    }
-}
-
-/// Encodes a vector as little-endian f32s.
-pub(crate) fn encode_vector(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Decodes a stored vector (little-endian f32s); `None` for a ragged length.
-pub(crate) fn decode_vector(bytes: &[u8]) -> Option<Vec<f32>> {
-    if !bytes.len().is_multiple_of(4) {
-        return None;
-    }
-    Some(
-        bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-    )
-}
-
-/// Writes `bytes` to `path` atomically: temporary file, fsync, rename, directory fsync.
-pub(crate) fn write_atomic(
-    path: &Path,
-    bytes: &[u8],
-    faults: Option<&Arc<StorageFaults>>,
-) -> Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let fault = |op: &'static str| faults::file_op(faults, &tmp, op);
-    let published = fault("create")
-        .and_then(|()| dir::create_own_file(&tmp).map_err(|e| Error::io(&tmp, "create", e)))
-        .and_then(|mut f| {
-            f.write_all(bytes)
-                .map_err(|e| Error::io(&tmp, "write", e))
-                .and_then(|()| fault("fsync"))
-                .and_then(|()| f.sync_all().map_err(|e| Error::io(&tmp, "fsync", e)))
-        })
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "rename", e)));
-    if published.is_err() {
-        // A full disk must not leave a half-written temporary file behind.
-        let _ = std::fs::remove_file(&tmp);
-    }
-    published?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
-}
-
-/// Opens (creating) the redb database at `path`, through the fault seam when given. redb can
-/// panic on a damaged file; that is reported as a corrupt store, not a crash.
-pub(crate) fn open_database(path: &Path, faults: Option<&Arc<StorageFaults>>) -> Result<Database> {
-    let open = || -> Result<Database> {
-        // Created 0600 and never through a symlink; redb opens the file it is given.
-        let file = dir::open_own_file(path).map_err(|e| Error::io(path, "open database", e))?;
-        let Some(faults) = faults else {
-            return Database::builder().create_file(file).map_err(db);
-        };
-        let backend = FileBackend::new(file).map_err(db)?;
-        Database::builder()
-            .create_with_backend(faults::FaultyBackend::new(backend, faults.clone()))
-            .map_err(db)
-    };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(open)).unwrap_or_else(|_| {
-        Err(Error::Corrupt {
-            path: path.to_path_buf(),
-            detail: "the database file is damaged (redb could not read it)".into(),
-        })
-    })
-}
-
-/// fsyncs a directory so a rename in it is durable.
-pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
-    // The parent of a bare file name (`backup.mlx`) is the empty path: the current directory.
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(dir, "fsync directory", e))
 }
 
 /// The key under which a subject or document memory is found (namespace, kind, subject and,

@@ -1,0 +1,291 @@
+//! One write transaction ([`Tx`]) with the bookkeeping every change needs: the next id, the
+//! sequence numbers, the change log, the content hashes and subjects kept beside each item.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use redb::{ReadableTable, ReadableTableMetadata, TableDefinition, WriteTransaction};
+
+use super::{
+    db, encode_vector, legacy_subject_key, subject_key, CatalogRecord, Op, Store, CATALOG, CHANGES,
+    FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, SUBJECTS, SUBJECT_STATE, VECTORS,
+};
+use crate::error::{Error, Result};
+use crate::item::{MemoryId, MemoryItem, MAX_ID};
+
+/// One write transaction with the bookkeeping every change needs (next id, sequence numbers,
+/// change log).
+pub(crate) struct Tx {
+    tx: WriteTransaction,
+    next_id: u64,
+    start_seq: u64,
+    seq: u64,
+    poisoned: Arc<Mutex<Option<String>>>,
+    path: std::path::PathBuf,
+}
+
+impl Tx {
+    /// Begins a write; `synced` selects an fsync at commit.
+    pub(crate) fn begin(store: &Store, synced: bool) -> Result<Tx> {
+        store.ensure_writable()?;
+        let mut tx = store.db.read().begin_write().map_err(db)?;
+        // The counters and the highest stored id, read in the write itself.
+        let (next_id, seq, highest) = {
+            let meta = tx.open_table(META).map_err(db)?;
+            let counter = |key: &str| -> Result<u64> {
+                let bytes = meta.get(key).map_err(db)?;
+                store.decode_meta_u64(key, bytes.as_ref().map(|v| v.value()))
+            };
+            let (next_id, seq) = (counter("next_id")?.max(1), counter("seq")?);
+            let items = tx.open_table(ITEMS).map_err(db)?;
+            let highest = items.last().map_err(db)?.map(|(id, _)| id.value());
+            (next_id, seq, highest)
+        };
+        // Every stored id is below the next one: a counter that says otherwise is damaged
+        // (a store an older memloop let an imported id wrap), and new memories would be
+        // written over stored ones. Checked once here, not at each insert.
+        if let Some(highest) = highest.filter(|&h| h >= next_id) {
+            return Err(store.corrupt(format!(
+                "the next id {next_id} is not above the highest stored id {highest}: new memories would overwrite stored ones; export and import into a new store"
+            )));
+        }
+        tx.set_durability(if synced {
+            redb::Durability::Immediate
+        } else {
+            redb::Durability::None
+        })
+        .map_err(|e| store.corrupt(format!("durability: {e}")))?;
+        Ok(Tx {
+            tx,
+            next_id,
+            start_seq: seq,
+            seq,
+            poisoned: store.poisoned.clone(),
+            path: store.path.clone(),
+        })
+    }
+
+    /// `n` fresh ids in a row; every stored memory's id is below them.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] past [`MAX_ID`]: ids never wrap round onto stored memories.
+    pub(crate) fn allocate_ids(&mut self, n: u64) -> Result<std::ops::Range<MemoryId>> {
+        let first = self.next_id;
+        match first.checked_add(n) {
+            Some(end) if end <= MAX_ID + 1 => {
+                self.next_id = end;
+                Ok(first..end)
+            }
+            _ => Err(Error::Corrupt {
+                path: self.path.clone(),
+                detail: format!(
+                    "no ids left: the next id is {first} and ids end at {MAX_ID}; export and \
+                     import into a new store to renumber"
+                ),
+            }),
+        }
+    }
+
+    /// A fresh id.
+    pub(crate) fn allocate_id(&mut self) -> Result<MemoryId> {
+        Ok(self.allocate_ids(1)?.start)
+    }
+
+    /// Makes sure ids up to `id` (at most [`MAX_ID`]: the caller checks) are never allocated
+    /// again (import keeps foreign ids).
+    pub(crate) fn reserve_id(&mut self, id: MemoryId) {
+        debug_assert!(id <= MAX_ID);
+        self.next_id = self.next_id.max(id.min(MAX_ID) + 1);
+    }
+
+    /// Changes logged so far in this transaction.
+    pub(crate) fn changes(&self) -> u64 {
+        self.seq - self.start_seq
+    }
+
+    /// The store's sequence number once this transaction commits.
+    pub(crate) fn seq_after(&self) -> u64 {
+        self.seq
+    }
+
+    fn log(&mut self, id: MemoryId, op: Op) -> Result<()> {
+        self.seq += 1;
+        let mut t = self.tx.open_table(CHANGES).map_err(db)?;
+        t.insert(self.seq, (id, op as u8)).map_err(db)?;
+        Ok(())
+    }
+
+    /// Writes `item` (and its vector when it changed), its catalog record and, for a current
+    /// version, its content hash.
+    pub(crate) fn put(&mut self, item: &MemoryItem, vector: Option<&[f32]>) -> Result<()> {
+        self.tx
+            .open_table(ITEMS)
+            .map_err(db)?
+            .insert(item.id, item.encode().as_slice())
+            .map_err(db)?;
+        self.tx
+            .open_table(CATALOG)
+            .map_err(db)?
+            .insert(item.id, CatalogRecord::of(item).encode().as_slice())
+            .map_err(db)?;
+        if !item.is_superseded() {
+            // Only current versions own their content hash and subject key.
+            self.tx
+                .open_table(HASHES)
+                .map_err(db)?
+                .insert(item.content_hash().as_slice(), item.id)
+                .map_err(db)?;
+            if let Some(key) = subject_key(item) {
+                self.tx
+                    .open_table(SUBJECTS)
+                    .map_err(db)?
+                    .insert(key.as_str(), item.id)
+                    .map_err(db)?;
+            }
+        }
+        if let Some(v) = vector {
+            self.tx
+                .open_table(VECTORS)
+                .map_err(db)?
+                .insert(item.id, encode_vector(v).as_slice())
+                .map_err(db)?;
+        }
+        self.log(item.id, if vector.is_some() { Op::Put } else { Op::Meta })
+    }
+
+    /// Removes `item` entirely (its hash entry too, if it still points at it).
+    pub(crate) fn delete(&mut self, item: &MemoryItem) -> Result<()> {
+        self.tx
+            .open_table(ITEMS)
+            .map_err(db)?
+            .remove(item.id)
+            .map_err(db)?;
+        self.tx
+            .open_table(VECTORS)
+            .map_err(db)?
+            .remove(item.id)
+            .map_err(db)?;
+        self.tx
+            .open_table(CATALOG)
+            .map_err(db)?
+            .remove(item.id)
+            .map_err(db)?;
+        let hash = item.content_hash();
+        let mut hashes = self.tx.open_table(HASHES).map_err(db)?;
+        let owner = hashes.get(hash.as_slice()).map_err(db)?.map(|v| v.value());
+        if owner == Some(item.id) {
+            hashes.remove(hash.as_slice()).map_err(db)?;
+        }
+        drop(hashes);
+        for key in [subject_key(item), legacy_subject_key(item)]
+            .into_iter()
+            .flatten()
+        {
+            let mut subjects = self.tx.open_table(SUBJECTS).map_err(db)?;
+            let owner = subjects.get(key.as_str()).map_err(db)?.map(|v| v.value());
+            if owner == Some(item.id) {
+                subjects.remove(key.as_str()).map_err(db)?;
+            }
+        }
+        for table in [FEEDBACK, SUBJECT_STATE] {
+            self.tx
+                .open_table(table)
+                .map_err(db)?
+                .remove(item.id)
+                .map_err(db)?;
+        }
+        self.log(item.id, Op::Delete)
+    }
+
+    /// Sets a side-table value (feedback or subject state) of memory `id`.
+    pub(crate) fn put_side(
+        &mut self,
+        table: TableDefinition<u64, &[u8]>,
+        id: MemoryId,
+        value: &[u8],
+    ) -> Result<()> {
+        self.tx
+            .open_table(table)
+            .map_err(db)?
+            .insert(id, value)
+            .map_err(db)?;
+        Ok(())
+    }
+
+    /// Removes the hash entry of a text that changed, if it points at `id`.
+    pub(crate) fn unhash(&mut self, hash: &[u8; 32], id: MemoryId) -> Result<()> {
+        let mut hashes = self.tx.open_table(HASHES).map_err(db)?;
+        let owner = hashes.get(hash.as_slice()).map_err(db)?.map(|v| v.value());
+        if owner == Some(id) {
+            hashes.remove(hash.as_slice()).map_err(db)?;
+        }
+        Ok(())
+    }
+
+    /// Records a forgetting event (JSON) at time `at`.
+    pub(crate) fn log_forget(&mut self, at: i64, id: MemoryId, event: &[u8]) -> Result<()> {
+        self.tx
+            .open_table(FORGET_LOG)
+            .map_err(db)?
+            .insert((at, id), event)
+            .map_err(db)?;
+        Ok(())
+    }
+
+    /// Drops every forgetting event for which `doomed(id, event)` holds; returns how many.
+    pub(crate) fn drop_forget_events(
+        &mut self,
+        doomed: impl Fn(MemoryId, &[u8]) -> bool,
+    ) -> Result<usize> {
+        let mut t = self.tx.open_table(FORGET_LOG).map_err(db)?;
+        let doomed: Vec<(i64, u64)> = t
+            .iter()
+            .map_err(db)?
+            .filter_map(|entry| match entry {
+                Ok((key, event)) => doomed(key.value().1, event.value()).then(|| Ok(key.value())),
+                Err(e) => Some(Err(db(e))),
+            })
+            .collect::<Result<_>>()?;
+        for key in &doomed {
+            t.remove(key).map_err(db)?;
+        }
+        Ok(doomed.len())
+    }
+
+    /// Drops the oldest forgetting events beyond `limit`.
+    pub(crate) fn prune_forget_log(&mut self, limit: usize) -> Result<()> {
+        let mut t = self.tx.open_table(FORGET_LOG).map_err(db)?;
+        let len = t.len().map_err(db)? as usize;
+        for _ in limit..len {
+            t.pop_first().map_err(db)?;
+        }
+        Ok(())
+    }
+
+    /// Sets a metadata value.
+    pub(crate) fn set_meta(&mut self, key: &str, value: &[u8]) -> Result<()> {
+        self.tx
+            .open_table(META)
+            .map_err(db)?
+            .insert(key, value)
+            .map_err(db)?;
+        Ok(())
+    }
+
+    /// Commits; returns the last sequence number written.
+    /// Commits; a failure poisons the store (see [`Error::Poisoned`]): what a failed fsync
+    /// left on disk is unknown, so nothing is retried or written until the store is reopened,
+    /// when redb recovers its last committed state.
+    pub(crate) fn commit(mut self) -> Result<u64> {
+        let (next_id, seq) = (self.next_id, self.seq);
+        self.set_meta("next_id", &next_id.to_le_bytes())?;
+        self.set_meta("seq", &seq.to_le_bytes())?;
+        let poisoned = self.poisoned.clone();
+        self.tx.commit().map_err(|e| {
+            let e = db(e);
+            *poisoned.lock() = Some(e.to_string());
+            e
+        })?;
+        Ok(seq)
+    }
+}
