@@ -98,7 +98,7 @@ impl Inner {
     }
 
     fn apply(&self, applied: Applied) -> Result<()> {
-        let index = self.index.read().clone();
+        let index = self.index.current();
         for &id in applied
             .removed
             .iter()
@@ -139,7 +139,7 @@ impl Inner {
     /// Takes the vectors of a failed write's `ids` out of the index again. Best effort: a
     /// vector left behind belongs to no stored memory, and recalls skip what the store lacks.
     fn withdraw(&self, ids: std::ops::Range<MemoryId>) {
-        let index = self.index.read().clone();
+        let index = self.index.current();
         for id in ids {
             if index.contains(id) {
                 let _ = index.delete(id);

@@ -76,7 +76,7 @@ fn run(inner: &Weak<Inner>, stop: &(Mutex<bool>, Condvar)) {
         let Some(inner) = inner.upgrade() else { return };
         let (due, flush) = {
             let w = inner.writer.lock();
-            let indexed = inner.index.read().len();
+            let indexed = inner.index.len();
             let due = w.unsaved
                 >= changes_before_checkpoint(inner.options.checkpoint_every, indexed)
                 || w.first_unsaved

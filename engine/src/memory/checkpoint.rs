@@ -2,9 +2,6 @@
 //! (change exports read it back to any sequence number; `pruned_through` records where stores
 //! written before that pruned it).
 
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-
 use memloop_index::Index;
 
 use super::{Inner, Memory, INDEX_FILE};
@@ -53,7 +50,7 @@ impl Inner {
         if seq == self.saved() && (path.exists() || seq == 0) {
             return Ok(());
         }
-        let index = self.index.read().clone();
+        let index = self.index.current();
         self.store.file_op(&path, "save index")?;
         index.save_owned(&path, seq, self.store_id)?;
         let mut reopened = Index::open(&path)?;
@@ -62,8 +59,7 @@ impl Inner {
             // Best effort: without it the next open verifies the file before searching it.
             let _ = super::index_stamp::record(&self.store, stamp);
         }
-        *self.index.write() = Arc::new(reopened);
-        self.saved_seq.store(seq, Ordering::Release);
+        self.index.saved_as(reopened, seq);
         w.unsaved = 0;
         w.first_unsaved = None;
         if compact {

@@ -14,6 +14,7 @@ mod background;
 mod checkpoint;
 mod embed;
 mod index_stamp;
+mod index_state;
 mod open;
 mod verify;
 
@@ -21,13 +22,13 @@ pub(crate) use apply::Applied;
 pub use verify::CheckReport;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::Instant;
 
-use memloop_index::Index;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
+
+use index_state::IndexState;
 
 use crate::catalog::CatalogSlot;
 use crate::clock::{Clock, Timestamp};
@@ -60,7 +61,8 @@ pub struct Memory {
 pub(crate) struct Inner {
     pub(crate) dir: PathBuf,
     pub(crate) store: Arc<Store>,
-    pub(crate) index: RwLock<Arc<Index>>,
+    /// The index in use and its lifecycle (saved, trusted, verified, rebuilt).
+    pub(crate) index: IndexState,
     pub(crate) catalog: CatalogSlot,
     pub(crate) embedder: Arc<dyn TextEmbedder>,
     pub(crate) fingerprint: String,
@@ -73,20 +75,8 @@ pub(crate) struct Inner {
     pub(crate) lexical: RwLock<Option<crate::lexical::LexicalIndex>>,
     /// Serialises subject observations (read, merge, embed, write).
     pub(crate) observing: Mutex<()>,
-    /// Sequence number the index file on disk covers.
-    pub(crate) saved_seq: AtomicU64,
     /// Ties the index file to this database (recorded in its header at save).
     pub(crate) store_id: [u8; 16],
-    /// The index passed its full check (see `verify`): until then it is not saved.
-    pub(crate) index_verified: AtomicBool,
-    /// The index may be searched and changed: verified, or opened from a file showing the
-    /// stamp recorded when this store saved it (the full check then runs in the background).
-    pub(crate) index_trusted: AtomicBool,
-    /// Held while the full check reads the index file (not the writer lock, so writes to a
-    /// trusted index go on meanwhile).
-    pub(crate) verifying: Mutex<()>,
-    /// Why the index was rebuilt from the database in this session, if it was.
-    pub(crate) index_rebuilt: Mutex<Option<String>>,
     /// The background thread's (or a post-write sweep's) last failure, until something
     /// succeeds.
     pub(crate) background_error: Mutex<Option<String>>,
@@ -230,12 +220,9 @@ impl Memory {
             memories: self.inner.store.count()?,
             working: tiers[0],
             long_term: tiers[1],
-            indexed: self.inner.index.read().len(),
+            indexed: self.inner.index.len(),
             seq: self.inner.store.meta_u64("seq")?,
-            checkpoint: self
-                .inner
-                .saved_seq
-                .load(std::sync::atomic::Ordering::Acquire),
+            checkpoint: self.inner.index.saved(),
             model: self.inner.fingerprint.clone(),
         })
     }

@@ -1,13 +1,14 @@
 //! Opening a store: lock, database, model check, catalog, index recovery.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use std::sync::Arc;
 use std::time::Instant;
 
 use memloop_index::{Index, Params, UnitVectors, VectorEncoding};
 use parking_lot::{Mutex, RwLock};
 
+use super::index_state::IndexState;
 use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
 use crate::catalog::CatalogSlot;
 use crate::embedder::{load_model_on, TextEmbedder};
@@ -68,7 +69,6 @@ impl Memory {
             options.forgetting.clone(),
             options.clock.now(),
         );
-        let saved_seq = index.checkpoint();
         let recovery_reason = match &recovery {
             IndexRecovery::Rebuilt(why) => Some(why.clone()),
             _ => None,
@@ -76,7 +76,7 @@ impl Memory {
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
             store,
-            index: RwLock::new(Arc::new(index)),
+            index: IndexState::new(index, verified, trusted, recovery_reason),
             catalog,
             embedder,
             fingerprint,
@@ -88,12 +88,7 @@ impl Memory {
             options,
             writer: Mutex::new(WriterState::default()),
             accessed: Mutex::default(),
-            saved_seq: AtomicU64::new(saved_seq),
             store_id,
-            index_verified: AtomicBool::new(verified),
-            index_trusted: AtomicBool::new(trusted),
-            verifying: Mutex::new(()),
-            index_rebuilt: Mutex::new(recovery_reason),
             background_error: Mutex::new(None),
             lexical: RwLock::new(None),
             observing: Mutex::new(()),
@@ -320,6 +315,6 @@ pub(crate) fn rebuild(store: &Store, index: &Index) -> Result<()> {
 impl Inner {
     /// The index checkpoint recorded as saved.
     pub(crate) fn saved(&self) -> u64 {
-        self.saved_seq.load(Ordering::Acquire)
+        self.index.saved()
     }
 }

@@ -9,7 +9,6 @@
 //! replaced by an index rebuilt from the stored vectors: a damaged file is never searched once
 //! verified, and never saved again.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use memloop_index::Index;
@@ -50,7 +49,7 @@ impl Memory {
         // Read the file again even if it passed at open: it may have changed on disk since.
         self.inner.reverify_index()?;
         let (memories, mut problems) = self.inner.store.check_records(self.inner.embedder.dim())?;
-        let indexed = self.inner.index.read().len();
+        let indexed = self.inner.index.len();
         if indexed != memories {
             problems.push(format!(
                 "the index holds {indexed} vectors, the database {memories} memories"
@@ -59,7 +58,7 @@ impl Memory {
         Ok(CheckReport {
             memories,
             indexed,
-            index_rebuilt: self.inner.index_rebuilt.lock().clone(),
+            index_rebuilt: self.inner.index.rebuilt_because(),
             problems,
         })
     }
@@ -69,7 +68,7 @@ impl Inner {
     /// Makes sure the index may be searched and changed: verified, or trusted by its stamp
     /// (see `index_stamp`), else fully checked now.
     pub(crate) fn ensure_index_trusted(&self) -> Result<()> {
-        if self.index_trusted.load(Ordering::Acquire) {
+        if self.index.is_trusted() {
             return Ok(());
         }
         self.ensure_index_verified()
@@ -82,17 +81,17 @@ impl Inner {
     /// rather than the writer lock: writes to a trusted index go on meanwhile. The writer lock
     /// is taken only to swap a damaged index out.
     pub(crate) fn ensure_index_verified(&self) -> Result<()> {
-        if self.index_verified.load(Ordering::Acquire) {
+        if self.index.is_verified() {
             return Ok(());
         }
-        let _v = self.verifying.lock();
-        if self.index_verified.load(Ordering::Acquire) {
+        let _v = self.index.verifying.lock();
+        if self.index.is_verified() {
             return Ok(());
         }
-        let index = self.index.read().clone();
+        let index = self.index.current();
         let outcome = index.verify();
         let _w = self.writer.lock();
-        if !Arc::ptr_eq(&index, &self.index.read()) {
+        if !self.index.is_current(&index) {
             // Swapped meanwhile (`check` rebuilt it): check what is there now.
             return self.verify_index_locked();
         }
@@ -101,14 +100,14 @@ impl Inner {
 
     /// Runs the full check again now, whatever was checked before.
     pub(crate) fn reverify_index(&self) -> Result<()> {
-        let _v = self.verifying.lock();
+        let _v = self.index.verifying.lock();
         let _w = self.writer.lock();
         self.verify_index_locked()
     }
 
     /// The full check under the writer lock; rebuilds the index when it fails.
     fn verify_index_locked(&self) -> Result<()> {
-        let index = self.index.read().clone();
+        let index = self.index.current();
         let outcome = index.verify();
         self.settle_check(&index, outcome)
     }
@@ -121,26 +120,20 @@ impl Inner {
         outcome: std::result::Result<(), memloop_index::IndexError>,
     ) -> Result<()> {
         let Err(damage) = outcome else {
-            return self.mark_index_verified();
+            self.index.mark_verified();
+            return Ok(());
         };
         let fresh = Index::new(super::open::params(&self.options, index.dim())?)?;
         super::open::rebuild(&self.store, &fresh)?;
-        *self.index.write() = Arc::new(fresh);
-        // Nothing on disk covers the rebuilt index: the next checkpoint must save it.
-        self.saved_seq.store(0, Ordering::Release);
-        *self.index_rebuilt.lock() = Some(format!("index file failed verification: {damage}"));
-        self.mark_index_verified()
-    }
-
-    fn mark_index_verified(&self) -> Result<()> {
-        self.index_verified.store(true, Ordering::Release);
-        self.index_trusted.store(true, Ordering::Release);
+        // Nothing on disk covers the rebuilt index: the next checkpoint saves it.
+        self.index
+            .rebuilt(fresh, format!("index file failed verification: {damage}"));
         Ok(())
     }
 
     /// The index to search, trusted first.
     pub(crate) fn verified_index(&self) -> Result<Arc<Index>> {
         self.ensure_index_trusted()?;
-        Ok(self.index.read().clone())
+        Ok(self.index.current())
     }
 }

@@ -68,7 +68,7 @@ impl Inner {
 
         let threshold = self.options.dedup_threshold.filter(|_| !exact_only);
         let cat_guard = self.catalog.get()?.read();
-        let index = self.index.read().clone();
+        let index = self.index.current();
         let near = NearScreen::of_batch(threshold, &cat_guard, &index, batch);
         // The chunk at `start` inserted; what each of its memories' insert found (`None` for
         // those not inserted).
@@ -153,12 +153,12 @@ mod tests {
                 screened += 1;
                 Ok(())
             })?;
-            assert_eq!(inner.index.read().len(), 151, "indexed before the commit");
+            assert_eq!(inner.index.len(), 151, "indexed before the commit");
             Err::<(), _>(Error::NotFound(0))
         });
         assert!(matches!(failed, Err(Error::NotFound(0))));
         assert_eq!(screened, 150);
-        assert_eq!(m.inner.index.read().len(), 1);
+        assert_eq!(m.inner.index.len(), 1);
         assert_eq!(m.stats().unwrap().memories, 1);
 
         let ids = m

@@ -157,7 +157,7 @@ impl Inner {
     ) -> Result<()> {
         let threshold = self.options.dedup_threshold.filter(|_| !exact_only);
         let cat_guard = self.catalog.get()?.read();
-        let index = self.index.read().clone();
+        let index = self.index.current();
         let near = NearScreen::of_batch(threshold, &cat_guard, &index, batch);
         for (i, (m, v)) in batch.iter().enumerate() {
             let hash = m.content_hash();
