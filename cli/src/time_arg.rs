@@ -16,10 +16,3 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
 pub fn parse_time_checked(s: &str) -> Result<String, String> {
     parse_time(s).map(|_| s.to_string())
 }
-
-/// Parses an optional time argument named `name`.
-pub fn optional_time(value: Option<&str>, name: &str) -> Result<Option<i64>, String> {
-    value
-        .map(|v| parse_time(v).map_err(|e| format!("{name}: {e}")))
-        .transpose()
-}

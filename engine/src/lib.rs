@@ -92,13 +92,16 @@ pub use memloop_embed::DeviceChoice;
 pub use memloop_index::VectorEncoding;
 pub use memory::{CheckReport, DiskUsage, IndexRecovery, Memory, OpenReport, Stats};
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
-pub use remember::Update;
+
 pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy, DEFAULT_K, MAX_K};
 pub use store::faults::{Fault, StorageFaults};
 pub use store::salvage::SalvageReport;
 pub use transfer::salvage;
 pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
-pub use vocabulary::{ContextParams, RecallRequest, RememberRequest, When};
+pub use vocabulary::{
+    ContextParams, FeedbackRequest, ForgetRequest, IdRequest, RecallRequest, RememberRequest,
+    Update, UpdateRequest, When,
+};
 
 #[cfg(test)]
 mod tests {

@@ -12,9 +12,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::tool_args::{
-    ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, UpdateArgs,
-};
+use super::tool_args::{ConversationArgs, NoArgs, ObserveArgs};
 use crate::share::Shared;
 
 /// What the server tells a model about itself.
@@ -60,7 +58,7 @@ fn tools() -> Vec<Tool> {
              its validity ending where the new one begins: `valid_from`, default now); tags, \
              importance, pinning and the shorter versions change in place. Returns the id that \
              now holds it.",
-            schema_for_type::<UpdateArgs>(),
+            schema_for_type::<memloop::UpdateRequest>(),
         ),
         Tool::new(
             "remember_conversation",
@@ -88,7 +86,7 @@ fn tools() -> Vec<Tool> {
             "feedback",
             "Rate how much a memory helped (1 harmful, 2 useless, 3 somewhat useful, 4 useful, \
              5 decisive). Useful memories are kept longer and served in more detail.",
-            schema_for_type::<FeedbackArgs>(),
+            schema_for_type::<memloop::FeedbackRequest>(),
         ),
         Tool::new(
             "record_task",
@@ -106,18 +104,18 @@ fn tools() -> Vec<Tool> {
         Tool::new(
             "get",
             "One memory by id, with all its fields.",
-            schema_for_type::<IdArgs>(),
+            schema_for_type::<memloop::IdRequest>(),
         ),
         Tool::new(
             "forget",
             "Delete one memory by id, for good; or erase everything of a user, agent or session (give `user`, `agent` and/or `session` instead of `id`): their memories are removed from every file of the store.",
-            schema_for_type::<ForgetArgs>(),
+            schema_for_type::<memloop::ForgetRequest>(),
         ),
         Tool::new(
             "explain_decay",
             "How well a memory is retained now, and when it will move to long-term storage or \
              be forgotten if unused.",
-            schema_for_type::<IdArgs>(),
+            schema_for_type::<memloop::IdRequest>(),
         ),
         Tool::new(
             "stats",

@@ -3,12 +3,10 @@
 //! an MCP client in process and a peer forwarding through the shared store's socket, so a
 //! tool behaves the same wherever the store is held.
 
-use super::tool_args::{
-    ConversationArgs, FeedbackArgs, ForgetArgs, IdArgs, NoArgs, ObserveArgs, UpdateArgs,
-};
-use crate::time_arg::optional_time;
+use super::tool_args::{ConversationArgs, NoArgs, ObserveArgs};
 use memloop::{
-    ContextParams, Error, Memory, RecallRequest, RememberRequest, Scope, SubjectEvent, Task, Turn,
+    ContextParams, Error, FeedbackRequest, ForgetRequest, IdRequest, Memory, RecallRequest,
+    RememberRequest, Scope, SubjectEvent, Task, Turn, UpdateRequest,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -97,34 +95,18 @@ fn reply(text: String, structured: Value) -> ToolResult {
     Ok(Reply { text, structured })
 }
 
-fn update(memory: &Memory, a: UpdateArgs) -> ToolResult {
-    let scope = Scope {
-        user: a.user,
-        agent: a.agent,
-        session: a.session,
-    };
-    let changes = memloop::Update {
-        text: a.text,
-        concise: a.concise,
-        brief: a.brief,
-        tags: a.tags,
-        importance: a.importance,
-        pinned: a.pinned,
-        valid_from: optional_time(a.valid_from.as_deref(), "valid_from").map_err(ToolError)?,
-        valid_until: optional_time(a.valid_until.as_deref(), "valid_until").map_err(ToolError)?,
-    };
-    let id = memory.update_in(&scope, a.id, changes)?;
-    let text = if id == a.id {
+fn update(memory: &Memory, a: UpdateRequest) -> ToolResult {
+    let given = a.id;
+    let (scope, changes) = a.into_update()?;
+    let id = memory.update_in(&scope, given, changes)?;
+    let text = if id == given {
         format!("Memory {id} updated in place.")
     } else {
-        format!(
-            "Memory {id} is the new version; {} is kept as history, valid until it began.",
-            a.id
-        )
+        format!("Memory {id} is the new version; {given} is kept as history, valid until it began.")
     };
     reply(
         text,
-        json!({ "id": id, "previous": (id != a.id).then_some(a.id) }),
+        json!({ "id": id, "previous": (id != given).then_some(given) }),
     )
 }
 
@@ -201,13 +183,8 @@ fn context(memory: &Memory, a: ContextParams) -> ToolResult {
     reply(text, structured)
 }
 
-fn feedback(memory: &Memory, a: FeedbackArgs) -> ToolResult {
-    let scope = Scope {
-        user: a.user,
-        agent: a.agent,
-        session: a.session,
-    };
-    let state = memory.feedback_in(&scope, a.id, a.level)?;
+fn feedback(memory: &Memory, a: FeedbackRequest) -> ToolResult {
+    let state = memory.feedback_in(&a.scope(), a.id, a.level)?;
     let structured = serde_json::to_value(state).map_err(|e| ToolError(e.to_string()))?;
     reply(
         format!(
@@ -267,10 +244,11 @@ fn observe(memory: &Memory, a: ObserveArgs) -> ToolResult {
     )
 }
 
-fn get(memory: &Memory, a: IdArgs) -> ToolResult {
-    let item = memory
-        .get_in(&a.scope(), a.id)?
-        .ok_or_else(|| ToolError(format!("no memory with id {}", a.id)))?;
+fn get(memory: &Memory, a: IdRequest) -> ToolResult {
+    let item = memory.get_in(&a.scope(), a.id)?.ok_or_else(|| {
+        let code = memloop::ErrorCode::NotFound.name();
+        ToolError(format!("no memory with id {} (error code {code})", a.id))
+    })?;
     let structured = serde_json::to_value(&item).map_err(|e| ToolError(e.to_string()))?;
     reply(
         format!("Memory {} ({}): {}", item.id, item.kind.name(), item.text),
@@ -278,12 +256,8 @@ fn get(memory: &Memory, a: IdArgs) -> ToolResult {
     )
 }
 
-fn forget(memory: &Memory, a: ForgetArgs) -> ToolResult {
-    let scope = Scope {
-        user: a.user,
-        agent: a.agent,
-        session: a.session,
-    };
+fn forget(memory: &Memory, a: ForgetRequest) -> ToolResult {
+    let scope = a.scope();
     match (a.id, scope.is_empty()) {
         // With a scope, the id must be a memory of that scope.
         (Some(id), _) => {
@@ -310,7 +284,7 @@ fn forget(memory: &Memory, a: ForgetArgs) -> ToolResult {
     }
 }
 
-fn explain_decay(memory: &Memory, a: IdArgs) -> ToolResult {
+fn explain_decay(memory: &Memory, a: IdRequest) -> ToolResult {
     let report = memory.explain_decay_in(&a.scope(), a.id)?;
     let structured = serde_json::to_value(&report).map_err(|e| ToolError(e.to_string()))?;
     reply(

@@ -20,7 +20,7 @@ use crate::invalid::InvalidInput;
 use crate::item::{Kind, MemoryId, MemoryItem, NewMemory, Scope, Source};
 use crate::memory::Memory;
 use crate::remember::dedup::Remembered;
-use crate::remember::Update;
+use crate::vocabulary::Update;
 use summary::{session_summary, Line};
 
 /// What [`Memory::remember_conversation`] stored.

@@ -20,28 +20,7 @@ use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
 use screen::Screen;
 
-/// Changes to an existing memory; `None` fields stay as they are.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Update {
-    /// New original text: the memory is re-embedded, and the old version is kept as a
-    /// superseded memory linked to the new one.
-    pub text: Option<String>,
-    /// New concise version.
-    pub concise: Option<String>,
-    /// New brief version.
-    pub brief: Option<String>,
-    /// Replaces the tags.
-    pub tags: Option<Vec<String>>,
-    /// New importance in [0, 1].
-    pub importance: Option<f32>,
-    /// Pin or unpin.
-    pub pinned: Option<bool>,
-    /// When what it says became true (ms). With a new text: the new version's start, where
-    /// the old version's validity ends (default: now).
-    pub valid_from: Option<crate::clock::Timestamp>,
-    /// When it stopped being true (ms).
-    pub valid_until: Option<crate::clock::Timestamp>,
-}
+use crate::vocabulary::Update;
 
 impl Memory {
     /// Remembers one memory; returns the id that now holds its text: a new memory's, the

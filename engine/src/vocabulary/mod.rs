@@ -3,6 +3,7 @@
 //! (`task.rs`) and a conversation's turn (`turn.rs`). Each request checks itself; carrying it
 //! out on a store is the feature folders' job, above the handle.
 
+mod by_id;
 mod context;
 mod context_params;
 mod recall;
@@ -11,6 +12,7 @@ mod remember_request;
 mod task;
 mod turn;
 
+pub use by_id::{FeedbackRequest, ForgetRequest, IdRequest, Update, UpdateRequest};
 pub use context::{
     ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
