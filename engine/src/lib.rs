@@ -99,8 +99,8 @@ pub use store::salvage::SalvageReport;
 pub use transfer::salvage;
 pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
 pub use vocabulary::{
-    ContextParams, FeedbackRequest, ForgetRequest, IdRequest, RecallRequest, RememberRequest,
-    Update, UpdateRequest, When,
+    ContextParams, ConversationRequest, FeedbackRequest, ForgetRequest, IdRequest, RecallRequest,
+    RememberRequest, TurnRequest, Update, UpdateRequest, When,
 };
 
 #[cfg(test)]

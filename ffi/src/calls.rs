@@ -11,7 +11,7 @@ use memloop::{MemoryFilter, NewMemory, SubjectEvent};
 
 use crate::handle::{memloop_t, store};
 use crate::raw;
-use crate::requests::{ConversationRequest, TaskJson};
+use crate::requests::TaskJson;
 use crate::status::{guard, Failure, Outcome};
 
 /// The shape of the entry points with a result: the store behind `handle`, the out-pointer
@@ -229,13 +229,9 @@ pub unsafe extern "C" fn memloop_remember_conversation(
     request_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    let remember = |m: &memloop::Memory, r: ConversationRequest| {
-        let scope = memloop::Scope {
-            user: r.user,
-            agent: r.agent,
-            session: None,
-        };
-        Ok(m.remember_conversation(&r.session, &r.turns, &scope)?)
+    let remember = |m: &memloop::Memory, r: memloop::ConversationRequest| {
+        let (session, turns, scope) = r.into_parts()?;
+        Ok(m.remember_conversation(&session, &turns, &scope)?)
     };
     // SAFETY: forwarded contracts for `request_json` and `out_json`.
     unsafe { json_call(handle, request_json, "request_json", out_json, remember) }

@@ -7,18 +7,6 @@ use serde::Deserialize;
 
 use crate::status::{Failure, Outcome};
 
-/// `memloop_remember_conversation`'s request.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ConversationRequest {
-    pub(crate) session: String,
-    pub(crate) turns: Vec<memloop::Turn>,
-    #[serde(default)]
-    pub(crate) user: Option<String>,
-    #[serde(default)]
-    pub(crate) agent: Option<String>,
-}
-
 /// `memloop_record_task`'s task: `success` as a boolean, or the engine's `outcome`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -12,7 +12,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::tool_args::{ConversationArgs, NoArgs, ObserveArgs};
+use super::tool_args::{NoArgs, ObserveArgs};
 use crate::share::Shared;
 
 /// What the server tells a model about itself.
@@ -66,7 +66,7 @@ fn tools() -> Vec<Tool> {
              later questions such as \"when did Ana start the course?\" find what was said \
              and when. Later calls with the same session continue it; the session keeps a \
              summary. Returns the turns' ids and the summary's.",
-            schema_for_type::<ConversationArgs>(),
+            schema_for_type::<memloop::ConversationRequest>(),
         ),
         Tool::new(
             "recall",

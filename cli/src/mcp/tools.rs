@@ -3,10 +3,10 @@
 //! an MCP client in process and a peer forwarding through the shared store's socket, so a
 //! tool behaves the same wherever the store is held.
 
-use super::tool_args::{ConversationArgs, NoArgs, ObserveArgs};
+use super::tool_args::{NoArgs, ObserveArgs};
 use memloop::{
-    ContextParams, Error, FeedbackRequest, ForgetRequest, IdRequest, Memory, RecallRequest,
-    RememberRequest, Scope, SubjectEvent, Task, Turn, UpdateRequest,
+    ContextParams, ConversationRequest, Error, FeedbackRequest, ForgetRequest, IdRequest, Memory,
+    RecallRequest, RememberRequest, SubjectEvent, Task, UpdateRequest,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -195,23 +195,9 @@ fn feedback(memory: &Memory, a: FeedbackRequest) -> ToolResult {
     )
 }
 
-fn remember_conversation(memory: &Memory, a: ConversationArgs) -> ToolResult {
-    let turns = a
-        .turns
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let time = crate::time_arg::parse_time(&t.time)
-                .map_err(|e| ToolError(format!("turn {i}: time: {e}")))?;
-            Ok(Turn::new(t.speaker, t.text, time))
-        })
-        .collect::<Result<Vec<Turn>, ToolError>>()?;
-    let scope = Scope {
-        user: a.user,
-        agent: a.agent,
-        session: None,
-    };
-    let report = memory.remember_conversation(&a.session, &turns, &scope)?;
+fn remember_conversation(memory: &Memory, a: ConversationRequest) -> ToolResult {
+    let (session, turns, scope) = a.into_parts()?;
+    let report = memory.remember_conversation(&session, &turns, &scope)?;
     let text = format!("Remembered {report}.");
     let structured = serde_json::to_value(&report).map_err(|e| ToolError(e.to_string()))?;
     reply(text, structured)

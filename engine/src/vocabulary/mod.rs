@@ -6,6 +6,7 @@
 mod by_id;
 mod context;
 mod context_params;
+mod conversation_request;
 mod recall;
 mod recall_request;
 mod remember_request;
@@ -17,6 +18,7 @@ pub use context::{
     ContextMode, ContextRequest, DocumentIds, DocumentRef, Structures, CHUNK_OVERLAP, CHUNK_TOKENS,
 };
 pub use context_params::ContextParams;
+pub use conversation_request::{ConversationRequest, TurnRequest};
 pub(crate) use recall::check_k;
 pub use recall::{Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K};
 pub use recall_request::{RecallRequest, When};
