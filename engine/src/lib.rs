@@ -53,6 +53,7 @@ pub mod forget;
 #[doc(hidden)]
 pub mod fuzzing;
 mod hooks;
+mod in_call;
 mod invalid;
 mod item;
 mod lexical;
@@ -83,6 +84,7 @@ pub use filter::MemoryFilter;
 pub use forget::{
     DecayModel, DecayReport, ForgetEvent, ForgetPolicy, ForgetReason, ScopeErasure, SweepReport,
 };
+pub use in_call::InCall;
 pub use invalid::InvalidInput;
 pub use item::{
     content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Scope, Source, Tier, Triple,

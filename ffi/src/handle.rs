@@ -4,15 +4,14 @@
 //! token, so a NULL, closed or made-up handle is an error, not a crash, and `memloop_close`
 //! waits for calls in flight on other threads before it closes the store.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_char;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
-use std::time::Duration;
 
-use memloop::{Clock, DeviceChoice, Durability, HashingEmbedder, Memory, Options, VectorEncoding};
+use memloop::{
+    Clock, DeviceChoice, Durability, HashingEmbedder, InCall, Memory, Options, VectorEncoding,
+};
 use parking_lot::RwLock;
 use serde::Deserialize;
 
@@ -27,38 +26,20 @@ pub struct memloop_t {
 }
 
 static STORES: LazyLock<RwLock<HashMap<usize, Arc<Memory>>>> = LazyLock::new(Default::default);
-/// Tokens are never reused, so a stale handle cannot reach a newer store.
-static NEXT_TOKEN: AtomicUsize = AtomicUsize::new(1);
-
-thread_local! {
-    /// The handles this thread is inside a call on, innermost last: a callback of that call
-    /// may call back into the library on the same thread.
-    static IN_USE: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
-}
+// A handle is an `InCall` token: never reused, so a stale handle cannot reach a newer store.
 
 /// A store borrowed for one call. While it lives, this thread is inside a call on its handle,
 /// so `memloop_close` on the same thread (from a callback) can refuse instead of waiting for
 /// itself forever.
 pub(crate) struct InUse {
     memory: Arc<Memory>,
-    token: usize,
+    _call: InCall,
 }
 
 impl std::ops::Deref for InUse {
     type Target = Memory;
     fn deref(&self) -> &Memory {
         &self.memory
-    }
-}
-
-impl Drop for InUse {
-    fn drop(&mut self) {
-        IN_USE.with(|tokens| {
-            let mut tokens = tokens.borrow_mut();
-            if let Some(i) = tokens.iter().rposition(|&t| t == self.token) {
-                tokens.remove(i);
-            }
-        });
     }
 }
 
@@ -72,8 +53,10 @@ pub(crate) fn store(handle: *const memloop_t) -> Outcome<InUse> {
         STORES.read().get(&token).cloned().ok_or_else(|| {
             Failure::invalid("handle is not an open memloop store (closed already?)")
         })?;
-    IN_USE.with(|tokens| tokens.borrow_mut().push(token));
-    Ok(InUse { memory, token })
+    Ok(InUse {
+        memory,
+        _call: InCall::enter(token),
+    })
 }
 
 /// `memloop_open`'s options. Every field is optional.
@@ -221,7 +204,7 @@ pub unsafe extern "C" fn memloop_open(
         // SAFETY: the caller's contract for `hooks`.
         unsafe { install(hooks, &mut options.hooks) }?;
         let memory = Memory::open(path, options)?;
-        let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+        let token = InCall::new_token();
         STORES.write().insert(token, Arc::new(memory));
         // SAFETY: checked non-null above; writable by contract.
         unsafe { raw::write(out, token as *mut memloop_t, "out") }
@@ -241,25 +224,16 @@ pub extern "C" fn memloop_close(handle: *mut memloop_t) -> i32 {
         if handle.is_null() {
             return Err(Failure::invalid("handle is NULL"));
         }
-        if IN_USE.with(|tokens| tokens.borrow().contains(&(handle as usize))) {
+        if InCall::is_inside(handle as usize) {
             return Err(Failure::invalid(
                 "memloop_close was called from inside a callback of a call on the same handle; close the store after that call returns",
             ));
         }
-        let mut memory = STORES.write().remove(&(handle as usize)).ok_or_else(|| {
+        let memory = STORES.write().remove(&(handle as usize)).ok_or_else(|| {
             Failure::invalid("handle is not an open memloop store (closed already?)")
         })?;
-        // Wait for calls in flight on other threads to drop their clones.
-        let memory = loop {
-            match Arc::try_unwrap(memory) {
-                Ok(m) => break m,
-                Err(shared) => {
-                    memory = shared;
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-            }
-        };
-        memory.close()?;
+        // Calls in flight on other threads finish first.
+        Memory::close_shared(memory)?;
         Ok(())
     })
 }

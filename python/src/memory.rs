@@ -2,14 +2,11 @@
 //! sweeps or saves runs with the GIL released, so threads really run in parallel; a panic in
 //! the engine is a `PanicError`, never a dead interpreter.
 
-use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use memloop::{MemoryFilter, Outcome, SubjectEvent, Task};
+use memloop::{InCall, MemoryFilter, Outcome, SubjectEvent, Task};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 
@@ -21,30 +18,11 @@ use crate::options::OpenArgs;
 use crate::time::millis;
 use crate::values::{to_dict, Context, Hit, Item, Remembered};
 
-/// Stores are told apart by a token never reused, so a call from inside a callback can be
-/// recognised by the store it is on.
-static NEXT_TOKEN: AtomicUsize = AtomicUsize::new(1);
-
-thread_local! {
-    /// The stores this thread is inside a call on, innermost last.
-    static IN_USE: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
-}
-
-/// An open store borrowed for one call (see [`IN_USE`]).
+/// An open store borrowed for one call: while it lives this thread is inside a call on it
+/// (`memloop::InCall`), so `close` from a callback of that call is refused.
 struct InUse {
     memory: Arc<memloop::Memory>,
-    token: usize,
-}
-
-impl Drop for InUse {
-    fn drop(&mut self) {
-        IN_USE.with(|t| {
-            let mut t = t.borrow_mut();
-            if let Some(i) = t.iter().rposition(|&x| x == self.token) {
-                t.remove(i);
-            }
-        });
-    }
+    _call: InCall,
 }
 
 /// A memory store in directory `path` (created if needed).
@@ -92,10 +70,9 @@ impl Memory {
             .read()
             .clone()
             .ok_or_else(|| invalid("the memory is closed"))?;
-        IN_USE.with(|t| t.borrow_mut().push(self.token));
         Ok(InUse {
             memory,
-            token: self.token,
+            _call: InCall::enter(self.token),
         })
     }
 
@@ -219,7 +196,7 @@ impl Memory {
         Ok(Memory {
             store: RwLock::new(Some(Arc::new(memory))),
             path: dir.to_string_lossy().into_owned(),
-            token: NEXT_TOKEN.fetch_add(1, Ordering::Relaxed),
+            token: InCall::new_token(),
         })
     }
 
@@ -623,26 +600,17 @@ impl Memory {
     /// running on other threads finish first. From inside a callback of a call on this store,
     /// it raises InvalidArgumentError and the store stays open.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        if IN_USE.with(|t| t.borrow().contains(&self.token)) {
+        if InCall::is_inside(self.token) {
             return Err(invalid(
                 "close was called from inside a callback of a call on the same store; close it after that call returns",
             ));
         }
-        let Some(mut memory) = self.store.write().take() else {
+        let Some(memory) = self.store.write().take() else {
             return Ok(());
         };
+        // Calls in flight on other threads finish first.
         let closed = py.detach(move || {
-            // Wait for calls in flight on other threads to drop their clones.
-            let memory = loop {
-                match Arc::try_unwrap(memory) {
-                    Ok(m) => break m,
-                    Err(shared) => {
-                        memory = shared;
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                }
-            };
-            catch_unwind(AssertUnwindSafe(|| memory.close()))
+            catch_unwind(AssertUnwindSafe(|| memloop::Memory::close_shared(memory)))
         });
         match closed {
             Ok(result) => result.map_err(errors::to_python),

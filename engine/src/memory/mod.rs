@@ -241,6 +241,24 @@ impl Memory {
         })
     }
 
+    /// Closes a store shared through an [`Arc`] once every other holder has let it go: calls
+    /// in flight on other threads finish first (what a binding's close does).
+    ///
+    /// # Errors
+    /// As [`Memory::close`].
+    pub fn close_shared(mut memory: Arc<Memory>) -> crate::error::Result<()> {
+        let memory = loop {
+            match Arc::try_unwrap(memory) {
+                Ok(m) => break m,
+                Err(shared) => {
+                    memory = shared;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+        };
+        memory.close()
+    }
+
     /// Stops the background checkpointer and writes a final checkpoint.
     ///
     /// # Errors
