@@ -62,9 +62,16 @@ fn the_command_line_keeps_the_contract() {
             "remember".to_string(),
             seed["text"].as_str().unwrap().into(),
         ];
-        for key in ["kind", "namespace", "user", "agent"] {
+        for key in [
+            "kind",
+            "namespace",
+            "user",
+            "agent",
+            "valid_from",
+            "valid_until",
+        ] {
             if let Some(v) = seed[key].as_str() {
-                args.extend([format!("--{key}"), v.into()]);
+                args.extend([format!("--{}", key.replace('_', "-")), v.into()]);
             }
         }
         for tag in seed["tags"].as_array().into_iter().flatten() {

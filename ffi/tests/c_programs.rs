@@ -136,6 +136,13 @@ fn the_c_abi_keeps_the_contract() {
     let cases = table["cases"].as_array().unwrap();
     let mut input = String::new();
     for seed in seeds {
+        // C's JSON gives a memory's times in milliseconds.
+        let mut seed = seed.clone();
+        for key in ["valid_from", "valid_until"] {
+            if let Some(text) = seed[key].as_str() {
+                seed[key] = memloop::time::parse_rfc3339(text).unwrap().into();
+            }
+        }
         input.push_str(&format!("remember\t{seed}\n"));
     }
     for case in cases {

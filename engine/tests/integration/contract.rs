@@ -3,7 +3,7 @@
 //! MCP, C and Python run the same table (cli/tests/contract.rs,
 //! cli/tests/mcp_clients/test_contract.py, ffi/tests/c/contract.c, python/tests/test_contract.py).
 
-use memloop::{ContextParams, Error, Memory, MemoryId, NewMemory, RecallRequest};
+use memloop::{ContextParams, Error, Memory, MemoryId, RecallRequest, RememberRequest};
 use serde_json::Value;
 
 use crate::common::hashing;
@@ -41,12 +41,9 @@ fn the_rust_api_keeps_the_contract() {
     let memory = Memory::open(dir.path(), hashing(256, &memloop::Clock::System)).unwrap();
     let table = table();
     for (i, seed) in table["memories"].as_array().unwrap().iter().enumerate() {
-        let m: NewMemory = serde_json::from_value(seed.clone()).unwrap();
-        assert_eq!(
-            memory.remember(m).unwrap(),
-            i as u64 + 1,
-            "ids follow the seeds"
-        );
+        let m: RememberRequest = serde_json::from_value(seed.clone()).unwrap();
+        let id = memory.remember(m.into_new_memory().unwrap()).unwrap();
+        assert_eq!(id, i as u64 + 1, "ids follow the seeds");
     }
     let cases = table["cases"].as_array().unwrap();
     assert!(cases.len() >= 20);
