@@ -4,24 +4,24 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use memloop::{Durability, Kind, RememberAction};
+use memloop::{Durability, RememberAction};
 use serde_json::json;
 
-use crate::filter_args::{parse_kind, FilterArgs};
+use crate::filter_args::FilterArgs;
 use crate::forward::ToolCall;
 use crate::output::{hit_json, hit_line, item_json, item_text};
 use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
-use crate::time_arg::{parse_time, parse_time_checked};
+use crate::time_arg::parse_time;
 
 /// `memloop remember`.
 #[derive(Args, Debug)]
 pub struct RememberArgs {
     /// The text to remember.
     text: String,
-    /// Kind of memory.
-    #[arg(long, default_value = "chunk", value_parser = parse_kind)]
-    kind: Kind,
+    /// Kind of memory (default chunk).
+    #[arg(long)]
+    kind: Option<String>,
     /// Namespace.
     #[arg(long)]
     namespace: Option<String>,
@@ -34,10 +34,10 @@ pub struct RememberArgs {
     #[command(flatten)]
     scope: ScopeArgs,
     /// When what it says became true: Unix seconds or RFC 3339 (default: now).
-    #[arg(long, value_parser = parse_time_checked)]
+    #[arg(long)]
     valid_from: Option<String>,
     /// When it stopped being true: Unix seconds or RFC 3339.
-    #[arg(long, value_parser = parse_time_checked)]
+    #[arg(long)]
     valid_until: Option<String>,
     /// For a triple: the subject entity (give head, relation and tail together).
     #[arg(long, requires_all = ["relation", "tail"])]
@@ -128,10 +128,10 @@ pub struct UpdateArgs {
     #[arg(long)]
     pinned: Option<bool>,
     /// When the new text became true: Unix seconds or RFC 3339 (default: now).
-    #[arg(long, value_parser = parse_time_checked)]
+    #[arg(long)]
     valid_from: Option<String>,
     /// When it stopped being true.
-    #[arg(long, value_parser = parse_time_checked)]
+    #[arg(long)]
     valid_until: Option<String>,
     #[command(flatten)]
     scope: ScopeArgs,
@@ -175,15 +175,15 @@ pub fn update(store: &StoreArgs, a: &UpdateArgs) -> Result<()> {
 pub struct RecallArgs {
     /// The query.
     query: String,
-    /// Number of hits.
-    #[arg(long, default_value_t = memloop::DEFAULT_K)]
-    k: usize,
+    /// Number of hits (default 5).
+    #[arg(long)]
+    k: Option<usize>,
     #[command(flatten)]
     filter: FilterArgs,
     /// Retrieval strategy: single (vector top-k), lexical (BM25 alone), rerank (vector + BM25,
-    /// fused), iterative (query refined over rounds, then reranked).
-    #[arg(long, default_value = "single")]
-    strategy: String,
+    /// fused), iterative (query refined over rounds, then reranked); default single.
+    #[arg(long)]
+    strategy: Option<String>,
     /// Show why each memory surfaced (vector, lexical, fusion, importance, tier, feedback).
     #[arg(long)]
     explain: bool,
@@ -410,7 +410,7 @@ pub fn stats(store: &StoreArgs, a: &StatsArgs) -> Result<()> {
 impl RememberArgs {
     /// This command as the `remember` tool (run by the process serving the store).
     pub fn as_tool(&self) -> ToolCall {
-        let mut arguments = json!({"text": self.text, "kind": self.kind.name(),
+        let mut arguments = json!({"text": self.text, "kind": self.kind,
             "namespace": self.namespace, "tags": self.tags, "importance": self.importance,
             "valid_from": self.valid_from, "valid_until": self.valid_until,
             "head": self.head, "relation": self.relation, "tail": self.tail});

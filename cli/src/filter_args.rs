@@ -7,11 +7,6 @@ use serde_json::{json, Value};
 
 use crate::scope_args::ScopeArgs;
 
-/// A kind named on the command line.
-pub(crate) fn parse_kind(s: &str) -> Result<Kind, String> {
-    Kind::named(s).map_err(|e| e.to_string())
-}
-
 /// Which memories a command reaches.
 #[derive(Args, Debug, Clone, Default)]
 pub struct FilterArgs {

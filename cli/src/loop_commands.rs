@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use memloop::{ContextRequest, Durability, Outcome, SubjectEvent, Task};
+use memloop::{Durability, Outcome, SubjectEvent, Task};
 use serde_json::json;
 
 use crate::forward::ToolCall;
@@ -13,15 +13,16 @@ use crate::store_args::StoreArgs;
 pub struct ContextArgs {
     /// The query.
     query: String,
-    /// Token budget (by the embedding model's tokenizer); the context never exceeds it.
-    #[arg(long, default_value_t = ContextRequest::DEFAULT_BUDGET)]
-    budget: usize,
-    /// Memories retrieved before assembly.
-    #[arg(long, default_value_t = ContextRequest::DEFAULT_K)]
-    k: usize,
-    /// Retrieval strategy: single, lexical, rerank, iterative.
-    #[arg(long, default_value = "single")]
-    strategy: String,
+    /// Token budget (by the embedding model's tokenizer; default 500); the context never
+    /// exceeds it.
+    #[arg(long)]
+    budget: Option<usize>,
+    /// Memories retrieved before assembly (default 8).
+    #[arg(long)]
+    k: Option<usize>,
+    /// Retrieval strategy: single, lexical, rerank, iterative (default single).
+    #[arg(long)]
+    strategy: Option<String>,
     /// Serve the source documents the memories point to (Memory-Doc) instead of the memories.
     #[arg(long)]
     documents: bool,
@@ -51,14 +52,14 @@ pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
             .collect();
         println!(
             "{}",
-            json!({"tokens": ctx.tokens, "budget": a.budget, "blocks": blocks, "dropped": ctx.dropped})
+            json!({"tokens": ctx.tokens, "budget": request.budget, "blocks": blocks, "dropped": ctx.dropped})
         );
     } else {
         print!("{}", ctx.text);
         eprintln!(
             "({} of {} tokens, {} memories, {} dropped)",
             ctx.tokens,
-            a.budget,
+            request.budget,
             ctx.blocks.len(),
             ctx.dropped.len()
         );

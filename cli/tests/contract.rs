@@ -30,11 +30,13 @@ fn run(store: &Path, args: &[String]) -> (i32, String, String) {
 /// The flags that say what a request's field says, or None for a field this door cannot
 /// write (a context mode other than its `--documents` switch).
 fn flags(request: &Value) -> Option<Vec<String>> {
-    let mut out = vec![request["query"].as_str()?.to_string()];
+    // The positional argument: a recall's or context's query, a memory's text.
+    let first = request.get("query").or_else(|| request.get("text"))?;
+    let mut out = vec![first.as_str()?.to_string()];
     for (key, value) in request.as_object()? {
         let flag = format!("--{}", key.replace('_', "-"));
         match (key.as_str(), value) {
-            ("query", _) => {}
+            ("query" | "text", _) => {}
             ("kinds" | "tags", Value::Array(values)) => {
                 for v in values {
                     out.extend([format!("--{}", &key[..key.len() - 1]), v.as_str()?.into()]);
@@ -95,7 +97,11 @@ fn the_command_line_keeps_the_contract() {
         let got: Answer = if code == 0 {
             let v: Value =
                 serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
-            Ok(ids_of(if op == "recall" { &v } else { &v["blocks"] }))
+            Ok(match op {
+                "recall" => ids_of(&v),
+                "remember" => vec![v["id"].as_u64().unwrap()],
+                _ => ids_of(&v["blocks"]),
+            })
         } else {
             // The exit status is the error's category: 3 is invalid input.
             Err(if code == 3 {

@@ -189,6 +189,7 @@ fn the_c_abi_keeps_the_contract() {
     let mut failures = Vec::new();
     for (case, (status, output)) in cases.iter().zip(&lines[seeds.len()..]) {
         let got: check::Answer = match *status {
+            0 if case["op"] == "remember" => Ok(vec![output.parse().unwrap()]),
             0 => {
                 let v: serde_json::Value = serde_json::from_str(output).unwrap();
                 Ok(check::ids_of(if case["op"] == "recall" {

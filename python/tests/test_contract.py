@@ -34,11 +34,13 @@ def as_python(request):
 
 
 def answer(memory, case):
-    call = memory.recall if case["op"] == "recall" else memory.context
+    call = {"recall": memory.recall, "context": memory.context, "remember": memory.remember}
     try:
-        result = call(**as_python(case["request"]))
+        result = call[case["op"]](**as_python(case["request"]))
     except memloop.MemloopError as e:
         return e.code
+    if case["op"] == "remember":
+        return [result]
     hits = result if case["op"] == "recall" else result.blocks
     return [h.id if hasattr(h, "id") else h["id"] for h in hits]
 

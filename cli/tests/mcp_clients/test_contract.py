@@ -42,8 +42,11 @@ def test_mcp_keeps_the_contract(store, log):
                     got = text_of(result)
                 else:
                     content = result.structured_content
-                    hits = content["hits"] if case["op"] == "recall" else content["blocks"]
-                    got = [h["id"] for h in hits]
+                    if case["op"] == "remember":
+                        got = [content["id"]]
+                    else:
+                        hits = content["hits"] if case["op"] == "recall" else content["blocks"]
+                        got = [h["id"] for h in hits]
                 if not matches(case, got):
                     failures.append(f"{case['name']}: got {got!r}, want {case}")
             assert len(TABLE["cases"]) >= 20

@@ -31,6 +31,11 @@ fn outcome(memory: &Memory, op: &str, request: &Value) -> Result<Vec<MemoryId>, 
                 .map_err(engine)?;
             Ok(context.blocks.iter().map(|b| b.id).collect())
         }
+        "remember" => {
+            let r: RememberRequest = serde_json::from_value(request.clone()).map_err(invalid)?;
+            let id = memory.remember(r.into_new_memory().map_err(engine)?);
+            Ok(vec![id.map_err(engine)?])
+        }
         other => panic!("unknown op {other}"),
     }
 }
