@@ -7,9 +7,10 @@
    path into, another module (`crate::…`, `super::…`), resolved to the file that defines it
    (a `pub use` in a `mod.rs` is an edge to the file it re-exports from; a `mod x;`
    declaration is not an edge). Tests (`tests.rs`, `#[cfg(test)] mod tests`) are left out.
-3. Nothing below the façade imports it: a file may name `crate::memory` only if it extends
-   the handle (`impl Memory` / `impl Inner` in that file), so the store, the catalog, the
-   index of forgetting, the value types and the pure algorithms never depend on it.
+3. Nothing below the façade imports it: a file may name `crate::memory` only if it works on
+   the handle, extending it (`impl Memory` / `impl Inner`) or taking it (a `&Inner` /
+   `&Memory` parameter or field), so the store, the catalog, the index of forgetting, the
+   value types and the pure algorithms never depend on it.
 4. Engine code imports an item from the module that defines it, never through the crate
    root's re-exports (`crate::Timestamp`), which would tie every module to every other.
 5. No crate of the workspace has a circle between files counted as the imports are written:
@@ -272,7 +273,10 @@ def main():
         if path == lib:
             continue  # the façade's public re-exports
         code = codes[path]
-        extends_handle = re.search(r"\bimpl\s+(Memory|Inner)\b", code) is not None
+        extends_handle = (
+            re.search(r"\bimpl\s+(Memory|Inner)\b", code) is not None
+            or re.search(r":\s*&(?:'\w+\s+)?(?:mut\s+)?(Memory|Inner)\b", code) is not None
+        )
         for absolute, text in references(path, code):
             target, rest = resolve(absolute, exported)
             if target == lib and rest:
@@ -286,7 +290,7 @@ def main():
             if target in memory_files and path not in memory_files and not extends_handle:
                 problems.append(
                     f"{rel(path)}: `{text}` imports the memory façade, but the file does not "
-                    "extend it (no `impl Memory` / `impl Inner`)"
+                    "work on it (no `impl Memory` / `impl Inner`, no `&Inner` / `&Memory` parameter)"
                 )
             edges[path].add(target)
 

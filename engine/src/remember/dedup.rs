@@ -70,6 +70,76 @@ impl RememberAction {
     }
 }
 
+/// How far de-duplication reaches for one write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Merging {
+    /// Exact duplicates merge, and near duplicates at or above `Options::dedup_threshold`
+    /// are weighed by [`Dedup::decide`] (what `remember` does).
+    Near,
+    /// Only exact duplicates merge: tasks with other outcomes or steps, or a document's
+    /// overlapping chunks, stay apart however similar they read.
+    ExactOnly,
+}
+
+impl Merging {
+    /// The cosine at or above which a stored memory is a near duplicate; `None`: none is.
+    pub(crate) fn threshold(self, dedup_threshold: Option<f32>) -> Option<f32> {
+        match self {
+            Merging::Near => dedup_threshold,
+            Merging::ExactOnly => None,
+        }
+    }
+}
+
+/// The memory a new one may merge into, found by the screen: one with the same content hash,
+/// or the closest near duplicate of its place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    /// The stored (or earlier in the batch) memory.
+    pub(crate) id: MemoryId,
+    /// Same content hash: the same namespace, kind and text.
+    pub(crate) exact: bool,
+}
+
+/// What de-duplication decides for one new memory, before anything is written: the whole
+/// rule "no information is ever dropped" in one pure step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dedup {
+    /// Nothing close says the same: stored as a new memory.
+    New,
+    /// `into` says the same: the new memory merges into it.
+    Merge {
+        /// The memory it merges into.
+        into: MemoryId,
+    },
+    /// `previous`, a near duplicate of a kind with one current truth, says something else:
+    /// the new memory is stored as its new version, `previous` kept as history.
+    Supersede {
+        /// The version it replaces.
+        previous: MemoryId,
+    },
+    /// `near`, a near duplicate of another kind, says something else: both stay current.
+    Beside {
+        /// The near duplicate it stands beside.
+        near: MemoryId,
+    },
+}
+
+impl Dedup {
+    /// Decides for a new memory of `kind` and text `text`, given the screen's `candidate`
+    /// and, when there is one, the candidate's text.
+    pub(crate) fn decide(kind: Kind, text: &str, candidate: Option<(Candidate, &str)>) -> Dedup {
+        match candidate {
+            None => Dedup::New,
+            Some((c, stored)) if c.exact || same_information(stored, text) => {
+                Dedup::Merge { into: c.id }
+            }
+            Some((c, _)) if one_current_truth(kind) => Dedup::Supersede { previous: c.id },
+            Some((c, _)) => Dedup::Beside { near: c.id },
+        }
+    }
+}
+
 /// Kinds whose near-duplicates are looked for: every kind but turns. A turn is an event, not
 /// a statement: only its exact self (the same words at the same place of the same session)
 /// merges.
@@ -208,5 +278,46 @@ mod tests {
     fn facts_and_triples_have_one_current_truth() {
         assert!(one_current_truth(Kind::Fact) && one_current_truth(Kind::Triple));
         assert!(!one_current_truth(Kind::Chunk) && !one_current_truth(Kind::Task));
+    }
+
+    #[test]
+    fn the_decision_never_drops_information() {
+        let near = |id| Candidate { id, exact: false };
+        let exact = |id| Candidate { id, exact: true };
+        let text = "The staging database listens on port 5432.";
+        assert_eq!(Dedup::decide(Kind::Fact, text, None), Dedup::New);
+        // An exact duplicate merges whatever the kind; a near one only when it says the same.
+        assert_eq!(
+            Dedup::decide(Kind::Turn, text, Some((exact(7), text))),
+            Dedup::Merge { into: 7 }
+        );
+        assert_eq!(
+            Dedup::decide(
+                Kind::Fact,
+                text,
+                Some((near(7), "the staging database listens on port 5432"))
+            ),
+            Dedup::Merge { into: 7 }
+        );
+        let other = "The staging database listens on port 5433.";
+        assert_eq!(
+            Dedup::decide(Kind::Fact, text, Some((near(7), other))),
+            Dedup::Supersede { previous: 7 }
+        );
+        assert_eq!(
+            Dedup::decide(Kind::Triple, text, Some((near(7), other))),
+            Dedup::Supersede { previous: 7 }
+        );
+        assert_eq!(
+            Dedup::decide(Kind::Chunk, text, Some((near(7), other))),
+            Dedup::Beside { near: 7 }
+        );
+    }
+
+    #[test]
+    fn exact_only_merging_has_no_threshold() {
+        assert_eq!(Merging::Near.threshold(Some(0.9)), Some(0.9));
+        assert_eq!(Merging::ExactOnly.threshold(Some(0.9)), None);
+        assert_eq!(Merging::Near.threshold(None), None);
     }
 }

@@ -20,7 +20,7 @@ use memloop_index::{NearHits, UnitVector, UnitVectors};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
-use super::screen::{NearScreen, Screen};
+use super::screen::{Consume, NearScreen, Screen, Screener};
 use crate::error::Result;
 use crate::item::{MemoryId, NewMemory};
 use crate::memory::{Applied, Inner};
@@ -34,21 +34,24 @@ pub(super) const INDEX_AHEAD_MIN: usize = 64;
 /// Memories inserted per step of the pipeline.
 const CHUNK: usize = 128;
 
-impl Inner {
-    /// Inserts the memories of `batch` that may be new into the index, recording their ids in
-    /// `applied.indexed_ahead`, and hands each memory's [`Screen`] to `consume` in order.
-    pub(super) fn index_ahead(
+/// Inserts the memories of a batch that may be new into the index, recording their ids in
+/// `applied.indexed_ahead`, and screens each from what its insert found.
+pub(super) struct IndexAhead;
+
+impl Screener for IndexAhead {
+    fn screen(
         &self,
+        inner: &Inner,
         tx: &mut Tx,
         applied: &mut Applied,
         batch: &[(NewMemory, UnitVector)],
-        exact_only: bool,
-        mut consume: impl FnMut(&mut Tx, &mut Applied, usize, Screen) -> Result<()>,
+        threshold: Option<f32>,
+        consume: &mut Consume<'_>,
     ) -> Result<()> {
         let hashes: Vec<[u8; 32]> = batch.par_iter().map(|(m, _)| m.content_hash()).collect();
         let stored: Vec<Option<MemoryId>> = hashes
             .par_iter()
-            .map(|h| self.store.by_hash(h))
+            .map(|h| inner.store.by_hash(h))
             .collect::<Result<_>>()?;
         // The batch's possibly new memories take fresh ids in order: their ids if they are new.
         let mut seen = FxHashSet::default();
@@ -66,9 +69,8 @@ impl Inner {
         let first = ids.start;
         applied.indexed_ahead = ids;
 
-        let threshold = self.options.dedup_threshold.filter(|_| !exact_only);
-        let cat_guard = self.catalog.get()?.read();
-        let index = self.index.current();
+        let cat_guard = inner.catalog.get()?.read();
+        let index = inner.index.current();
         let near = NearScreen::of_batch(threshold, &cat_guard, &index, batch);
         // The chunk at `start` inserted; what each of its memories' insert found (`None` for
         // those not inserted).
@@ -129,6 +131,9 @@ impl Inner {
 mod tests {
     use std::sync::Arc;
 
+    use super::IndexAhead;
+    use crate::remember::dedup::Merging;
+    use crate::remember::screen::Screener;
     use crate::{Error, HashingEmbedder, Memory, NewMemory, Options, Query};
 
     /// A write that fails after its batch went into the index takes every vector out again;
@@ -149,10 +154,12 @@ mod tests {
         let batch: Vec<_> = texts.iter().map(NewMemory::new).zip(vectors).collect();
         let mut screened = 0;
         let failed = m.inner.write(|inner, tx, applied| {
-            inner.index_ahead(tx, applied, &batch, false, |_, _, _, _| {
+            let threshold = Merging::Near.threshold(inner.options.dedup_threshold);
+            let mut count = |_: &mut _, _: &mut _, _, _| {
                 screened += 1;
                 Ok(())
-            })?;
+            };
+            IndexAhead.screen(inner, tx, applied, &batch, threshold, &mut count)?;
             assert_eq!(inner.index.len(), 151, "indexed before the commit");
             Err::<(), _>(Error::NotFound(0))
         });

@@ -2,23 +2,22 @@
 //! (with history), forget. Each runs through the write pipeline of `memory/apply.rs`.
 
 use memloop_index::UnitVector;
-use rustc_hash::FxHashMap;
 
+mod batch_write;
 mod close_pairs;
 pub mod dedup;
 mod index_ahead;
 mod screen;
+mod search_each;
 
-use dedup::{
-    merges_near_duplicates, one_current_truth, same_information, RememberAction, Remembered,
-};
+use batch_write::{closed_at, BatchWrite};
+use dedup::{Merging, Remembered};
 
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
-use crate::item::{check_text, check_validity, Kind, MemoryId, MemoryItem, NewMemory, Scope};
+use crate::item::{check_text, check_validity, MemoryId, MemoryItem, NewMemory, Scope};
 use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
-use screen::Screen;
 
 use crate::vocabulary::Update;
 
@@ -54,7 +53,7 @@ impl Memory {
     /// # Errors
     /// As [`Memory::remember`]; any invalid input rejects the whole batch.
     pub fn remember_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
-        let done = self.embed_and_remember(memories, false)?;
+        let done = self.embed_and_remember(memories, Merging::Near)?;
         Ok(done.into_iter().map(|r| r.id).collect())
     }
 
@@ -63,7 +62,7 @@ impl Memory {
     /// # Errors
     /// As [`Memory::remember_batch`].
     pub fn remember_batch_explained(&self, memories: Vec<NewMemory>) -> Result<Vec<Remembered>> {
-        self.embed_and_remember(memories, false)
+        self.embed_and_remember(memories, Merging::Near)
     }
 
     /// Remembers memories whose embeddings the caller computed with this store's model (bulk
@@ -82,21 +81,21 @@ impl Memory {
             let v = self.inner.unit(v).map_err(|e| e.at(at()))?;
             checked.push((m, v));
         }
-        let done = self.remember_checked(checked, false)?;
+        let done = self.remember_checked(checked, Merging::Near)?;
         Ok(done.into_iter().map(|r| r.id).collect())
     }
 
     /// Remembers `memories`, merging only exact duplicates (tasks with different outcomes or
     /// steps, or a document's overlapping chunks, must stay apart however similar they read).
     pub(crate) fn remember_distinct(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
-        let done = self.embed_and_remember(memories, true)?;
+        let done = self.embed_and_remember(memories, Merging::ExactOnly)?;
         Ok(done.into_iter().map(|r| r.id).collect())
     }
 
     fn embed_and_remember(
         &self,
         memories: Vec<NewMemory>,
-        exact_only: bool,
+        merging: Merging,
     ) -> Result<Vec<Remembered>> {
         let now = self.inner.now();
         for (i, m) in memories.iter().enumerate() {
@@ -105,36 +104,18 @@ impl Memory {
         }
         let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
         let vectors = self.inner.embed_documents(&texts)?;
-        self.remember_checked(memories.into_iter().zip(vectors).collect(), exact_only)
+        self.remember_checked(memories.into_iter().zip(vectors).collect(), merging)
     }
 
     /// Remembers memories whose input and vectors were checked.
     fn remember_checked(
         &self,
         checked: Vec<(NewMemory, UnitVector)>,
-        exact_only: bool,
+        merging: Merging,
     ) -> Result<Vec<Remembered>> {
-        let ids = self.inner.write(|inner, tx, applied| {
-            let mut ids = Vec::with_capacity(checked.len());
-            let mut staged = Staged {
-                exact_only,
-                ..Staged::default()
-            };
-            let consume = |tx: &mut Tx, applied: &mut Applied, i: usize, screen: Screen| {
-                let (m, v) = &checked[i];
-                let (m, v) = (m.clone(), v.clone());
-                ids.push(inner.remember_one(tx, applied, &mut staged, m, v, screen)?);
-                Ok(())
-            };
-            if checked.len() >= index_ahead::INDEX_AHEAD_MIN {
-                inner.index_ahead(tx, applied, &checked, exact_only, consume)?;
-            } else {
-                inner.screen_each(tx, applied, &checked, exact_only, consume)?;
-            }
-            Ok(ids)
-        })?;
+        let done = BatchWrite::new(checked, merging).run(&self.inner)?;
         self.inner.maybe_sweep();
-        Ok(ids)
+        Ok(done)
     }
 
     /// Changes memory `id`. A new text makes a new version: the old one stays, superseded
@@ -272,100 +253,7 @@ impl Memory {
     }
 }
 
-/// Items created or merged earlier in the same batch (not yet visible through the database).
-#[derive(Default)]
-struct Staged {
-    by_hash: FxHashMap<[u8; 32], MemoryId>,
-    items: FxHashMap<MemoryId, MemoryItem>,
-    /// Memories created in the batch and their vectors (their items are in `items`).
-    fresh: Vec<(MemoryId, UnitVector)>,
-    /// Merge exact duplicates only.
-    exact_only: bool,
-}
-
-impl Staged {
-    /// Notes a memory created in this batch, so later inputs can merge into it.
-    fn remember_fresh(&mut self, hash: [u8; 32], item: &MemoryItem, v: UnitVector) {
-        self.by_hash.insert(hash, item.id);
-        self.items.insert(item.id, item.clone());
-        self.fresh.push((item.id, v));
-    }
-}
-
 impl Inner {
-    fn remember_one(
-        &self,
-        tx: &mut Tx,
-        applied: &mut Applied,
-        staged: &mut Staged,
-        m: NewMemory,
-        v: UnitVector,
-        screen: Screen,
-    ) -> Result<Remembered> {
-        let now = self.now();
-        let hash = screen.hash;
-        let exact = staged.by_hash.get(&hash).copied().or(screen.stored);
-        let near = match exact {
-            Some(_) => None,
-            None if staged.exact_only || !merges_near_duplicates(m.kind) => None,
-            None => {
-                let ns = m.namespace_or_default();
-                self.near_duplicate(staged, ns, m.scope_fields(), m.kind, &v, screen)
-            }
-        };
-        let Some(id) = exact.or(near) else {
-            let item = self.insert_new(tx, applied, m, v.clone(), None, screen.indexed_as)?;
-            staged.remember_fresh(hash, &item, v);
-            return Ok(Remembered {
-                id: item.id,
-                action: RememberAction::New,
-            });
-        };
-        let mut existing = match staged.items.remove(&id) {
-            Some(item) => item,
-            None => self.store.item(id)?.ok_or_else(|| {
-                self.store
-                    .corrupt(format!("hash entry points at missing item {id}"))
-            })?,
-        };
-        if exact.is_some() || same_information(&existing.text, &m.text) {
-            merge(&mut existing, m, now);
-            tx.put(&existing, None)?;
-            applied.withdrawn.extend(screen.indexed_as);
-            staged.by_hash.insert(hash, id);
-            staged.items.insert(id, existing.clone());
-            applied.items.push(existing);
-            return Ok(Remembered {
-                id,
-                action: RememberAction::Merged,
-            });
-        }
-        // A near-duplicate that says something else: never merged. A fact or triple becomes
-        // the new version of the one it resembles; other kinds stand beside it.
-        let supersedes = one_current_truth(m.kind).then_some(existing.id);
-        let item = self.insert_new(tx, applied, m, v.clone(), supersedes, screen.indexed_as)?;
-        staged.remember_fresh(hash, &item, v);
-        let Some(previous) = supersedes else {
-            staged.items.insert(id, existing);
-            return Ok(Remembered {
-                id: item.id,
-                action: RememberAction::New,
-            });
-        };
-        tx.unhash(&existing.content_hash(), previous)?;
-        existing.superseded_by = Some(item.id);
-        existing.valid_until = Some(closed_at(&existing, item.valid_from));
-        existing.updated = now;
-        tx.put(&existing, None)?;
-        staged.fresh.retain(|f| f.0 != previous);
-        staged.items.insert(previous, existing.clone());
-        applied.items.push(existing);
-        Ok(Remembered {
-            id: item.id,
-            action: RememberAction::Superseded { previous },
-        })
-    }
-
     /// Writes `m` as a new memory with unit vector `v` (no de-duplication), as the new version
     /// of `supersedes` when given (the caller links the old version). With `indexed_as`, its
     /// vector is in the index already under that id, which it takes; otherwise it gets a fresh
@@ -397,76 +285,4 @@ impl Inner {
         applied.items.push(item.clone());
         Ok(item)
     }
-
-    /// The closest current memory of the same namespace and kind at or above the threshold,
-    /// among stored memories (`screen.in_index`) and those added earlier in this batch
-    /// (looked for only when `screen.in_batch` says one is close enough).
-    fn near_duplicate(
-        &self,
-        staged: &Staged,
-        ns: &str,
-        scope: [Option<&str>; 3],
-        kind: Kind,
-        v: &UnitVector,
-        screen: Screen,
-    ) -> Option<MemoryId> {
-        let threshold = self.options.dedup_threshold?;
-        let mut best: Option<(f32, MemoryId)> = None;
-        let fresh: &[(MemoryId, UnitVector)] = if screen.in_batch { &staged.fresh } else { &[] };
-        for (id, fv) in fresh {
-            let same_place = staged
-                .items
-                .get(id)
-                .is_some_and(|f| f.namespace == ns && f.kind == kind && f.scope_fields() == scope);
-            if same_place {
-                let s = fv.cosine(v);
-                if s >= threshold && best.is_none_or(|(b, _)| s > b) {
-                    best = Some((s, *id));
-                }
-            }
-        }
-        if let Some((s, id)) = screen.in_index {
-            // The screen read the catalog as the batch began: a memory superseded earlier in
-            // the batch is no longer current, and nothing merges into it or supersedes it again.
-            let current = staged
-                .items
-                .get(&id)
-                .is_none_or(|i| i.superseded_by.is_none());
-            if current && best.is_none_or(|(b, _)| s > b) {
-                best = Some((s, id));
-            }
-        }
-        best.map(|(_, id)| id)
-    }
-}
-
-/// Where a superseded version's validity ends: where its successor's begins, never before it
-/// began itself, and never later than an end it already had.
-fn closed_at(old: &MemoryItem, successor_from: crate::clock::Timestamp) -> crate::clock::Timestamp {
-    let end = successor_from.max(old.valid_from);
-    old.valid_until.map_or(end, |until| until.min(end))
-}
-
-/// Merges a duplicate into its survivor: count, newest metadata, provenance.
-fn merge(item: &mut MemoryItem, m: NewMemory, now: crate::clock::Timestamp) {
-    item.count = item.count.saturating_add(1);
-    item.updated = now;
-    item.accessed = now;
-    item.tags.extend(m.tags);
-    item.tags.sort();
-    item.tags.dedup();
-    if let Some(i) = m.importance {
-        item.importance = item.importance.max(i);
-    }
-    if let Some(s) = m.source {
-        if !item.sources.contains(&s) {
-            item.sources.push(s);
-        }
-    }
-    item.concise = m.concise.or(item.concise.take());
-    item.brief = m.brief.or(item.brief.take());
-    item.triple = m.triple.or(item.triple.take());
-    item.subject = m.subject.or(item.subject.take());
-    item.outcome = m.outcome.or(item.outcome);
-    item.pinned |= m.pinned;
 }

@@ -1,8 +1,9 @@
 //! The screen of a memory before it is written: is it an exact duplicate of a stored memory,
 //! and which current memory of its place is a near duplicate. Small batches search the index
-//! for each memory here; large ones learn the same from their insert (`index_ahead.rs`).
+//! for each memory (`search_each.rs`); large ones learn the same from their insert
+//! (`index_ahead.rs`). Both are a [`Screener`].
 
-use memloop_index::{Hit, Index, NearHits, UnitVector};
+use memloop_index::{Index, NearHits, UnitVector};
 
 use super::close_pairs::BatchVectors;
 use super::dedup::merges_near_duplicates;
@@ -13,7 +14,7 @@ use crate::memory::{Applied, Inner};
 use crate::store::Tx;
 
 /// The beam of a near-duplicate search of the index.
-const DEDUP_EF: usize = 32;
+pub(super) const DEDUP_EF: usize = 32;
 
 /// What a batch's screen found for one memory, before it is written.
 #[derive(Debug, Clone, Copy)]
@@ -129,48 +130,20 @@ impl<'a> NearScreen<'a> {
     }
 }
 
-/// What a search of the index finds at or above `threshold` near `v`, as an insert reports it.
-///
-/// Searched without a filter: a filtered search samples the filter's pass rate and asks the
-/// catalog about every node it accepts (lookups at random places of a large map), and the
-/// place's best is the first of the unfiltered hits in the place unless every hit is above the
-/// threshold (it may then lie past them; [`NearHits::saturated`]).
-fn search_near(index: &Index, v: &UnitVector, threshold: f32) -> Result<NearHits> {
-    let hits: Vec<Hit> = index.search(v, DEDUP_EF, DEDUP_EF)?;
-    let above = hits.iter().take_while(|h| h.score >= threshold).count();
-    let saturated = above == hits.len() && !hits.is_empty();
-    let mut hits = hits;
-    hits.truncate(above);
-    Ok(NearHits { hits, saturated })
-}
+/// Hands each memory of a batch to the write, in order, with its [`Screen`].
+pub(super) type Consume<'c> = dyn FnMut(&mut Tx, &mut Applied, usize, Screen) -> Result<()> + 'c;
 
-impl Inner {
-    /// Screens each memory of a small `batch` (see [`Screen`]), searching the index for each,
-    /// and hands the screens to `consume` in order.
-    pub(super) fn screen_each(
+/// How a batch's memories are screened before they are written: two ways to the same screens.
+pub(super) trait Screener {
+    /// Screens each memory of `batch` for duplicates (near ones at or above `threshold`; none
+    /// without one) and hands the screens to `consume` in order.
+    fn screen(
         &self,
+        inner: &Inner,
         tx: &mut Tx,
         applied: &mut Applied,
         batch: &[(NewMemory, UnitVector)],
-        exact_only: bool,
-        mut consume: impl FnMut(&mut Tx, &mut Applied, usize, Screen) -> Result<()>,
-    ) -> Result<()> {
-        let threshold = self.options.dedup_threshold.filter(|_| !exact_only);
-        let cat_guard = self.catalog.get()?.read();
-        let index = self.index.current();
-        let near = NearScreen::of_batch(threshold, &cat_guard, &index, batch);
-        for (i, (m, v)) in batch.iter().enumerate() {
-            let hash = m.content_hash();
-            let mut screen = Screen::new(hash, self.store.by_hash(&hash)?);
-            // An exact duplicate merges whatever lies near it.
-            if let (Some(n), None) = (&near, screen.stored) {
-                if merges_near_duplicates(m.kind) {
-                    let found = search_near(&index, v, n.threshold)?;
-                    n.screen(&mut screen, i, m, v, &found, MemoryId::MAX)?;
-                }
-            }
-            consume(tx, applied, i, screen)?;
-        }
-        Ok(())
-    }
+        threshold: Option<f32>,
+        consume: &mut Consume<'_>,
+    ) -> Result<()>;
 }
