@@ -267,8 +267,8 @@ pub struct ExportArgs {
     scope: ScopeArgs,
     /// mlx (memloop's portable file, the default), or a change stream for other engines:
     /// arrow (an Arrow IPC stream) or parquet.
-    #[arg(long, default_value = "mlx", value_parser = ["mlx", "arrow", "parquet"])]
-    format: String,
+    #[arg(long)]
+    format: Option<String>,
     /// With arrow or parquet: only what changed after this sequence number (deleted and
     /// forgotten memories as delete rows); the export prints the number to pass next time.
     #[arg(long)]
@@ -276,38 +276,29 @@ pub struct ExportArgs {
 }
 
 pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
+    // The same request the serving process parses, so a forwarded export is this one.
+    let request: memloop::ExportRequest = serde_json::from_value(a.as_tool().arguments)?;
+    request.format().map_err(memloop::Error::from)?;
     let memory = store.open_existing(Durability::Synced)?;
-    let out = crate::share::export_on(&memory, &a.request());
+    let out = memory.export_request(&request);
     crate::store_args::close(memory);
-    println!("{}", out?);
+    println!("{}", serde_json::to_value(out?)?);
     Ok(())
 }
 
 impl ExportArgs {
-    /// The export these flags ask for.
-    fn request(&self) -> crate::share::ExportRequest {
-        let scope = self.scope.scope();
-        crate::share::ExportRequest {
-            path: self.path.clone(),
-            namespace: self.namespace.clone(),
-            user: scope.user,
-            agent: scope.agent,
-            session: scope.session,
-            format: self.format.clone(),
-            since: self.since,
-        }
-    }
-
     /// This command for the process serving the store (the path made absolute: that process
     /// has its own working directory).
     pub fn as_tool(&self) -> ToolCall {
-        let mut request = self.request();
-        if let Ok(path) = std::path::absolute(&request.path) {
-            request.path = path;
-        }
+        let scope = self.scope.scope();
+        let path = std::path::absolute(&self.path).unwrap_or_else(|_| self.path.clone());
         ToolCall {
             tool: crate::share::EXPORT,
-            arguments: serde_json::to_value(request).unwrap_or_default(),
+            arguments: json!({
+                "path": path, "format": self.format, "namespace": self.namespace,
+                "user": scope.user, "agent": scope.agent, "session": scope.session,
+                "since": self.since,
+            }),
             json: true,
         }
     }
@@ -319,23 +310,20 @@ pub struct ImportArgs {
     /// Export file to merge.
     path: PathBuf,
     /// mlx (default), or arrow / parquet (a full change-stream export).
-    #[arg(long, default_value = "mlx", value_parser = ["mlx", "arrow", "parquet"])]
-    format: String,
+    #[arg(long)]
+    format: Option<String>,
 }
 
 pub fn import(store: &StoreArgs, a: &ImportArgs) -> Result<()> {
-    let memory = store.open(Durability::Synced)?;
-    let r = if a.format == "mlx" {
-        memory.import(&a.path)?
-    } else {
-        memory.import_columnar(&a.path)?
+    let request = memloop::ImportRequest {
+        path: a.path.clone(),
+        format: a.format.clone(),
     };
+    request.format().map_err(memloop::Error::from)?;
+    let memory = store.open(Durability::Synced)?;
+    let r = memory.import_request(&request);
     crate::store_args::close(memory);
-    println!(
-        "{}",
-        json!({ "records": r.records, "added": r.added, "merged": r.merged,
-                "unchanged": r.unchanged, "reembedded": r.reembedded })
-    );
+    println!("{}", serde_json::to_value(r?)?);
     Ok(())
 }
 
@@ -361,11 +349,12 @@ pub fn sweep(store: &StoreArgs, a: &SweepArgs) -> Result<()> {
         None => store.open_existing(Durability::Synced)?,
     };
     let scope = a.scope.scope();
-    let r = if scope.is_empty() {
-        memory.sweep()?
-    } else {
-        memory.sweep_scope(&scope)?
+    let request = memloop::SweepRequest {
+        user: scope.user,
+        agent: scope.agent,
+        session: scope.session,
     };
+    let r = memory.sweep_request(&request)?;
     let stats = memory.stats()?;
     crate::store_args::close(memory);
     if a.json {

@@ -105,15 +105,15 @@ pub struct ObserveArgs {
     /// The subject (a file path, a service name).
     subject: String,
     /// created, modified, executed or deleted.
-    #[arg(value_parser = |s: &str| SubjectEvent::parse(s).ok_or_else(|| format!("unknown event {s:?} (created, modified, executed, deleted)")))]
-    event: SubjectEvent,
+    event: String,
     /// What it contains now (created / modified) or printed (executed).
     content: Option<String>,
 }
 
 pub fn observe(store: &StoreArgs, a: &ObserveArgs) -> Result<()> {
+    let event = SubjectEvent::named(&a.event).map_err(memloop::Error::from)?;
     let memory = store.open(Durability::Synced)?;
-    let id = memory.observe(&a.subject, a.event, a.content.as_deref())?;
+    let id = memory.observe(&a.subject, event, a.content.as_deref())?;
     crate::store_args::close(memory);
     println!("{id}");
     Ok(())

@@ -147,7 +147,22 @@ fn loop_commands_reject_bad_input_with_clear_messages() {
         (vec!["feedback", id.as_str(), "0"], "not in 1..=5"),
         (vec!["feedback", id.as_str(), "6"], "not in 1..=5"),
         (vec!["feedback", "999", "3"], "999"),
-        (vec!["observe", "f.txt", "renamed"], "unknown event"),
+        (
+            vec!["observe", "f.txt", "renamed"],
+            "unknown event \"renamed\", not one of created, modified, executed, deleted",
+        ),
+        (
+            vec!["export", "x.mlx", "--since", "3"],
+            "since needs format arrow or parquet",
+        ),
+        (
+            vec!["export", "x.mlx", "--format", "csv"],
+            "format \"csv\" is not one of mlx, arrow, parquet",
+        ),
+        (
+            vec!["import", "x.mlx", "--format", "csv"],
+            "format \"csv\" is not one of mlx, arrow, parquet",
+        ),
         (vec!["observe", " ", "created"], "subject is empty"),
         (
             vec!["task", "--request", "x", "--outcome", "maybe"],
@@ -173,6 +188,15 @@ fn loop_commands_reject_bad_input_with_clear_messages() {
         let r = memloop_in(s, &args, "");
         assert!(!r.ok, "{args:?} succeeded");
         assert!(r.err.contains(needle), "{args:?}: {}", r.err);
+    }
+    // The vocabulary's checks are invalid input (exit 3), not a parse failure of the flags.
+    for args in [
+        &["observe", "f.txt", "renamed"][..],
+        &["export", "x.mlx", "--format", "csv"],
+        &["import", "x.mlx", "--format", "csv"],
+    ] {
+        let r = memloop_in(s, args, "");
+        assert_eq!(r.code, Some(3), "{args:?}: {}", r.err);
     }
     // A budget of zero is valid and gives an empty context.
     let r = memloop_in(s, &["context", "a memory", "--budget", "0", "--json"], "");

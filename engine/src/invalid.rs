@@ -160,6 +160,9 @@ pub enum InvalidInput {
     /// A kind name that is none of the kinds.
     #[error("unknown kind {0:?}, not one of chunk, triple, fact, summary, task, reflection, subject, document, turn")]
     UnknownKind(String),
+    /// An event name that is none of a subject's events.
+    #[error("unknown event {0:?}, not one of created, modified, executed, deleted")]
+    UnknownEvent(String),
     /// A time that is neither RFC 3339 nor Unix seconds.
     #[error(
         "{field}: `{text}` is neither Unix seconds nor an RFC 3339 time like 2026-11-22T10:00:00Z"

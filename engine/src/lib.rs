@@ -68,7 +68,7 @@ mod vocabulary;
 
 pub use remember::dedup;
 
-pub use agent::{SubjectEvent, Task, TaskIds};
+pub use agent::{Task, TaskIds};
 pub use clock::{Clock, Timestamp};
 pub use context::{
     Block, Context, ContextMode, ContextRequest, DocumentIds, DocumentRef, Precision, Structures,
@@ -101,8 +101,9 @@ pub use store::salvage::SalvageReport;
 pub use transfer::salvage;
 pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
 pub use vocabulary::{
-    ContextParams, ConversationRequest, FeedbackRequest, ForgetRequest, IdRequest, RecallRequest,
-    RememberRequest, TurnRequest, Update, UpdateRequest, When,
+    ContextParams, ConversationRequest, ExportRequest, Exported, FeedbackRequest, ForgetRequest,
+    IdRequest, ImportRequest, ObserveRequest, OpenRequest, RecallRequest, RememberRequest,
+    SubjectEvent, SweepRequest, TransferFormat, TurnRequest, Update, UpdateRequest, When,
 };
 
 #[cfg(test)]

@@ -9,11 +9,14 @@ use memloop_index::VectorEncoding;
 
 use crate::clock::Clock;
 use crate::decay::ForgetPolicy;
+use crate::embedder::HashingEmbedder;
 use crate::embedder::TextEmbedder;
 use crate::hooks::{
     Extractive, Extractor, QueryRefiner, Reranker, Rocchio, ScoreFusion, Summarizer, TokenCounter,
 };
+use crate::invalid::InvalidInput;
 use crate::store::faults::StorageFaults;
+use crate::vocabulary::OpenRequest;
 
 /// [`Options::max_text_bytes`]'s default: 512 KiB.
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 512 * 1024;
@@ -149,6 +152,69 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The options an [`OpenRequest`] asks for, every value checked here once for every door.
+    ///
+    /// # Errors
+    /// [`InvalidInput::Options`] naming the field: a test embedder's dimension outside
+    /// 1..=65536, an unknown device or one this build cannot use, an unknown clock, a start
+    /// without a manual clock, an unknown index encoding.
+    pub fn from_request(r: OpenRequest) -> Result<Options, InvalidInput> {
+        let bad = |why: String| InvalidInput::Options(why);
+        let mut o = Options::default();
+        if let Some(dim) = r.hashing_embedder {
+            if !(1..=65_536).contains(&dim) {
+                return Err(bad(format!(
+                    "hashing_embedder dimension {dim} is outside 1..=65536"
+                )));
+            }
+            o.embedder = Some(Arc::new(HashingEmbedder::new(dim)));
+        }
+        o.model_dir = r.model;
+        if let Some(d) = r.device.as_deref() {
+            o.device = d
+                .parse::<DeviceChoice>()
+                .map_err(|e| bad(format!("device: {e}")))?;
+            if !o.device.is_supported() {
+                return Err(bad(format!(
+                    "device {d:?}: this library was built without CUDA support (rebuild with the `cuda` feature), use \"cpu\""
+                )));
+            }
+        }
+        o.clock = match r.clock.as_deref() {
+            None | Some("system") => Clock::System,
+            Some("manual") => Clock::manual(r.start_ms.unwrap_or(0)),
+            Some(other) => {
+                return Err(bad(format!(
+                    "clock {other:?} is neither \"system\" nor \"manual\""
+                )))
+            }
+        };
+        if r.start_ms.is_some() && !o.clock.is_manual() {
+            return Err(bad("start needs the manual clock".into()));
+        }
+        if r.sync == Some(false) {
+            o.durability = Durability::Grouped;
+        }
+        if let Some(t) = r.dedup_threshold {
+            o.dedup_threshold = t;
+        }
+        o.forgetting.capacity = r.capacity.or(o.forgetting.capacity);
+        o.forgetting.capacity_per_user = r.capacity_per_user.or(o.forgetting.capacity_per_user);
+        if let Some(ef) = r.recall_ef {
+            o.recall_ef = ef;
+        }
+        if let Some(v) = r.index_vectors.as_deref() {
+            o.index_vectors = Some(
+                v.parse::<VectorEncoding>()
+                    .map_err(|e| bad(format!("index_vectors: {e}")))?,
+            );
+        }
+        if let Some(n) = r.max_text_bytes {
+            o.max_text_bytes = n;
+        }
+        Ok(o)
+    }
+
     /// Default options with this embedder.
     pub fn with_embedder(embedder: Arc<dyn TextEmbedder>) -> Self {
         Options {

@@ -7,7 +7,7 @@
 
 use std::ffi::c_char;
 
-use memloop::{MemoryFilter, NewMemory, SubjectEvent};
+use memloop::{NewMemory, SubjectEvent};
 
 use crate::handle::{memloop_t, store};
 use crate::raw;
@@ -381,11 +381,7 @@ pub unsafe extern "C" fn memloop_observe(
                 raw::optional_text(content, "content")?,
             )
         };
-        let event = SubjectEvent::parse(event).ok_or_else(|| {
-            Failure::invalid(format!(
-                "event {event:?} is not one of created, modified, executed, deleted"
-            ))
-        })?;
+        let event = SubjectEvent::named(event).map_err(memloop::Error::from)?;
         Ok(m.observe(subject, event, content)?)
     };
     // SAFETY: forwarded contract for `out_id`.
@@ -486,7 +482,8 @@ pub unsafe extern "C" fn memloop_export(
     let export = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for `path`.
         let path = unsafe { raw::text(path, "path") }?;
-        Ok(m.export(path, &MemoryFilter::default())? as u64)
+        Ok(m.export_request(&memloop::ExportRequest::to(path))?
+            .exported as u64)
     };
     // SAFETY: forwarded contract for `out_count`.
     unsafe { value_result(handle, out_count, "out_count", export) }
@@ -508,7 +505,10 @@ pub unsafe extern "C" fn memloop_import(
     let import = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for `path`.
         let path = unsafe { raw::text(path, "path") }?;
-        Ok(m.import(path)?)
+        Ok(m.import_request(&memloop::ImportRequest {
+            path: path.into(),
+            format: None,
+        })?)
     };
     // SAFETY: forwarded contract for `out_json`.
     unsafe { json_result(handle, out_json, import) }

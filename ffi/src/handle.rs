@@ -6,14 +6,10 @@
 
 use std::collections::HashMap;
 use std::ffi::c_char;
-use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
 
-use memloop::{
-    Clock, DeviceChoice, Durability, HashingEmbedder, InCall, Memory, Options, VectorEncoding,
-};
+use memloop::{InCall, Memory, Options};
 use parking_lot::RwLock;
-use serde::Deserialize;
 
 use crate::hooks::{install, memloop_hooks_t};
 use crate::raw;
@@ -59,104 +55,6 @@ pub(crate) fn store(handle: *const memloop_t) -> Outcome<InUse> {
     })
 }
 
-/// `memloop_open`'s options. Every field is optional.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OpenOptions {
-    /// Model directory (default: the default model's cache directory).
-    model: Option<PathBuf>,
-    /// Where the model runs: "cpu" (default), "cuda" or "cuda:N".
-    device: Option<String>,
-    /// "system" (default) or "manual".
-    clock: Option<String>,
-    /// Start of a manual clock, ms since the Unix epoch (default: the epoch itself, so the first
-    /// `memloop_set_time` can put it at any later time).
-    start_ms: Option<i64>,
-    /// fsync every write (default true); false groups writes until checkpoint or close.
-    sync: Option<bool>,
-    /// Near-duplicate threshold; null turns near-duplicate merging off.
-    #[serde(default, deserialize_with = "present")]
-    dedup_threshold: Option<Option<f32>>,
-    /// A model-free deterministic embedder of this dimension instead of a model (tests, demos
-    /// of the plumbing; it has no notion of meaning).
-    hashing_embedder: Option<usize>,
-    /// The most memories kept; the least important are forgotten beyond it.
-    capacity: Option<usize>,
-    /// The most memories kept per user.
-    capacity_per_user: Option<usize>,
-    /// HNSW search beam for recalls.
-    recall_ef: Option<usize>,
-    /// How the index stores the vectors searches read: "f32" (default), "bf16" or "int8".
-    index_vectors: Option<String>,
-    /// The longest text one memory may hold, in bytes (default 512 KiB).
-    max_text_bytes: Option<usize>,
-}
-
-/// Distinguishes an explicit `null` (Some(None)) from an absent field (None).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f32>>, D::Error> {
-    Option::<f32>::deserialize(d).map(Some)
-}
-
-impl OpenOptions {
-    fn into_options(self) -> Outcome<Options> {
-        let mut o = Options::default();
-        if let Some(dim) = self.hashing_embedder {
-            if !(1..=65_536).contains(&dim) {
-                return Err(Failure::invalid(format!(
-                    "options_json: hashing_embedder dimension {dim} is outside 1..=65536"
-                )));
-            }
-            o.embedder = Some(Arc::new(HashingEmbedder::new(dim)));
-        }
-        o.model_dir = self.model;
-        if let Some(d) = self.device.as_deref() {
-            o.device = d
-                .parse::<DeviceChoice>()
-                .map_err(|e| Failure::invalid(format!("options_json: {e}")))?;
-            if !o.device.is_supported() {
-                return Err(Failure::invalid(format!(
-                    "options_json: device {d:?}: this library was built without CUDA support (rebuild with the `cuda` feature), use \"cpu\""
-                )));
-            }
-        }
-        o.clock = match self.clock.as_deref() {
-            None | Some("system") => Clock::System,
-            Some("manual") => Clock::manual(self.start_ms.unwrap_or(0)),
-            Some(other) => {
-                return Err(Failure::invalid(format!(
-                    "options_json: clock {other:?} is neither \"system\" nor \"manual\""
-                )))
-            }
-        };
-        if self.start_ms.is_some() && !o.clock.is_manual() {
-            return Err(Failure::invalid(
-                "options_json: start_ms needs \"clock\": \"manual\"",
-            ));
-        }
-        if self.sync == Some(false) {
-            o.durability = Durability::Grouped;
-        }
-        if let Some(t) = self.dedup_threshold {
-            o.dedup_threshold = t;
-        }
-        o.forgetting.capacity = self.capacity.or(o.forgetting.capacity);
-        o.forgetting.capacity_per_user = self.capacity_per_user.or(o.forgetting.capacity_per_user);
-        if let Some(ef) = self.recall_ef {
-            o.recall_ef = ef;
-        }
-        if let Some(v) = self.index_vectors.as_deref() {
-            o.index_vectors = Some(
-                v.parse::<VectorEncoding>()
-                    .map_err(|e| Failure::invalid(format!("options_json: index_vectors: {e}")))?,
-            );
-        }
-        if let Some(n) = self.max_text_bytes {
-            o.max_text_bytes = n;
-        }
-        Ok(o)
-    }
-}
-
 /// Opens (creating if needed) the store in directory `path`.
 ///
 /// `options_json` may be NULL (all defaults) or a JSON object with any of: `"model"` (model
@@ -196,11 +94,12 @@ pub unsafe extern "C" fn memloop_open(
         // SAFETY: the caller's contract for `path` and `options_json`.
         let path = unsafe { raw::text(path, "path") }?;
         // SAFETY: as above.
-        let options = match unsafe { raw::optional_text(options_json, "options_json") }? {
-            Some(s) => raw::parse_json::<OpenOptions>(s, "options_json")?,
-            None => OpenOptions::default(),
+        let request = match unsafe { raw::optional_text(options_json, "options_json") }? {
+            Some(s) => raw::parse_json::<memloop::OpenRequest>(s, "options_json")?,
+            None => memloop::OpenRequest::default(),
         };
-        let mut options = options.into_options()?;
+        let mut options = Options::from_request(request)
+            .map_err(|e| Failure::invalid(format!("options_json: {e}")))?;
         // SAFETY: the caller's contract for `hooks`.
         unsafe { install(hooks, &mut options.hooks) }?;
         let memory = Memory::open(path, options)?;

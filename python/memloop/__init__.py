@@ -26,6 +26,7 @@ from ._errors import (
 )
 from ._native import Block, Context, Hit, Item, Memory, Remembered, version as _version
 from ._async import AsyncMemory
+from ._fields import RememberFields
 
 __all__ = [
     "Memory",
@@ -35,6 +36,7 @@ __all__ = [
     "Block",
     "Context",
     "Remembered",
+    "RememberFields",
     "MemloopError",
     "InvalidArgumentError",
     "NotFoundError",

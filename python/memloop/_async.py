@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._native import Context, Hit, Item, Memory, Remembered
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ._fields import RememberFields
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -43,11 +48,13 @@ class AsyncMemory:
         while the model loads."""
         return cls(await asyncio.to_thread(Memory, path, **options))
 
-    async def remember(self, text: str, **fields: Any) -> int:
+    async def remember(self, text: str, **fields: Unpack[RememberFields]) -> int:
         """As :meth:`Memory.remember`."""
         return await asyncio.to_thread(self.memory.remember, text, **fields)
 
-    async def remember_explained(self, text: str, **fields: Any) -> Remembered:
+    async def remember_explained(
+        self, text: str, **fields: Unpack[RememberFields]
+    ) -> Remembered:
         """As :meth:`Memory.remember_explained`."""
         return await asyncio.to_thread(self.memory.remember_explained, text, **fields)
 
@@ -171,13 +178,13 @@ class AsyncMemory:
         """As :meth:`Memory.checkpoint`."""
         await asyncio.to_thread(self.memory.checkpoint)
 
-    async def export(self, path: PathLike) -> int:
-        """As :meth:`Memory.export`."""
-        return await asyncio.to_thread(self.memory.export, path)
+    async def export(self, path: PathLike, **request: Any) -> Dict[str, Any]:
+        """As :meth:`Memory.export` (the same keyword arguments)."""
+        return await asyncio.to_thread(self.memory.export, path, **request)
 
-    async def import_(self, path: PathLike) -> Dict[str, Any]:
+    async def import_(self, path: PathLike, format: Optional[str] = None) -> Dict[str, Any]:
         """As :meth:`Memory.import_`."""
-        return await asyncio.to_thread(self.memory.import_, path)
+        return await asyncio.to_thread(self.memory.import_, path, format=format)
 
     def set_time(self, t: Any) -> None:
         """As :meth:`Memory.set_time` (instant: no need to await)."""

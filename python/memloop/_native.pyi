@@ -4,6 +4,10 @@ import datetime
 import os
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, final
 
+from typing_extensions import Unpack
+
+from ._fields import RememberFields
+
 _Path = Union[str, "os.PathLike[str]"]
 _Time = Union[int, float, datetime.datetime]
 _Source = Union[str, Mapping[str, Any]]
@@ -157,42 +161,8 @@ class Memory:
         recall_ef: Optional[int] = None,
         index_vectors: Optional[str] = None,
     ) -> "Memory": ...
-    def remember(
-        self,
-        text: str,
-        kind: Optional[str] = None,
-        namespace: Optional[str] = None,
-        tags: Optional[Iterable[str]] = None,
-        importance: Optional[float] = None,
-        concise: Optional[str] = None,
-        brief: Optional[str] = None,
-        subject: Optional[str] = None,
-        source: Optional[_Source] = None,
-        pinned: Optional[bool] = None,
-        user: Optional[str] = None,
-        agent: Optional[str] = None,
-        session: Optional[str] = None,
-        valid_from: Optional[_Time] = None,
-        valid_until: Optional[_Time] = None,
-    ) -> int: ...
-    def remember_explained(
-        self,
-        text: str,
-        kind: Optional[str] = None,
-        namespace: Optional[str] = None,
-        tags: Optional[Iterable[str]] = None,
-        importance: Optional[float] = None,
-        concise: Optional[str] = None,
-        brief: Optional[str] = None,
-        subject: Optional[str] = None,
-        source: Optional[_Source] = None,
-        pinned: Optional[bool] = None,
-        user: Optional[str] = None,
-        agent: Optional[str] = None,
-        session: Optional[str] = None,
-        valid_from: Optional[_Time] = None,
-        valid_until: Optional[_Time] = None,
-    ) -> Remembered: ...
+    def remember(self, text: str, **fields: Unpack[RememberFields]) -> int: ...
+    def remember_explained(self, text: str, **fields: Unpack[RememberFields]) -> Remembered: ...
     def remember_batch(self, items: Iterable[Union[str, Mapping[str, Any]]]) -> List[int]: ...
     def get(self, id: int) -> Optional[Item]: ...
     def recall(
@@ -254,8 +224,18 @@ class Memory:
     def stats(self) -> Dict[str, Any]: ...
     def check(self) -> Dict[str, Any]: ...
     def checkpoint(self) -> None: ...
-    def export(self, path: _Path) -> int: ...
-    def import_(self, path: _Path) -> Dict[str, Any]: ...
+    def export(
+        self,
+        path: _Path,
+        *,
+        format: Optional[str] = None,
+        namespace: Optional[str] = None,
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+        session: Optional[str] = None,
+        since: Optional[int] = None,
+    ) -> Dict[str, Any]: ...
+    def import_(self, path: _Path, *, format: Optional[str] = None) -> Dict[str, Any]: ...
     def close(self) -> None: ...
     def __enter__(self) -> "Memory": ...
     def __exit__(self, *exc: object) -> None: ...

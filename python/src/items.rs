@@ -3,7 +3,7 @@
 
 use memloop::{NewMemory, Scope, Source};
 use pyo3::prelude::*;
-use pyo3::types::{PyMapping, PyString};
+use pyo3::types::{PyDict, PyMapping, PyString};
 
 use crate::args::{self, arg, flag, number, optional_text, optional_texts, text};
 use crate::errors::invalid;
@@ -44,7 +44,7 @@ pub(crate) fn scope_of(fields: [Option<&Bound<'_, PyAny>>; 3]) -> PyResult<Scope
 
 /// A new memory from remember's arguments.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn new_memory(
+fn new_memory(
     text_: &Bound<'_, PyAny>,
     kind: Option<&Bound<'_, PyAny>>,
     namespace: Option<&Bound<'_, PyAny>>,
@@ -77,6 +77,20 @@ pub(crate) fn new_memory(
     m.valid_from = optional_millis(from, "valid_from")?;
     m.valid_until = optional_millis(until, "valid_until")?;
     Ok(m.scope(scope_of(scope)?))
+}
+
+/// A memory from `remember`'s text and keyword arguments: the same keys as a
+/// `remember_batch` dict.
+pub(crate) fn memory_of_fields(
+    text_: &Bound<'_, PyAny>,
+    fields: Option<&Bound<'_, PyDict>>,
+) -> PyResult<NewMemory> {
+    let item = match fields {
+        Some(f) => f.copy()?,
+        None => PyDict::new(text_.py()),
+    };
+    item.set_item("text", text_)?;
+    Ok(memory_of(item.as_any(), &[])?.0)
 }
 
 /// A memory from a str, or a dict of `remember`'s keyword arguments plus the keys in `extra`

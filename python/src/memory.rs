@@ -6,14 +6,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use memloop::{InCall, MemoryFilter, Outcome, SubjectEvent, Task};
+use memloop::{InCall, Outcome, SubjectEvent, Task};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::args::{self, arg, flag, int, optional_text, optional_texts, text};
 use crate::errors::{self, invalid, panicked};
 use crate::hooks::Callables;
-use crate::items::{memory_of, new_memory, optional_millis, scope_of};
+use crate::items::{memory_of, memory_of_fields, optional_millis, scope_of};
 use crate::options::OpenArgs;
 use crate::time::millis;
 use crate::values::{to_dict, Context, Hit, Item, Remembered};
@@ -203,86 +204,31 @@ impl Memory {
     /// Remembers `text`; returns the id that holds it: a new id, an existing one when a memory
     /// already says the same (exactly, or up to case, spacing and punctuation), or a fact's new
     /// version when a near-duplicate fact said something else (`remember_explained` says which).
-    #[pyo3(signature = (text, kind=None, namespace=None, tags=None, importance=None,
-        concise=None, brief=None, subject=None, source=None, pinned=None, user=None, agent=None,
-        session=None, valid_from=None, valid_until=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// `fields` are an item's keys (`kind`, `namespace`, `tags`, `importance`, `concise`,
+    /// `brief`, `subject`, `source`, `pinned`, `user`, `agent`, `session`, `valid_from`,
+    /// `valid_until`), read as `remember_batch` reads a dict.
+    #[pyo3(signature = (text, **fields))]
     fn remember(
         &self,
         py: Python<'_>,
         text: &Bound<'_, PyAny>,
-        kind: Option<&Bound<'_, PyAny>>,
-        namespace: Option<&Bound<'_, PyAny>>,
-        tags: Option<&Bound<'_, PyAny>>,
-        importance: Option<&Bound<'_, PyAny>>,
-        concise: Option<&Bound<'_, PyAny>>,
-        brief: Option<&Bound<'_, PyAny>>,
-        subject: Option<&Bound<'_, PyAny>>,
-        source: Option<&Bound<'_, PyAny>>,
-        pinned: Option<&Bound<'_, PyAny>>,
-        user: Option<&Bound<'_, PyAny>>,
-        agent: Option<&Bound<'_, PyAny>>,
-        session: Option<&Bound<'_, PyAny>>,
-        valid_from: Option<&Bound<'_, PyAny>>,
-        valid_until: Option<&Bound<'_, PyAny>>,
+        fields: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u64> {
-        let item = new_memory(
-            text,
-            kind,
-            namespace,
-            tags,
-            importance,
-            concise,
-            brief,
-            subject,
-            source,
-            pinned,
-            [user, agent, session],
-            [valid_from, valid_until],
-        )?;
+        let item = memory_of_fields(text, fields)?;
         self.run(py, move |m| m.remember(item))
     }
 
     /// As `remember` (the same arguments), saying what was done: `action` is "new", "merged"
     /// (into a memory that says the same) or "superseded" (`previous`, a near-duplicate fact or
     /// triple that said something else, is kept as history of the new `id`).
-    #[pyo3(signature = (text, kind=None, namespace=None, tags=None, importance=None,
-        concise=None, brief=None, subject=None, source=None, pinned=None, user=None, agent=None,
-        session=None, valid_from=None, valid_until=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (text, **fields))]
     fn remember_explained(
         &self,
         py: Python<'_>,
         text: &Bound<'_, PyAny>,
-        kind: Option<&Bound<'_, PyAny>>,
-        namespace: Option<&Bound<'_, PyAny>>,
-        tags: Option<&Bound<'_, PyAny>>,
-        importance: Option<&Bound<'_, PyAny>>,
-        concise: Option<&Bound<'_, PyAny>>,
-        brief: Option<&Bound<'_, PyAny>>,
-        subject: Option<&Bound<'_, PyAny>>,
-        source: Option<&Bound<'_, PyAny>>,
-        pinned: Option<&Bound<'_, PyAny>>,
-        user: Option<&Bound<'_, PyAny>>,
-        agent: Option<&Bound<'_, PyAny>>,
-        session: Option<&Bound<'_, PyAny>>,
-        valid_from: Option<&Bound<'_, PyAny>>,
-        valid_until: Option<&Bound<'_, PyAny>>,
+        fields: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Remembered> {
-        let item = new_memory(
-            text,
-            kind,
-            namespace,
-            tags,
-            importance,
-            concise,
-            brief,
-            subject,
-            source,
-            pinned,
-            [user, agent, session],
-            [valid_from, valid_until],
-        )?;
+        let item = memory_of_fields(text, fields)?;
         self.run(py, move |m| m.remember_explained(item))
             .map(Remembered::from)
     }
@@ -453,19 +399,8 @@ impl Memory {
         content: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let subject = text(subject, "subject")?;
-        let name = text(event, "event")?;
-        let alias = match name.as_str() {
-            "create" => "created",
-            "modify" => "modified",
-            "execute" => "executed",
-            "delete" => "deleted",
-            other => other,
-        };
-        let event = SubjectEvent::parse(alias).ok_or_else(|| {
-            invalid(format!(
-                "event {name:?} is not one of created, modified, executed, deleted"
-            ))
-        })?;
+        let event =
+            SubjectEvent::named(&text(event, "event")?).map_err(|e| errors::to_python(e.into()))?;
         let content = optional_text(content, "content")?;
         self.run(py, move |m| m.observe(&subject, event, content.as_deref()))
     }
@@ -544,12 +479,12 @@ impl Memory {
         agent: Option<&Bound<'py, PyAny>>,
         session: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let scope = scope_of([user, agent, session])?;
-        let report = if scope.is_empty() {
-            self.run(py, |m| m.sweep())?
-        } else {
-            self.run(py, move |m| m.sweep_scope(&scope))?
+        let request = memloop::SweepRequest {
+            user: optional_text(user, "user")?,
+            agent: optional_text(agent, "agent")?,
+            session: optional_text(session, "session")?,
         };
+        let report = self.run(py, move |m| m.sweep_request(&request))?;
         to_dict(py, &report)
     }
 
@@ -578,21 +513,52 @@ impl Memory {
         self.run(py, |m| m.checkpoint())
     }
 
-    /// Writes every memory (with its vector) to a file; returns how many.
-    fn export(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let path: PathBuf = arg(path, "path")?;
-        self.run(py, move |m| m.export(&path, &MemoryFilter::default()))
+    /// Writes memories (with their vectors) to a file, as `memloop::ExportRequest` asks: every
+    /// memory to memloop's portable file by default, or those of a namespace and scope, or a
+    /// change stream (`format="arrow"` / `"parquet"`, only what changed after `since`).
+    /// Returns `exported` and `path` (and a change stream's `upserts`, `deletes`, `since`,
+    /// `through`, `next_since`, `bytes`).
+    #[pyo3(signature = (path, *, format=None, namespace=None, user=None, agent=None,
+        session=None, since=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn export<'py>(
+        &self,
+        py: Python<'py>,
+        path: &Bound<'py, PyAny>,
+        format: Option<&Bound<'py, PyAny>>,
+        namespace: Option<&Bound<'py, PyAny>>,
+        user: Option<&Bound<'py, PyAny>>,
+        agent: Option<&Bound<'py, PyAny>>,
+        session: Option<&Bound<'py, PyAny>>,
+        since: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request = memloop::ExportRequest {
+            path: arg(path, "path")?,
+            format: optional_text(format, "format")?,
+            namespace: optional_text(namespace, "namespace")?,
+            user: optional_text(user, "user")?,
+            agent: optional_text(agent, "agent")?,
+            session: optional_text(session, "session")?,
+            since: args::optional_int::<u64>(since, "since", "0..2^64")?,
+        };
+        let done = self.run(py, move |m| m.export_request(&request))?;
+        to_dict(py, &done)
     }
 
-    /// Imports an export file (re-embedding it if it came from another model); returns what
-    /// was added, merged and skipped.
+    /// Imports an export file (`format`: mlx by default, or arrow / parquet), re-embedding it if
+    /// it came from another model; returns what was added, merged and skipped.
+    #[pyo3(signature = (path, *, format=None))]
     fn import_<'py>(
         &self,
         py: Python<'py>,
         path: &Bound<'py, PyAny>,
+        format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let path: PathBuf = arg(path, "path")?;
-        let report = self.run(py, move |m| m.import(&path))?;
+        let request = memloop::ImportRequest {
+            path: arg(path, "path")?,
+            format: optional_text(format, "format")?,
+        };
+        let report = self.run(py, move |m| m.import_request(&request))?;
         to_dict(py, &report)
     }
 

@@ -40,7 +40,7 @@ def test_the_async_api_round_trip(tmp_path):
             assert (await m.stats())["memories"] == 5
             assert (await m.check())["problems"] == []
             await m.checkpoint()
-            assert await m.export(tmp_path / "all.mlx") == 5
+            assert (await m.export(tmp_path / "all.mlx"))["exported"] == 5
             assert not m.closed
         assert m.closed
         async with memloop.AsyncMemory(memloop.Memory(tmp_path / "t", hashing_embedder=64)) as other:

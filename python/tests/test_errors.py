@@ -33,6 +33,11 @@ def test_bad_arguments(store):
         store.remember("x", importance=3.0)
     with pytest.raises(memloop.InvalidArgumentError, match="unknown field `page`"):
         store.remember("x", source={"document": "d", "page": 3})
+    # A misspelt keyword is named, with the fields remember takes, as remember_batch names it.
+    with pytest.raises(memloop.InvalidArgumentError, match="unknown field `kinds`.*kind"):
+        store.remember("x", kinds="fact")
+    with pytest.raises(memloop.InvalidArgumentError, match="unknown field `tag`"):
+        store.remember_explained("x", tag=["a"])
     with pytest.raises(ValueError):  # also a ValueError
         store.remember("")
     with pytest.raises(memloop.InvalidArgumentError, match="clock"):

@@ -4,7 +4,7 @@ the check. Not a test module; it is never run."""
 
 import asyncio
 import datetime
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import memloop
 
@@ -40,7 +40,7 @@ def use(path: str) -> None:
         m.forget(ids[0])
         m.set_time(10**10)
         report = m.sweep()
-        n: int = m.export(path + ".mlx")
+        n: Dict[str, Any] = m.export(path + ".mlx", format="mlx")
         stats = m.stats()
         print(previous, tags, created, data, scores, blocks, task, subject, report, n, stats)
 

@@ -12,7 +12,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::tool_args::{NoArgs, ObserveArgs};
+use super::tool_args::NoArgs;
 use crate::share::Shared;
 
 /// What the server tells a model about itself.
@@ -99,7 +99,7 @@ fn tools() -> Vec<Tool> {
             "observe",
             "Record an event about a subject (a file, a service): created, modified, executed \
              or deleted, with its content or output. The subject keeps one memory, updated.",
-            schema_for_type::<ObserveArgs>(),
+            schema_for_type::<memloop::ObserveRequest>(),
         ),
         Tool::new(
             "get",

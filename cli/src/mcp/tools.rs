@@ -3,10 +3,10 @@
 //! an MCP client in process and a peer forwarding through the shared store's socket, so a
 //! tool behaves the same wherever the store is held.
 
-use super::tool_args::{NoArgs, ObserveArgs};
+use super::tool_args::NoArgs;
 use memloop::{
     ContextParams, ConversationRequest, Error, FeedbackRequest, ForgetRequest, IdRequest, Memory,
-    RecallRequest, RememberRequest, SubjectEvent, Task, UpdateRequest,
+    ObserveRequest, RecallRequest, RememberRequest, Task, UpdateRequest,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -216,13 +216,8 @@ fn record_task(memory: &Memory, task: Task) -> ToolResult {
     reply(text, structured)
 }
 
-fn observe(memory: &Memory, a: ObserveArgs) -> ToolResult {
-    let event = SubjectEvent::parse(&a.event).ok_or_else(|| {
-        ToolError(format!(
-            "event `{}` is not one of created, modified, executed, deleted",
-            a.event
-        ))
-    })?;
+fn observe(memory: &Memory, a: ObserveRequest) -> ToolResult {
+    let event = a.event().map_err(Error::from)?;
     let id = memory.observe(&a.subject, event, a.content.as_deref())?;
     reply(
         format!("Observed: {} {} (memory {id}).", a.subject, a.event),

@@ -25,7 +25,7 @@ use memloop::Memory;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-pub use admin::{check_on, export_on, ExportRequest, CHECK, EXPORT};
+pub use admin::{check_on, CHECK, EXPORT};
 pub use server::{socket_path, Listening};
 
 use crate::lines::BoundedLines;

@@ -8,6 +8,8 @@ use std::process::{Command, Stdio};
 
 /// Exit success, stdout, stderr.
 pub struct Run {
+    /// The exit status (`None` when a signal ended it).
+    pub code: Option<i32>,
     pub ok: bool,
     pub out: String,
     pub err: String,
@@ -36,6 +38,7 @@ pub fn memloop(args: &[&str], stdin: &str) -> Run {
     let out = child.wait_with_output().unwrap();
     Run {
         ok: out.status.success(),
+        code: out.status.code(),
         out: String::from_utf8(out.stdout).unwrap(),
         err: String::from_utf8(out.stderr).unwrap(),
     }

@@ -8,4 +8,3 @@ mod record_task;
 mod subjects;
 
 pub use crate::vocabulary::{Task, TaskIds};
-pub use subjects::SubjectEvent;

@@ -8,33 +8,7 @@ use crate::item::{Kind, MemoryId, NewMemory, DEFAULT_NAMESPACE};
 use crate::memory::Memory;
 use crate::store::SUBJECT_STATE;
 use crate::time::format_rfc3339;
-
-/// What happened to a subject.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SubjectEvent {
-    /// It came into being; its content replaces anything known before.
-    Created,
-    /// It changed; new content replaces the stale.
-    Modified,
-    /// It was run; the content (if any) is its latest output.
-    Executed,
-    /// It is gone; the summary becomes "deleted at …".
-    Deleted,
-}
-
-impl SubjectEvent {
-    /// Parses `created`, `modified`, `executed` or `deleted`.
-    pub fn parse(s: &str) -> Option<SubjectEvent> {
-        match s {
-            "created" => Some(SubjectEvent::Created),
-            "modified" => Some(SubjectEvent::Modified),
-            "executed" => Some(SubjectEvent::Executed),
-            "deleted" => Some(SubjectEvent::Deleted),
-            _ => None,
-        }
-    }
-}
+use crate::vocabulary::SubjectEvent;
 
 /// What is known of a subject, merged from its events (kept beside its memory).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]

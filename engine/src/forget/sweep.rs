@@ -7,6 +7,7 @@ use crate::decay::ForgetReason;
 use crate::error::Result;
 use crate::item::{Kind, MemoryId, Tier};
 use crate::memory::{Inner, Memory};
+use crate::vocabulary::SweepRequest;
 
 /// What one sweep moved.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -102,6 +103,18 @@ impl Memory {
             return Err(crate::invalid::InvalidInput::Options(why.into()).into());
         }
         self.inner.sweep(Some(scope))
+    }
+
+    /// Carries out a [`SweepRequest`]: [`Memory::sweep_scope`] for the scope it names, or
+    /// [`Memory::sweep`] when it names none.
+    ///
+    /// # Errors
+    /// As [`Memory::sweep_scope`] and [`Memory::sweep`].
+    pub fn sweep_request(&self, r: &SweepRequest) -> Result<SweepReport> {
+        match r.scope() {
+            Some(scope) => self.sweep_scope(&scope),
+            None => self.sweep(),
+        }
     }
 
     /// The demotions and deletions recorded at or after `since`, oldest first.

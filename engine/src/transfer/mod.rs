@@ -4,6 +4,7 @@ mod columnar;
 mod export;
 mod format;
 mod import;
+mod requests;
 mod salvage;
 
 pub(crate) use columnar::read_stream as read_columnar;

@@ -1,16 +1,22 @@
 //! The requests and answers every door speaks, as plain values: what a recall asks for and
 //! returns (`recall.rs`) and the one recall request every door parses (`recall_request.rs`), what a context is asked for (`context.rs`), a task an agent records
-//! (`task.rs`) and a conversation's turn (`turn.rs`). Each request checks itself; carrying it
+//! (`task.rs`), a conversation's turn (`turn.rs`) an event about a subject (`observe.rs`),
+//! an export or import (`transfer_request.rs`) a sweep (`sweep_request.rs`) and
+//! the options of an open (`open_request.rs`). Each request checks itself; carrying it
 //! out on a store is the feature folders' job, above the handle.
 
 mod by_id;
 mod context;
 mod context_params;
 mod conversation_request;
+mod observe;
+mod open_request;
 mod recall;
 mod recall_request;
 mod remember_request;
+mod sweep_request;
 mod task;
+mod transfer_request;
 mod turn;
 
 pub use by_id::{FeedbackRequest, ForgetRequest, IdRequest, Update, UpdateRequest};
@@ -19,9 +25,13 @@ pub use context::{
 };
 pub use context_params::ContextParams;
 pub use conversation_request::{ConversationRequest, TurnRequest};
+pub use observe::{ObserveRequest, SubjectEvent};
+pub use open_request::OpenRequest;
 pub(crate) use recall::check_k;
 pub use recall::{Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K};
 pub use recall_request::{RecallRequest, When};
 pub use remember_request::RememberRequest;
+pub use sweep_request::SweepRequest;
 pub use task::{Task, TaskIds};
+pub use transfer_request::{ExportRequest, Exported, ImportRequest, TransferFormat};
 pub use turn::Turn;

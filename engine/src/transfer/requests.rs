@@ -1,0 +1,70 @@
+//! The vocabulary's export and import requests carried out on a store: one function each,
+//! what every door calls.
+
+use super::{ColumnarFormat, ImportReport};
+use crate::error::Result;
+use crate::filter::MemoryFilter;
+use crate::item::Scope;
+use crate::memory::Memory;
+use crate::vocabulary::{ExportRequest, Exported, ImportRequest, TransferFormat};
+
+impl Memory {
+    /// Carries out an [`ExportRequest`]: an mlx file of the memories it selects, or a change
+    /// stream (arrow, parquet) of what changed after `since`.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a request that [`ExportRequest::format`] refuses or
+    /// a path inside the store; as [`Memory::export`] and [`Memory::export_changes`].
+    pub fn export_request(&self, r: &ExportRequest) -> Result<Exported> {
+        let format = r.format()?;
+        let filter = MemoryFilter {
+            namespace: r.namespace.clone(),
+            ..Default::default()
+        }
+        .scope(Scope {
+            user: r.user.clone(),
+            agent: r.agent.clone(),
+            session: r.session.clone(),
+        });
+        let columnar = match format {
+            TransferFormat::Mlx => None,
+            TransferFormat::Arrow => Some(ColumnarFormat::Arrow),
+            TransferFormat::Parquet => Some(ColumnarFormat::Parquet),
+        };
+        let Some(format) = columnar else {
+            return Ok(Exported {
+                exported: self.export(&r.path, &filter)?,
+                path: r.path.clone(),
+                upserts: None,
+                deletes: None,
+                since: None,
+                through: None,
+                next_since: None,
+                bytes: None,
+            });
+        };
+        let c = self.export_changes(&r.path, r.since, &filter, format)?;
+        Ok(Exported {
+            exported: c.upserts + c.deletes,
+            path: r.path.clone(),
+            upserts: Some(c.upserts),
+            deletes: Some(c.deletes),
+            since: Some(c.since),
+            through: Some(c.through),
+            next_since: Some(c.through),
+            bytes: Some(c.bytes),
+        })
+    }
+
+    /// Carries out an [`ImportRequest`]: merges the file in its format.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for an unknown format; as [`Memory::import`] and
+    /// [`Memory::import_columnar`].
+    pub fn import_request(&self, r: &ImportRequest) -> Result<ImportReport> {
+        match r.format()? {
+            TransferFormat::Mlx => self.import(&r.path),
+            TransferFormat::Arrow | TransferFormat::Parquet => self.import_columnar(&r.path),
+        }
+    }
+}
