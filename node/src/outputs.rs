@@ -1,0 +1,231 @@
+//! What the calls answer, as napi objects (camelCase fields in TypeScript). Each is read from
+//! the engine's own serde output (`answer_as`), so these types say what the engine sends,
+//! field for field; fields left out here are left out of the answer. Ids are a `number`, or a
+//! `bigint` above 2^53 − 1, never rounded.
+
+use napi::bindgen_prelude::{BigInt, Either};
+use napi_derive::napi;
+use serde::{Deserialize, Deserializer};
+
+/// A memory id as JavaScript gets it.
+pub type OutId = Either<f64, BigInt>;
+
+/// The largest integer a JavaScript number holds exactly.
+const MAX_SAFE: u64 = (1 << 53) - 1;
+
+fn id_value(v: u64) -> OutId {
+    if v <= MAX_SAFE {
+        Either::A(v as f64)
+    } else {
+        Either::B(BigInt::from(v))
+    }
+}
+
+fn id<'de, D: Deserializer<'de>>(d: D) -> Result<OutId, D::Error> {
+    u64::deserialize(d).map(id_value)
+}
+
+fn optional_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<OutId>, D::Error> {
+    Ok(Option::<u64>::deserialize(d)?.map(id_value))
+}
+
+fn ids<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<OutId>, D::Error> {
+    Ok(Vec::<u64>::deserialize(d)?
+        .into_iter()
+        .map(id_value)
+        .collect())
+}
+
+/// What `remember` did with one memory.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct Remembered {
+    /// The memory that now holds the text: a new id, the id merged into, or the new version.
+    #[napi(ts_type = "number | bigint")]
+    #[serde(deserialize_with = "id")]
+    pub id: OutId,
+    /// "new", "merged" or "superseded".
+    pub action: String,
+    /// The version a supersession replaced.
+    #[napi(ts_type = "number | bigint | null")]
+    #[serde(deserialize_with = "optional_id")]
+    pub previous: Option<OutId>,
+}
+
+/// One stored memory.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct Item {
+    /// The id.
+    #[napi(ts_type = "number | bigint")]
+    #[serde(deserialize_with = "id")]
+    pub id: OutId,
+    /// chunk, fact, triple, summary, task, reflection, subject, document or turn.
+    pub kind: String,
+    /// The original text.
+    pub text: String,
+    /// A concise version, if any.
+    pub concise: Option<String>,
+    /// A brief version, if any.
+    pub brief: Option<String>,
+    /// The subject key (a file path, a tool name); a turn's speaker.
+    pub subject: Option<String>,
+    /// The namespace.
+    pub namespace: String,
+    /// Tags, sorted and unique.
+    pub tags: Vec<String>,
+    /// When it was first remembered (ms since the Unix epoch).
+    pub created: i64,
+    /// When its content or metadata last changed (ms).
+    pub updated: i64,
+    /// When a recall last returned it (ms).
+    pub accessed: i64,
+    /// Importance in [0, 1].
+    pub importance: f64,
+    /// How many times it was remembered (duplicates merged into it).
+    pub count: u32,
+    /// Pinned memories are never forgotten.
+    pub pinned: bool,
+    /// The older version this one replaced.
+    #[napi(ts_type = "number | bigint | null")]
+    #[serde(deserialize_with = "optional_id")]
+    pub supersedes: Option<OutId>,
+    /// The newer version that replaced this one.
+    #[napi(ts_type = "number | bigint | null")]
+    #[serde(deserialize_with = "optional_id")]
+    pub superseded_by: Option<OutId>,
+    /// working, long_term or forgotten.
+    pub tier: String,
+    /// The user it belongs to.
+    pub user: Option<String>,
+    /// The agent it belongs to.
+    pub agent: Option<String>,
+    /// The session it belongs to.
+    pub session: Option<String>,
+    /// When what it says became true (ms).
+    pub valid_from: i64,
+    /// When it stopped being true (ms), if it did.
+    pub valid_until: Option<i64>,
+}
+
+/// One memory a recall found.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct Hit {
+    /// The memory's id.
+    #[napi(ts_type = "number | bigint")]
+    #[serde(deserialize_with = "id")]
+    pub id: OutId,
+    /// Its score (higher is better).
+    pub score: f64,
+    /// Its position, from 0.
+    pub rank: u32,
+    /// Its text.
+    pub text: String,
+    /// Its kind.
+    pub kind: String,
+    /// Why it surfaced: the parts of its score.
+    pub explain: serde_json::Value,
+    /// The whole memory.
+    pub item: Item,
+}
+
+/// One memory of a context.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct Block {
+    /// "Key Reference" or "General Reference".
+    pub label: String,
+    /// The memory.
+    #[napi(ts_type = "number | bigint")]
+    #[serde(deserialize_with = "id")]
+    pub id: OutId,
+    /// original, concise or brief.
+    pub precision: String,
+    /// Its text at that precision.
+    pub text: String,
+    /// Its relevance score.
+    pub score: f64,
+}
+
+/// An assembled context.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct Context {
+    /// The text, ready for a prompt.
+    pub text: String,
+    /// Its tokens, never more than the budget.
+    pub tokens: u32,
+    /// Its memories, most relevant first.
+    pub blocks: Vec<Block>,
+    /// Memories that did not fit even at brief precision.
+    #[napi(ts_type = "Array<number | bigint>")]
+    #[serde(deserialize_with = "ids")]
+    pub dropped: Vec<OutId>,
+}
+
+/// A recorded task's memories.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct TaskIds {
+    /// The task memory.
+    #[napi(ts_type = "number | bigint")]
+    #[serde(deserialize_with = "id")]
+    pub task: OutId,
+    /// The reflection memory, if one was kept.
+    #[napi(ts_type = "number | bigint | null")]
+    #[serde(deserialize_with = "optional_id")]
+    pub reflection: Option<OutId>,
+}
+
+/// What remembering a conversation stored.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct ConversationReport {
+    /// The session.
+    pub session: String,
+    /// The turns' memories, in the order given.
+    #[napi(ts_type = "Array<number | bigint>")]
+    #[serde(deserialize_with = "ids")]
+    pub turns: Vec<OutId>,
+    /// The number of the first new turn in the session (from 0).
+    pub first_turn: f64,
+    /// The session summary's current version.
+    #[napi(ts_type = "number | bigint")]
+    #[serde(deserialize_with = "id")]
+    pub summary: OutId,
+    /// What the extractor drew from the turns, each as remembered.
+    pub extracted: Vec<Remembered>,
+}
+
+/// What an export wrote.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct Exported {
+    /// Memories written (upserts and deletes of a change stream).
+    pub exported: f64,
+    /// The file.
+    pub path: String,
+    /// A change stream's memories written as they are now.
+    pub upserts: Option<f64>,
+    /// A change stream's deletes.
+    pub deletes: Option<f64>,
+    /// What to pass as `since` next time (a change stream).
+    pub next_since: Option<f64>,
+}
+
+/// What an import did.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct ImportReport {
+    /// Records in the file.
+    pub records: f64,
+    /// New memories added.
+    pub added: f64,
+    /// Memories whose metadata the newer imported record replaced.
+    pub merged: f64,
+    /// Records already present with metadata at least as new.
+    pub unchanged: f64,
+    /// Whether the file came from another model and was re-embedded.
+    pub reembedded: bool,
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The Node package's tests, against the packed tarball installed into a clean project whose
+# PATH has no cargo: `npm ci` in node/ (pinned @napi-rs/cli, TypeScript, the MCP SDK for the
+# example), `napi build` (the addon, `native.js` and `native.d.ts` generated from the Rust),
+# `npm pack`, then `npm install` of the tarball into target/node-clean; there `tsc --noEmit`
+# checks the typed example against the installed declarations, the MCP-tool example runs on
+# the default model, and `node --test` runs node/test (API, bad input, concurrency, a second
+# process, kill -9, the cross-door contract). Run by scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+(cd node && npm ci --no-audit --no-fund --loglevel=error)
+(cd node && npx napi build --platform --js native.js --dts native.d.ts)
+# The dev profile's debug info is for the Rust tests; the package carries none.
+strip --strip-debug node/memloop.linux-x64-gnu.node
+rm -f node/memloop-*.tgz
+tarball=$(cd node && npm pack --silent)
+echo "packed $tarball ($(du -h "node/$tarball" | cut -f1))"
+
+clean_path=$(python3 -c '
+import os
+print(os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                      if d and not os.path.exists(os.path.join(d, "cargo"))))')
+project=$root/target/node-clean
+rm -rf "$project"
+mkdir -p "$project"
+cp -r node/test node/examples "$project/"
+cd "$project"
+export PATH="$clean_path"
+if command -v cargo >/dev/null; then
+    echo "cargo is still on the test project's PATH" >&2
+    exit 1
+fi
+npm init -y >/dev/null
+npm pkg set type=module
+# The package, and what the examples import (from the npm cache `npm ci` filled).
+npm install --no-audit --no-fund --loglevel=error "$root/node/$tarball" \
+    @modelcontextprotocol/sdk@1.32.2 zod@4.1.13 typescript@5.9.3 @types/node@20.19.43
+node_modules/.bin/tsc --noEmit -p examples
+node_modules/.bin/tsc -p examples
+node examples/dist/agent-tool.js "$project/agent-store"
+MEMLOOP_CONTRACT=$root/contract/cases.json node --test --test-concurrency=1 test/
