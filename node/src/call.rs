@@ -85,28 +85,29 @@ pub fn checked_engine<T>(r: memloop::Result<T>) -> napi::Result<T> {
     r.map_err(|e| engine_error(&e))
 }
 
-/// An engine call whose answer is read into the napi object `O` (see `outputs.rs`).
+/// An engine call whose answer becomes the napi object `O` (see `outputs.rs`) by `to_js`.
 pub struct Typed<T: Send + 'static, O> {
     call: Call<T>,
-    out: std::marker::PhantomData<fn() -> O>,
+    to_js: fn(T) -> napi::Result<O>,
 }
 
 impl<T: Send + 'static, O> Typed<T, O> {
-    /// A call doing `work`, answered as `O`.
-    pub fn new(work: impl FnOnce() -> memloop::Result<T> + Send + 'static) -> Self {
+    /// A call doing `work`, answered as `to_js` makes it.
+    pub fn new(
+        work: impl FnOnce() -> memloop::Result<T> + Send + 'static,
+        to_js: fn(T) -> napi::Result<O>,
+    ) -> Self {
         Typed {
             call: Call::new(work),
-            out: std::marker::PhantomData,
+            to_js,
         }
     }
 }
 
 impl<T, O> napi::Task for Typed<T, O>
 where
-    T: Serialize + Send + 'static,
-    O: serde::de::DeserializeOwned
-        + napi::bindgen_prelude::ToNapiValue
-        + napi::bindgen_prelude::TypeName,
+    T: Send + 'static,
+    O: napi::bindgen_prelude::ToNapiValue + napi::bindgen_prelude::TypeName,
 {
     type Output = T;
     type JsValue = O;
@@ -116,8 +117,13 @@ where
     }
 
     fn resolve(&mut self, _env: Env, out: T) -> napi::Result<O> {
-        serde_json::to_value(out)
-            .and_then(serde_json::from_value)
-            .map_err(|e| failure("store", &format!("an answer failed to encode: {e}")))
+        (self.to_js)(out)
     }
+}
+
+/// `out` read into `O` through its serde form (for answers without a direct conversion).
+pub fn via_serde<T: Serialize, O: serde::de::DeserializeOwned>(out: T) -> napi::Result<O> {
+    serde_json::to_value(out)
+        .and_then(serde_json::from_value)
+        .map_err(|e| failure("store", &format!("an answer failed to encode: {e}")))
 }

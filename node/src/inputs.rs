@@ -216,10 +216,11 @@ pub fn new_memory(m: Either<String, RememberInput>) -> napi::Result<memloop::New
     crate::call::checked_engine(request.into_new_memory())
 }
 
-/// What a recall may return.
+/// What a recall or a context asks for: the recall's options, and the context's own (a
+/// recall refuses those, as the vocabulary's recall request does).
 #[napi(object)]
 #[derive(Default)]
-pub struct RecallOptions {
+pub struct QueryOptions {
     /// How many memories (recall: default 5, at most 10,000; context: default 8).
     pub k: Option<f64>,
     /// single, lexical, rerank (default: single) or iterative.
@@ -240,43 +241,39 @@ pub struct RecallOptions {
     pub as_of: Option<Either3<DateTime<Utc>, String, f64>>,
     /// Also superseded versions (history).
     pub history: Option<bool>,
-}
-
-/// What a context holds: a recall's options and its own.
-#[napi(object)]
-#[derive(Default)]
-pub struct ContextOptions {
-    /// The most tokens the context may take (default 500).
+    /// Recall only: give each hit the parts of its score (`explain`).
+    pub explain: Option<bool>,
+    /// Context only: the most tokens the context may take (default 500).
     pub budget: Option<f64>,
-    /// "memories" (default) or "documents" (the documents the memories come from).
+    /// Context only: "memories" (default) or "documents" (the documents the memories come
+    /// from).
     pub mode: Option<String>,
-    /// The share of the memories labelled "Key Reference", in (0, 1] (default 1/3).
+    /// Context only: the share of the memories labelled "Key Reference", in (0, 1]
+    /// (default 1/3).
     pub key_share: Option<f64>,
-    /// How many memories (recall: default 5, at most 10,000; context: default 8).
-    pub k: Option<f64>,
-    /// single, lexical, rerank (default: single) or iterative.
-    pub strategy: Option<String>,
-    /// Only this namespace.
-    pub namespace: Option<String>,
-    /// Only these kinds.
-    pub kinds: Option<Vec<String>>,
-    /// Only memories with all these tags.
-    pub tags: Option<Vec<String>>,
-    /// Only this user's memories.
-    pub user: Option<String>,
-    /// Only this agent's.
-    pub agent: Option<String>,
-    /// Only this session's.
-    pub session: Option<String>,
-    /// As the store stood at this time (what was valid then).
-    pub as_of: Option<Either3<DateTime<Utc>, String, f64>>,
-    /// Also superseded versions (history).
-    pub history: Option<bool>,
 }
 
-impl RecallOptions {
+impl QueryOptions {
     /// The vocabulary's recall request for `query`.
-    pub fn request(self, query: String) -> napi::Result<RecallRequest> {
+    ///
+    /// # Errors
+    /// A context's own option given to a recall, named.
+    pub fn recall(self, query: String) -> napi::Result<RecallRequest> {
+        let own = [
+            ("budget", self.budget.is_some()),
+            ("mode", self.mode.is_some()),
+            ("keyShare", self.key_share.is_some()),
+        ];
+        if let Some((name, _)) = own.iter().find(|(_, given)| *given) {
+            return Err(invalid(format!(
+                "{name} is a context's option, not a recall's"
+            )));
+        }
+        self.recall_fields(query)
+    }
+
+    /// The recall's fields, the context's own left aside.
+    fn recall_fields(self, query: String) -> napi::Result<RecallRequest> {
         Ok(RecallRequest {
             query,
             k: count(self.k, "k")?,
@@ -285,7 +282,7 @@ impl RecallOptions {
             namespace: self.namespace,
             kinds: self.kinds.unwrap_or_default(),
             tags: self.tags.unwrap_or_default(),
-            explain: false,
+            explain: self.explain.unwrap_or(false),
             user: self.user,
             agent: self.agent,
             session: self.session,
@@ -294,39 +291,31 @@ impl RecallOptions {
     }
 }
 
-impl ContextOptions {
+impl QueryOptions {
     /// The vocabulary's context parameters for `query`.
-    pub fn request(self, query: String) -> napi::Result<ContextParams> {
-        let recall = RecallOptions {
-            k: self.k,
-            strategy: self.strategy,
-            namespace: self.namespace,
-            kinds: self.kinds,
-            tags: self.tags,
-            user: self.user,
-            agent: self.agent,
-            session: self.session,
-            as_of: self.as_of,
-            history: self.history,
+    pub fn context(mut self, query: String) -> napi::Result<ContextParams> {
+        if self.explain.take().is_some() {
+            return Err(invalid(
+                "explain is a recall's option: a context's blocks carry their scores",
+            ));
         }
-        .request(query)?;
-        let mode = match self.mode.as_deref() {
+        let budget = count(self.budget.take(), "budget")?;
+        let key_share = self.key_share.take().map(|s| s as f32);
+        let mode = match self.mode.take() {
             None => None,
             Some(name) => Some(
-                serde_json::from_value(serde_json::Value::String(name.to_string())).map_err(
-                    |_| {
-                        invalid(format!(
-                            "mode {name:?} is neither \"memories\" nor \"documents\""
-                        ))
-                    },
-                )?,
+                serde_json::from_value(serde_json::Value::String(name.clone())).map_err(|_| {
+                    invalid(format!(
+                        "mode {name:?} is neither \"memories\" nor \"documents\""
+                    ))
+                })?,
             ),
         };
         Ok(ContextParams {
-            budget: count(self.budget, "budget")?,
+            budget,
             mode,
-            key_share: self.key_share.map(|s| s as f32),
-            recall,
+            key_share,
+            recall: self.recall_fields(query)?,
         })
     }
 }

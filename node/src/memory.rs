@@ -8,10 +8,10 @@ use napi_derive::napi;
 use parking_lot::RwLock;
 use serde_json::Value;
 
-use crate::call::{checked, checked_engine, invalid, Call, Typed};
+use crate::call::{checked, checked_engine, invalid, via_serde, Call, Typed};
 use crate::inputs::{
-    conversation, id_of, new_memory, ContextOptions, ExportOptions, OpenOptions, RecallOptions,
-    RememberInput, ScopeOptions, TaskInput, TurnInput, UpdateInput,
+    conversation, id_of, new_memory, ExportOptions, OpenOptions, QueryOptions, RememberInput,
+    ScopeOptions, TaskInput, TurnInput, UpdateInput,
 };
 use crate::outputs;
 
@@ -60,14 +60,19 @@ where
     }))
 }
 
-/// Runs `op` on the store off the JavaScript thread; its answer read as the napi object `O`.
-fn answer_as<O, T, F>(store: Arc<memloop::Memory>, op: F) -> AsyncTask<Typed<T, O>>
+/// Runs `op` on the store off the JavaScript thread; its answer made the napi object `O` by
+/// `to_js`.
+fn answer_as<O, T, F>(
+    store: Arc<memloop::Memory>,
+    op: F,
+    to_js: fn(T) -> napi::Result<O>,
+) -> AsyncTask<Typed<T, O>>
 where
-    T: serde::Serialize + Send + 'static,
+    T: Send + 'static,
     F: FnOnce(&memloop::Memory) -> memloop::Result<T> + Send + 'static,
     Typed<T, O>: Task,
 {
-    AsyncTask::new(Typed::new(move || op(&store)))
+    AsyncTask::new(Typed::new(move || op(&store), to_js))
 }
 
 #[napi]
@@ -125,9 +130,11 @@ impl Memory {
         memory: Either<String, RememberInput>,
     ) -> napi::Result<AsyncTask<Typed<memloop::Remembered, outputs::Remembered>>> {
         let m = new_memory(memory)?;
-        Ok(answer_as(self.open_store()?, move |s| {
-            s.remember_explained(m)
-        }))
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.remember_explained(m),
+            via_serde,
+        ))
     }
 
     /// Remembers many memories in one transaction, all or none; one answer per memory, in
@@ -141,9 +148,11 @@ impl Memory {
             .into_iter()
             .map(new_memory)
             .collect::<napi::Result<Vec<_>>>()?;
-        Ok(answer_as(self.open_store()?, move |s| {
-            s.remember_batch_explained(batch)
-        }))
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.remember_batch_explained(batch),
+            via_serde,
+        ))
     }
 
     /// Remembers turns of a chat session (each with its speaker and time), recallable by
@@ -159,9 +168,11 @@ impl Memory {
     {
         let (session, turns, scope) =
             checked_engine(conversation(session, turns, scope)?.into_parts())?;
-        Ok(answer_as(self.open_store()?, move |s| {
-            s.remember_conversation(&session, &turns, &scope)
-        }))
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.remember_conversation(&session, &turns, &scope),
+            via_serde,
+        ))
     }
 
     /// The memories most related to `query`, best first.
@@ -169,13 +180,44 @@ impl Memory {
     pub fn recall(
         &self,
         query: String,
-        options: Option<RecallOptions>,
+        options: Option<QueryOptions>,
     ) -> napi::Result<AsyncTask<Typed<Vec<memloop::Hit>, Vec<outputs::Hit>>>> {
-        let request = options.unwrap_or_default().request(query)?;
+        let request = options.unwrap_or_default().recall(query)?;
+        let to_js = if request.explain {
+            outputs::hits_explained
+        } else {
+            outputs::hits
+        };
         let (query, strategy) = checked_engine(request.into_query())?;
-        Ok(answer_as(self.open_store()?, move |s| {
-            s.retrieve(&query, strategy)
-        }))
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.retrieve(&query, strategy),
+            to_js,
+        ))
+    }
+
+    /// [`Memory::recall`] on the JavaScript thread, for the lexical strategy only (BM25,
+    /// no embedding: well under a millisecond on thousands of memories); any other strategy
+    /// embeds the query and is refused here: use `recall`.
+    #[napi]
+    pub fn recall_sync(
+        &self,
+        query: String,
+        options: Option<QueryOptions>,
+    ) -> napi::Result<Vec<outputs::Hit>> {
+        let request = options.unwrap_or_default().recall(query)?;
+        let explain = request.explain;
+        let (query, strategy) = checked_engine(request.into_query())?;
+        if strategy != memloop::Strategy::Lexical {
+            return Err(invalid("recallSync takes only the lexical strategy (the others embed the query: use recall)"));
+        }
+        let store = self.open_store()?;
+        let hits = Call::new(move || store.retrieve(&query, strategy)).run()?;
+        if explain {
+            outputs::hits_explained(hits)
+        } else {
+            outputs::hits(hits)
+        }
     }
 
     /// The memories relevant to `query` assembled into at most `budget` tokens, each at the
@@ -184,11 +226,15 @@ impl Memory {
     pub fn context(
         &self,
         query: String,
-        options: Option<ContextOptions>,
+        options: Option<QueryOptions>,
     ) -> napi::Result<AsyncTask<Typed<memloop::Context, outputs::Context>>> {
-        let params = options.unwrap_or_default().request(query)?;
+        let params = options.unwrap_or_default().context(query)?;
         let request = checked_engine(params.into_request())?;
-        Ok(answer_as(self.open_store()?, move |s| s.context(&request)))
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.context(&request),
+            via_serde,
+        ))
     }
 
     /// Changes memory `id`: a new text makes a new version (the old one stays, superseded);
@@ -227,7 +273,11 @@ impl Memory {
         task: TaskInput,
     ) -> napi::Result<AsyncTask<Typed<memloop::TaskIds, outputs::TaskIds>>> {
         let task = task.task()?;
-        Ok(answer_as(self.open_store()?, move |s| s.record_task(&task)))
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.record_task(&task),
+            via_serde,
+        ))
     }
 
     /// Records an event about a subject (a file, a service): created, modified, executed or
@@ -254,7 +304,11 @@ impl Memory {
     ) -> napi::Result<AsyncTask<Typed<Option<memloop::MemoryItem>, Option<outputs::Item>>>> {
         let id = id_of(&id, "id")?;
         let scope = scope.unwrap_or_default().scope();
-        Ok(answer_as(self.open_store()?, move |s| s.get_in(&scope, id)))
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.get_in(&scope, id),
+            outputs::maybe_item,
+        ))
     }
 
     /// Deletes memory `id` for good (a `not_found` error when there is none in `scope`).
@@ -308,9 +362,11 @@ impl Memory {
         options: Option<ExportOptions>,
     ) -> napi::Result<AsyncTask<Typed<memloop::Exported, outputs::Exported>>> {
         let request = options.unwrap_or_default().request(path)?;
-        Ok(answer_as(self.open_store()?, move |s| {
-            s.export_request(&request)
-        }))
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.export_request(&request),
+            via_serde,
+        ))
     }
 
     /// Merges an export file (mlx by default, or arrow / parquet), re-embedding it if it came
@@ -322,9 +378,11 @@ impl Memory {
         format: Option<String>,
     ) -> napi::Result<AsyncTask<Typed<memloop::ImportReport, outputs::ImportReport>>> {
         let request = crate::inputs::import(path, format);
-        Ok(answer_as(self.open_store()?, move |s| {
-            s.import_request(&request)
-        }))
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.import_request(&request),
+            via_serde,
+        ))
     }
 
     /// Sets a manual clock (time only moves forward); an error for the system clock.

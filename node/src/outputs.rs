@@ -124,8 +124,8 @@ pub struct Hit {
     pub text: String,
     /// Its kind.
     pub kind: String,
-    /// Why it surfaced: the parts of its score.
-    pub explain: serde_json::Value,
+    /// Why it surfaced, the parts of its score (with `explain: true`).
+    pub explain: Option<serde_json::Value>,
     /// The whole memory.
     pub item: Item,
 }
@@ -228,4 +228,66 @@ pub struct ImportReport {
     pub unchanged: f64,
     /// Whether the file came from another model and was re-embedded.
     pub reembedded: bool,
+}
+
+impl From<&memloop::MemoryItem> for Item {
+    fn from(m: &memloop::MemoryItem) -> Item {
+        Item {
+            id: id_value(m.id),
+            kind: m.kind.name().to_string(),
+            text: m.text.clone(),
+            concise: m.concise.clone(),
+            brief: m.brief.clone(),
+            subject: m.subject.clone(),
+            namespace: m.namespace.clone(),
+            tags: m.tags.clone(),
+            created: m.created,
+            updated: m.updated,
+            accessed: m.accessed,
+            importance: f64::from(m.importance),
+            count: m.count,
+            pinned: m.pinned,
+            supersedes: m.supersedes.map(id_value),
+            superseded_by: m.superseded_by.map(id_value),
+            tier: m.tier.name().to_string(),
+            user: m.user.clone(),
+            agent: m.agent.clone(),
+            session: m.session.clone(),
+            valid_from: m.valid_from,
+            valid_until: m.valid_until,
+        }
+    }
+}
+
+/// A recall's hits, converted directly (the hot path: no serde round trip).
+pub fn hits(hits: Vec<memloop::Hit>) -> napi::Result<Vec<Hit>> {
+    convert_hits(hits, false)
+}
+
+/// A recall's hits with the parts of their scores.
+pub fn hits_explained(hits: Vec<memloop::Hit>) -> napi::Result<Vec<Hit>> {
+    convert_hits(hits, true)
+}
+
+fn convert_hits(hits: Vec<memloop::Hit>, explain: bool) -> napi::Result<Vec<Hit>> {
+    hits.into_iter()
+        .map(|h| {
+            Ok(Hit {
+                id: id_value(h.item.id),
+                score: f64::from(h.score),
+                rank: u32::try_from(h.rank).unwrap_or(u32::MAX),
+                text: h.item.text.clone(),
+                kind: h.item.kind.name().to_string(),
+                explain: explain
+                    .then(|| crate::js_value::plain(&h.explain))
+                    .transpose()?,
+                item: Item::from(&h.item),
+            })
+        })
+        .collect()
+}
+
+/// A memory, or `null`.
+pub fn maybe_item(m: Option<memloop::MemoryItem>) -> napi::Result<Option<Item>> {
+    Ok(m.as_ref().map(Item::from))
 }

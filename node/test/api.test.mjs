@@ -24,6 +24,10 @@ test('remember, recall, context, get, update, forget round trip', async (t) => {
   assert.equal(typeof hits[0].score, 'number')
   assert.equal(hits[0].item.count, 2)
   assert.ok('validFrom' in hits[0].item && !('valid_from' in hits[0].item), 'camelCase fields')
+  assert.equal(hits[0].explain, undefined, 'the parts of a score only when asked')
+  const explained = await mem.recall('port 5433', { strategy: 'lexical', explain: true })
+  assert.equal(typeof explained[0].explain.lexical, 'number')
+  await assert.rejects(mem.context('port', { explain: true }), InvalidInputError)
 
   const ctx = await mem.context('deploys', { budget: 40, strategy: 'lexical' })
   assert.ok(ctx.tokens <= 40)
@@ -138,6 +142,7 @@ test('errors are typed MemloopErrors with the engine code', async (t) => {
     [() => mem.context('q', { mode: 'novel' }), 'invalid_input'],
     [() => mem.update(77, { text: 'x' }), 'not_found'],
     [() => mem.recall(42), 'invalid_input'],
+    [() => mem.recall('q', { budget: 10 }), 'invalid_input'],
     [() => mem.remember({ nope: 1 }), 'invalid_input'],
   ]
   for (const [call, code] of cases) {
@@ -162,4 +167,14 @@ test('a closed store refuses every call; close is idempotent and waits for calls
   const again = await Memory.open(mem.path, { hashingEmbedder: 64 })
   t.after(() => again.close())
   assert.equal((await again.stats()).memories, 50)
+})
+
+test('recallSync: the lexical strategy on the JavaScript thread, the others refused', async (t) => {
+  const mem = await open()
+  t.after(() => mem.close())
+  await mem.rememberBatch(['the harbour crane lifts containers', 'the orchard grows pears'])
+  const hits = mem.recallSync('harbour crane', { strategy: 'lexical', k: 1 })
+  assert.equal(hits[0].text, 'the harbour crane lifts containers')
+  assert.throws(() => mem.recallSync('harbour'), (e) => e instanceof InvalidInputError && /lexical/.test(e.message))
+  assert.throws(() => mem.recallSync(42), InvalidInputError)
 })

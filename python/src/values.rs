@@ -2,7 +2,7 @@
 //! did. Each keeps the engine's value and builds Python objects only for the fields read, so
 //! a recall costs little more than the engine's own work.
 
-use memloop::{MemoryItem, Precision, RememberAction, Tier};
+use memloop::{MemoryItem, Precision, RememberAction};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -13,13 +13,6 @@ use crate::errors::invalid;
 #[derive(PartialEq)]
 pub(crate) struct Item {
     pub(crate) item: MemoryItem,
-}
-
-fn tier_name(t: Tier) -> &'static str {
-    match t {
-        Tier::Working => "working",
-        Tier::LongTerm => "long_term",
-    }
 }
 
 #[pymethods]
@@ -57,7 +50,7 @@ impl Item {
     /// `"working"` or `"long_term"`.
     #[getter]
     fn tier(&self) -> &'static str {
-        tier_name(self.item.tier)
+        self.item.tier.name()
     }
     /// Never forgotten when true.
     #[getter]
@@ -129,7 +122,7 @@ impl Item {
             "Item(id={}, kind={:?}, tier={:?}, text={:?})",
             self.item.id,
             self.item.kind.name(),
-            tier_name(self.item.tier),
+            self.item.tier.name(),
             self.item.text
         )
     }
@@ -171,7 +164,7 @@ impl Hit {
     /// The memory's tier.
     #[getter]
     fn tier(&self) -> &'static str {
-        tier_name(self.hit.item.tier)
+        self.hit.item.tier.name()
     }
     /// The whole stored memory.
     #[getter]
@@ -204,7 +197,7 @@ impl Hit {
             self.hit.score,
             self.hit.rank,
             self.hit.item.kind.name(),
-            tier_name(self.hit.item.tier),
+            self.hit.item.tier.name(),
             self.hit.item.text
         )
     }

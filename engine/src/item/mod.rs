@@ -138,6 +138,16 @@ pub enum Tier {
     LongTerm,
 }
 
+impl Tier {
+    /// `working` or `long_term`, as it serialises.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Working => "working",
+            Tier::LongTerm => "long_term",
+        }
+    }
+}
+
 /// How a task ended.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, schemars::JsonSchema,
