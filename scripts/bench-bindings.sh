@@ -15,6 +15,6 @@ memories=${MEMORIES:-5000}
 queries=${QUERIES:-3000}
 target/debug/binding-overhead --store "$store" --seed "$memories" --memories "$memories" --queries "$queries"
 (cd target/node-clean && cp "$root/node/bench/overhead.mjs" . && node overhead.mjs "$store" "$memories" "$queries")
-target/py-wheel-env/bin/python python/bench/overhead.py "$store" "$memories" "$queries"
+target/py-wheel-env/bin/python python/bench/door_overhead.py "$store" "$memories" "$queries"
 target/debug/binding-overhead --store "$store" --memories "$memories" --queries "$queries"
 grep -m1 -o 'avx512[a-z_]*\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' '; echo

@@ -1,7 +1,7 @@
 //! `binding-overhead`: what a call costs through each door, measured against the same store
 //! in one run. This binary seeds a store (model-free: the hashing embedder, 384 dimensions)
 //! and times lexical recalls from Rust; `node/bench/overhead.mjs` and
-//! `python/bench/overhead.py` time the same recalls, in the same order, through the Node and
+//! `python/bench/door_overhead.py` time the same recalls, in the same order, through the Node and
 //! Python packages. The lexical strategy embeds nothing, so what differs is the door.
 //!
 //! ```text
