@@ -175,7 +175,7 @@ pub fn update(store: &StoreArgs, a: &UpdateArgs) -> Result<()> {
 pub struct RecallArgs {
     /// The query.
     query: String,
-    /// Number of hits (default 5).
+    /// Number of hits (absent: the engine's default recall size).
     #[arg(long)]
     k: Option<usize>,
     #[command(flatten)]

@@ -221,7 +221,8 @@ pub fn new_memory(m: Either<String, RememberInput>) -> napi::Result<memloop::New
 #[napi(object)]
 #[derive(Default)]
 pub struct QueryOptions {
-    /// How many memories (recall: default 5, at most 10,000; context: default 8).
+    /// How many memories (absent: the engine's default for a recall or a context; too many is
+    /// refused by the engine's limit).
     pub k: Option<f64>,
     /// single, lexical, rerank (default: single) or iterative.
     pub strategy: Option<String>,
