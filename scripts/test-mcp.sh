@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `memloop mcp` driven by the official MCP Python SDK (`mcp` from PyPI, pinned) over stdio,
+# `memloop mcp` driven by the official MCP Python SDK (`mcp` from PyPI, pinned) over stdio
+# and Streamable HTTP (`--http`: tokens, scopes, Origin, limits),
 # with the real default model: every tool, bad arguments, the CLI beside a server, two and
 # four clients sharing one store, and `kill -9` of the serving process. Run by scripts/test.sh.
 set -euo pipefail

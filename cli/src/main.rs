@@ -145,6 +145,12 @@ enum Command {
         after_help = "Examples:\n  memloop mcp\n  memloop --store ~/notes-memory mcp\n  claude mcp add memloop -- memloop mcp"
     )]
     Mcp(mcp::McpArgs),
+    /// Manage the bearer tokens of `memloop mcp --http`: rotate the store-wide one, or add
+    /// one bound to a user or agent. Prints the new token once.
+    #[command(
+        after_help = "Examples:\n  memloop token rotate\n  memloop --store ~/mem token add --user alice"
+    )]
+    Token(mcp::tokens::TokenArgs),
     /// Embed text: one JSON string per line on stdin, one JSON array of floats per line on stdout.
     #[command(
         after_help = "Examples:\n  echo '\"hello world\"' | memloop embed\n  memloop embed --model ~/.cache/memloop/models/all-MiniLM-L6-v2 --query < questions.jsonl"
@@ -276,6 +282,13 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Check(a) => check::check(s, a),
         Command::Embed(a) => embed::run(s.model.as_deref(), s.device, a),
         Command::Mcp(_) => unreachable!("mcp returns its own status"),
+        Command::Token(a) => {
+            let dir = match &s.store {
+                Some(dir) => dir.clone(),
+                None => mcp::default_store()?,
+            };
+            mcp::tokens::run(&dir, a)
+        }
     }
 }
 

@@ -12,6 +12,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::grant_scope::bind;
+use super::tokens::Grant;
 use super::tool_args::NoArgs;
 use crate::share::Shared;
 
@@ -150,7 +152,7 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if self.get_tool(&name).is_none() {
@@ -160,6 +162,24 @@ impl ServerHandler for Server {
             ));
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        // Over HTTP, the token's grant (`http.rs`) binds the call to its scope.
+        let grant = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Grant>());
+        let arguments = match grant {
+            Some(g) => match bind(g, &name, arguments) {
+                Ok(a) => a,
+                Err(why) => {
+                    let code = memloop::ErrorCode::InvalidInput.name();
+                    return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                        "error code {code}: {why}"
+                    ))])
+                    .into());
+                }
+            },
+            None => arguments,
+        };
         let shared = self.shared.clone();
         // The engine blocks (embedding, fsync): it runs on the blocking pool.
         let result = tokio::task::spawn_blocking(move || shared.call(&name, arguments))

@@ -1,10 +1,13 @@
-//! `memloop mcp`: the store as a Model Context Protocol server over stdio, built on the official
-//! Rust SDK (rmcp). Several clients (each starts its own `memloop mcp`) share one store: the
+//! `memloop mcp`: the store as a Model Context Protocol server over stdio (or Streamable HTTP
+//! with `--http`, `http.rs`), built on the official Rust SDK (rmcp). Several clients (each starts its own `memloop mcp`) share one store: the
 //! first serves it to the others (`crate::share`). Logs go to stderr; stdout carries only the
 //! protocol.
 
+mod grant_scope;
 mod handler;
+mod http;
 mod stdio;
+pub mod tokens;
 pub mod tool_args;
 pub mod tools;
 
@@ -22,7 +25,28 @@ use crate::store_args::StoreArgs;
 
 /// `memloop mcp`.
 #[derive(Args, Debug)]
-pub struct McpArgs {}
+pub struct McpArgs {
+    /// Serve over MCP's Streamable HTTP transport on ADDR instead of stdio (ADDR defaults to
+    /// 127.0.0.1:7733). Every request needs a bearer token (`memloop token`).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = http::DEFAULT_ADDR)]
+    http: Option<std::net::SocketAddr>,
+    /// Allow a non-loopback --http address (other machines; tokens still required).
+    #[arg(long, requires = "http")]
+    allow_remote: bool,
+    /// The tokens file (default: STORE/mcp-tokens, made with one token, printed once, at the
+    /// first start).
+    #[arg(long, requires = "http")]
+    token_file: Option<PathBuf>,
+    /// A browser origin allowed to call (besides loopback pages), e.g. https://app.example.com:443.
+    #[arg(long = "allow-origin", requires = "http")]
+    allow_origins: Vec<String>,
+    /// Requests per minute one token may make.
+    #[arg(long, default_value_t = 600, requires = "http")]
+    rate_limit: u32,
+    /// The largest request body over HTTP, in bytes (a larger one is refused, 413).
+    #[arg(long, default_value_t = http::DEFAULT_MAX_BODY_BYTES, requires = "http")]
+    max_body_bytes: usize,
+}
 
 /// The store `memloop mcp` uses without `--store`: `$XDG_DATA_HOME/memloop/default` (or
 /// `~/.local/share/memloop/default`), created on first use.
@@ -40,7 +64,7 @@ pub fn default_store() -> Result<PathBuf> {
 }
 
 /// Serves the store over MCP on stdin / stdout until the client closes stdin.
-pub fn run(store: &StoreArgs, _args: &McpArgs) -> Result<ExitCode> {
+pub fn run(store: &StoreArgs, args: &McpArgs) -> Result<ExitCode> {
     let dir = match &store.store {
         Some(dir) => dir.clone(),
         None => default_store()?,
@@ -61,11 +85,32 @@ pub fn run(store: &StoreArgs, _args: &McpArgs) -> Result<ExitCode> {
             "shared by another memloop process"
         }
     );
+    let shared = Arc::new(shared);
+    if let Some(addr) = args.http {
+        let (tokens, created) = tokens::ensure(&dir, args.token_file.as_deref())?;
+        if let Some(token) = created {
+            eprintln!(
+                "memloop mcp: a bearer token was made in {} (shown once):\n{token}",
+                tokens.display()
+            );
+        }
+        http::serve(
+            shared,
+            http::HttpOptions {
+                addr,
+                allow_remote: args.allow_remote,
+                tokens,
+                allowed_origins: args.allow_origins.clone(),
+                rate_limit: args.rate_limit,
+                max_body_bytes: args.max_body_bytes,
+            },
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    let shared = Arc::new(shared);
     runtime.block_on(async move {
         let service = handler::Server::new(shared.clone())
             .serve(stdio::guarded())
