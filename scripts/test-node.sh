@@ -5,7 +5,8 @@
 # `npm pack`, then `npm install` of the tarball into target/node-clean; there `tsc --noEmit`
 # checks the typed example against the installed declarations, the MCP-tool example runs on
 # the default model, and `node --test` runs node/test (API, bad input, concurrency, a second
-# process, kill -9, the cross-door contract). Run by scripts/test.sh.
+# process, kill -9, the cross-door contract, and `memloop mcp --http` through the official
+# MCP TypeScript SDK). Run by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -39,4 +40,5 @@ npm install --no-audit --no-fund --loglevel=error "$root/node/$tarball" \
 node_modules/.bin/tsc --noEmit -p examples
 node_modules/.bin/tsc -p examples
 node examples/dist/agent-tool.js "$project/agent-store"
-MEMLOOP_CONTRACT=$root/contract/cases.json node --test --test-concurrency=1 test/
+MEMLOOP_CONTRACT=$root/contract/cases.json MEMLOOP_BIN=${MEMLOOP_BIN:-$root/target/debug/memloop} \
+    node --test --test-concurrency=1 test/
