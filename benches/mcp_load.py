@@ -66,6 +66,7 @@ class Stats:
     def __init__(self):
         self.times = {"recall": [], "remember": []}
         self.failed = 0
+        self.errors = []  # the first few failures, for the report
         self.acked = []  # (id, text) of acknowledged remembers
 
 
@@ -88,15 +89,17 @@ async def client_loop(open_session, seconds, seed, stats):
                     return
                 if r.is_error:
                     stats.failed += 1
+                    stats.errors.append(" ".join(c.text for c in r.content)[:200])
                     continue
                 stats.times[kind].append((time.perf_counter() - t) * 1e3)
                 if kind == "remember":
                     stats.acked.append((r.structured_content["id"], args["text"]))
             finished = True
-    except Exception:
+    except Exception as e:
         # A session that fails to close after its last call is not a failed call.
         if not finished:
             stats.failed += 1
+            stats.errors.append(repr(e)[:200])
 
 
 @contextlib.asynccontextmanager
@@ -126,7 +129,8 @@ def percentile(xs, q):
 
 def report(transport, stats, seconds, extra=None):
     n = sum(len(v) for v in stats.times.values())
-    out = {"transport": transport, "calls_per_s": round(n / seconds, 1), "failed": stats.failed}
+    out = {"transport": transport, "calls_per_s": round(n / seconds, 1), "failed": stats.failed,
+           "errors": stats.errors[:3]}
     for kind, xs in stats.times.items():
         out[kind] = {"n": len(xs), "p50_ms": percentile(xs, 0.5), "p99_ms": percentile(xs, 0.99)}
     out.update(extra or {})
