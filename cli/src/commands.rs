@@ -348,13 +348,7 @@ pub fn sweep(store: &StoreArgs, a: &SweepArgs) -> Result<()> {
         Some(t) => store.open_existing_at(Durability::Synced, t)?,
         None => store.open_existing(Durability::Synced)?,
     };
-    let scope = a.scope.scope();
-    let request = memloop::SweepRequest {
-        user: scope.user,
-        agent: scope.agent,
-        session: scope.session,
-    };
-    let r = memory.sweep_request(&request)?;
+    let r = memory.sweep_request(&a.scope.scope())?;
     let stats = memory.stats()?;
     crate::store_args::close(memory);
     if a.json {

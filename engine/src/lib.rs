@@ -103,7 +103,7 @@ pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
 pub use vocabulary::{
     ContextParams, ConversationRequest, ExportRequest, Exported, FeedbackRequest, ForgetRequest,
     IdRequest, ImportRequest, ObserveRequest, OpenRequest, RecallRequest, RememberRequest,
-    SubjectEvent, SweepRequest, TransferFormat, TurnRequest, Update, UpdateRequest, When,
+    SubjectEvent, TransferFormat, TurnRequest, Update, UpdateRequest, When,
 };
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use memloop::{
     ContextParams, ConversationRequest, ExportRequest, ImportRequest, OpenRequest, RecallRequest,
-    RememberRequest, SweepRequest, TurnRequest, UpdateRequest, When,
+    RememberRequest, TurnRequest, UpdateRequest, When,
 };
 use napi::bindgen_prelude::{BigInt, Either, Either3};
 use napi_derive::napi;
@@ -481,15 +481,5 @@ pub fn import(path: String, format: Option<String>) -> ImportRequest {
     ImportRequest {
         path: path.into(),
         format,
-    }
-}
-
-/// The vocabulary's sweep request.
-pub fn sweep(scope: Option<ScopeOptions>) -> SweepRequest {
-    let s = scope.unwrap_or_default();
-    SweepRequest {
-        user: s.user,
-        agent: s.agent,
-        session: s.session,
     }
 }

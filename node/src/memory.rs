@@ -347,10 +347,8 @@ impl Memory {
     /// Applies forgetting now, to every memory or to one scope's.
     #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
     pub fn sweep(&self, scope: Option<ScopeOptions>) -> napi::Result<Answer> {
-        let request = crate::inputs::sweep(scope);
-        Ok(answer(self.open_store()?, move |s| {
-            s.sweep_request(&request)
-        }))
+        let scope = scope.unwrap_or_default().scope();
+        Ok(answer(self.open_store()?, move |s| s.sweep_request(&scope)))
     }
 
     /// Writes memories (with their vectors) to `path`: every memory to memloop's portable file

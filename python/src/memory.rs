@@ -479,12 +479,12 @@ impl Memory {
         agent: Option<&Bound<'py, PyAny>>,
         session: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let request = memloop::SweepRequest {
+        let scope = memloop::Scope {
             user: optional_text(user, "user")?,
             agent: optional_text(agent, "agent")?,
             session: optional_text(session, "session")?,
         };
-        let report = self.run(py, move |m| m.sweep_request(&request))?;
+        let report = self.run(py, move |m| m.sweep_request(&scope))?;
         to_dict(py, &report)
     }
 

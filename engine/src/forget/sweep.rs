@@ -5,9 +5,8 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Timestamp;
 use crate::decay::ForgetReason;
 use crate::error::Result;
-use crate::item::{Kind, MemoryId, Tier};
+use crate::item::{Kind, MemoryId, Scope, Tier};
 use crate::memory::{Inner, Memory};
-use crate::vocabulary::SweepRequest;
 
 /// What one sweep moved.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -105,15 +104,16 @@ impl Memory {
         self.inner.sweep(Some(scope))
     }
 
-    /// Carries out a [`SweepRequest`]: [`Memory::sweep_scope`] for the scope it names, or
+    /// A sweep as every door asks for it: [`Memory::sweep_scope`] for the scope `scope` names, or
     /// [`Memory::sweep`] when it names none.
     ///
     /// # Errors
     /// As [`Memory::sweep_scope`] and [`Memory::sweep`].
-    pub fn sweep_request(&self, r: &SweepRequest) -> Result<SweepReport> {
-        match r.scope() {
-            Some(scope) => self.sweep_scope(&scope),
-            None => self.sweep(),
+    pub fn sweep_request(&self, scope: &Scope) -> Result<SweepReport> {
+        if scope.is_empty() {
+            self.sweep()
+        } else {
+            self.sweep_scope(scope)
         }
     }
 

@@ -1,8 +1,8 @@
 //! The requests and answers every door speaks, as plain values: what a recall asks for and
 //! returns (`recall.rs`) and the one recall request every door parses (`recall_request.rs`), what a context is asked for (`context.rs`), a task an agent records
 //! (`task.rs`), a conversation's turn (`turn.rs`) an event about a subject (`observe.rs`),
-//! an export or import (`transfer_request.rs`) a sweep (`sweep_request.rs`) and
-//! the options of an open (`open_request.rs`). Each request checks itself; carrying it
+//! an export or import (`transfer_request.rs`) and the options of an
+//! open (`open_request.rs`); a sweep's request is a `Scope`. Each request checks itself; carrying it
 //! out on a store is the feature folders' job, above the handle.
 
 mod by_id;
@@ -14,7 +14,6 @@ mod open_request;
 mod recall;
 mod recall_request;
 mod remember_request;
-mod sweep_request;
 mod task;
 mod transfer_request;
 mod turn;
@@ -31,7 +30,6 @@ pub(crate) use recall::check_k;
 pub use recall::{Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K};
 pub use recall_request::{RecallRequest, When};
 pub use remember_request::RememberRequest;
-pub use sweep_request::SweepRequest;
 pub use task::{Task, TaskIds};
 pub use transfer_request::{ExportRequest, Exported, ImportRequest, TransferFormat};
 pub use turn::Turn;
