@@ -7,8 +7,9 @@
 //! or written. A token bound to a scope makes every call act as that scope in the engine
 //! (`handler.rs`). rmcp checks `Host` (loopback only unless `--allow-remote`) and `Origin`
 //! (loopback pages and `--allow-origin` ones; a foreign page gets 403), bounds request bodies,
-//! and expires idle sessions; here each token also has a rate limit (429 past it) and the
-//! number of sessions is capped. The access log on stderr names method, path, status,
+//! and expires idle sessions; here each token also has a rate limit (429 past it), the
+//! number of sessions and connections is capped, and a request's headers must arrive within
+//! 10 s (a slow-loris is cut off). The access log on stderr names method, path, status,
 //! duration and the token's scope, never a memory's text.
 
 use std::collections::HashMap;
@@ -46,6 +47,13 @@ const MAX_SESSIONS: usize = 256;
 
 /// A session without a request for this long is closed.
 const IDLE_SESSION: Duration = Duration::from_secs(15 * 60);
+
+/// A request whose headers have not all arrived this long after it began is cut off (a
+/// slow-loris holds no connection longer).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connections open at once; more wait in the listen queue.
+const MAX_CONNECTIONS: usize = 1024;
 
 /// How `--http` serves.
 pub struct HttpOptions {
@@ -172,13 +180,42 @@ pub fn serve(shared: Arc<Shared>, o: HttpOptions) -> Result<()> {
             .await
             .with_context(|| format!("listen on {}", o.addr))?;
         eprintln!("memloop mcp: serving http://{}/mcp", listener.local_addr()?);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .context("serve MCP over HTTP")
+        tokio::select! {
+            r = accept(listener, app) => r,
+            _ = tokio::signal::ctrl_c() => Ok(()),
+        }
     })
+}
+
+/// Serves each connection of `listener` with `app`: HTTP/1.1, the headers of every request
+/// due within [`HEADER_TIMEOUT`], at most [`MAX_CONNECTIONS`] at once.
+async fn accept(listener: tokio::net::TcpListener, app: Router) -> Result<()> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let slot = slots.clone().acquire_owned().await?;
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                eprintln!("memloop mcp: accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let served = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+            if let Err(e) = served {
+                if !e.is_incomplete_message() {
+                    eprintln!("memloop mcp: a connection ended: {e}");
+                }
+            }
+            drop(slot);
+        });
+    }
 }
 
 /// The OAuth 2.1 protected-resource metadata (RFC 9728): bearer tokens in the header, no

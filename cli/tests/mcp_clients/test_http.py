@@ -187,12 +187,12 @@ def test_no_token_a_wrong_token_or_a_foreign_page_reads_and_writes_nothing(serve
 def test_a_token_bound_to_a_user_reaches_no_other_users_memories(server):
     alice = server.add_token("--user", "alice")
     rng = random.Random(20261125)
-    secret = "bob's locker code is 7731"
+    secret = "bob's locker code is zulu7731qx"
 
     async def main():
         async with Session(server.url, server.token) as admin:
             bob = await ok(admin, "remember", {"text": secret, "user": "bob", "kind": "fact"})
-            unscoped = await ok(admin, "remember", {"text": "the store-wide locker code is 1177"})
+            unscoped = await ok(admin, "remember", {"text": "the store-wide locker code is kilo1177vv"})
         async with Session(server.url, alice) as s:
             mine = await ok(s, "remember", {"text": "alice's locker code is 4242"})
             got = await ok(s, "get", {"id": mine["id"]})
@@ -205,7 +205,7 @@ def test_a_token_bound_to_a_user_reaches_no_other_users_memories(server):
             for _ in range(200):
                 tool = rng.choice(tools)
                 args = {
-                    "recall": lambda: {"query": rng.choice(["locker code", "bob", "7731"]), "strategy": rng.choice(["single", "lexical", "rerank"]), "history": rng.random() < 0.5},
+                    "recall": lambda: {"query": rng.choice(["locker code", "bob", "zulu7731qx"]), "strategy": rng.choice(["single", "lexical", "rerank"]), "history": rng.random() < 0.5},
                     "context": lambda: {"query": rng.choice(["locker code", "bob"]), "budget": rng.choice([20, 200])},
                     "get": lambda: {"id": rng.choice(ids)},
                     "update": lambda: {"id": rng.choice(ids), "text": "changed by alice"},
@@ -217,12 +217,12 @@ def test_a_token_bound_to_a_user_reaches_no_other_users_memories(server):
                 args = {k: v for k, v in args.items() if v is not None}
                 result = await s.call_tool(tool, args)
                 seen = json.dumps(result.structured_content or {}) + text_of(result)
-                assert "7731" not in seen and "1177" not in seen, (tool, args, seen)
+                assert "zulu7731qx" not in seen and "kilo1177vv" not in seen, (tool, args, seen)
         async with Session(server.url, server.token) as admin:
             still = await ok(admin, "get", {"id": bob["id"]})
             assert still["text"] == secret, "bob's memory was changed through alice's token"
             other = await ok(admin, "get", {"id": unscoped["id"]})
-            assert other["text"] == "the store-wide locker code is 1177"
+            assert other["text"] == "the store-wide locker code is kilo1177vv"
 
     anyio.run(main)
 
@@ -259,3 +259,26 @@ def test_token_rotation_takes_effect_without_a_restart(server):
     time.sleep(0.05)
     assert post(server.url, INIT, authorization=f"Bearer {old}").status_code == 401
     assert post(server.url, INIT, authorization=f"Bearer {new}").status_code == 200
+
+
+def test_a_slow_loris_is_cut_off_while_others_are_served(server):
+    slow = socket.create_connection(("127.0.0.1", server.port))
+    slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    started = time.time()
+    slow.settimeout(1)
+    closed_after = None
+    while time.time() - started < 30:
+        # Another client is served meanwhile.
+        assert post(server.url, INIT, authorization=f"Bearer {server.token}").status_code == 200
+        try:
+            slow.sendall(b"X-Slow: a\r\n")
+            if slow.recv(1024) in (b"",):
+                closed_after = time.time() - started
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            closed_after = time.time() - started
+            break
+    slow.close()
+    assert closed_after is not None and closed_after < 20, closed_after
