@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -129,12 +131,17 @@ fn tools() -> Vec<Tool> {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(rmcp::model::Implementation::new(
-                "memloop",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(rmcp::model::Implementation::new(
+            "memloop",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -162,7 +169,89 @@ impl ServerHandler for Server {
             ));
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        // Over HTTP, the token's grant (`http.rs`) binds the call to its scope.
+        Ok(match self.run(name, arguments, &context).await? {
+            Ok(reply) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
+                r.structured_content = Some(reply.structured);
+                r
+            }
+            Err(why) => CallToolResult::error(vec![ContentBlock::text(why)]),
+        }
+        .into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let mut stats = Resource::new(STATS_URI, "stats");
+        stats.description = Some("Counts: memories, per tier, indexed, and the model.".into());
+        stats.mime_type = Some("application/json".into());
+        Ok(ListResourcesResult::with_all_items(vec![stats]))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let mut memory = ResourceTemplate::new(format!("{MEMORY_URI}{{id}}"), "memory");
+        memory.description = Some("One memory by id, with all its fields.".into());
+        memory.mime_type = Some("application/json".into());
+        Ok(ListResourceTemplatesResult::with_all_items(vec![memory]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let (tool, arguments) = if uri == STATS_URI {
+            ("stats", serde_json::json!({}))
+        } else if let Some(id) = uri
+            .strip_prefix(MEMORY_URI)
+            .and_then(|id| id.parse::<u64>().ok())
+        {
+            ("get", serde_json::json!({ "id": id }))
+        } else {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource `{uri}` (memloop://stats, memloop://memory/{{id}})"),
+                None,
+            ));
+        };
+        match self.run(tool.to_string(), arguments, &context).await? {
+            Ok(reply) => {
+                let text = reply.structured.to_string();
+                let contents = ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type: Some("application/json".into()),
+                    text,
+                    meta: None,
+                };
+                Ok(ReadResourceResult::new(vec![contents]).into())
+            }
+            Err(why) => Err(ErrorData::resource_not_found(format!("{uri}: {why}"), None)),
+        }
+    }
+}
+
+/// The store's statistics as a resource.
+const STATS_URI: &str = "memloop://stats";
+/// A memory as a resource: this prefix and its id.
+const MEMORY_URI: &str = "memloop://memory/";
+
+impl Server {
+    /// Runs tool `name` on the store: over HTTP bound to the token's scope first (`http.rs`
+    /// puts the grant on the request), then on tokio's blocking pool (the engine embeds and
+    /// fsyncs). The outer error is the runtime's; the inner one the tool's text.
+    async fn run(
+        &self,
+        name: String,
+        arguments: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Result<crate::mcp::tools::Reply, String>, ErrorData> {
         let grant = context
             .extensions
             .get::<axum::http::request::Parts>()
@@ -172,27 +261,14 @@ impl ServerHandler for Server {
                 Ok(a) => a,
                 Err(why) => {
                     let code = memloop::ErrorCode::InvalidInput.name();
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                        "error code {code}: {why}"
-                    ))])
-                    .into());
+                    return Ok(Err(format!("error code {code}: {why}")));
                 }
             },
             None => arguments,
         };
         let shared = self.shared.clone();
-        // The engine blocks (embedding, fsync): it runs on the blocking pool.
-        let result = tokio::task::spawn_blocking(move || shared.call(&name, arguments))
+        tokio::task::spawn_blocking(move || shared.call(&name, arguments).map_err(|e| e.0))
             .await
-            .map_err(|e| ErrorData::internal_error(format!("the tool call failed: {e}"), None))?;
-        Ok(match result {
-            Ok(reply) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
-                r.structured_content = Some(reply.structured);
-                r
-            }
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.0)]),
-        }
-        .into())
+            .map_err(|e| ErrorData::internal_error(format!("the tool call failed: {e}"), None))
     }
 }

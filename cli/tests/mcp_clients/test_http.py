@@ -282,3 +282,29 @@ def test_a_slow_loris_is_cut_off_while_others_are_served(server):
             break
     slow.close()
     assert closed_after is not None and closed_after < 20, closed_after
+
+
+def test_memories_and_stats_as_resources_within_the_tokens_scope(server):
+    alice = server.add_token("--user", "alice")
+
+    async def main():
+        async with Session(server.url, server.token) as s:
+            bob = await ok(s, "remember", {"text": "bob's bike is blue", "user": "bob"})
+            listed = await s.list_resources()
+            assert [str(r.uri) for r in listed.resources] == ["memloop://stats"]
+            templates = await s.list_resource_templates()
+            assert [t.uri_template for t in templates.resource_templates] == ["memloop://memory/{id}"]
+            read = await s.read_resource(f"memloop://memory/{bob['id']}")
+            item = json.loads(read.contents[0].text)
+            assert item["text"] == "bob's bike is blue" and read.contents[0].mime_type == "application/json"
+            stats = json.loads((await s.read_resource("memloop://stats")).contents[0].text)
+            assert stats["memories"] >= 1
+            with pytest.raises(Exception, match="no resource"):
+                await s.read_resource("memloop://nothing")
+        async with Session(server.url, alice) as s:
+            with pytest.raises(Exception, match="not found|no memory"):
+                await s.read_resource(f"memloop://memory/{bob['id']}")
+            with pytest.raises(Exception, match="acts as user alice"):
+                await s.read_resource("memloop://stats")
+
+    anyio.run(main)
