@@ -69,6 +69,35 @@ pub struct HttpOptions {
     pub rate_limit: u32,
     /// The largest request body, in bytes.
     pub max_body_bytes: usize,
+    /// A certificate chain and its private key (PEM files) to serve HTTPS with.
+    pub tls: Option<(PathBuf, PathBuf)>,
+}
+
+/// The TLS acceptor of `--tls-cert` / `--tls-key`.
+fn tls_acceptor(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> Result<tokio_rustls::TlsAcceptor> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let chain = CertificateDer::pem_file_iter(cert)
+        .with_context(|| format!("read {}", cert.display()))?
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .with_context(|| format!("{}: not a PEM certificate chain", cert.display()))?;
+    if chain.is_empty() {
+        bail!("{} holds no certificate", cert.display());
+    }
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("{}: not a PEM private key", key.display()))?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .context("TLS versions")?
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .context("the certificate and the key do not go together")?;
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
 /// The tokens, reloaded when their file changes (`memloop token rotate` takes effect at once).
@@ -121,7 +150,12 @@ pub fn serve(shared: Arc<Shared>, o: HttpOptions) -> Result<()> {
         );
     }
     let tokens = Tokens::load(&o.tokens)?;
-    let resource = format!("http://{}/mcp", o.addr);
+    let tls = match &o.tls {
+        Some((cert, key)) => Some(tls_acceptor(cert, key)?),
+        None => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let resource = format!("{scheme}://{}/mcp", o.addr);
     let gate = Arc::new(Gate {
         tokens: TokenFile {
             path: o.tokens.clone(),
@@ -132,7 +166,7 @@ pub fn serve(shared: Arc<Shared>, o: HttpOptions) -> Result<()> {
         },
         rate_limit: o.rate_limit,
         window: Mutex::new(RateWindow::default()),
-        metadata_url: format!("http://{}/.well-known/oauth-protected-resource", o.addr),
+        metadata_url: format!("{scheme}://{}/.well-known/oauth-protected-resource", o.addr),
         resource,
     });
     let mut origins = vec![
@@ -179,9 +213,12 @@ pub fn serve(shared: Arc<Shared>, o: HttpOptions) -> Result<()> {
         let listener = tokio::net::TcpListener::bind(o.addr)
             .await
             .with_context(|| format!("listen on {}", o.addr))?;
-        eprintln!("memloop mcp: serving http://{}/mcp", listener.local_addr()?);
+        eprintln!(
+            "memloop mcp: serving {scheme}://{}/mcp",
+            listener.local_addr()?
+        );
         tokio::select! {
-            r = accept(listener, app) => r,
+            r = accept(listener, app, tls) => r,
             _ = tokio::signal::ctrl_c() => Ok(()),
         }
     })
@@ -189,7 +226,11 @@ pub fn serve(shared: Arc<Shared>, o: HttpOptions) -> Result<()> {
 
 /// Serves each connection of `listener` with `app`: HTTP/1.1, the headers of every request
 /// due within [`HEADER_TIMEOUT`], at most [`MAX_CONNECTIONS`] at once.
-async fn accept(listener: tokio::net::TcpListener, app: Router) -> Result<()> {
+async fn accept(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) -> Result<()> {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let slot = slots.clone().acquire_owned().await?;
@@ -202,12 +243,28 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) -> Result<()> {
             }
         };
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let served = hyper::server::conn::http1::Builder::new()
+            let http = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
+                .clone();
+            let served = match tls {
+                None => {
+                    http.serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await
+                }
+                Some(acceptor) => {
+                    // The handshake has the headers' time limit too.
+                    match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await {
+                        Ok(Ok(stream)) => {
+                            http.serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                                .await
+                        }
+                        _ => return drop(slot),
+                    }
+                }
+            };
             if let Err(e) = served {
                 if !e.is_incomplete_message() {
                     eprintln!("memloop mcp: a connection ended: {e}");

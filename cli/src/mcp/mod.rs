@@ -43,6 +43,12 @@ pub struct McpArgs {
     /// Requests per minute one token may make.
     #[arg(long, default_value_t = 600, requires = "http")]
     rate_limit: u32,
+    /// Serve HTTPS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, requires_all = ["http", "tls_key"], value_name = "PEM")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, requires = "tls_cert", value_name = "PEM")]
+    tls_key: Option<PathBuf>,
     /// The largest request body over HTTP, in bytes (a larger one is refused, 413).
     #[arg(long, default_value_t = http::DEFAULT_MAX_BODY_BYTES, requires = "http")]
     max_body_bytes: usize,
@@ -103,6 +109,7 @@ pub fn run(store: &StoreArgs, args: &McpArgs) -> Result<ExitCode> {
                 allowed_origins: args.allow_origins.clone(),
                 rate_limit: args.rate_limit,
                 max_body_bytes: args.max_body_bytes,
+                tls: args.tls_cert.clone().zip(args.tls_key.clone()),
             },
         )?;
         return Ok(ExitCode::SUCCESS);

@@ -35,7 +35,8 @@ class HttpServer:
     def __init__(self, store, log, *extra):
         self.store = pathlib.Path(store)
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        scheme = "https" if "--tls-cert" in extra else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.port}/mcp"
         self.proc = subprocess.Popen(
             [BIN, "--store", str(store), "mcp", "--http", f"127.0.0.1:{self.port}", *extra],
             stdin=subprocess.DEVNULL,
@@ -338,3 +339,35 @@ def test_a_dropped_stream_is_resumed_with_last_event_id(server):
                 break
     assert result is not None, "the result was not replayed"
     assert result["result"]["structuredContent"]["action"] == "new"
+
+
+def test_https_with_a_certificate_and_key(store, log, tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    server = HttpServer(store, log, "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        import ssl
+
+        trust = ssl.create_default_context(cafile=str(cert))
+
+        async def main():
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"},
+                                          verify=trust, timeout=30) as http:
+                async with streamable_http_client(server.url, http_client=http) as streams:
+                    async with ClientSession(streams[0], streams[1]) as s:
+                        await s.initialize()
+                        done = await ok(s, "remember", {"text": "sent over TLS"})
+                        assert (await ok(s, "get", {"id": done["id"]}))["text"] == "sent over TLS"
+
+        anyio.run(main)
+        # Plain HTTP to the TLS port gets no MCP answer.
+        with pytest.raises(httpx2.HTTPError):
+            httpx2.post(server.url.replace("https", "http"), content=json.dumps(INIT),
+                        headers={**HEADERS, "authorization": f"Bearer {server.token}"}, timeout=5)
+        meta = httpx2.get(f"https://127.0.0.1:{server.port}/.well-known/oauth-protected-resource",
+                          verify=trust).json()
+        assert meta["resource"] == server.url
+    finally:
+        server.stop()
