@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 
 /// The largest integer a JavaScript number holds exactly.
-const MAX_SAFE: u64 = (1 << 53) - 1;
+pub const MAX_SAFE: u64 = (1 << 53) - 1;
 
 /// `value` as a plain JavaScript object: camelCase keys, safe numbers.
 pub fn plain(value: &impl Serialize) -> napi::Result<Value> {

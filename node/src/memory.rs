@@ -241,9 +241,9 @@ impl Memory {
     /// returns the id of the version that now holds it.
     #[napi(ts_return_type = "Promise<number | bigint>")]
     pub fn update(&self, id: Either<f64, BigInt>, change: UpdateInput) -> napi::Result<Answer> {
-        let request = change.request(id_of(&id, "id")?)?;
+        let id = id_of(&id, "id")?;
+        let request = change.request(id)?;
         let (scope, update) = checked_engine(request.into_update())?;
-        let id = request_id(&id)?;
         Ok(answer(self.open_store()?, move |s| {
             s.update_in(&scope, id, update)
         }))
@@ -393,9 +393,4 @@ impl Memory {
         let ms = checked(when.millis("time"))?;
         self.open_store()?.clock().set(ms).map_err(invalid)
     }
-}
-
-/// `id` again, read the same way (the update request kept its own copy).
-fn request_id(id: &Either<f64, BigInt>) -> napi::Result<u64> {
-    id_of(id, "id")
 }

@@ -10,8 +10,7 @@ use serde::{Deserialize, Deserializer};
 /// A memory id as JavaScript gets it.
 pub type OutId = Either<f64, BigInt>;
 
-/// The largest integer a JavaScript number holds exactly.
-const MAX_SAFE: u64 = (1 << 53) - 1;
+use crate::js_value::MAX_SAFE;
 
 fn id_value(v: u64) -> OutId {
     if v <= MAX_SAFE {
