@@ -9,7 +9,8 @@
 //! (loopback pages and `--allow-origin` ones; a foreign page gets 403), bounds request bodies,
 //! and expires idle sessions; here each token also has a rate limit (429 past it), the
 //! number of sessions and connections is capped, and a request's headers must arrive within
-//! 10 s (a slow-loris is cut off). The access log on stderr names method, path, status,
+//! 10 s (a slow-loris is cut off). A client whose stream broke resumes it with `Last-Event-ID`
+//! (`replay.rs`). The access log on stderr names method, path, status,
 //! duration and the token's scope, never a memory's text.
 
 use std::collections::HashMap;
@@ -182,7 +183,8 @@ pub fn serve(shared: Arc<Shared>, o: HttpOptions) -> Result<()> {
     if o.allow_remote {
         config = config.disable_allowed_hosts();
     }
-    let mut sessions = LocalSessionManager::default();
+    let mut sessions = LocalSessionManager::default()
+        .with_event_store(Arc::new(super::replay::ReplayLog::default()));
     sessions.session_config.keep_alive = Some(IDLE_SESSION);
     let sessions = Arc::new(sessions);
     let mcp = StreamableHttpService::new(

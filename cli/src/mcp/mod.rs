@@ -6,6 +6,7 @@
 mod grant_scope;
 mod handler;
 mod http;
+mod replay;
 mod stdio;
 pub mod tokens;
 pub mod tool_args;

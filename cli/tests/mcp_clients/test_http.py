@@ -311,6 +311,47 @@ def test_memories_and_stats_as_resources_within_the_tokens_scope(server):
     anyio.run(main)
 
 
+def test_a_dropped_stream_is_resumed_with_last_event_id(server):
+    """Streamable HTTP's resumption: a client that loses a call's SSE stream after its first
+    event reconnects with `Last-Event-ID` and receives the call's result on the new stream,
+    whether the result was sent before or after it reconnected; an unknown event id gets an
+    empty stream, not another stream's events."""
+    auth = {"authorization": f"Bearer {server.token}"}
+    first = post(server.url, INIT, **auth)
+    session = {**auth, "mcp-session-id": first.headers["mcp-session-id"],
+               "mcp-protocol-version": "2025-06-18"}
+    post(server.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"text": "written while the stream dropped"}}}
+    last = None
+    with httpx2.stream("POST", server.url, content=json.dumps(call),
+                       headers={**HEADERS, **session}, timeout=30) as s:
+        for line in s.iter_lines():
+            if line.startswith("id:"):
+                last = line[3:].strip()
+                break  # the connection drops here
+    assert last is not None
+
+    def resume(event_id):
+        with httpx2.stream("GET", server.url, headers={**HEADERS, **session,
+                                                       "last-event-id": event_id}, timeout=30) as g:
+            assert g.status_code == 200
+            for line in g.iter_lines():
+                if line.startswith("data:") and '"id":2' in line:
+                    return json.loads(line[5:])
+        return None
+
+    result = None
+    deadline = time.time() + 30
+    while result is None and time.time() < deadline:
+        result = resume(last)  # a finite replay: poll until the result is there
+        if result is None:
+            time.sleep(0.2)
+    assert result is not None, "the result was not replayed"
+    assert result["result"]["structuredContent"]["action"] == "new"
+    assert resume("0" * 32) is None
+
+
 def test_https_with_a_certificate_and_key(store, log, tmp_path):
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
