@@ -102,8 +102,9 @@ pub use transfer::salvage;
 pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
 pub use vocabulary::{
     ContextParams, ConversationRequest, ExportRequest, Exported, FeedbackRequest, ForgetRequest,
-    IdRequest, ImportRequest, ObserveRequest, OpenRequest, RecallRequest, RememberRequest,
-    SubjectEvent, TransferFormat, TurnRequest, Update, UpdateRequest, When,
+    IdRequest, ImportRequest, ListRequest, Listing, ObserveRequest, OpenRequest, RecallRequest,
+    RememberRequest, SubjectEvent, TransferFormat, TurnRequest, Update, UpdateRequest, When,
+    DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT,
 };
 
 #[cfg(test)]

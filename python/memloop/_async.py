@@ -154,6 +154,10 @@ class AsyncMemory:
             self.memory.remember_conversation, session, turns, user=user, agent=agent
         )
 
+    async def list(self, **filters: Any) -> List[Item]:
+        """As :meth:`Memory.list` (the same keyword arguments)."""
+        return await asyncio.to_thread(self.memory.list, **filters)
+
     async def conversation(
         self, session: str, *, user: Optional[str] = None, agent: Optional[str] = None
     ) -> List[Item]:

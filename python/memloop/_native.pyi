@@ -160,6 +160,7 @@ class Memory:
         max_text_bytes: Optional[int] = None,
         recall_ef: Optional[int] = None,
         index_vectors: Optional[str] = None,
+        embedder: Optional[Any] = None,
     ) -> "Memory": ...
     def remember(self, text: str, **fields: Unpack[RememberFields]) -> int: ...
     def remember_explained(self, text: str, **fields: Unpack[RememberFields]) -> Remembered: ...
@@ -214,6 +215,21 @@ class Memory:
         user: Optional[str] = None,
         agent: Optional[str] = None,
     ) -> Dict[str, Any]: ...
+    def list(
+        self,
+        *,
+        namespace: Optional[str] = None,
+        kinds: Optional[Iterable[str]] = None,
+        tags: Optional[Iterable[str]] = None,
+        user: Optional[str] = None,
+        agent: Optional[str] = None,
+        session: Optional[str] = None,
+        history: Optional[bool] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+    ) -> List[Item]: ...
+    def embed_documents(self, texts: List[str]) -> List[List[float]]: ...
+    def embed_query(self, text: str) -> List[float]: ...
     def conversation(
         self, session: str, *, user: Optional[str] = None, agent: Optional[str] = None
     ) -> List[Item]: ...

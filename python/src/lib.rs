@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 
 mod args;
 mod conversation;
+mod embedder;
 mod errors;
 mod hooks;
 mod items;

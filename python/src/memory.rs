@@ -140,7 +140,7 @@ impl Memory {
         capacity_per_user=None,
         dedup_threshold=Threshold(None), hashing_embedder=None, reranker=None, refiner=None,
         summarizer=None, token_counter=None, extractor=None, device=None, max_text_bytes=None,
-        recall_ef=None, index_vectors=None))]
+        recall_ef=None, index_vectors=None, embedder=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -162,6 +162,7 @@ impl Memory {
         max_text_bytes: Option<&Bound<'_, PyAny>>,
         recall_ef: Option<&Bound<'_, PyAny>>,
         index_vectors: Option<&Bound<'_, PyAny>>,
+        embedder: Option<Py<PyAny>>,
     ) -> PyResult<Memory> {
         let dir: PathBuf = arg(path, "path")?;
         let open = OpenArgs {
@@ -188,6 +189,12 @@ impl Memory {
             extractor: none(extractor),
         }
         .install(py, &mut options.hooks)?;
+        if let Some(embedder) = none(embedder) {
+            if options.embedder.is_some() || model.is_some_and(|m| !m.is_none()) {
+                return Err(invalid("embedder excludes model and hashing_embedder"));
+            }
+            options.embedder = Some(Arc::new(crate::embedder::PyEmbedder::new(py, embedder)?));
+        }
         let opened =
             py.detach(|| catch_unwind(AssertUnwindSafe(|| memloop::Memory::open(&dir, options))));
         let memory = match opened {
@@ -450,6 +457,60 @@ impl Memory {
             m.remember_conversation(&session, &turns, &scope)
         })?;
         to_dict(py, &report)
+    }
+
+    /// The memories passing a filter (a namespace, kinds, all of some tags, a scope; with
+    /// `history`, superseded versions too), by ascending id: `limit` of them (default 1000,
+    /// at most 100000) after skipping `offset`. No query, no ranking, nothing reinforced: the
+    /// fields of `memloop::ListRequest`, its defaults and checks.
+    #[pyo3(signature = (*, namespace=None, kinds=None, tags=None, user=None, agent=None,
+        session=None, history=None, limit=None, offset=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn list(
+        &self,
+        py: Python<'_>,
+        namespace: Option<&Bound<'_, PyAny>>,
+        kinds: Option<&Bound<'_, PyAny>>,
+        tags: Option<&Bound<'_, PyAny>>,
+        user: Option<&Bound<'_, PyAny>>,
+        agent: Option<&Bound<'_, PyAny>>,
+        session: Option<&Bound<'_, PyAny>>,
+        history: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+        offset: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<Item>> {
+        let request = memloop::ListRequest {
+            namespace: optional_text(namespace, "namespace")?,
+            kinds: optional_texts(kinds, "kinds")?,
+            tags: optional_texts(tags, "tags")?,
+            history: history
+                .filter(|v| !v.is_none())
+                .map(args::flag)
+                .transpose()?
+                .unwrap_or(false),
+            user: optional_text(user, "user")?,
+            agent: optional_text(agent, "agent")?,
+            session: optional_text(session, "session")?,
+            limit: args::optional_int::<usize>(limit, "limit", "1..=100000")?,
+            offset: args::optional_int::<usize>(offset, "offset", "0..2^64")?.unwrap_or(0),
+        };
+        let items = self.run(py, move |m| m.list_request(&request))?;
+        Ok(items.into_iter().map(|item| Item { item }).collect())
+    }
+
+    /// The store's embedder on `texts` as documents: one vector each, of the store's
+    /// dimension (what `remember` stores; for maximal-marginal-relevance and other
+    /// re-ranking done outside memloop).
+    fn embed_documents(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<f32>>> {
+        self.run(py, move |m| {
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            m.embedder().embed_documents(&texts)
+        })
+    }
+
+    /// The store's embedder on `text` as a query (what `recall` searches with).
+    fn embed_query(&self, py: Python<'_>, text: String) -> PyResult<Vec<f32>> {
+        self.run(py, move |m| m.embedder().embed_query(&text))
     }
 
     /// The turns of conversation `session` remembered for exactly this user and agent, in the

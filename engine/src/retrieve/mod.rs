@@ -13,6 +13,7 @@
 //! Every hit carries an [`Explanation`] of its score.
 
 mod hybrid;
+mod list;
 mod recall;
 mod serve;
 mod time_cues;

@@ -9,6 +9,7 @@ mod by_id;
 mod context;
 mod context_params;
 mod conversation_request;
+mod list_request;
 mod observe;
 mod open_request;
 mod recall;
@@ -24,6 +25,7 @@ pub use context::{
 };
 pub use context_params::ContextParams;
 pub use conversation_request::{ConversationRequest, TurnRequest};
+pub use list_request::{ListRequest, Listing, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
 pub use observe::{ObserveRequest, SubjectEvent};
 pub use open_request::OpenRequest;
 pub(crate) use recall::check_k;

@@ -1,0 +1,121 @@
+//! A listing as every door asks for it: the memories passing a filter, by ascending id, a page
+//! at a time, with no query and no ranking (what a key-value view of the store, such as the
+//! LangGraph store adapter, or a browser of memories, reads).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::filter::MemoryFilter;
+use crate::invalid::InvalidInput;
+use crate::item::Kind;
+
+/// The page size when a listing names none.
+pub const DEFAULT_LIST_LIMIT: usize = 1_000;
+
+/// The largest page a listing returns.
+pub const MAX_LIST_LIMIT: usize = 100_000;
+
+/// `list`: the memories passing a filter, oldest id first. Every field may be left out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListRequest {
+    /// Only this namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Only these kinds (any of them).
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// Only memories with every one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Also superseded versions, not only the current ones.
+    #[serde(default)]
+    pub history: bool,
+    /// Only this user's memories.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Only this agent's memories.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Only this session's memories.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// How many to return (default 1000, at most 100000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// How many of the passing memories to skip first.
+    #[serde(default)]
+    pub offset: usize,
+}
+
+/// A checked listing: the filter, how many to skip and how many to return.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    /// Which memories.
+    pub filter: MemoryFilter,
+    /// Skipped first.
+    pub offset: usize,
+    /// Returned at most.
+    pub limit: usize,
+}
+
+impl ListRequest {
+    /// The listing: defaults filled in, every field checked.
+    ///
+    /// # Errors
+    /// [`InvalidInput`] naming the field: an unknown kind, a limit outside
+    /// `1..=MAX_LIST_LIMIT`.
+    pub fn check(self) -> Result<Listing> {
+        let limit = self.limit.unwrap_or(DEFAULT_LIST_LIMIT);
+        if limit == 0 || limit > MAX_LIST_LIMIT {
+            return Err(InvalidInput::Field {
+                field: "limit",
+                reason: format!("{limit} is outside 1..={MAX_LIST_LIMIT}"),
+            }
+            .into());
+        }
+        let kinds = self
+            .kinds
+            .iter()
+            .map(|name| Kind::named(name))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let filter = MemoryFilter {
+            namespace: self.namespace,
+            kinds,
+            tags: self.tags,
+            include_superseded: self.history,
+            user: self.user,
+            agent: self.agent,
+            session: self.session,
+            ..Default::default()
+        };
+        Ok(Listing {
+            filter,
+            offset: self.offset,
+            limit,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_bounds() {
+        let l = ListRequest::default().check().unwrap();
+        assert_eq!((l.offset, l.limit), (0, DEFAULT_LIST_LIMIT));
+        assert!(l.filter.is_unrestricted());
+        for limit in [0, MAX_LIST_LIMIT + 1] {
+            let r = ListRequest {
+                limit: Some(limit),
+                ..Default::default()
+            };
+            assert!(r.check().unwrap_err().to_string().contains("limit"));
+        }
+        let r: ListRequest = serde_json::from_str(r#"{"kinds": ["gossip"]}"#).unwrap();
+        assert!(r.check().is_err());
+        assert!(serde_json::from_str::<ListRequest>(r#"{"limt": 3}"#).is_err());
+    }
+}
