@@ -39,7 +39,8 @@ fresh_env() {
 env=$(fresh_env python3 "" mypy==2.4.1)
 run() { (cd python/tests && PATH="$env/bin:$clean_path" "$@"); }
 run python -m mypy --strict --no-incremental typed_use.py
-run python -m mypy.stubtest memloop --ignore-missing-stub
+run python -m mypy.stubtest memloop --ignore-missing-stub \
+    --mypy-config-file mypy-stubtest.ini --allowlist stubtest-allowlist.txt
 run python -m pytest -q -p no:cacheprovider "$@"
 
 for version in 3.9 3.13; do

@@ -19,6 +19,7 @@ cargo test --workspace --locked --no-run
 MEMLOOP_BIN=target/debug/memloop bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
 bash scripts/test-python.sh
+bash scripts/test-integrations.sh
 bash scripts/test-node.sh
 bash scripts/test-mcp.sh
 bash scripts/test-lancedb.sh

@@ -13,7 +13,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 def open_memory(
-    path: Optional[PathLike], memory: Optional[Union[Memory, AsyncMemory]], options: dict
+    path: Optional[PathLike], memory: Optional[Union[Memory, AsyncMemory]], options: "dict[str, Any]"
 ) -> tuple[Memory, bool]:
     """The synchronous ``Memory`` an adapter works on, and whether the adapter opened it (and
     so closes it): ``memory`` when given (an ``AsyncMemory``'s underneath), else the store in
@@ -28,6 +28,7 @@ def open_memory(
         if isinstance(memory, Memory):
             return memory, False
         raise TypeError(f"memory must be a memloop.Memory or AsyncMemory, not {type(memory).__name__}")
+    assert path is not None
     return Memory(path, **options), True
 
 

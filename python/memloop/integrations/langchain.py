@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -31,7 +31,7 @@ _KIND = "chunk"
 _MAX_K = 10_000
 _PAGE = 100_000
 
-_Filter = Union[dict, Callable[[Document], bool], None]
+_Filter = Union[Dict[str, Any], Callable[[Document], bool], None]
 
 
 class _MemloopEmbeddings(Embeddings):
@@ -98,28 +98,28 @@ class MemloopVectorStore(VectorStore):
     def _namespace(self, id: str) -> str:
         return "langchain:" + dumps([self.collection, id])
 
-    def _versions(self, id: str) -> list:
+    def _versions(self, id: str) -> List[Any]:
         items = self.memory.list(namespace=self._namespace(id), tags=[self._tag], kinds=[_KIND])
         return sorted(items, key=lambda i: (i.updated, i.id), reverse=True)
 
     def add_texts(
         self,
         texts: Iterable[str],
-        metadatas: Optional[List[dict]] = None,
+        metadatas: Optional[List[Dict[str, Any]]] = None,
         *,
-        ids: Optional[List[Optional[str]]] = None,
+        ids: Optional[List[str]] = None,
         **kwargs: Any,
     ) -> List[str]:
         """Stores each text with its metadata under its id (a new UUID where none is given);
         an id already stored is replaced. Returns the ids."""
         texts = list(texts)
         metadatas = list(metadatas) if metadatas is not None else [{} for _ in texts]
-        ids = list(ids) if ids is not None else [None] * len(texts)
-        if not (len(metadatas) == len(texts) == len(ids)):
+        given: List[Optional[str]] = list(ids) if ids is not None else [None] * len(texts)
+        if not (len(metadatas) == len(texts) == len(given)):
             raise ValueError("texts, metadatas and ids must be as many")
         out = []
-        for text, metadata, id in zip(texts, metadatas, ids):
-            id = id if id else str(uuid.uuid4())
+        for text, metadata, maybe_id in zip(texts, metadatas, given):
+            id = maybe_id if maybe_id else str(uuid.uuid4())
             if not isinstance(text, str) or not text.strip():
                 raise ValueError(f"document {id!r} has no text: memloop stores what can be searched")
             envelope = dumps({"id": id, "metadata": metadata or {}})
@@ -230,7 +230,7 @@ class MemloopVectorStore(VectorStore):
         cls,
         texts: List[str],
         embedding: Optional[Embeddings] = None,
-        metadatas: Optional[List[dict]] = None,
+        metadatas: Optional[List[Dict[str, Any]]] = None,
         *,
         ids: Optional[List[str]] = None,
         path: Optional[PathLike] = None,
@@ -244,7 +244,7 @@ class MemloopVectorStore(VectorStore):
         return store
 
 
-def _passes(doc: Document, filter: Union[dict, Callable[[Document], bool]]) -> bool:
+def _passes(doc: Document, filter: Union[Dict[str, Any], Callable[[Document], bool]]) -> bool:
     if callable(filter):
         return bool(filter(doc))
     return all(doc.metadata.get(k) == v for k, v in filter.items())

@@ -83,7 +83,7 @@ class _Stored:
         self.id: int = item.id
         self.namespace: tuple[str, ...] = tuple(path[:-1])
         self.key: str = path[-1]
-        self.value: dict = envelope["value"]
+        self.value: "dict[str, Any]" = envelope["value"]
         self.created: int = envelope["created"]
         self.updated: int = item.updated
         self.ttl: Optional[float] = envelope.get("ttl")
@@ -242,7 +242,7 @@ class MemloopStore(BaseStore):
         tag = _prefix_tag(prefix) if prefix else _ROOT_TAG
         now = _now_ms()
         out: list[_Stored] = []
-        seen: set = set()
+        seen: "set[tuple[tuple[str, ...], str]]" = set()
         offset = 0
         while True:
             page = self.memory.list(
@@ -262,7 +262,7 @@ class MemloopStore(BaseStore):
         return self._newest(out)
 
     def _newest(self, items: list[_Stored]) -> list[_Stored]:
-        by_key: dict = {}
+        by_key: "dict[tuple[tuple[str, ...], str], _Stored]" = {}
         for s in items:
             k = (s.namespace, s.key)
             if k not in by_key or (s.updated, s.id) > (by_key[k].updated, by_key[k].id):
@@ -313,10 +313,12 @@ class MemloopStore(BaseStore):
 
     # --- writing -----------------------------------------------------------------------------
 
-    def _text(self, value: dict, index: Union[None, bool, list[str]]) -> str:
-        fields = self._fields if index is None or index is False else [
-            (f, tokenize_path(f) if f != "$" else f) for f in index
-        ]
+    def _text(self, value: "dict[str, Any]", index: Union[None, bool, list[str]]) -> str:
+        fields = (
+            [(f, tokenize_path(f) if f != "$" else f) for f in index]
+            if isinstance(index, list)
+            else self._fields
+        )
         texts: list[str] = []
         for _, path in fields:
             texts.extend(t for t in get_text_at_path(value, path) if t and t.strip())
@@ -326,7 +328,7 @@ class MemloopStore(BaseStore):
         self,
         namespace: tuple[str, ...],
         key: str,
-        value: dict,
+        value: "dict[str, Any]",
         *,
         text: str,
         indexed: bool,

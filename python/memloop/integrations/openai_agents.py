@@ -69,7 +69,7 @@ class MemloopSession(SessionABC):
         if self._owned:
             self.memory.close()
 
-    def _turns(self) -> list:
+    def _turns(self) -> List[Any]:
         return self.memory.conversation(self.session_id, user=self._user, agent=self._agent)
 
     @staticmethod
