@@ -3,6 +3,8 @@
 # lints: documented unsafe, missing docs), the engine's layering check, the Rust workspace
 # (unit, integration, doc tests, the C programs against the built library), then the Python
 # package's suite against its wheel installed in a clean environment (scripts/test-python.sh),
+# the framework adapters against LangGraph, LangChain and the OpenAI Agents SDK
+# (scripts/test-integrations.sh),
 # the Node package's suite against its npm tarball installed in a clean project
 # (scripts/test-node.sh),
 # `memloop mcp` driven by the official MCP Python SDK, and a change stream loaded into

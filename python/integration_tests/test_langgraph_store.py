@@ -187,3 +187,21 @@ def test_bad_values_and_namespaces_are_refused_before_a_write(tmp_path):
         with pytest.raises(ValueError):
             store.search(("a",), filter={"n": {"$regex": "x"}})
         assert store.search(("a",)) == []
+
+
+def test_two_versions_left_by_a_crash_mid_put_read_as_the_newest_and_are_repaired(tmp_path):
+    store = MemloopStore(tmp_path / "s", hashing_embedder=32)
+    store.put(("a",), "k", {"text": "old"})
+    old = store.memory.list(tags=["langgraph"])[0]
+    # A put's first step alone, as a crash before its second leaves it: the new version is
+    # written and the old one not yet forgotten.
+    store.memory.remember(
+        "new", kind="document", namespace=old.namespace, tags=old.tags, pinned=True,
+        concise=old.concise.replace('"old"', '"new"'),
+    )
+    assert len(store.memory.list(tags=["langgraph"])) == 2
+    assert store.get(("a",), "k").value == {"text": "new"}
+    reopened = MemloopStore(memory=store.memory)
+    assert [i.value for i in reopened.search(("a",))] == [{"text": "new"}]
+    assert len(store.memory.list(tags=["langgraph"])) == 1
+    store.close()

@@ -42,6 +42,10 @@ def use(path: str) -> None:
         report = m.sweep()
         n: Dict[str, Any] = m.export(path + ".mlx", format="mlx")
         stats = m.stats()
+        page: List[memloop.Item] = m.list(namespace="default", kinds=["fact"], limit=10, offset=0)
+        vectors: List[List[float]] = m.embed_documents(["a", "b"])
+        query: List[float] = m.embed_query("a")
+        print(page, vectors, query)
         print(previous, tags, created, data, scores, blocks, task, subject, report, n, stats)
 
 
@@ -51,7 +55,8 @@ async def use_async(path: str) -> None:
         hits: List[memloop.Hit] = await m.recall("text", k=1)
         context: memloop.Context = await m.context("text", budget=20)
         item: Optional[memloop.Item] = await m.get(a)
-        print(hits, context, item)
+        listed: List[memloop.Item] = await m.list(limit=5)
+        print(hits, context, item, listed)
 
 
 def errors() -> None:

@@ -35,3 +35,30 @@ def open_memory(
 def dumps(value: Any) -> str:
     """Compact JSON that keeps non-ASCII text as it is."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_PAGE = 100_000
+
+
+def forget_older_versions(memory: Memory, tag: str, kind: str) -> int:
+    """Among the memories of ``kind`` tagged ``tag``, where two share a memloop namespace (an
+    adapter's one item, written twice by a replace that a crash cut between its write of the
+    new version and its forgetting of the old), forgets all but the newest. Returns how many."""
+    items: list[Any] = []
+    while True:
+        page = memory.list(tags=[tag], kinds=[kind], limit=_PAGE, offset=len(items))
+        items.extend(page)
+        if len(page) < _PAGE:
+            break
+    newest: "dict[str, Any]" = {}
+    forgotten = 0
+    for item in items:
+        other = newest.get(item.namespace)
+        if other is None:
+            newest[item.namespace] = item
+            continue
+        older, newer = sorted((other, item), key=lambda i: (i.updated, i.id))
+        memory.forget(older.id)
+        newest[item.namespace] = newer
+        forgotten += 1
+    return forgotten

@@ -23,7 +23,7 @@ from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
 from .._async import AsyncMemory
 from .._native import Memory
-from ._shared import PathLike, dumps, open_memory
+from ._shared import PathLike, dumps, forget_older_versions, open_memory
 
 __all__ = ["MemloopVectorStore"]
 
@@ -76,6 +76,8 @@ class MemloopVectorStore(VectorStore):
         self.collection = collection
         self._tag = "langchain.collection:" + collection
         self._embedding = embedding if embedding is not None else _MemloopEmbeddings(self.memory)
+        # A crash between an add's two steps leaves two versions: the older is forgotten here.
+        forget_older_versions(self.memory, self._tag, _KIND)
 
     @property
     def embeddings(self) -> Embeddings:
@@ -166,26 +168,23 @@ class MemloopVectorStore(VectorStore):
         return out
 
     def _hits(self, query: str, k: int, filter: _Filter) -> List[Tuple[Document, float, Any]]:
+        """The ``k`` best documents passing ``filter``, asking the engine for more hits while
+        the filter drops some."""
         if k <= 0:
             return []
-        total = len(self.memory.list(tags=[self._tag], kinds=[_KIND], limit=_PAGE))
-        if total == 0:
-            return []
-        want = min(_MAX_K, total if filter is not None else k)
-        hits = self.memory.recall(query, k=max(1, want), tags=[self._tag], kinds=[_KIND])
-        out: List[Tuple[Document, float, Any]] = []
-        seen = set()
-        for hit in hits:
-            doc = self._document(hit.item)
-            if doc.id in seen:
-                continue  # an older version left by a crash
-            seen.add(doc.id)
-            if filter is not None and not _passes(doc, filter):
-                continue
-            out.append((doc, hit.score, hit))
-            if len(out) == k:
-                break
-        return out
+        ask = min(_MAX_K, k if filter is None else max(4 * k, 20))
+        while True:
+            hits = self.memory.recall(query, k=ask, tags=[self._tag], kinds=[_KIND])
+            out: List[Tuple[Document, float, Any]] = []
+            for hit in hits:
+                doc = self._document(hit.item)
+                if filter is None or _passes(doc, filter):
+                    out.append((doc, hit.score, hit))
+                    if len(out) == k:
+                        return out
+            if len(hits) < ask or ask == _MAX_K:
+                return out
+            ask = min(_MAX_K, ask * 4)
 
     def similarity_search_with_score(
         self, query: str, k: int = 4, filter: _Filter = None, **kwargs: Any

@@ -46,7 +46,7 @@ from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from .._async import AsyncMemory
 from .._native import Memory
-from ._shared import PathLike, dumps, open_memory
+from ._shared import PathLike, dumps, forget_older_versions, open_memory
 
 __all__ = ["MemloopStore"]
 
@@ -207,6 +207,8 @@ class MemloopStore(BaseStore):
         if user_at is not None and (not isinstance(user_at, int) or user_at < 0):
             raise ValueError("user_at must be a namespace position (an int >= 0)")
         self.user_at = user_at
+        # A crash between a put's two steps leaves two versions: the older is forgotten here.
+        forget_older_versions(self.memory, _ROOT_TAG, _KIND)
 
     def close(self) -> None:
         """Closes the memloop store if this adapter opened it."""
@@ -280,28 +282,81 @@ class MemloopStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         _check_filter(op.filter)
-        candidates = [s for s in self._under(op.namespace_prefix) if not op.filter or all(
-            _matches(s.value.get(k), v) for k, v in op.filter.items())]
-        ranked: list[tuple[_Stored, Optional[float]]]
-        if op.query and candidates:
-            by_id = {s.id: s for s in candidates if s.indexed}
-            tag = _prefix_tag(op.namespace_prefix) if op.namespace_prefix else _ROOT_TAG
-            hits = self.memory.recall(
-                op.query,
-                k=min(_MAX_K, max(1, len(by_id))),
-                tags=[tag, _ROOT_TAG],
-                kinds=[_KIND],
-                user=self._user(op.namespace_prefix),
-                strategy="rerank",
-            ) if by_id else []
-            ranked = [(by_id.pop(h.id), h.score) for h in hits if h.id in by_id]
-            ranked += [(s, None) for s in candidates if s.id in by_id or not s.indexed]
-        else:
-            ranked = [(s, None) for s in candidates]
-        page = ranked[op.offset : op.offset + op.limit]
+        want = op.offset + op.limit
+        page: Optional[list[tuple[_Stored, Optional[float]]]] = None
+        if want <= 0:
+            return []
+        if op.query:
+            ranked = self._ranked(op, want)
+            if ranked is not None:
+                page = [(s, score) for s, score in ranked[op.offset : want]]
+        elif not op.filter:
+            page = self._page(op)
+        if page is None:
+            page = self._every(op)[op.offset : want]
         if op.refresh_ttl:
             page = [(self._refresh(s) if s.ttl is not None else s, score) for s, score in page]
         return [s.search_item(score) for s, score in page]
+
+    def _passes(self, s: _Stored, op: SearchOp) -> bool:
+        return not op.filter or all(_matches(s.value.get(k), v) for k, v in op.filter.items())
+
+    def _ranked(self, op: SearchOp, want: int) -> Optional[list[tuple[_Stored, Optional[float]]]]:
+        """The ``want`` best live, indexed items passing the filter for ``op.query``, best
+        first, asking the engine for more hits while filters drop some; ``None`` when fewer
+        exist (then unindexed items follow the ranked ones, and :meth:`_every` decides)."""
+        prefix = tuple(op.namespace_prefix)
+        tag = _prefix_tag(prefix) if prefix else _ROOT_TAG
+        k = min(_MAX_K, max(want, 10))
+        now = _now_ms()
+        assert op.query is not None
+        while True:
+            hits = self.memory.recall(
+                op.query, k=k, tags=[tag, _ROOT_TAG], kinds=[_KIND], user=self._user(prefix), strategy="rerank"
+            )
+            ranked: list[tuple[_Stored, Optional[float]]] = []
+            for h in hits:
+                s = _Stored(h.item)
+                if s.namespace[: len(prefix)] == prefix and s.indexed and not s.expired(now) and self._passes(s, op):
+                    ranked.append((s, h.score))
+            if len(ranked) >= want:
+                return ranked
+            if len(hits) < k or k == _MAX_K:
+                return None
+            k = min(_MAX_K, k * 4)
+
+    def _page(self, op: SearchOp) -> Optional[list[tuple[_Stored, Optional[float]]]]:
+        """A page without query or filter, read as a page from the engine; ``None`` when it
+        holds an expired item (then :meth:`_every` skips those)."""
+        prefix = tuple(op.namespace_prefix)
+        tag = _prefix_tag(prefix) if prefix else _ROOT_TAG
+        items = self.memory.list(
+            tags=[tag, _ROOT_TAG], kinds=[_KIND], user=self._user(prefix), limit=op.limit, offset=op.offset
+        )
+        now = _now_ms()
+        page = [_Stored(i) for i in items]
+        if any(s.expired(now) or s.namespace[: len(prefix)] != prefix for s in page):
+            return None
+        return [(s, None) for s in page]
+
+    def _every(self, op: SearchOp) -> list[tuple[_Stored, Optional[float]]]:
+        """Every live item under the prefix passing the filter: ranked by ``op.query`` (the
+        unindexed after, with no score), else oldest write first."""
+        candidates = [s for s in self._under(op.namespace_prefix) if self._passes(s, op)]
+        if not (op.query and candidates):
+            return [(s, None) for s in candidates]
+        by_id = {s.id: s for s in candidates if s.indexed}
+        tag = _prefix_tag(op.namespace_prefix) if op.namespace_prefix else _ROOT_TAG
+        hits = self.memory.recall(
+            op.query,
+            k=min(_MAX_K, max(1, len(by_id))),
+            tags=[tag, _ROOT_TAG],
+            kinds=[_KIND],
+            user=self._user(op.namespace_prefix),
+            strategy="rerank",
+        ) if by_id else []
+        ranked: list[tuple[_Stored, Optional[float]]] = [(by_id.pop(h.id), h.score) for h in hits if h.id in by_id]
+        return ranked + [(s, None) for s in candidates if s.id in by_id or not s.indexed]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         namespaces = {s.namespace for s in self._under(())}
