@@ -7,6 +7,8 @@ queries).
 
 IN: {"docs": [{"key", "text", "vector"}], "queries": [{"text", "vector"}], "k": 10}.
 OUT: {"fts": [[key, ...] per query], "hybrid": [[key, ...] per query], "lancedb": version}.
+Or several corpora at once (one table each): IN {"corpora": [{"docs", "queries"}], "k"},
+OUT {"corpora": [{"fts", "hybrid"}], "lancedb": version}.
 The table gets a native FTS index on `text` (LanceDB's default tokenizer) and the vectors
 as given; hybrid search uses LanceDB's default reranker (RRF). A query the FTS parser refuses
 gets an empty ranking, as a caller would.
@@ -25,7 +27,16 @@ from lancedb.index import FTS
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     data = json.load(open(src))
-    docs, queries, k = data["docs"], data["queries"], data["k"]
+    if "corpora" in data:  # several corpora, one table each: {"corpora": [{docs, queries}], "k"}
+        out = [rank(c["docs"], c["queries"], data["k"]) for c in data["corpora"]]
+        json.dump({"corpora": out, "lancedb": lancedb.__version__}, open(dst, "w"))
+        return
+    result = rank(data["docs"], data["queries"], data["k"])
+    json.dump({**result, "lancedb": lancedb.__version__}, open(dst, "w"))
+
+
+def rank(docs, queries, k):
+    """The FTS and hybrid rankings of `queries` over `docs`."""
     dim = len(docs[0]["vector"])
     table = pa.table({
         "key": [d["key"] for d in docs],
@@ -48,7 +59,7 @@ def main():
             except Exception:
                 rows = t.search(q["vector"]).limit(k).to_list()
             hybrid.append([r["key"] for r in rows])
-    json.dump({"fts": fts, "hybrid": hybrid, "lancedb": lancedb.__version__}, open(dst, "w"))
+    return {"fts": fts, "hybrid": hybrid}
 
 
 if __name__ == "__main__":

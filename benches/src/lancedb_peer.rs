@@ -79,3 +79,91 @@ pub fn rank(
         version: out["lancedb"].as_str().unwrap_or("?").to_string(),
     })
 }
+
+/// One corpus for [`rank_many`]: documents `(key, text)`, their vectors, and queries
+/// `(text, vector)`.
+pub struct Corpus {
+    /// The documents.
+    pub docs: Vec<(String, String)>,
+    /// Their vectors.
+    pub vectors: Vec<Vec<f32>>,
+    /// The queries.
+    pub queries: Vec<(String, Vec<f32>)>,
+}
+
+/// LanceDB's rankings of several corpora, in order.
+pub struct ManyRankings {
+    /// Per corpus, as [`rank`] gives them.
+    pub corpora: Vec<LanceRankings>,
+    /// The LanceDB version that answered.
+    pub version: String,
+}
+
+/// [`rank`] over several corpora in one Python process (each its own table).
+pub fn rank_many(python: &Path, corpora: &[Corpus], k: usize) -> Result<ManyRankings> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("lancedb_rank.py");
+    let dir = tempfile::tempdir()?;
+    let (input, output) = (dir.path().join("in.json"), dir.path().join("out.json"));
+    let corpora_json: Vec<Value> = corpora
+        .iter()
+        .map(|c| {
+            let docs: Vec<Value> = c
+                .docs
+                .iter()
+                .zip(&c.vectors)
+                .map(|((key, text), v)| json!({"key": key, "text": text, "vector": v}))
+                .collect();
+            let queries: Vec<Value> = c
+                .queries
+                .iter()
+                .map(|(text, v)| json!({"text": text, "vector": v}))
+                .collect();
+            json!({"docs": docs, "queries": queries})
+        })
+        .collect();
+    std::fs::write(&input, json!({"corpora": corpora_json, "k": k}).to_string())?;
+    let status = std::process::Command::new(python)
+        .arg(&script)
+        .arg(&input)
+        .arg(&output)
+        .status()
+        .with_context(|| {
+            format!(
+                "running {} (make it with `bash scripts/bench-venv.sh`)",
+                python.display()
+            )
+        })?;
+    if !status.success() {
+        bail!("{} failed: {status}", script.display());
+    }
+    let out: Value = serde_json::from_str(&std::fs::read_to_string(&output)?)?;
+    let version = out["lancedb"].as_str().unwrap_or("?").to_string();
+    let lists = |v: &Value| -> Vec<Vec<String>> {
+        v.as_array()
+            .map(|ls| {
+                ls.iter()
+                    .map(|l| {
+                        l.as_array()
+                            .map(|keys| {
+                                keys.iter()
+                                    .filter_map(|k| k.as_str().map(String::from))
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let corpora = out["corpora"]
+        .as_array()
+        .context("corpora rankings missing")?
+        .iter()
+        .map(|c| LanceRankings {
+            fts: lists(&c["fts"]),
+            hybrid: lists(&c["hybrid"]),
+            version: version.clone(),
+        })
+        .collect();
+    Ok(ManyRankings { corpora, version })
+}

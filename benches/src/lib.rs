@@ -10,8 +10,10 @@
 //! and the [`AnnSystem`] trait every engine implements.
 
 pub mod clustered;
+pub mod embed_cache;
 pub mod judged;
 pub mod lancedb_peer;
+pub mod longmemeval;
 pub mod plain_bm25;
 pub mod rss;
 pub mod systems;

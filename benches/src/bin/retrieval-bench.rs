@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run --release -p memloop-benches --bin retrieval-bench -- \
-//!     (--beir DIR [--split test|train] | --locomo FILE [--conversations]) \
+//!     (--beir DIR [--split test|train] | --locomo FILE [--conversations]
+//!      | --longmemeval FILE [--all-turns]) \
 //!     --strategy exact,single,lexical,rerank,iterative,bm25,lancedb-fts,lancedb-hybrid --json
 //! ```
 //! BEIR (SciFact): the corpus is one store (document text = title + " " + text), the split's
@@ -31,6 +32,7 @@ use memloop::{
 };
 use memloop_benches::judged::{load_beir, load_locomo, score, Session, Totals};
 use memloop_benches::lancedb_peer;
+use memloop_benches::longmemeval::run::LmeArgs;
 use memloop_benches::plain_bm25::PlainBm25;
 use serde_json::{json, Value};
 
@@ -118,21 +120,27 @@ fn embed_cached(
 #[command(about = "retrieval quality (nDCG@10, Recall@10) on BEIR or LoCoMo")]
 struct Args {
     /// A BEIR dataset directory (corpus.jsonl, queries.jsonl, qrels/test.tsv).
-    #[arg(long, conflicts_with = "locomo", required_unless_present = "locomo")]
+    #[arg(long, conflicts_with_all = ["locomo", "longmemeval"], required_unless_present_any = ["locomo", "longmemeval"])]
     beir: Option<PathBuf>,
     /// The LoCoMo JSON file.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "longmemeval")]
     locomo: Option<PathBuf>,
+    /// A LongMemEval file (`longmemeval_oracle.json.gz`, `longmemeval_s_dev.json.gz`, or
+    /// `.json`): each question's haystack a conversation in its own store, asked at the
+    /// question's date; official metrics (user turns) unless `--all-turns`. Without
+    /// `--strategy`, every strategy and baseline runs.
+    #[arg(long)]
+    longmemeval: Option<PathBuf>,
+    /// LongMemEval: store every turn and count evidence of both speakers (memloop's own
+    /// figures) instead of the official user turns.
+    #[arg(long, requires = "longmemeval")]
+    all_turns: bool,
     /// Which BEIR queries judge: test (reported) or train (for tuning).
     #[arg(long, default_value = "test", value_parser = ["test", "train"])]
     split: String,
     /// Strategies and peers, comma-separated: exact, single, lexical, rerank, iterative, bm25,
     /// lancedb-fts, lancedb-hybrid.
-    #[arg(
-        long,
-        default_value = "exact,single,lexical,rerank,iterative",
-        value_delimiter = ','
-    )]
+    #[arg(long, value_delimiter = ',')]
     strategy: Vec<String>,
     /// The Python that runs the LanceDB peer (made by `bash scripts/bench-venv.sh`).
     #[arg(long, default_value = "target/bench-venv/bin/python")]
@@ -156,7 +164,7 @@ struct Args {
     /// turn's text holds it, is still in their served text.
     #[arg(long, value_delimiter = ',', requires = "locomo")]
     contexts: Vec<usize>,
-    /// Use only the first N queries of each corpus (0: all).
+    /// Use only the first N queries of each corpus (LongMemEval: the first N questions; 0: all).
     #[arg(long, default_value_t = 0)]
     limit_queries: usize,
     /// Print JSON lines only.
@@ -210,7 +218,32 @@ fn store_conversation(
 }
 
 fn main() -> Result<()> {
-    let a = Args::parse();
+    let mut a = Args::parse();
+    if let Some(file) = &a.longmemeval {
+        if a.strategy.is_empty() {
+            a.strategy =
+                "single,lexical,rerank,iterative,exact,bm25,bm25-lower,lancedb-fts,lancedb-hybrid"
+                    .split(',')
+                    .map(String::from)
+                    .collect();
+        }
+        return memloop_benches::longmemeval::run::run(&LmeArgs {
+            file: file.clone(),
+            systems: a.strategy.clone(),
+            python: a.python.clone(),
+            cache: memloop_benches::embed_cache::dir_of(&a.cache)?,
+            model: a.model.clone(),
+            limit: a.limit_queries,
+            all_turns: a.all_turns,
+            json: a.json,
+        });
+    }
+    if a.strategy.is_empty() {
+        a.strategy = "exact,single,lexical,rerank,iterative"
+            .split(',')
+            .map(String::from)
+            .collect();
+    }
     let (name, corpora) = match (&a.beir, &a.locomo) {
         (Some(dir), _) => (
             dir.file_name()

@@ -1,0 +1,383 @@
+//! `retrieval-bench --longmemeval FILE`: every question's haystack stored as a conversation in
+//! its own store (each session at its date, turns with their speaker), the question asked at its
+//! date, ranked by each memloop strategy and by the baselines on the same texts and vectors, and
+//! scored by the official metrics.
+//!
+//! - `official` (the default): the store holds the **user** turns only; evidence is the user
+//!   turns with `has_answer` in evidence sessions; the questions with none are left out.
+//! - `all_turns` (`--all-turns`): every turn is stored, and evidence is every `has_answer` turn.
+//!
+//! Rankings are of turns; session figures take each session at its best turn.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use memloop::{
+    Clock, Durability, ForgetPolicy, Kind, Memory, MemoryFilter, MemoryId, Options, Query, Scope,
+    Strategy, TextEmbedder, Turn,
+};
+use serde_json::json;
+
+use super::bm25_okapi::Bm25Okapi;
+use super::metrics::{at_k, sessions_of, AtK};
+use super::LmeQuestion;
+use crate::embed_cache::CachingEmbedder;
+use crate::lancedb_peer;
+
+/// The cut-offs reported.
+const KS: [usize; 3] = [1, 5, 10];
+/// How many turns each system ranks (enough for the session figures at 10).
+const DEPTH: usize = 50;
+
+/// What `--longmemeval` was asked.
+pub struct LmeArgs {
+    /// The LongMemEval file.
+    pub file: PathBuf,
+    /// Systems: memloop strategies (single, lexical, rerank, iterative), exact, bm25,
+    /// bm25-lower, lancedb-fts, lancedb-hybrid.
+    pub systems: Vec<String>,
+    /// The Python of the LanceDB peer.
+    pub python: PathBuf,
+    /// The embedding cache's directory (none: no cache).
+    pub cache: Option<PathBuf>,
+    /// The model directory (default: the default model).
+    pub model: Option<PathBuf>,
+    /// Only the first N questions (0: all).
+    pub limit: usize,
+    /// Every turn stored, evidence of both speakers (memloop's own figures).
+    pub all_turns: bool,
+    /// JSON lines only.
+    pub json: bool,
+}
+
+/// What ranks a question's turns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum System {
+    Memloop(Strategy),
+    Exact,
+    Bm25 { lowercase: bool },
+    LanceFts,
+    LanceHybrid,
+}
+
+impl System {
+    fn parse(name: &str) -> Result<System> {
+        Ok(match name {
+            "exact" => System::Exact,
+            "bm25" => System::Bm25 { lowercase: false },
+            "bm25-lower" => System::Bm25 { lowercase: true },
+            "lancedb-fts" => System::LanceFts,
+            "lancedb-hybrid" => System::LanceHybrid,
+            other => System::Memloop(Strategy::parse(other).with_context(|| {
+                format!("unknown system {other:?} (single, lexical, rerank, iterative, exact, bm25, bm25-lower, lancedb-fts, lancedb-hybrid)")
+            })?),
+        })
+    }
+
+    /// The `system` field of the JSON lines.
+    fn family(self) -> &'static str {
+        match self {
+            System::Memloop(_) => "memloop",
+            System::Exact => "exact-cosine",
+            System::Bm25 { .. } => "bm25",
+            System::LanceFts => "lancedb-fts",
+            System::LanceHybrid => "lancedb-hybrid",
+        }
+    }
+}
+
+/// Sums of the figures of one (system, granularity, question type).
+#[derive(Default, Clone)]
+struct Sums {
+    questions: usize,
+    at: [AtK; 3],
+}
+
+impl Sums {
+    fn add(&mut self, figures: [AtK; 3]) {
+        self.questions += 1;
+        for (s, f) in self.at.iter_mut().zip(figures) {
+            s.recall_any += f.recall_any;
+            s.recall_all += f.recall_all;
+            s.ndcg_any += f.ndcg_any;
+        }
+    }
+}
+
+/// One question's haystack as the documents ranked: keys, texts (what the store holds) and the
+/// evidence.
+struct Haystack {
+    keys: Vec<String>,
+    texts: Vec<String>,
+    evidence_turns: Vec<String>,
+    evidence_sessions: Vec<String>,
+    session_of: HashMap<String, String>,
+}
+
+fn haystack(q: &LmeQuestion, all_turns: bool) -> Haystack {
+    let mut h = Haystack {
+        keys: Vec::new(),
+        texts: Vec::new(),
+        evidence_turns: q.evidence_turns(!all_turns),
+        evidence_sessions: q.evidence_sessions(),
+        session_of: HashMap::new(),
+    };
+    for s in &q.sessions {
+        for (i, t) in s.turns.iter().enumerate() {
+            if (all_turns || t.role == "user") && !t.content.trim().is_empty() {
+                let key = s.turn_key(i);
+                h.session_of.insert(key.clone(), s.id.clone());
+                h.keys.push(key);
+                h.texts.push(format!("{}: {}", t.role, t.content));
+            }
+        }
+    }
+    h.evidence_turns.retain(|k| h.session_of.contains_key(k));
+    h
+}
+
+/// The question's haystack stored through `remember_conversation`: sessions in date order, the
+/// clock at each one's date, then at the question's. Returns the store and each turn memory's
+/// key.
+fn store(
+    dir: &Path,
+    embedder: Arc<dyn TextEmbedder>,
+    q: &LmeQuestion,
+    all_turns: bool,
+) -> Result<(Memory, HashMap<MemoryId, String>)> {
+    let mut sessions: Vec<&super::LmeSession> = q.sessions.iter().collect();
+    sessions.sort_by_key(|s| s.time);
+    let clock = Clock::manual(sessions.first().map_or(q.time, |s| s.time));
+    let options = Options {
+        durability: Durability::Grouped,
+        dedup_threshold: None,
+        forgetting: ForgetPolicy::disabled(),
+        clock: clock.clone(),
+        ..Options::with_embedder(embedder)
+    };
+    let memory = Memory::open(dir, options)?;
+    let mut keys = HashMap::new();
+    for s in sessions {
+        let picked: Vec<(usize, &super::LmeTurn)> = s
+            .turns
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| (all_turns || t.role == "user") && !t.content.trim().is_empty())
+            .collect();
+        if picked.is_empty() {
+            continue;
+        }
+        clock
+            .set(s.time.max(clock.now()))
+            .map_err(anyhow::Error::msg)?;
+        let turns: Vec<Turn> = picked
+            .iter()
+            .map(|(_, t)| Turn::new(&t.role, &t.content, s.time))
+            .collect();
+        let report = memory.remember_conversation(&s.id, &turns, &Scope::default())?;
+        for (id, (i, _)) in report.turns.iter().zip(&picked) {
+            keys.insert(*id, s.turn_key(*i));
+        }
+    }
+    clock
+        .set(q.time.max(clock.now()))
+        .map_err(anyhow::Error::msg)?;
+    Ok((memory, keys))
+}
+
+/// Runs the benchmark and prints its lines.
+pub fn run(a: &LmeArgs) -> Result<()> {
+    let systems: Vec<System> = a
+        .systems
+        .iter()
+        .map(|s| System::parse(s))
+        .collect::<Result<_>>()?;
+    let mut questions = super::load(&a.file)?;
+    if a.limit > 0 {
+        questions.truncate(a.limit);
+    }
+    let model: Arc<dyn TextEmbedder> = Arc::new(memloop::load_model(a.model.as_deref())?);
+    let cached = Arc::new(CachingEmbedder::new(model, a.cache.as_deref())?);
+    let metrics = if a.all_turns { "all_turns" } else { "official" };
+    // (system index, granularity, question type) → sums.
+    let mut sums: BTreeMap<(usize, &'static str, String), Sums> = BTreeMap::new();
+    let mut seconds = vec![0.0f64; systems.len()];
+    let (mut ingest_s, mut turns_stored) = (0.0f64, 0usize);
+    let lance_wanted = systems
+        .iter()
+        .any(|s| matches!(s, System::LanceFts | System::LanceHybrid));
+    let mut lance_batch: Vec<lancedb_peer::Corpus> = Vec::new();
+    let mut lance_pending: Vec<(Haystack, String)> = Vec::new();
+    let mut lancedb_version = None;
+    let started = Instant::now();
+    let record = |sums: &mut BTreeMap<(usize, &'static str, String), Sums>,
+                  si: usize,
+                  h: &Haystack,
+                  kind: &str,
+                  ranking: &[String]| {
+        let turn = KS.map(|k| at_k(ranking, &h.evidence_turns, k));
+        if turn.iter().all(Option::is_some) {
+            let figures = turn.map(|f| f.expect("checked"));
+            for t in ["all", kind] {
+                sums.entry((si, "turn", t.to_string()))
+                    .or_default()
+                    .add(figures);
+            }
+        }
+        let sessions = sessions_of(ranking, |k| h.session_of[k].clone());
+        let session = KS.map(|k| at_k(&sessions, &h.evidence_sessions, k));
+        if session.iter().all(Option::is_some) {
+            let figures = session.map(|f| f.expect("checked"));
+            for t in ["all", kind] {
+                sums.entry((si, "session", t.to_string()))
+                    .or_default()
+                    .add(figures);
+            }
+        }
+    };
+    for (qi, q) in questions.iter().enumerate() {
+        if q.is_abstention() {
+            continue;
+        }
+        let h = haystack(q, a.all_turns);
+        let t = Instant::now();
+        let dir = tempfile::tempdir()?;
+        let needs_store = systems.iter().any(|s| matches!(s, System::Memloop(_)));
+        let stored = if needs_store {
+            Some(store(dir.path(), cached.clone(), q, a.all_turns)?)
+        } else {
+            None
+        };
+        let text_refs: Vec<&str> = h.texts.iter().map(String::as_str).collect();
+        let vectors = cached.embed_documents(&text_refs)?;
+        let query_vector = cached.embed_query(&q.question)?;
+        ingest_s += t.elapsed().as_secs_f64();
+        turns_stored += h.keys.len();
+        for (si, system) in systems.iter().enumerate() {
+            let t = Instant::now();
+            let ranking: Vec<String> = match *system {
+                System::Memloop(strategy) => {
+                    let (memory, keys) = stored.as_ref().expect("stored for memloop");
+                    let query = Query::new(q.question.as_str())
+                        .k(DEPTH)
+                        .filter(MemoryFilter::new().kind(Kind::Turn));
+                    memory
+                        .retrieve(&query, strategy)?
+                        .iter()
+                        .filter_map(|hit| keys.get(&hit.item.id).cloned())
+                        .collect()
+                }
+                System::Exact => {
+                    let mut scored: Vec<(f32, usize)> = vectors
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (v.iter().zip(&query_vector).map(|(x, y)| x * y).sum(), i))
+                        .collect();
+                    scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+                    scored
+                        .iter()
+                        .take(DEPTH)
+                        .map(|&(_, i)| h.keys[i].clone())
+                        .collect()
+                }
+                System::Bm25 { lowercase } => {
+                    // The official baseline ranks the turns' contents.
+                    let contents: Vec<&str> = h
+                        .texts
+                        .iter()
+                        .map(|t| t.split_once(": ").map_or(t.as_str(), |(_, c)| c))
+                        .collect();
+                    Bm25Okapi::new(contents, lowercase)
+                        .search(&q.question, DEPTH)
+                        .into_iter()
+                        .map(|i| h.keys[i].clone())
+                        .collect()
+                }
+                System::LanceFts | System::LanceHybrid => continue,
+            };
+            seconds[si] += t.elapsed().as_secs_f64();
+            record(&mut sums, si, &h, &q.kind, &ranking);
+        }
+        if let Some((memory, _)) = stored {
+            memory.close()?;
+        }
+        if lance_wanted {
+            lance_batch.push(lancedb_peer::Corpus {
+                docs: h
+                    .keys
+                    .iter()
+                    .cloned()
+                    .zip(h.texts.iter().cloned())
+                    .collect(),
+                vectors,
+                queries: vec![(q.question.clone(), query_vector)],
+            });
+            lance_pending.push((h, q.kind.clone()));
+            if lance_batch.len() == 20 || qi + 1 == questions.len() {
+                let ranked = lancedb_peer::rank_many(&a.python, &lance_batch, DEPTH)?;
+                lancedb_version = Some(ranked.version.clone());
+                for ((h, kind), r) in lance_pending.drain(..).zip(&ranked.corpora) {
+                    for (si, system) in systems.iter().enumerate() {
+                        match system {
+                            System::LanceFts => record(&mut sums, si, &h, &kind, &r.fts[0]),
+                            System::LanceHybrid => record(&mut sums, si, &h, &kind, &r.hybrid[0]),
+                            _ => {}
+                        }
+                    }
+                }
+                lance_batch.clear();
+            }
+        }
+        if !a.json {
+            let c = cached.counts();
+            eprint!(
+                "\r{}/{} questions, {} turns embedded, {} from the cache, {:.0} s",
+                qi + 1,
+                questions.len(),
+                c.embedded,
+                c.cached,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    if !a.json {
+        eprintln!();
+    }
+    let counts = cached.counts();
+    for ((si, granularity, kind), s) in &sums {
+        let n = s.questions as f64;
+        let mut line = json!({
+            "dataset": "longmemeval",
+            "file": a.file.file_name().map(|f| f.to_string_lossy().into_owned()),
+            "system": systems[*si].family(),
+            "strategy": a.systems[*si],
+            "metrics": metrics,
+            "granularity": granularity,
+            "question_type": kind,
+            "questions": s.questions,
+        });
+        for (k, f) in KS.iter().zip(&s.at) {
+            line[format!("recall_any@{k}")] = json!(f.recall_any / n);
+            line[format!("recall_all@{k}")] = json!(f.recall_all / n);
+            line[format!("ndcg_any@{k}")] = json!(f.ndcg_any / n);
+        }
+        if kind == "all" && *granularity == "turn" {
+            line["seconds_ranking"] = json!(seconds[*si]);
+            if systems[*si].family().starts_with("lancedb") {
+                line["lancedb"] = json!(lancedb_version);
+            }
+        }
+        println!("{line}");
+    }
+    println!(
+        "{}",
+        json!({"dataset": "longmemeval", "ingest": true, "turns": turns_stored,
+            "seconds": ingest_s, "turns_per_second": turns_stored as f64 / ingest_s.max(1e-9),
+            "texts_embedded": counts.embedded, "texts_from_cache": counts.cached,
+            "total_seconds": started.elapsed().as_secs_f64()})
+    );
+    Ok(())
+}
