@@ -8,7 +8,8 @@ queries).
 IN: {"docs": [{"key", "text", "vector"}], "queries": [{"text", "vector"}], "k": 10}.
 OUT: {"fts": [[key, ...] per query], "hybrid": [[key, ...] per query], "lancedb": version}.
 Or several corpora at once (one table each): IN {"corpora": [{"docs", "queries"}], "k"},
-OUT {"corpora": [{"fts", "hybrid"}], "lancedb": version}.
+OUT {"corpora": [{"fts", "hybrid", "ingest_seconds"}], "lancedb": version, "ingest_seconds"}:
+the seconds to create each table from the given vectors and build its FTS index.
 The table gets a native FTS index on `text` (LanceDB's default tokenizer) and the vectors
 as given; hybrid search uses LanceDB's default reranker (RRF). A query the FTS parser refuses
 gets an empty ranking, as a caller would.
@@ -18,6 +19,7 @@ Environment: scripts/bench-venv.sh (lancedb, pyarrow, numpy from PyPI, pinned).
 import json
 import sys
 import tempfile
+import time
 
 import lancedb
 import pyarrow as pa
@@ -29,7 +31,8 @@ def main():
     data = json.load(open(src))
     if "corpora" in data:  # several corpora, one table each: {"corpora": [{docs, queries}], "k"}
         out = [rank(c["docs"], c["queries"], data["k"]) for c in data["corpora"]]
-        json.dump({"corpora": out, "lancedb": lancedb.__version__}, open(dst, "w"))
+        json.dump({"corpora": out, "lancedb": lancedb.__version__,
+                   "ingest_seconds": sum(c["ingest_seconds"] for c in out)}, open(dst, "w"))
         return
     result = rank(data["docs"], data["queries"], data["k"])
     json.dump({**result, "lancedb": lancedb.__version__}, open(dst, "w"))
@@ -44,8 +47,10 @@ def rank(docs, queries, k):
         "vector": pa.array([d["vector"] for d in docs], type=pa.list_(pa.float32(), dim)),
     })
     with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
         t = lancedb.connect(tmp).create_table("memories", data=table)
         t.create_index("text", config=FTS())
+        ingest_seconds = time.perf_counter() - started
         fts, hybrid = [], []
         for q in queries:
             try:
@@ -59,7 +64,7 @@ def rank(docs, queries, k):
             except Exception:
                 rows = t.search(q["vector"]).limit(k).to_list()
             hybrid.append([r["key"] for r in rows])
-    return {"fts": fts, "hybrid": hybrid}
+    return {"fts": fts, "hybrid": hybrid, "ingest_seconds": ingest_seconds}
 
 
 if __name__ == "__main__":

@@ -27,11 +27,14 @@ pub struct CacheCounts {
 pub struct CachingEmbedder {
     inner: Arc<dyn TextEmbedder>,
     file: Option<PathBuf>,
-    map: Mutex<HashMap<(u8, [u8; 32]), Vec<f32>>>,
+    map: Mutex<HashMap<Key, Vec<f32>>>,
     counts: Mutex<CacheCounts>,
 }
 
-fn key(kind: u8, text: &str) -> (u8, [u8; 32]) {
+/// A cached text: whether it was embedded as a query (1) or a document (0), and its SHA-256.
+type Key = (u8, [u8; 32]);
+
+fn key(kind: u8, text: &str) -> Key {
     (kind, Sha256::digest(text.as_bytes()).into())
 }
 
@@ -72,7 +75,7 @@ impl CachingEmbedder {
         *self.counts.lock()
     }
 
-    fn keep(&self, new: &[((u8, [u8; 32]), Vec<f32>)]) -> memloop::Result<()> {
+    fn keep(&self, new: &[(Key, Vec<f32>)]) -> memloop::Result<()> {
         let Some(file) = &self.file else {
             return Ok(());
         };

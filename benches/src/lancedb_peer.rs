@@ -95,6 +95,8 @@ pub struct Corpus {
 pub struct ManyRankings {
     /// Per corpus, as [`rank`] gives them.
     pub corpora: Vec<LanceRankings>,
+    /// Seconds LanceDB took to create the tables from the given vectors and index their text.
+    pub ingest_seconds: f64,
     /// The LanceDB version that answered.
     pub version: String,
 }
@@ -165,5 +167,9 @@ pub fn rank_many(python: &Path, corpora: &[Corpus], k: usize) -> Result<ManyRank
             version: version.clone(),
         })
         .collect();
-    Ok(ManyRankings { corpora, version })
+    Ok(ManyRankings {
+        corpora,
+        version,
+        ingest_seconds: out["ingest_seconds"].as_f64().unwrap_or(0.0),
+    })
 }

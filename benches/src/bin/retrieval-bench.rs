@@ -167,9 +167,21 @@ struct Args {
     /// Use only the first N queries of each corpus (LongMemEval: the first N questions; 0: all).
     #[arg(long, default_value_t = 0)]
     limit_queries: usize,
+    /// The default reranker's lexical weight (`ScoreFusion`), for measuring others
+    /// (default: the engine's).
+    #[arg(long)]
+    lexical_weight: Option<f32>,
     /// Print JSON lines only.
     #[arg(long)]
     json: bool,
+}
+
+/// `options` with the fusion weight asked for, if any.
+fn fused(mut options: Options, weight: Option<f32>) -> Options {
+    if let Some(w) = weight {
+        options.hooks.reranker = Arc::new(memloop::retrieve::ScoreFusion { lexical_weight: w });
+    }
+    options
 }
 
 fn progress(label: &str, done: usize, total: usize) {
@@ -187,6 +199,7 @@ fn store_conversation(
     dir: &Path,
     model: &Arc<memloop_embed::Embedder>,
     sessions: &[Session],
+    weight: Option<f32>,
 ) -> Result<(Memory, Vec<MemoryId>, MemoryFilter)> {
     let clock = Clock::manual(sessions.first().map_or(0, |s| s.time));
     let options = Options {
@@ -196,7 +209,7 @@ fn store_conversation(
         clock: clock.clone(),
         ..Options::with_embedder(model.clone())
     };
-    let memory = Memory::open(dir, options)?;
+    let memory = Memory::open(dir, fused(options, weight))?;
     let mut ids = Vec::new();
     for (i, session) in sessions.iter().enumerate() {
         clock
@@ -235,6 +248,7 @@ fn main() -> Result<()> {
             model: a.model.clone(),
             limit: a.limit_queries,
             all_turns: a.all_turns,
+            lexical_weight: a.lexical_weight,
             json: a.json,
         });
     }
@@ -287,7 +301,7 @@ fn main() -> Result<()> {
         let embed_s = t.elapsed().as_secs_f64();
         let dir = tempfile::tempdir()?;
         let (memory, ids, filter) = if a.conversations {
-            store_conversation(dir.path(), &model, &corpus.sessions)?
+            store_conversation(dir.path(), &model, &corpus.sessions, a.lexical_weight)?
         } else {
             let options = Options {
                 durability: Durability::Grouped,
@@ -295,7 +309,7 @@ fn main() -> Result<()> {
                 forgetting: ForgetPolicy::disabled(),
                 ..Options::with_embedder(model.clone())
             };
-            let memory = Memory::open(dir.path(), options)?;
+            let memory = Memory::open(dir.path(), fused(options, a.lexical_weight))?;
             let batch: Vec<(NewMemory, Vec<f32>)> = corpus
                 .docs
                 .iter()

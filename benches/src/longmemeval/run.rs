@@ -49,6 +49,8 @@ pub struct LmeArgs {
     pub limit: usize,
     /// Every turn stored, evidence of both speakers (memloop's own figures).
     pub all_turns: bool,
+    /// The default reranker's lexical weight, when not the engine's.
+    pub lexical_weight: Option<f32>,
     /// JSON lines only.
     pub json: bool,
 }
@@ -58,9 +60,25 @@ pub struct LmeArgs {
 enum System {
     Memloop(Strategy),
     Exact,
-    Bm25 { lowercase: bool },
+    Bm25 {
+        lowercase: bool,
+    },
     LanceFts,
     LanceHybrid,
+    /// Exploration: the hybrid candidates re-fused with lexical weight `w`, each turn lifted
+    /// by `lift` times the best fused score of another candidate of its session.
+    Fuse {
+        w: f32,
+        lift: f32,
+    },
+    /// Exploration: z-scores of both signals over the candidates, lexical weight `w`.
+    ZFuse {
+        w: f32,
+    },
+    /// Exploration: reciprocal-rank fusion with damping `k`.
+    Rrf {
+        k: f32,
+    },
 }
 
 impl System {
@@ -71,6 +89,20 @@ impl System {
             "bm25-lower" => System::Bm25 { lowercase: true },
             "lancedb-fts" => System::LanceFts,
             "lancedb-hybrid" => System::LanceHybrid,
+            fuse if fuse.starts_with("fuse:") => {
+                let p: Vec<f32> = fuse[5..]
+                    .split(':')
+                    .map(|x| x.parse().context("fuse:W:LIFT takes two numbers"))
+                    .collect::<Result<_>>()?;
+                anyhow::ensure!(p.len() == 2, "fuse:W:LIFT takes two numbers");
+                System::Fuse { w: p[0], lift: p[1] }
+            }
+            z if z.starts_with("zfuse:") => System::ZFuse {
+                w: z[6..].parse().context("zfuse:W")?,
+            },
+            r if r.starts_with("rrf:") => System::Rrf {
+                k: r[4..].parse().context("rrf:K")?,
+            },
             other => System::Memloop(Strategy::parse(other).with_context(|| {
                 format!("unknown system {other:?} (single, lexical, rerank, iterative, exact, bm25, bm25-lower, lancedb-fts, lancedb-hybrid)")
             })?),
@@ -85,6 +117,7 @@ impl System {
             System::Bm25 { .. } => "bm25",
             System::LanceFts => "lancedb-fts",
             System::LanceHybrid => "lancedb-hybrid",
+            System::Fuse { .. } | System::ZFuse { .. } | System::Rrf { .. } => "memloop-explore",
         }
     }
 }
@@ -147,17 +180,21 @@ fn store(
     embedder: Arc<dyn TextEmbedder>,
     q: &LmeQuestion,
     all_turns: bool,
+    lexical_weight: Option<f32>,
 ) -> Result<(Memory, HashMap<MemoryId, String>)> {
     let mut sessions: Vec<&super::LmeSession> = q.sessions.iter().collect();
     sessions.sort_by_key(|s| s.time);
     let clock = Clock::manual(sessions.first().map_or(q.time, |s| s.time));
-    let options = Options {
+    let mut options = Options {
         durability: Durability::Grouped,
         dedup_threshold: None,
         forgetting: ForgetPolicy::disabled(),
         clock: clock.clone(),
         ..Options::with_embedder(embedder)
     };
+    if let Some(w) = lexical_weight {
+        options.hooks.reranker = Arc::new(memloop::retrieve::ScoreFusion { lexical_weight: w });
+    }
     let memory = Memory::open(dir, options)?;
     let mut keys = HashMap::new();
     for s in sessions {
@@ -205,6 +242,8 @@ pub fn run(a: &LmeArgs) -> Result<()> {
     // (system index, granularity, question type) → sums.
     let mut sums: BTreeMap<(usize, &'static str, String), Sums> = BTreeMap::new();
     let mut seconds = vec![0.0f64; systems.len()];
+    // Ingest: the stores written (turns through remember_conversation), embedding included
+    // (from the cache when warm).
     let (mut ingest_s, mut turns_stored) = (0.0f64, 0usize);
     let lance_wanted = systems
         .iter()
@@ -212,6 +251,7 @@ pub fn run(a: &LmeArgs) -> Result<()> {
     let mut lance_batch: Vec<lancedb_peer::Corpus> = Vec::new();
     let mut lance_pending: Vec<(Haystack, String)> = Vec::new();
     let mut lancedb_version = None;
+    let mut lancedb_ingest_s = 0.0f64;
     let started = Instant::now();
     let record = |sums: &mut BTreeMap<(usize, &'static str, String), Sums>,
                   si: usize,
@@ -245,9 +285,23 @@ pub fn run(a: &LmeArgs) -> Result<()> {
         let h = haystack(q, a.all_turns);
         let t = Instant::now();
         let dir = tempfile::tempdir()?;
-        let needs_store = systems.iter().any(|s| matches!(s, System::Memloop(_)));
+        let needs_store = systems.iter().any(|s| {
+            matches!(
+                s,
+                System::Memloop(_)
+                    | System::Fuse { .. }
+                    | System::ZFuse { .. }
+                    | System::Rrf { .. }
+            )
+        });
         let stored = if needs_store {
-            Some(store(dir.path(), cached.clone(), q, a.all_turns)?)
+            Some(store(
+                dir.path(),
+                cached.clone(),
+                q,
+                a.all_turns,
+                a.lexical_weight,
+            )?)
         } else {
             None
         };
@@ -256,6 +310,24 @@ pub fn run(a: &LmeArgs) -> Result<()> {
         let query_vector = cached.embed_query(&q.question)?;
         ingest_s += t.elapsed().as_secs_f64();
         turns_stored += h.keys.len();
+        let pool = if systems.iter().any(|s| {
+            matches!(
+                s,
+                System::Fuse { .. } | System::ZFuse { .. } | System::Rrf { .. }
+            )
+        }) {
+            let (memory, keys) = stored.as_ref().expect("stored for memloop");
+            let query = Query::new(q.question.as_str())
+                .k(2 * DEPTH)
+                .filter(MemoryFilter::new().kind(Kind::Turn));
+            memory
+                .retrieve(&query, Strategy::RERANK)?
+                .into_iter()
+                .filter_map(|hit| Some((keys.get(&hit.item.id)?.clone(), hit)))
+                .collect::<Vec<_>>()
+        } else {
+            Vec::new()
+        };
         for (si, system) in systems.iter().enumerate() {
             let t = Instant::now();
             let ranking: Vec<String> = match *system {
@@ -296,6 +368,9 @@ pub fn run(a: &LmeArgs) -> Result<()> {
                         .map(|i| h.keys[i].clone())
                         .collect()
                 }
+                System::Fuse { w, lift } => refuse(&pool, &h, w, lift),
+                System::ZFuse { w } => zfuse(&pool, w),
+                System::Rrf { k } => rrf(&pool, k),
                 System::LanceFts | System::LanceHybrid => continue,
             };
             seconds[si] += t.elapsed().as_secs_f64();
@@ -319,6 +394,7 @@ pub fn run(a: &LmeArgs) -> Result<()> {
             if lance_batch.len() == 20 || qi + 1 == questions.len() {
                 let ranked = lancedb_peer::rank_many(&a.python, &lance_batch, DEPTH)?;
                 lancedb_version = Some(ranked.version.clone());
+                lancedb_ingest_s += ranked.ingest_seconds;
                 for ((h, kind), r) in lance_pending.drain(..).zip(&ranked.corpora) {
                     for (si, system) in systems.iter().enumerate() {
                         match system {
@@ -377,7 +453,129 @@ pub fn run(a: &LmeArgs) -> Result<()> {
         json!({"dataset": "longmemeval", "ingest": true, "turns": turns_stored,
             "seconds": ingest_s, "turns_per_second": turns_stored as f64 / ingest_s.max(1e-9),
             "texts_embedded": counts.embedded, "texts_from_cache": counts.cached,
+            "lancedb_ingest_seconds": lance_wanted.then_some(lancedb_ingest_s),
             "total_seconds": started.elapsed().as_secs_f64()})
     );
     Ok(())
+}
+
+/// The exploration's ranking: `pool`'s hits fused again with lexical weight `w` (as the
+/// engine's `ScoreFusion`), each lifted by `lift` × the best fused score among the other
+/// candidates of its session, the time cue's boost applied as the engine applies it.
+fn refuse(pool: &[(String, memloop::Hit)], h: &Haystack, w: f32, lift: f32) -> Vec<String> {
+    let best_lexical = pool
+        .iter()
+        .filter_map(|(_, x)| x.explain.lexical)
+        .fold(0.0f32, f32::max);
+    let (lo, hi) = pool
+        .iter()
+        .filter(|(_, x)| x.explain.vector_rank.is_some())
+        .filter_map(|(_, x)| x.explain.vector)
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let fused: Vec<f32> = pool
+        .iter()
+        .map(|(_, x)| {
+            let lexical = match x.explain.lexical {
+                Some(s) if best_lexical > 0.0 => s / best_lexical,
+                _ => 0.0,
+            };
+            let vector = match x.explain.vector {
+                Some(v) if hi > lo => ((v - lo) / (hi - lo)).clamp(0.0, 1.0),
+                Some(v) if v >= hi => 1.0,
+                _ => 0.0,
+            };
+            w * lexical + (1.0 - w) * vector
+        })
+        .collect();
+    let mut best_two: HashMap<&str, (f32, f32)> = HashMap::new();
+    for ((key, _), f) in pool.iter().zip(&fused) {
+        let e = best_two
+            .entry(h.session_of[key].as_str())
+            .or_insert((0.0, 0.0));
+        if *f > e.0 {
+            *e = (*f, e.0);
+        } else if *f > e.1 {
+            e.1 = *f;
+        }
+    }
+    let mut scored: Vec<(f32, usize)> = pool
+        .iter()
+        .zip(&fused)
+        .enumerate()
+        .map(|(i, ((key, x), f))| {
+            let (first, second) = best_two[h.session_of[key].as_str()];
+            let other = if *f >= first { second } else { first };
+            let mut s = f + lift * other;
+            if let Some(t) = &x.explain.time {
+                s += t.boost * s.abs();
+            }
+            (s, i)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored
+        .into_iter()
+        .take(DEPTH)
+        .map(|(_, i)| pool[i].0.clone())
+        .collect()
+}
+
+fn ordered(pool: &[(String, memloop::Hit)], scores: Vec<f32>) -> Vec<String> {
+    let mut scored: Vec<(f32, usize)> = pool
+        .iter()
+        .zip(scores)
+        .enumerate()
+        .map(|(i, ((_, x), mut s))| {
+            if let Some(t) = &x.explain.time {
+                s += t.boost * s.abs();
+            }
+            (s, i)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored
+        .into_iter()
+        .take(DEPTH)
+        .map(|(_, i)| pool[i].0.clone())
+        .collect()
+}
+
+/// z-score fusion: each signal standardised over the candidates holding it (absent: its
+/// minimum).
+fn zfuse(pool: &[(String, memloop::Hit)], w: f32) -> Vec<String> {
+    let z = |values: Vec<Option<f32>>| -> Vec<f32> {
+        let present: Vec<f32> = values.iter().flatten().copied().collect();
+        let n = present.len().max(1) as f32;
+        let mean = present.iter().sum::<f32>() / n;
+        let sd = (present.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / n)
+            .sqrt()
+            .max(1e-6);
+        let min = present.iter().copied().fold(f32::INFINITY, f32::min);
+        values
+            .iter()
+            .map(|v| (v.unwrap_or(if min.is_finite() { min } else { 0.0 }) - mean) / sd)
+            .collect()
+    };
+    let lexical = z(pool.iter().map(|(_, x)| x.explain.lexical).collect());
+    let vector = z(pool.iter().map(|(_, x)| x.explain.vector).collect());
+    let scores = lexical
+        .iter()
+        .zip(&vector)
+        .map(|(l, v)| w * l + (1.0 - w) * v)
+        .collect();
+    ordered(pool, scores)
+}
+
+/// Reciprocal-rank fusion over the vector and lexical ranks.
+fn rrf(pool: &[(String, memloop::Hit)], k: f32) -> Vec<String> {
+    let scores = pool
+        .iter()
+        .map(|(_, x)| {
+            let r = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (k + r as f32 + 1.0));
+            r(x.explain.vector_rank) + r(x.explain.lexical_rank)
+        })
+        .collect();
+    ordered(pool, scores)
 }
