@@ -278,6 +278,8 @@ pub fn run(a: &LmeArgs) -> Result<()> {
             }
         }
     };
+    // The last question scored: LanceDB's last batch goes with it.
+    let last_scored = questions.iter().rposition(|q| !q.is_abstention());
     for (qi, q) in questions.iter().enumerate() {
         if q.is_abstention() {
             continue;
@@ -391,7 +393,7 @@ pub fn run(a: &LmeArgs) -> Result<()> {
                 queries: vec![(q.question.clone(), query_vector)],
             });
             lance_pending.push((h, q.kind.clone()));
-            if lance_batch.len() == 20 || qi + 1 == questions.len() {
+            if lance_batch.len() == 20 || Some(qi) == last_scored {
                 let ranked = lancedb_peer::rank_many(&a.python, &lance_batch, DEPTH)?;
                 lancedb_version = Some(ranked.version.clone());
                 lancedb_ingest_s += ranked.ingest_seconds;
