@@ -70,3 +70,11 @@ def test_metadata_filter_mmr_and_the_own_embedder(tmp_path):
         scored = store.similarity_search_with_relevance_scores("cat", k=2)
         assert all(0.0 <= s <= 1.0 for _, s in scored)
         assert [d.id for d in store.get_by_ids(["4", "nope", "1"])] == ["4", "1"]
+
+
+def test_memories_it_did_not_write_are_not_taken_for_documents(tmp_path):
+    with MemloopVectorStore(path=tmp_path / "v", hashing_embedder=32) as store:
+        store.add_texts(["ours"], ids=["1"])
+        store.memory.remember("theirs", tags=["langchain.collection:langchain"])
+        assert [d.id for d in store.similarity_search("theirs", k=5)] == ["1"]
+        assert [d.id for d in store.get_by_ids(["1"])] == ["1"]

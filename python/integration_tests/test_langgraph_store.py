@@ -205,3 +205,17 @@ def test_two_versions_left_by_a_crash_mid_put_read_as_the_newest_and_are_repaire
     assert [i.value for i in reopened.search(("a",))] == [{"text": "new"}]
     assert len(store.memory.list(tags=["langgraph"])) == 1
     store.close()
+
+
+def test_memories_it_did_not_write_are_not_taken_for_items(tmp_path):
+    store = MemloopStore(tmp_path / "s", hashing_embedder=32)
+    store.put(("a",), "k", {"text": "mine"})
+    # Another program's memories with the adapter's tag and kind, but not its layout.
+    store.memory.remember("theirs", kind="document", tags=["langgraph", 'langgraph.ns:["a"]'])
+    store.memory.remember("theirs too", kind="document", namespace="langgraph:[", tags=["langgraph"],
+                          concise="not json")
+    assert [i.key for i in store.search(("a",))] == ["k"]
+    assert [i.key for i in store.search(("a",), query="theirs")] == ["k"]
+    assert store.list_namespaces() == [("a",)]
+    assert store.sweep_ttl() == 0
+    store.close()

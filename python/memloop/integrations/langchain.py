@@ -154,17 +154,24 @@ class MemloopVectorStore(VectorStore):
     # --- reading -----------------------------------------------------------------------------
 
     @staticmethod
-    def _document(item: Any) -> Document:
-        envelope = json.loads(item.concise)
-        return Document(page_content=item.text, metadata=envelope["metadata"], id=envelope["id"])
+    def _document(item: Any) -> Optional[Document]:
+        """The document a memory holds, or ``None`` for one this store did not write (another
+        program's memory that happens to carry the collection's tag)."""
+        if not item.namespace.startswith("langchain:") or item.concise is None:
+            return None
+        try:
+            envelope = json.loads(item.concise)
+            return Document(page_content=item.text, metadata=envelope["metadata"], id=envelope["id"])
+        except (ValueError, KeyError, TypeError):
+            return None
 
     def get_by_ids(self, ids: Sequence[str], /) -> List[Document]:
         """The stored documents of these ids, in their order; unknown ids are left out."""
         out = []
         for id in ids:
-            versions = self._versions(id)
-            if versions:
-                out.append(self._document(versions[0]))
+            docs = [d for d in map(self._document, self._versions(id)) if d is not None]
+            if docs:
+                out.append(docs[0])
         return out
 
     def _hits(self, query: str, k: int, filter: _Filter) -> List[Tuple[Document, float, Any]]:
@@ -178,7 +185,7 @@ class MemloopVectorStore(VectorStore):
             out: List[Tuple[Document, float, Any]] = []
             for hit in hits:
                 doc = self._document(hit.item)
-                if filter is None or _passes(doc, filter):
+                if doc is not None and (filter is None or _passes(doc, filter)):
                     out.append((doc, hit.score, hit))
                     if len(out) == k:
                         return out

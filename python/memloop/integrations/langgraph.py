@@ -113,6 +113,17 @@ class _Stored:
         )
 
 
+def _decode(item: Any) -> Optional[_Stored]:
+    """The item an adapter memory holds, or ``None`` for a memory this adapter did not write
+    (another program's memory that happens to carry the same tag and kind)."""
+    if not item.namespace.startswith("langgraph:") or item.concise is None:
+        return None
+    try:
+        return _Stored(item)
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
 def _matches(value: Any, wanted: Any) -> bool:
     """LangGraph's filter on one value field: equality, nested dicts, lists element-wise, and
     the operators ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte`` (the comparisons on
@@ -237,7 +248,8 @@ class MemloopStore(BaseStore):
             kinds=[_KIND],
             tags=[_ROOT_TAG],
         )
-        return sorted((_Stored(i) for i in items), key=lambda s: (s.updated, s.id), reverse=True)
+        versions = [s for s in map(_decode, items) if s is not None]
+        return sorted(versions, key=lambda s: (s.updated, s.id), reverse=True)
 
     def _under(self, prefix: Sequence[str]) -> list[_Stored]:
         """The live items under a namespace prefix, oldest id first."""
@@ -251,8 +263,8 @@ class MemloopStore(BaseStore):
                 tags=[tag, _ROOT_TAG], kinds=[_KIND], user=self._user(prefix), limit=_PAGE, offset=offset
             )
             for i in page:
-                s = _Stored(i)
-                if s.namespace[: len(prefix)] != tuple(prefix) or s.expired(now):
+                s = _decode(i)
+                if s is None or s.namespace[: len(prefix)] != tuple(prefix) or s.expired(now):
                     continue
                 if (s.namespace, s.key) in seen:
                     continue  # an older version left by a crash
@@ -316,8 +328,8 @@ class MemloopStore(BaseStore):
             )
             ranked: list[tuple[_Stored, Optional[float]]] = []
             for h in hits:
-                s = _Stored(h.item)
-                if s.namespace[: len(prefix)] == prefix and s.indexed and not s.expired(now) and self._passes(s, op):
+                s = _decode(h.item)
+                if s is not None and s.namespace[: len(prefix)] == prefix and s.indexed and not s.expired(now) and self._passes(s, op):
                     ranked.append((s, h.score))
             if len(ranked) >= want:
                 return ranked
@@ -334,8 +346,9 @@ class MemloopStore(BaseStore):
             tags=[tag, _ROOT_TAG], kinds=[_KIND], user=self._user(prefix), limit=op.limit, offset=op.offset
         )
         now = _now_ms()
-        page = [_Stored(i) for i in items]
-        if any(s.expired(now) or s.namespace[: len(prefix)] != prefix for s in page):
+        decoded = [_decode(i) for i in items]
+        page = [s for s in decoded if s is not None]
+        if len(page) < len(decoded) or any(s.expired(now) or s.namespace[: len(prefix)] != prefix for s in page):
             return None
         return [(s, None) for s in page]
 
@@ -445,8 +458,8 @@ class MemloopStore(BaseStore):
         now = _now_ms()
         gone = 0
         for i in self.memory.list(tags=[_ROOT_TAG], kinds=[_KIND], limit=_PAGE):
-            s = _Stored(i)
-            if s.expired(now):
+            s = _decode(i)
+            if s is not None and s.expired(now):
                 self.memory.forget(s.id)
                 gone += 1
         return gone
