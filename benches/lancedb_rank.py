@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
-"""LanceDB's full-text search and hybrid search, with its defaults, on one corpus: the peer
+"""LanceDB's full-text search and hybrid search, with its defaults, on each of several corpora: the peer
 `retrieval-bench --peers lancedb` runs beside memloop (same texts, same MiniLM vectors, same
 queries).
 
     python3 benches/lancedb_rank.py IN.json OUT.json
 
-IN: {"docs": [{"key", "text", "vector"}], "queries": [{"text", "vector"}], "k": 10}.
-OUT: {"fts": [[key, ...] per query], "hybrid": [[key, ...] per query], "lancedb": version}.
-Or several corpora at once (one table each): IN {"corpora": [{"docs", "queries"}], "k"},
-OUT {"corpora": [{"fts", "hybrid", "ingest_seconds"}], "lancedb": version, "ingest_seconds"}:
-the seconds to create each table from the given vectors and build its FTS index.
+IN: {"corpora": [{"docs": [{"key", "text", "vector"}], "queries": [{"text", "vector"}]}], "k": 10},
+one table per corpus. OUT: {"corpora": [{"fts": [[key, ...] per query], "hybrid": [...],
+"ingest_seconds"}], "lancedb": version, "ingest_seconds"}: the seconds to create each table
+from the given vectors and build its FTS index.
 The table gets a native FTS index on `text` (LanceDB's default tokenizer) and the vectors
 as given; hybrid search uses LanceDB's default reranker (RRF). A query the FTS parser refuses
 gets an empty ranking, as a caller would.
@@ -29,13 +28,9 @@ from lancedb.index import FTS
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     data = json.load(open(src))
-    if "corpora" in data:  # several corpora, one table each: {"corpora": [{docs, queries}], "k"}
-        out = [rank(c["docs"], c["queries"], data["k"]) for c in data["corpora"]]
-        json.dump({"corpora": out, "lancedb": lancedb.__version__,
-                   "ingest_seconds": sum(c["ingest_seconds"] for c in out)}, open(dst, "w"))
-        return
-    result = rank(data["docs"], data["queries"], data["k"])
-    json.dump({**result, "lancedb": lancedb.__version__}, open(dst, "w"))
+    out = [rank(c["docs"], c["queries"], data["k"]) for c in data["corpora"]]
+    json.dump({"corpora": out, "lancedb": lancedb.__version__,
+               "ingest_seconds": sum(c["ingest_seconds"] for c in out)}, open(dst, "w"))
 
 
 def rank(docs, queries, k):

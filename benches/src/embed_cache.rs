@@ -151,11 +151,6 @@ impl TextEmbedder for CachingEmbedder {
     }
 }
 
-/// The default cache directory: `~/.cache/memloop/retrieval-bench`.
-pub fn default_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/memloop/retrieval-bench"))
-}
-
 /// `dir` with a leading `~/` expanded; `none` for no cache.
 pub fn dir_of(arg: &str) -> Result<Option<PathBuf>> {
     Ok(match arg {

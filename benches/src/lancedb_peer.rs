@@ -17,7 +17,7 @@ pub struct LanceRankings {
 }
 
 /// Runs LanceDB with `python` on documents `(key, text)` with their `vectors` and the queries
-/// `(text, vector)`, `k` results each.
+/// `(text, vector)`, `k` results each: [`rank_many`] on one corpus.
 pub fn rank(
     python: &Path,
     docs: &[(String, String)],
@@ -25,59 +25,18 @@ pub fn rank(
     queries: &[(&str, Vec<f32>)],
     k: usize,
 ) -> Result<LanceRankings> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("lancedb_rank.py");
-    let dir = tempfile::tempdir()?;
-    let (input, output) = (dir.path().join("in.json"), dir.path().join("out.json"));
-    let docs: Vec<Value> = docs
-        .iter()
-        .zip(vectors)
-        .map(|((key, text), v)| json!({"key": key, "text": text, "vector": v}))
-        .collect();
-    let queries: Vec<Value> = queries
-        .iter()
-        .map(|(text, v)| json!({"text": text, "vector": v}))
-        .collect();
-    std::fs::write(
-        &input,
-        json!({"docs": docs, "queries": queries, "k": k}).to_string(),
-    )?;
-    let status = std::process::Command::new(python)
-        .arg(&script)
-        .arg(&input)
-        .arg(&output)
-        .status()
-        .with_context(|| {
-            format!(
-                "running {} (make it with `bash scripts/bench-venv.sh`)",
-                python.display()
-            )
-        })?;
-    if !status.success() {
-        bail!("{} failed: {status}", script.display());
-    }
-    let out: Value = serde_json::from_str(&std::fs::read_to_string(&output)?)?;
-    let lists = |name: &str| -> Result<Vec<Vec<String>>> {
-        let lists = out[name]
-            .as_array()
-            .with_context(|| format!("{name} rankings missing"))?;
-        Ok(lists
+    let corpus = Corpus {
+        docs: docs.to_vec(),
+        vectors: vectors.to_vec(),
+        queries: queries
             .iter()
-            .map(|l| {
-                l.as_array()
-                    .map(|keys| {
-                        keys.iter()
-                            .filter_map(|k| k.as_str().map(String::from))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            })
-            .collect())
+            .map(|(text, v)| (text.to_string(), v.clone()))
+            .collect(),
     };
-    Ok(LanceRankings {
-        fts: lists("fts")?,
-        hybrid: lists("hybrid")?,
-        version: out["lancedb"].as_str().unwrap_or("?").to_string(),
-    })
+    rank_many(python, &[corpus], k)?
+        .corpora
+        .pop()
+        .context("LanceDB returned no rankings")
 }
 
 /// One corpus for [`rank_many`]: documents `(key, text)`, their vectors, and queries

@@ -83,6 +83,11 @@ pub(crate) fn flag(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     obj.is_truthy()
 }
 
+/// An optional `bool` argument: `None` or left out is false.
+pub(crate) fn optional_flag(obj: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    obj.filter(|v| !v.is_none()).map_or(Ok(false), flag)
+}
+
 /// An iterable of `str` (a lone `str` is refused: it would be taken letter by letter).
 pub(crate) fn texts(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
     if obj.is_instance_of::<PyString>() {

@@ -114,12 +114,7 @@ impl RecallFields<'_, '_> {
         Ok(memloop::RecallRequest {
             query: text(self.query, "query")?,
             k: args::optional_int::<usize>(self.k, "k", &k_range())?,
-            history: self
-                .history
-                .filter(|v| !v.is_none())
-                .map(args::flag)
-                .transpose()?
-                .unwrap_or(false),
+            history: args::optional_flag(self.history)?,
             strategy: optional_text(self.strategy, "strategy")?,
             namespace: optional_text(self.namespace, "namespace")?,
             kinds: optional_texts(self.kinds, "kinds")?,
@@ -483,15 +478,12 @@ impl Memory {
             namespace: optional_text(namespace, "namespace")?,
             kinds: optional_texts(kinds, "kinds")?,
             tags: optional_texts(tags, "tags")?,
-            history: history
-                .filter(|v| !v.is_none())
-                .map(args::flag)
-                .transpose()?
-                .unwrap_or(false),
+            history: args::optional_flag(history)?,
             user: optional_text(user, "user")?,
             agent: optional_text(agent, "agent")?,
             session: optional_text(session, "session")?,
-            limit: args::optional_int::<usize>(limit, "limit", "1..=100000")?,
+            // The limit's bounds are the engine's (`ListRequest::check`).
+            limit: args::optional_int::<usize>(limit, "limit", "0..2^64")?,
             offset: args::optional_int::<usize>(offset, "offset", "0..2^64")?.unwrap_or(0),
         };
         let items = self.run(py, move |m| m.list_request(&request))?;

@@ -30,6 +30,7 @@ use memloop::{
     Clock, ContextRequest, Durability, ForgetPolicy, Kind, Memory, MemoryFilter, MemoryId,
     NewMemory, Options, Query, Scope, Strategy, TextEmbedder, Turn,
 };
+use memloop_benches::embed_cache::{dir_of, CachingEmbedder};
 use memloop_benches::judged::{load_beir, load_locomo, score, Session, Totals};
 use memloop_benches::lancedb_peer;
 use memloop_benches::longmemeval::run::LmeArgs;
@@ -69,32 +70,14 @@ impl Ranker {
     }
 }
 
-/// Embeddings of `texts` (documents, or queries when `query`), from the cache when it holds
-/// them for this model and these texts.
+/// Embeddings of `texts` (documents, or queries when `query`) through the caching embedder,
+/// with progress.
 fn embed_cached(
-    model: &memloop_embed::Embedder,
+    model: &CachingEmbedder,
     texts: &[&str],
     query: bool,
-    cache: Option<&Path>,
     label: &str,
 ) -> Result<Vec<Vec<f32>>> {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (TextEmbedder::fingerprint(model), query, texts).hash(&mut h);
-    let dim = TextEmbedder::dim(model);
-    let file = cache.map(|dir| dir.join(format!("{:016x}.f32", h.finish())));
-    if let Some(bytes) = file.as_ref().and_then(|f| std::fs::read(f).ok()) {
-        if bytes.len() == texts.len() * dim * 4 {
-            return Ok(bytes
-                .chunks_exact(dim * 4)
-                .map(|row| {
-                    row.chunks_exact(4)
-                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                        .collect()
-                })
-                .collect());
-        }
-    }
     let mut out = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(64) {
         if query {
@@ -105,13 +88,6 @@ fn embed_cached(
             out.extend(model.embed_documents(chunk)?);
         }
         progress(label, out.len(), texts.len());
-    }
-    if let Some(file) = file {
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let bytes: Vec<u8> = out.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
-        std::fs::write(&file, bytes)?;
     }
     Ok(out)
 }
@@ -244,7 +220,7 @@ fn main() -> Result<()> {
             file: file.clone(),
             systems: a.strategy.clone(),
             python: a.python.clone(),
-            cache: memloop_benches::embed_cache::dir_of(&a.cache)?,
+            cache: dir_of(&a.cache)?,
             model: a.model.clone(),
             limit: a.limit_queries,
             all_turns: a.all_turns,
@@ -272,14 +248,8 @@ fn main() -> Result<()> {
         .iter()
         .map(|s| Ranker::parse(s))
         .collect::<Result<_>>()?;
-    let cache = match a.cache.as_str() {
-        "none" => None,
-        c => Some(match c.strip_prefix("~/") {
-            Some(rest) => PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(rest),
-            None => PathBuf::from(c),
-        }),
-    };
     let model = Arc::new(memloop::load_model(a.model.as_deref())?);
+    let cached = CachingEmbedder::new(model.clone(), dir_of(&a.cache)?.as_deref())?;
     let mut totals: Vec<Totals> = (0..rankers.len()).map(|_| Totals::default()).collect();
     let mut lancedb_version = None;
     // Per budget: questions, carried by memloop's context, carried by the naive one.
@@ -288,7 +258,7 @@ fn main() -> Result<()> {
         let t = Instant::now();
         let texts: Vec<&str> = corpus.docs.iter().map(|d| d.1.as_str()).collect();
         let label = format!("embedding corpus {}", ci + 1);
-        let vectors = embed_cached(&model, &texts, false, cache.as_deref(), &label)?;
+        let vectors = embed_cached(&cached, &texts, false, &label)?;
         let n_queries = if a.limit_queries > 0 {
             a.limit_queries.min(corpus.queries.len())
         } else {
@@ -297,7 +267,7 @@ fn main() -> Result<()> {
         let queries = &corpus.queries[..n_queries];
         let query_texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
         let label = format!("embedding queries {}", ci + 1);
-        let query_vectors = embed_cached(&model, &query_texts, true, cache.as_deref(), &label)?;
+        let query_vectors = embed_cached(&cached, &query_texts, true, &label)?;
         let embed_s = t.elapsed().as_secs_f64();
         let dir = tempfile::tempdir()?;
         let (memory, ids, filter) = if a.conversations {

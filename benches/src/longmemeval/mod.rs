@@ -41,6 +41,14 @@ impl LmeSession {
         format!("{}_{i}", self.id)
     }
 
+    /// The turns a store holds: the user's (every speaker's with `all_turns`), not empty.
+    pub fn kept_turns(&self, all_turns: bool) -> impl Iterator<Item = (usize, &LmeTurn)> {
+        self.turns
+            .iter()
+            .enumerate()
+            .filter(move |(_, t)| (all_turns || t.role == "user") && !t.content.trim().is_empty())
+    }
+
     /// Whether the official scripts count this session as evidence.
     pub fn is_evidence(&self) -> bool {
         self.id.contains("answer")
@@ -96,33 +104,8 @@ impl LmeQuestion {
 /// Parses LongMemEval's dates, `2023/03/27 (Mon) 23:35`, as UTC.
 pub fn parse_date(s: &str) -> Option<i64> {
     let mut parts = s.split_whitespace();
-    let date = parts.next()?;
-    let _weekday = parts.next()?;
-    let time = parts.next()?;
-    let d: Vec<i64> = date
-        .split('/')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    let t: Vec<i64> = time
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    if d.len() != 3 || t.len() != 2 {
-        return None;
-    }
-    let days = days_from_civil(d[0], d[1], d[2]);
-    Some(((days * 24 + t[0]) * 60 + t[1]) * 60_000)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let (date, _weekday, time) = (parts.next()?, parts.next()?, parts.next()?);
+    memloop::time::parse_rfc3339(&format!("{}T{time}:00Z", date.replace('/', "-")))
 }
 
 /// Reads a LongMemEval file (`.json`, or `.json.gz`).

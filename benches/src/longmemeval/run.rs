@@ -21,6 +21,8 @@ use memloop::{
 };
 use serde_json::json;
 
+use memloop::retrieve::{FusionReranker, Reranker, ScoreFusion};
+
 use super::bm25_okapi::Bm25Okapi;
 use super::metrics::{at_k, sessions_of, AtK};
 use super::LmeQuestion;
@@ -145,6 +147,8 @@ impl Sums {
 struct Haystack {
     keys: Vec<String>,
     texts: Vec<String>,
+    /// What each turn said, without its speaker (what the official BM25 ranks).
+    contents: Vec<String>,
     evidence_turns: Vec<String>,
     evidence_sessions: Vec<String>,
     session_of: HashMap<String, String>,
@@ -154,18 +158,18 @@ fn haystack(q: &LmeQuestion, all_turns: bool) -> Haystack {
     let mut h = Haystack {
         keys: Vec::new(),
         texts: Vec::new(),
+        contents: Vec::new(),
         evidence_turns: q.evidence_turns(!all_turns),
         evidence_sessions: q.evidence_sessions(),
         session_of: HashMap::new(),
     };
     for s in &q.sessions {
-        for (i, t) in s.turns.iter().enumerate() {
-            if (all_turns || t.role == "user") && !t.content.trim().is_empty() {
-                let key = s.turn_key(i);
-                h.session_of.insert(key.clone(), s.id.clone());
-                h.keys.push(key);
-                h.texts.push(format!("{}: {}", t.role, t.content));
-            }
+        for (i, t) in s.kept_turns(all_turns) {
+            let key = s.turn_key(i);
+            h.session_of.insert(key.clone(), s.id.clone());
+            h.keys.push(key);
+            h.texts.push(format!("{}: {}", t.role, t.content));
+            h.contents.push(t.content.clone());
         }
     }
     h.evidence_turns.retain(|k| h.session_of.contains_key(k));
@@ -198,12 +202,7 @@ fn store(
     let memory = Memory::open(dir, options)?;
     let mut keys = HashMap::new();
     for s in sessions {
-        let picked: Vec<(usize, &super::LmeTurn)> = s
-            .turns
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| (all_turns || t.role == "user") && !t.content.trim().is_empty())
-            .collect();
+        let picked: Vec<(usize, &super::LmeTurn)> = s.kept_turns(all_turns).collect();
         if picked.is_empty() {
             continue;
         }
@@ -359,12 +358,7 @@ pub fn run(a: &LmeArgs) -> Result<()> {
                 }
                 System::Bm25 { lowercase } => {
                     // The official baseline ranks the turns' contents.
-                    let contents: Vec<&str> = h
-                        .texts
-                        .iter()
-                        .map(|t| t.split_once(": ").map_or(t.as_str(), |(_, c)| c))
-                        .collect();
-                    Bm25Okapi::new(contents, lowercase)
+                    Bm25Okapi::new(h.contents.iter().map(String::as_str), lowercase)
                         .search(&q.question, DEPTH)
                         .into_iter()
                         .map(|i| h.keys[i].clone())
@@ -461,36 +455,11 @@ pub fn run(a: &LmeArgs) -> Result<()> {
     Ok(())
 }
 
-/// The exploration's ranking: `pool`'s hits fused again with lexical weight `w` (as the
+/// The exploration's ranking: `pool`'s hits fused again with lexical weight `w` (the
 /// engine's `ScoreFusion`), each lifted by `lift` × the best fused score among the other
 /// candidates of its session, the time cue's boost applied as the engine applies it.
 fn refuse(pool: &[(String, memloop::Hit)], h: &Haystack, w: f32, lift: f32) -> Vec<String> {
-    let best_lexical = pool
-        .iter()
-        .filter_map(|(_, x)| x.explain.lexical)
-        .fold(0.0f32, f32::max);
-    let (lo, hi) = pool
-        .iter()
-        .filter(|(_, x)| x.explain.vector_rank.is_some())
-        .filter_map(|(_, x)| x.explain.vector)
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-    let fused: Vec<f32> = pool
-        .iter()
-        .map(|(_, x)| {
-            let lexical = match x.explain.lexical {
-                Some(s) if best_lexical > 0.0 => s / best_lexical,
-                _ => 0.0,
-            };
-            let vector = match x.explain.vector {
-                Some(v) if hi > lo => ((v - lo) / (hi - lo)).clamp(0.0, 1.0),
-                Some(v) if v >= hi => 1.0,
-                _ => 0.0,
-            };
-            w * lexical + (1.0 - w) * vector
-        })
-        .collect();
+    let fused = engine_scores(pool, &ScoreFusion { lexical_weight: w });
     let mut best_two: HashMap<&str, (f32, f32)> = HashMap::new();
     for ((key, _), f) in pool.iter().zip(&fused) {
         let e = best_two
@@ -502,28 +471,27 @@ fn refuse(pool: &[(String, memloop::Hit)], h: &Haystack, w: f32, lift: f32) -> V
             e.1 = *f;
         }
     }
-    let mut scored: Vec<(f32, usize)> = pool
+    let lifted = pool
         .iter()
         .zip(&fused)
-        .enumerate()
-        .map(|(i, ((key, x), f))| {
+        .map(|((key, _), f)| {
             let (first, second) = best_two[h.session_of[key].as_str()];
-            let other = if *f >= first { second } else { first };
-            let mut s = f + lift * other;
-            if let Some(t) = &x.explain.time {
-                s += t.boost * s.abs();
-            }
-            (s, i)
+            f + lift * if *f >= first { second } else { first }
         })
         .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored
-        .into_iter()
-        .take(DEPTH)
-        .map(|(_, i)| pool[i].0.clone())
-        .collect()
+    ordered(pool, lifted)
 }
 
+/// The scores the engine's `reranker` gives the pool's hits.
+fn engine_scores(pool: &[(String, memloop::Hit)], reranker: &dyn Reranker) -> Vec<f32> {
+    let hits: Vec<memloop::Hit> = pool.iter().map(|(_, hit)| hit.clone()).collect();
+    reranker
+        .rerank("", &hits)
+        .expect("the built-in rerankers do not fail")
+}
+
+/// The pool's keys by `scores`, the time cue's boost applied as the engine applies it, best
+/// first.
 fn ordered(pool: &[(String, memloop::Hit)], scores: Vec<f32>) -> Vec<String> {
     let mut scored: Vec<(f32, usize)> = pool
         .iter()
@@ -570,14 +538,7 @@ fn zfuse(pool: &[(String, memloop::Hit)], w: f32) -> Vec<String> {
     ordered(pool, scores)
 }
 
-/// Reciprocal-rank fusion over the vector and lexical ranks.
+/// The engine's reciprocal-rank fusion over the vector and lexical ranks.
 fn rrf(pool: &[(String, memloop::Hit)], k: f32) -> Vec<String> {
-    let scores = pool
-        .iter()
-        .map(|(_, x)| {
-            let r = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (k + r as f32 + 1.0));
-            r(x.explain.vector_rank) + r(x.explain.lexical_rank)
-        })
-        .collect();
-    ordered(pool, scores)
+    ordered(pool, engine_scores(pool, &FusionReranker { k }))
 }

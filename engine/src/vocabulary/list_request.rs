@@ -5,10 +5,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::RecallRequest;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::invalid::InvalidInput;
-use crate::item::Kind;
 
 /// The page size when a listing names none.
 pub const DEFAULT_LIST_LIMIT: usize = 1_000;
@@ -75,21 +75,18 @@ impl ListRequest {
             }
             .into());
         }
-        let kinds = self
-            .kinds
-            .iter()
-            .map(|name| Kind::named(name))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        let filter = MemoryFilter {
+        // The filter fields mean what a recall's mean.
+        let filter = RecallRequest {
             namespace: self.namespace,
-            kinds,
+            kinds: self.kinds,
             tags: self.tags,
-            include_superseded: self.history,
+            history: self.history,
             user: self.user,
             agent: self.agent,
             session: self.session,
             ..Default::default()
-        };
+        }
+        .filter()?;
         Ok(Listing {
             filter,
             offset: self.offset,

@@ -106,24 +106,32 @@ impl RecallRequest {
         };
         let k = self.k.unwrap_or(default_k);
         check_k(k)?;
+        let filter = self.filter()?;
+        Ok((Query::new(self.query).k(k).filter(filter), strategy))
+    }
+
+    /// The memories its filter fields name (namespace, kinds, tags, history, scope, as-of):
+    /// what a recall searches and a listing pages through.
+    ///
+    /// # Errors
+    /// [`InvalidInput`] naming the field: an unknown kind, a time that is not one.
+    pub(crate) fn filter(&self) -> Result<MemoryFilter> {
         let kinds = self
             .kinds
             .iter()
             .map(|name| Kind::named(name))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let as_of = self.as_of.as_ref().map(|w| w.millis("as_of")).transpose()?;
-        let filter = MemoryFilter {
-            namespace: self.namespace,
+        Ok(MemoryFilter {
+            namespace: self.namespace.clone(),
             kinds,
-            tags: self.tags,
+            tags: self.tags.clone(),
             include_superseded: self.history,
-            user: self.user,
-            agent: self.agent,
-            session: self.session,
-            as_of,
+            user: self.user.clone(),
+            agent: self.agent.clone(),
+            session: self.session.clone(),
+            as_of: self.as_of.as_ref().map(|w| w.millis("as_of")).transpose()?,
             ..Default::default()
-        };
-        Ok((Query::new(self.query).k(k).filter(filter), strategy))
+        })
     }
 }
 

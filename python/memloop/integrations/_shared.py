@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Optional, Union
+from typing import Any, Optional, TypeVar, Union
 
 from .._async import AsyncMemory
 from .._native import Memory
@@ -30,6 +30,28 @@ def open_memory(
         raise TypeError(f"memory must be a memloop.Memory or AsyncMemory, not {type(memory).__name__}")
     assert path is not None
     return Memory(path, **options), True
+
+
+_Owner = TypeVar("_Owner", bound="OwnsMemory")
+
+
+class OwnsMemory:
+    """What every adapter does with the store it works on: closes it if it opened it (see
+    :func:`open_memory`), as ``close()`` or at the end of a ``with`` block."""
+
+    memory: Memory
+    _owned: bool
+
+    def close(self) -> None:
+        """Closes the memloop store if this adapter opened it."""
+        if self._owned:
+            self.memory.close()
+
+    def __enter__(self: _Owner) -> _Owner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def dumps(value: Any) -> str:

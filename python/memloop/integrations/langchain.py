@@ -23,7 +23,7 @@ from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
 from .._async import AsyncMemory
 from .._native import Memory
-from ._shared import PathLike, dumps, forget_older_versions, open_memory
+from ._shared import OwnsMemory, PathLike, dumps, forget_older_versions, open_memory
 
 __all__ = ["MemloopVectorStore"]
 
@@ -47,7 +47,7 @@ class _MemloopEmbeddings(Embeddings):
         return self.memory.embed_query(text)
 
 
-class MemloopVectorStore(VectorStore):
+class MemloopVectorStore(OwnsMemory, VectorStore):
     """A LangChain vector store kept in a memloop store.
 
     ``MemloopVectorStore(path=...)`` opens (creating if needed) the store in ``path``;
@@ -83,17 +83,6 @@ class MemloopVectorStore(VectorStore):
     def embeddings(self) -> Embeddings:
         """The embedder of the store's vectors."""
         return self._embedding
-
-    def close(self) -> None:
-        """Closes the memloop store if this vector store opened it."""
-        if self._owned:
-            self.memory.close()
-
-    def __enter__(self) -> "MemloopVectorStore":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- writing -----------------------------------------------------------------------------
 

@@ -46,7 +46,7 @@ from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from .._async import AsyncMemory
 from .._native import Memory
-from ._shared import PathLike, dumps, forget_older_versions, open_memory
+from ._shared import OwnsMemory, PathLike, dumps, forget_older_versions, open_memory
 
 __all__ = ["MemloopStore"]
 
@@ -75,7 +75,7 @@ def _datetime(ms: int) -> datetime:
 class _Stored:
     """One stored item, decoded."""
 
-    __slots__ = ("id", "namespace", "key", "value", "created", "updated", "expires", "ttl", "indexed")
+    __slots__ = ("id", "namespace", "key", "value", "text", "created", "updated", "expires", "ttl", "indexed")
 
     def __init__(self, item: Any) -> None:
         path = json.loads(item.namespace[len("langgraph:"):])
@@ -84,6 +84,7 @@ class _Stored:
         self.namespace: tuple[str, ...] = tuple(path[:-1])
         self.key: str = path[-1]
         self.value: "dict[str, Any]" = envelope["value"]
+        self.text: str = item.text
         self.created: int = envelope["created"]
         self.updated: int = item.updated
         self.ttl: Optional[float] = envelope.get("ttl")
@@ -114,9 +115,9 @@ class _Stored:
 
 
 def _decode(item: Any) -> Optional[_Stored]:
-    """The item an adapter memory holds, or ``None`` for a memory this adapter did not write
-    (another program's memory that happens to carry the same tag and kind)."""
-    if not item.namespace.startswith("langgraph:") or item.concise is None:
+    """The item an adapter memory holds, or ``None`` for none, or for a memory this adapter did
+    not write (another program's memory that happens to carry the same tag and kind)."""
+    if item is None or not item.namespace.startswith("langgraph:") or item.concise is None:
         return None
     try:
         return _Stored(item)
@@ -181,7 +182,7 @@ def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) ->
     return all(p == "*" or n == p for n, p in pairs)
 
 
-class MemloopStore(BaseStore):
+class MemloopStore(OwnsMemory, BaseStore):
     """A LangGraph store kept in a memloop store.
 
     ``MemloopStore(path)`` opens (creating if needed) the store in ``path`` with memloop's own
@@ -221,17 +222,6 @@ class MemloopStore(BaseStore):
         # A crash between a put's two steps leaves two versions: the older is forgotten here.
         forget_older_versions(self.memory, _ROOT_TAG, _KIND)
 
-    def close(self) -> None:
-        """Closes the memloop store if this adapter opened it."""
-        if self._owned:
-            self.memory.close()
-
-    def __enter__(self) -> "MemloopStore":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # --- reading -----------------------------------------------------------------------------
 
     def _user(self, prefix: Sequence[str]) -> Optional[str]:
@@ -256,7 +246,6 @@ class MemloopStore(BaseStore):
         tag = _prefix_tag(prefix) if prefix else _ROOT_TAG
         now = _now_ms()
         out: list[_Stored] = []
-        seen: "set[tuple[tuple[str, ...], str]]" = set()
         offset = 0
         while True:
             page = self.memory.list(
@@ -264,24 +253,11 @@ class MemloopStore(BaseStore):
             )
             for i in page:
                 s = _decode(i)
-                if s is None or s.namespace[: len(prefix)] != tuple(prefix) or s.expired(now):
-                    continue
-                if (s.namespace, s.key) in seen:
-                    continue  # an older version left by a crash
-                seen.add((s.namespace, s.key))
-                out.append(s)
+                if s is not None and s.namespace[: len(prefix)] == tuple(prefix) and not s.expired(now):
+                    out.append(s)
             if len(page) < _PAGE:
-                break
+                return out
             offset += _PAGE
-        return self._newest(out)
-
-    def _newest(self, items: list[_Stored]) -> list[_Stored]:
-        by_key: "dict[tuple[tuple[str, ...], str], _Stored]" = {}
-        for s in items:
-            k = (s.namespace, s.key)
-            if k not in by_key or (s.updated, s.id) > (by_key[k].updated, by_key[k].id):
-                by_key[k] = s
-        return [s for s in items if by_key[(s.namespace, s.key)] is s]
 
     def _get(self, op: GetOp) -> Optional[Item]:
         versions = [v for v in self._versions(tuple(op.namespace), op.key) if not v.expired(_now_ms())]
@@ -402,7 +378,10 @@ class MemloopStore(BaseStore):
         indexed: bool,
         created: int,
         ttl: Optional[float],
-    ) -> _Stored:
+        replacing: list[int],
+    ) -> int:
+        """Writes the item's new version, then forgets the versions it replaces (so a crash
+        between the two leaves two, repaired at the next open); returns the new id."""
         expires = None if ttl is None else _now_ms() + int(ttl * 60_000)
         envelope = {"value": value, "created": created, "ttl": ttl, "expires": expires, "indexed": indexed}
         tags = [_ROOT_TAG] + [_prefix_tag(namespace[:n]) for n in range(1, len(namespace) + 1)]
@@ -415,12 +394,10 @@ class MemloopStore(BaseStore):
             pinned=True,
             user=self._user(namespace),
         )
-        for old in self._versions(namespace, key):
-            if old.id != id:
-                self.memory.forget(old.id)
-        item = self.memory.get(id)
-        assert item is not None
-        return _Stored(item)
+        for old in replacing:
+            if old != id:
+                self.memory.forget(old)
+        return id
 
     def _put(self, op: PutOp) -> None:
         namespace = tuple(op.namespace)
@@ -434,7 +411,6 @@ class MemloopStore(BaseStore):
         now = _now_ms()
         live = [v for v in versions if not v.expired(now)]
         created = live[0].created if live else now
-        ttl = op.ttl if op.ttl is not None else None
         self._write(
             namespace,
             op.key,
@@ -442,16 +418,18 @@ class MemloopStore(BaseStore):
             text=self._text(value, op.index),
             indexed=op.index is not False,
             created=created,
-            ttl=ttl,
+            ttl=op.ttl,
+            replacing=[v.id for v in versions],
         )
 
     def _refresh(self, s: _Stored) -> _Stored:
-        item = self.memory.get(s.id)
-        if item is None:
-            return s
-        return self._write(
-            s.namespace, s.key, s.value, text=item.text, indexed=s.indexed, created=s.created, ttl=s.ttl
+        """The item rewritten with its TTL restarted (LangGraph's refresh on read)."""
+        id = self._write(
+            s.namespace, s.key, s.value, text=s.text, indexed=s.indexed, created=s.created, ttl=s.ttl,
+            replacing=[s.id],
         )
+        refreshed = _decode(self.memory.get(id))
+        return refreshed if refreshed is not None else s
 
     def sweep_ttl(self) -> int:
         """Forgets every expired item; returns how many."""

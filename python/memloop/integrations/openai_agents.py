@@ -20,7 +20,7 @@ from agents.memory.session_settings import SessionSettings, resolve_session_limi
 
 from .._async import AsyncMemory
 from .._native import Memory
-from ._shared import PathLike, dumps, open_memory
+from ._shared import OwnsMemory, PathLike, dumps, open_memory
 
 __all__ = ["MemloopSession"]
 
@@ -34,7 +34,7 @@ def _speaker(item: Any) -> str:
     return "item"
 
 
-class MemloopSession(SessionABC):
+class MemloopSession(OwnsMemory, SessionABC):
     """The conversation history of one session id, in a memloop store.
 
     ``MemloopSession(session_id, path)`` opens (creating if needed) the store in ``path``
@@ -63,11 +63,6 @@ class MemloopSession(SessionABC):
         self._user = user
         self._agent = agent
         self._lock = asyncio.Lock()
-
-    def close(self) -> None:
-        """Closes the memloop store if this session opened it."""
-        if self._owned:
-            self.memory.close()
 
     def _turns(self) -> List[Any]:
         return self.memory.conversation(self.session_id, user=self._user, agent=self._agent)
