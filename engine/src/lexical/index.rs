@@ -190,8 +190,15 @@ impl LexicalIndex {
         terms.sort_unstable();
         terms.dedup();
         let in_scope = |doc: &Doc| only.is_none_or(|p| doc.partition == p);
-        let mut scores: FxHashMap<MemoryId, f32> = FxHashMap::default();
-        let mut found: Vec<(MemoryId, f32, u32)> = Vec::new();
+        // Sized once for the longest posting list: every scored memory is in one of them.
+        let most = terms
+            .iter()
+            .map(|&t| self.postings[t as usize].len())
+            .max()
+            .unwrap_or(0);
+        let mut scores: FxHashMap<MemoryId, f32> =
+            FxHashMap::with_capacity_and_hasher(most, Default::default());
+        let mut found: Vec<(MemoryId, f32, u32)> = Vec::with_capacity(most);
         for tid in terms {
             found.clear();
             for (&id, &tf) in &self.postings[tid as usize] {
@@ -208,12 +215,37 @@ impl LexicalIndex {
                 *scores.entry(id).or_default() += s;
             }
         }
-        let mut out: Vec<(MemoryId, f32)> =
-            scores.into_iter().filter(|&(id, _)| allow(id)).collect();
-        out.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        out.truncate(k);
-        out
+        best_allowed(scores.into_iter().collect(), k, allow)
     }
+}
+
+/// The first `k` of `scored` that pass `allow`, best first (equal scores by id): what sorting
+/// all of them and filtering would give, but only the best few are sorted and asked about.
+fn best_allowed(
+    mut scored: Vec<(MemoryId, f32)>,
+    k: usize,
+    allow: &dyn Fn(MemoryId) -> bool,
+) -> Vec<(MemoryId, f32)> {
+    let order = |a: &(MemoryId, f32), b: &(MemoryId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let mut out = Vec::with_capacity(k.min(scored.len()));
+    let mut rest = scored.as_mut_slice();
+    while out.len() < k && !rest.is_empty() {
+        // Twice what is still missing, so a filter that refuses a few needs no second round.
+        let take = (2 * (k - out.len())).min(rest.len());
+        if take < rest.len() {
+            rest.select_nth_unstable_by(take - 1, order);
+        }
+        let (head, tail) = rest.split_at_mut(take);
+        head.sort_unstable_by(order);
+        out.extend(
+            head.iter()
+                .copied()
+                .filter(|&(id, _)| allow(id))
+                .take(k - out.len()),
+        );
+        rest = tail;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -286,5 +318,24 @@ mod tests {
         assert_eq!(ix.terms(), 2, "only the lasting memory's terms remain");
         assert!(ix.search("secret0x1", 5, None, &|_| true).is_empty());
         assert_eq!(ix.search("lasting", 5, None, &|_| true)[0].0, 1);
+    }
+
+    proptest::proptest! {
+        /// Selecting the best few equals sorting everything, filtering and truncating, with
+        /// ties on score, any filter and any k.
+        #[test]
+        fn best_allowed_is_the_sorted_filtered_prefix(
+            scores in proptest::collection::vec(0u8..6, 0..80),
+            refused in proptest::collection::vec(proptest::bool::ANY, 80),
+            k in 0usize..30,
+        ) {
+            let scored: Vec<(MemoryId, f32)> =
+                scores.iter().enumerate().map(|(i, &s)| (i as MemoryId * 3 + 1, f32::from(s))).collect();
+            let allow = |id: MemoryId| !refused[(id / 3) as usize];
+            let mut expected: Vec<_> = scored.iter().copied().filter(|&(id, _)| allow(id)).collect();
+            expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            expected.truncate(k);
+            proptest::prop_assert_eq!(best_allowed(scored, k, &allow), expected);
+        }
     }
 }
