@@ -21,6 +21,8 @@ export {
   ConversationReport,
   Exported,
   ImportReport,
+  FetchedModel,
+  fetchModel,
 } from './native'
 export * from './errors'
 

@@ -20,23 +20,39 @@ function refused(e) {
   return new errors.InvalidInputError(`bad argument: ${message}`, 'invalid_input', { cause: e })
 }
 
-/** Makes every method of `target` (but those in `sync`) reject with typed errors. */
+/**
+ * A recall's hits as the addon answers them: JSON text (V8 builds the objects from it faster
+ * than the addon can set their properties one by one) or, when an id needs a `bigint`, the
+ * objects themselves.
+ */
+function hits(answer) {
+  return typeof answer === 'string' ? JSON.parse(answer) : answer
+}
+
+/** The methods whose answers `hits` reads. */
+const HITS = new Set(['recall', 'recallSync'])
+
+/**
+ * Makes every method of `target` (but those in `sync`) reject with typed errors, and those in
+ * `HITS` answer objects.
+ */
 function typeErrors(target, sync) {
   for (const name of Object.getOwnPropertyNames(target)) {
     const d = Object.getOwnPropertyDescriptor(target, name)
     if (name === 'constructor' || typeof d.value !== 'function') continue
     const f = d.value
+    const read = HITS.has(name) ? hits : (x) => x
     const wrapped = sync.has(name)
       ? function (...args) {
           try {
-            return f.apply(this, args)
+            return read(f.apply(this, args))
           } catch (e) {
             throw refused(e)
           }
         }
       : function (...args) {
           try {
-            return Promise.resolve(f.apply(this, args)).catch((e) => {
+            return Promise.resolve(f.apply(this, args)).then(read, (e) => {
               throw typed(e)
             })
           } catch (e) {
@@ -74,8 +90,20 @@ native.Memory.prototype[Symbol.asyncDispose] = function () {
   return this.close()
 }
 
+/** `fetchModel` as exported: its failures typed (see `native.d.ts`). */
+function fetchModel(dir) {
+  try {
+    return native.fetchModel(dir).catch((e) => {
+      throw typed(e)
+    })
+  } catch (e) {
+    return Promise.reject(refused(e))
+  }
+}
+
 // Named one by one, so `import { Memory, NotFoundError } from 'memloop'` works from ESM too.
 exports.Memory = Memory
+exports.fetchModel = fetchModel
 exports.MemloopError = errors.MemloopError
 exports.InvalidInputError = errors.InvalidInputError
 exports.NotFoundError = errors.NotFoundError

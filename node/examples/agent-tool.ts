@@ -7,7 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { Memory, MemloopError, type Hit } from 'memloop'
+import { Memory, MemloopError, fetchModel, type Hit } from 'memloop'
 import { z } from 'zod'
 
 /** memloop's remember and recall as the tools of an MCP server. */
@@ -52,6 +52,9 @@ function scriptedModel(message: string, user: string): ToolCall {
 }
 
 async function main(dir: string): Promise<void> {
+  // The default model, downloaded once into the cache the CLI and Python share.
+  const model = await fetchModel()
+  console.log(`model ${model.dir}${model.downloaded ? ' (downloaded)' : ''}`)
   await using mem = await Memory.open(dir)
   const server = memoryServer(mem)
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()

@@ -63,7 +63,8 @@ fn count(n: Option<f64>, field: &str) -> napi::Result<Option<usize>> {
 #[napi(object)]
 #[derive(Default)]
 pub struct OpenOptions {
-    /// The model directory (default: the default model, fetched by `memloop model fetch`).
+    /// The model directory (default: the default model, fetched by `fetchModel()` or
+    /// `memloop model fetch`).
     pub model: Option<String>,
     /// "cpu" (default), "cuda" or "cuda:N" in a build with CUDA.
     pub device: Option<String>,

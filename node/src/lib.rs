@@ -12,6 +12,8 @@ mod call;
 mod inputs;
 mod js_value;
 mod memory;
+mod model;
 mod outputs;
 
 pub use memory::Memory;
+pub use model::{fetch_model, FetchedModel};
