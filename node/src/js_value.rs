@@ -45,6 +45,17 @@ fn safe_number(n: Number) -> Number {
     n
 }
 
+/// Whether every number in `v` is a double, as [`plain`] leaves safe integers: a JSON text of
+/// it reads back the same numbers in JavaScript.
+pub fn all_doubles(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_f64(),
+        Value::Array(items) => items.iter().all(all_doubles),
+        Value::Object(map) => map.values().all(all_doubles),
+        _ => true,
+    }
+}
+
 /// `valid_from` → `validFrom`.
 pub fn camel_case(key: &str) -> String {
     let mut out = String::with_capacity(key.len());

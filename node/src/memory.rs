@@ -181,7 +181,7 @@ impl Memory {
         &self,
         query: String,
         options: Option<QueryOptions>,
-    ) -> napi::Result<AsyncTask<Typed<Vec<memloop::Hit>, Vec<outputs::Hit>>>> {
+    ) -> napi::Result<AsyncTask<Typed<Vec<memloop::Hit>, outputs::HitsAnswer>>> {
         let request = options.unwrap_or_default().recall(query)?;
         let to_js = if request.explain {
             outputs::hits_explained
@@ -199,12 +199,12 @@ impl Memory {
     /// [`Memory::recall`] on the JavaScript thread, for the lexical strategy only (BM25,
     /// no embedding: well under a millisecond on thousands of memories); any other strategy
     /// embeds the query and is refused here: use `recall`.
-    #[napi]
+    #[napi(ts_return_type = "Hit[]")]
     pub fn recall_sync(
         &self,
         query: String,
         options: Option<QueryOptions>,
-    ) -> napi::Result<Vec<outputs::Hit>> {
+    ) -> napi::Result<outputs::HitsAnswer> {
         let request = options.unwrap_or_default().recall(query)?;
         let explain = request.explain;
         let (query, strategy) = checked_engine(request.into_query())?;

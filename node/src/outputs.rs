@@ -5,7 +5,7 @@
 
 use napi::bindgen_prelude::{BigInt, Either};
 use napi_derive::napi;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A memory id as JavaScript gets it.
 pub type OutId = Either<f64, BigInt>;
@@ -26,6 +26,22 @@ fn id<'de, D: Deserializer<'de>>(d: D) -> Result<OutId, D::Error> {
 
 fn optional_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<OutId>, D::Error> {
     Ok(Option::<u64>::deserialize(d)?.map(id_value))
+}
+
+/// A safe id as a JSON number; an id above 2^53 − 1 cannot be one (JSON.parse would round it),
+/// so it fails the encoding and the answer is built by napi instead ([`hits_json`]).
+fn json_id<S: Serializer>(id: &OutId, s: S) -> Result<S::Ok, S::Error> {
+    match id {
+        Either::A(v) => s.serialize_u64(*v as u64),
+        Either::B(_) => Err(serde::ser::Error::custom("an id above 2^53 - 1")),
+    }
+}
+
+fn json_optional_id<S: Serializer>(id: &Option<OutId>, s: S) -> Result<S::Ok, S::Error> {
+    match id {
+        Some(id) => json_id(id, s),
+        None => s.serialize_none(),
+    }
 }
 
 fn ids<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<OutId>, D::Error> {
@@ -53,21 +69,25 @@ pub struct Remembered {
 
 /// One stored memory.
 #[napi(object)]
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
+#[serde(rename_all(serialize = "camelCase"))]
 pub struct Item {
     /// The id.
     #[napi(ts_type = "number | bigint")]
-    #[serde(deserialize_with = "id")]
+    #[serde(deserialize_with = "id", serialize_with = "json_id")]
     pub id: OutId,
     /// chunk, fact, triple, summary, task, reflection, subject, document or turn.
     pub kind: String,
     /// The original text.
     pub text: String,
     /// A concise version, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub concise: Option<String>,
     /// A brief version, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub brief: Option<String>,
     /// The subject key (a file path, a tool name); a turn's speaker.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// The namespace.
     pub namespace: String,
@@ -87,33 +107,46 @@ pub struct Item {
     pub pinned: bool,
     /// The older version this one replaced.
     #[napi(ts_type = "number | bigint | null")]
-    #[serde(deserialize_with = "optional_id")]
+    #[serde(
+        deserialize_with = "optional_id",
+        serialize_with = "json_optional_id",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub supersedes: Option<OutId>,
     /// The newer version that replaced this one.
     #[napi(ts_type = "number | bigint | null")]
-    #[serde(deserialize_with = "optional_id")]
+    #[serde(
+        deserialize_with = "optional_id",
+        serialize_with = "json_optional_id",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub superseded_by: Option<OutId>,
     /// working, long_term or forgotten.
     pub tier: String,
     /// The user it belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
     /// The agent it belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// The session it belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
     /// When what it says became true (ms).
     pub valid_from: i64,
     /// When it stopped being true (ms), if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub valid_until: Option<i64>,
 }
 
 /// One memory a recall found.
 #[napi(object)]
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
+#[serde(rename_all(serialize = "camelCase"))]
 pub struct Hit {
     /// The memory's id.
     #[napi(ts_type = "number | bigint")]
-    #[serde(deserialize_with = "id")]
+    #[serde(deserialize_with = "id", serialize_with = "json_id")]
     pub id: OutId,
     /// Its score (higher is better).
     pub score: f64,
@@ -124,6 +157,7 @@ pub struct Hit {
     /// Its kind.
     pub kind: String,
     /// Why it surfaced, the parts of its score (with `explain: true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<serde_json::Value>,
     /// The whole memory.
     pub item: Item,
@@ -259,13 +293,13 @@ impl From<&memloop::MemoryItem> for Item {
 }
 
 /// A recall's hits, converted directly (the hot path: no serde round trip).
-pub fn hits(hits: Vec<memloop::Hit>) -> napi::Result<Vec<Hit>> {
-    convert_hits(hits, false)
+pub fn hits(hits: Vec<memloop::Hit>) -> napi::Result<HitsAnswer> {
+    convert_hits(hits, false).map(hits_answer)
 }
 
 /// A recall's hits with the parts of their scores.
-pub fn hits_explained(hits: Vec<memloop::Hit>) -> napi::Result<Vec<Hit>> {
-    convert_hits(hits, true)
+pub fn hits_explained(hits: Vec<memloop::Hit>) -> napi::Result<HitsAnswer> {
+    convert_hits(hits, true).map(hits_answer)
 }
 
 fn convert_hits(hits: Vec<memloop::Hit>, explain: bool) -> napi::Result<Vec<Hit>> {
@@ -284,6 +318,31 @@ fn convert_hits(hits: Vec<memloop::Hit>, explain: bool) -> napi::Result<Vec<Hit>
             })
         })
         .collect()
+}
+
+/// The hits as one JSON text, for `index.js` to `JSON.parse`: V8 builds objects from JSON
+/// several times faster than napi sets their properties one by one, and the result is the same
+/// plain objects (absent fields absent, numbers the same doubles). `None` when a number in
+/// them is not a safe integer or a double (an id above 2^53 − 1, which must stay a `bigint`):
+/// napi builds those objects.
+pub fn hits_json(hits: &[Hit]) -> Option<String> {
+    let explained_safe = hits
+        .iter()
+        .all(|h| h.explain.as_ref().is_none_or(crate::js_value::all_doubles));
+    explained_safe
+        .then(|| serde_json::to_string(hits).ok())
+        .flatten()
+}
+
+/// A recall's answer: JSON text when [`hits_json`] can write it, the napi objects otherwise.
+pub type HitsAnswer = Either<String, Vec<Hit>>;
+
+/// `hits` answered as [`hits_json`] writes them where it can.
+pub fn hits_answer(hits: Vec<Hit>) -> HitsAnswer {
+    match hits_json(&hits) {
+        Some(text) => Either::A(text),
+        None => Either::B(hits),
+    }
 }
 
 /// A memory, or `null`.

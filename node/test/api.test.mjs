@@ -36,6 +36,12 @@ test('remember, recall, context, get, update, forget round trip', async (t) => {
 
   const item = await mem.get(2)
   assert.deepEqual(item.tags, ['ops'])
+  // A hit's memory is the same plain object `get` answers (hits come as JSON text, `get`'s
+  // objects from the addon): the same fields, absent ones absent, the same numbers.
+  const [hit] = await mem.recall('deploys', { strategy: 'lexical', k: 1 })
+  const again = await mem.get(2)
+  assert.deepEqual({ ...hit.item, accessed: 0 }, { ...again, accessed: 0 })
+  assert.ok(!('supersededBy' in hit.item) && !('concise' in hit.item), 'absent fields are absent')
   assert.equal(await mem.get(99), null)
 
   // The merge took no id: the new version is memory 3.

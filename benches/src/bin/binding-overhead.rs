@@ -73,8 +73,15 @@ fn main() -> Result<()> {
         micros.push(t.elapsed().as_secs_f64() * 1e6);
     }
     if std::env::var_os("HOP").is_some() {
-        // Each recall on another thread of a pool of 4, as libuv's pool runs a Node call.
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build()?;
+        // Each recall on another thread (HOP=N: a pool of N; 4 is libuv's pool, which runs a
+        // Node call): what a Promise's thread hop costs in Rust itself.
+        let threads = std::env::var("HOP")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(4);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()?;
         micros.clear();
         for i in 0..a.queries {
             let t = Instant::now();
