@@ -8,7 +8,7 @@ use tokenizers::Tokenizer;
 
 use crate::config::{sentence_bert_max_len, ModelConfig};
 use crate::error::{EmbedError, Result};
-use crate::models::{Encoder, Kernels};
+use crate::models::{Encoder, Kernels, Precision};
 use crate::{pool, tokenize};
 
 /// Where inference runs.
@@ -89,6 +89,10 @@ pub struct EmbedderOptions {
     /// Which implementation runs BERT-family models on the CPU: memloop's own encoder
     /// (default, several times faster) or candle-transformers' `bert` (the reference).
     pub kernels: Kernels,
+    /// The native encoder's arithmetic: f32 (default) or int8 matrix products. An int8
+    /// embedder's fingerprint names it (`<model>+int8`): its vectors differ slightly from f32's,
+    /// so a store never mixes the two.
+    pub precision: Precision,
 }
 
 impl Default for EmbedderOptions {
@@ -100,6 +104,7 @@ impl Default for EmbedderOptions {
             dimension: None,
             device: DeviceChoice::Cpu,
             kernels: Kernels::Native,
+            precision: Precision::F32,
         }
     }
 }
@@ -143,6 +148,8 @@ pub struct Embedder {
     pool: Option<rayon::ThreadPool>,
     fingerprint: OnceLock<Fingerprint>,
     device_choice: DeviceChoice,
+    /// The native encoder's arithmetic (part of the fingerprint).
+    precision: Precision,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -152,6 +159,7 @@ impl std::fmt::Debug for Embedder {
             .field("dim", &self.dim)
             .field("max_len", &self.max_len)
             .field("device", &self.device_choice)
+            .field("precision", &self.precision)
             .finish()
     }
 }
@@ -192,7 +200,15 @@ impl Embedder {
         let weights_path = dir.join("model.safetensors");
         // The weights and the tokenizer load side by side (each takes about half the time).
         let (encoder, tokenizers) = rayon::join(
-            || Encoder::load(&config, &weights_path, &device, options.kernels),
+            || {
+                Encoder::load(
+                    &config,
+                    &weights_path,
+                    &device,
+                    options.kernels,
+                    options.precision,
+                )
+            },
             || tokenize::load(&dir.join("tokenizer.json"), max_len),
         );
         let encoder = encoder?;
@@ -249,6 +265,7 @@ impl Embedder {
             pool,
             fingerprint: OnceLock::new(),
             device_choice: options.device,
+            precision: options.precision,
         })
     }
 
@@ -297,6 +314,10 @@ impl Embedder {
             .dir
             .file_name()
             .map_or_else(|| "model".to_string(), |n| n.to_string_lossy().into_owned());
+        let model = match self.precision {
+            Precision::F32 => model,
+            p => format!("{model}+{}", p.name()),
+        };
         let f = Fingerprint {
             model,
             weights_sha256: sha,

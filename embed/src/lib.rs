@@ -46,7 +46,7 @@ use std::path::PathBuf;
 pub use embedder::{DeviceChoice, Embedder, EmbedderOptions, Fingerprint};
 pub use error::{EmbedError, Result};
 pub use fetch::fetch_default_model;
-pub use models::Kernels;
+pub use models::{Kernels, Precision};
 
 /// Name of the default model's directory.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";

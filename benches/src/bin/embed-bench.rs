@@ -3,13 +3,15 @@
 //! ```text
 //! cargo run --release -p memloop-benches --bin embed-bench -- [--model DIR] \
 //!     [--sentences benches/data/bench_sentences.json] [--threads 1,2] [--kernels native|candle] \
-//!     [--device cpu|cuda[:N]] --json
+//!     [--device cpu|cuda[:N]] [--precision f32|int8] --json
 //! ```
 //! Same protocol as the reference figures (`research/embedding.md`, `benches/embed_peers.py`):
 //! 256 fixed sentences of 20–60 tokens; batch 1 over the first 128, batch 32 over all 256,
 //! batch 256 (all of them in one call); latency of one 58-token sentence (median of 50); each
 //! rate the median of 5 runs after a warm-up; tokenisation, forward pass, pooling and
-//! normalisation all included (on a GPU: the copies to and from it too).
+//! normalisation all included (on a GPU: the copies to and from it too). With `--precision
+//! int8`, each line also gives the cosine of every sentence's int8 vector to its f32 vector
+//! (mean and minimum).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -17,7 +19,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Parser;
 use memloop_benches::median;
-use memloop_embed::{default_model_dir, DeviceChoice, Embedder, EmbedderOptions, Kernels};
+use memloop_embed::{
+    default_model_dir, DeviceChoice, Embedder, EmbedderOptions, Kernels, Precision,
+};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -42,6 +46,9 @@ struct Args {
     /// Where the model runs: `cpu` or `cuda[:N]` (a build with the `cuda` feature).
     #[arg(long, default_value = "cpu")]
     device: String,
+    /// The native encoder's matrix products: `f32` (default) or `int8`.
+    #[arg(long, default_value = "f32", value_parser = ["f32", "int8"])]
+    precision: String,
     /// Timed runs per figure (the median is reported).
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -97,9 +104,31 @@ fn main() -> Result<()> {
                     Kernels::Native
                 },
                 device,
+                precision: Precision::parse(&args.precision).unwrap_or_default(),
                 ..Default::default()
             },
         )?;
+        let fidelity = if args.precision == "int8" {
+            let exact = Embedder::load(
+                &model,
+                EmbedderOptions {
+                    threads: Some(threads),
+                    device,
+                    ..Default::default()
+                },
+            )?;
+            let (a, b) = (e.embed_documents(&all)?, exact.embed_documents(&all)?);
+            let cos: Vec<f64> = a
+                .iter()
+                .zip(&b)
+                .map(|(a, b)| a.iter().zip(b).map(|(x, y)| f64::from(x * y)).sum())
+                .collect();
+            let mean = cos.iter().sum::<f64>() / cos.len() as f64;
+            let min = cos.iter().copied().fold(f64::INFINITY, f64::min);
+            json!({"mean_cosine_to_f32": mean, "min_cosine_to_f32": min})
+        } else {
+            json!(null)
+        };
         let tokens: usize = all.iter().map(|s| e.count_tokens(s) + 2).sum();
         let _ = e.embed_documents(&all)?; // warm-up
         let b1 = median(
@@ -151,11 +180,12 @@ fn main() -> Result<()> {
             "system": "memloop", "threads": threads, "batch1_per_s": (b1 * 10.0).round() / 10.0,
             "batch32_per_s": (b32 * 10.0).round() / 10.0, "batch256_per_s": (b256 * 10.0).round() / 10.0, "latency_ms": (latency * 100.0).round() / 100.0,
             "mean_tokens": (tokens as f64 / all.len() as f64 * 10.0).round() / 10.0, "micro_batch": args.micro_batch, "kernels": args.kernels, "device": device.to_string(),
+            "precision": args.precision, "fidelity": fidelity,
         });
         if args.json {
             println!("{line}");
         } else {
-            println!("memloop on {device}, {threads} thread(s): batch 1 {b1:.1}/s, batch 32 {b32:.1}/s, batch 256 {b256:.1}/s, one sentence {latency:.2} ms");
+            println!("memloop on {device} ({}), {threads} thread(s): batch 1 {b1:.1}/s, batch 32 {b32:.1}/s, batch 256 {b256:.1}/s, one sentence {latency:.2} ms {fidelity}", args.precision);
         }
     }
     Ok(())

@@ -23,6 +23,38 @@ pub enum Kernels {
     Candle,
 }
 
+/// The arithmetic of the native encoder's matrix products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// 32-bit floats throughout (the reference; vectors match sentence-transformers').
+    #[default]
+    F32,
+    /// 8-bit integer matrix products (weights per output channel at load, activations per
+    /// token as they come; AVX-512 VNNI where the CPU has it), layer norm, softmax and GELU in
+    /// f32. Faster; its vectors differ slightly, so it is part of the model's fingerprint.
+    /// Only memloop's native CPU encoder (BERT-family models on the CPU) has it.
+    Int8,
+}
+
+impl Precision {
+    /// "f32" or "int8".
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Int8 => "int8",
+        }
+    }
+
+    /// The precision named `name` ("f32" or "int8").
+    pub fn parse(name: &str) -> Option<Precision> {
+        match name {
+            "f32" => Some(Precision::F32),
+            "int8" => Some(Precision::Int8),
+            _ => None,
+        }
+    }
+}
+
 /// A loaded encoder.
 pub(crate) enum Encoder {
     Bert(bert::Bert),
@@ -42,6 +74,7 @@ impl Encoder {
         weights: &Path,
         device: &Device,
         kernels: Kernels,
+        precision: Precision,
     ) -> Result<Self> {
         let mismatch = |e: candle_core::Error| EmbedError::WeightsMismatch {
             path: weights.to_path_buf(),
@@ -49,10 +82,19 @@ impl Encoder {
         };
         let native = kernels == Kernels::Native && device.is_cpu();
         let vb = || crate::weights::load(weights, device);
+        let is_native = matches!(config, ModelConfig::Bert(c) if native && cpu_bert::supports(c));
+        if precision == Precision::Int8 && !is_native {
+            return Err(EmbedError::InvalidOption {
+                name: "precision",
+                reason: "int8 needs memloop's native encoder: a BERT-family model on the CPU \
+                         with the native kernels"
+                    .into(),
+            });
+        }
         Ok(match config {
-            ModelConfig::Bert(c) if native && cpu_bert::supports(c) => {
+            ModelConfig::Bert(c) if is_native => {
                 let tensors = MappedTensors::open(weights)?;
-                Encoder::CpuBert(cpu_bert::CpuBert::load(&tensors, c).map_err(mismatch)?)
+                Encoder::CpuBert(cpu_bert::CpuBert::load(&tensors, c, precision).map_err(mismatch)?)
             }
             ModelConfig::Bert(c) => Encoder::Bert(bert::Bert::load(vb()?, c).map_err(mismatch)?),
             ModelConfig::NomicBert(c) => {

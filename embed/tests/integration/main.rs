@@ -4,5 +4,6 @@
 
 mod common;
 mod errors;
+mod int8;
 mod minilm;
 mod nomic;

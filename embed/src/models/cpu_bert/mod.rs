@@ -18,6 +18,7 @@
 mod simd;
 
 mod attention;
+mod int8;
 mod kernels;
 mod matmul;
 
@@ -25,20 +26,60 @@ use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType
 use rayon::prelude::*;
 
 use attention::Packing;
+use int8::QuantLinear;
 use kernels::Norm;
 use matmul::Linear;
 
+use super::Precision;
+
 use crate::weights::{Floats, MappedTensors};
+
+/// A dense layer at the encoder's precision.
+#[derive(Debug, Clone)]
+enum Dense {
+    F32(Linear),
+    Int8(QuantLinear),
+}
+
+impl Dense {
+    /// From PyTorch's `out × inp` weight, at `precision`.
+    fn new(weight: &[f32], bias: Vec<f32>, inp: usize, out: usize, precision: Precision) -> Self {
+        match precision {
+            Precision::F32 => Dense::F32(Linear::new(weight, bias, inp, out)),
+            Precision::Int8 => Dense::Int8(QuantLinear::new(
+                weight,
+                bias,
+                inp,
+                out,
+                int8::Kernel::best(),
+            )),
+        }
+    }
+
+    fn out(&self) -> usize {
+        match self {
+            Dense::F32(l) => l.out,
+            Dense::Int8(l) => l.out,
+        }
+    }
+
+    fn forward(&self, x: &[f32], rows: usize, out: &mut [f32], parallel: bool) {
+        match self {
+            Dense::F32(l) => l.forward(x, rows, out, parallel),
+            Dense::Int8(l) => l.forward(x, rows, out, parallel),
+        }
+    }
+}
 
 /// One transformer layer.
 #[derive(Debug, Clone)]
 struct Layer {
     /// Query, key and value projections stacked: `3·hidden × hidden`.
-    qkv: Linear,
-    attn_out: Linear,
+    qkv: Dense,
+    attn_out: Dense,
     attn_norm: Norm,
-    up: Linear,
-    down: Linear,
+    up: Dense,
+    down: Dense,
     out_norm: Norm,
 }
 
@@ -94,9 +135,9 @@ fn dense(s: Scope, inp: usize, out: usize) -> candle_core::Result<(Floats, Vec<f
     Ok((s.get(&[out, inp], "weight")?, s.vec(&[out], "bias")?))
 }
 
-fn linear(s: Scope, inp: usize, out: usize) -> candle_core::Result<Linear> {
+fn linear(s: Scope, inp: usize, out: usize, precision: Precision) -> candle_core::Result<Dense> {
     let (w, b) = dense(s, inp, out)?;
-    Ok(Linear::new(&w, b, inp, out))
+    Ok(Dense::new(&w, b, inp, out, precision))
 }
 
 /// Layer norm under either naming (`weight`/`bias`, or the old `gamma`/`beta`).
@@ -126,8 +167,12 @@ pub(crate) fn supports(c: &Config) -> bool {
 impl CpuBert {
     /// Loads the weights under the names candle's `BertModel` uses (optionally under `bert.`
     /// or `<model_type>.`), read straight from the mapped file: the word embeddings stay in
-    /// the mapping, the dense layers are packed from it (one copy).
-    pub(crate) fn load(tensors: &MappedTensors, c: &Config) -> candle_core::Result<Self> {
+    /// the mapping, the dense layers are packed from it (one copy), at `precision`.
+    pub(crate) fn load(
+        tensors: &MappedTensors,
+        c: &Config,
+        precision: Precision,
+    ) -> candle_core::Result<Self> {
         if !supports(c) {
             candle_core::bail!(
                 "the native encoder needs absolute positions and heads a multiple of 8 wide"
@@ -161,16 +206,22 @@ impl CpuBert {
                     dense(attn.pp("self.value"), h, h)?,
                 );
                 Ok(Layer {
-                    qkv: Linear::new(
+                    qkv: Dense::new(
                         &[&q.0[..], &k.0[..], &v.0[..]].concat(),
                         [q.1, k.1, v.1].concat(),
                         h,
                         3 * h,
+                        precision,
                     ),
-                    attn_out: linear(attn.pp("output.dense"), h, h)?,
+                    attn_out: linear(attn.pp("output.dense"), h, h, precision)?,
                     attn_norm: norm(attn.pp("output.LayerNorm"), h, eps)?,
-                    up: linear(l.pp("intermediate.dense"), h, c.intermediate_size)?,
-                    down: linear(l.pp("output.dense"), c.intermediate_size, h)?,
+                    up: linear(
+                        l.pp("intermediate.dense"),
+                        h,
+                        c.intermediate_size,
+                        precision,
+                    )?,
+                    down: linear(l.pp("output.dense"), c.intermediate_size, h, precision)?,
                     out_norm: norm(l.pp("output.LayerNorm"), h, eps)?,
                 })
             })
@@ -233,7 +284,7 @@ impl CpuBert {
             }
         }
         by_rows(par, &mut x, h, |b| kernels::norm_rows(&self.emb_norm, b));
-        let inter = self.layers.first().map_or(0, |l| l.up.out);
+        let inter = self.layers.first().map_or(0, |l| l.up.out());
         let mut qkv = vec![0f32; rows * 3 * h];
         let mut ctx = vec![0f32; rows * h];
         let mut tmp = vec![0f32; rows * h];

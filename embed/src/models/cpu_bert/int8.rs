@@ -1,0 +1,449 @@
+//! Dense layers in 8-bit integers: `out = x · Wᵀ + b` with the weight quantized once at load
+//! (symmetric int8, one scale per output channel) and each input row quantized as it comes
+//! (symmetric int8 per token, stored offset by 128 as unsigned bytes), the products summed in
+//! 32-bit integers and scaled back to f32. Layer norm, softmax and GELU stay in f32; only the
+//! matrix products change.
+//!
+//! The product of an unsigned row `u = q + 128` and a signed weight column `w` is
+//! `Σ q·w + 128·Σ w`, so the signed result is the unsigned one less `128 · colsum`, a constant
+//! of the column. That is the form AVX-512 VNNI's `vpdpbusd` computes: 64 unsigned × signed
+//! byte products summed four at a time into 16 32-bit lanes per instruction, four times the
+//! multiply-accumulates of an f32 FMA.
+//!
+//! Layout: the weight is stored in panels of 64 output columns (as `matmul.rs`), each panel
+//! `k/4` groups of `64 columns × 4 consecutive inputs`, so one 64-byte load holds 16 columns ×
+//! 4 inputs, exactly a `vpdpbusd` operand; the input width is padded to a multiple of 4 with
+//! zero weights. The kernel keeps a 4-row × 64-column block of accumulators in 16 registers.
+//!
+//! [`Kernel::Scalar`] is the reference: the same integer sums and the same float epilogue
+//! (a multiply, then an add: no fused multiply-add), so the VNNI kernel equals it bit for bit.
+#![allow(unsafe_code)]
+
+use rayon::prelude::*;
+
+use super::simd::multiversion;
+
+/// Output columns per weight panel.
+const PANEL: usize = 64;
+/// Input rows a kernel call computes at once.
+const ROWS: usize = 4;
+
+/// Which integer kernel runs the products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// Plain Rust: the reference, on any CPU.
+    Scalar,
+    /// AVX-512 VNNI (`vpdpbusd`), where the CPU has AVX-512 F, BW and VNNI.
+    Vnni512,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU runs.
+    pub(crate) fn best() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+        {
+            return Kernel::Vnni512;
+        }
+        Kernel::Scalar
+    }
+}
+
+/// A dense layer with int8 weights (see the module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct QuantLinear {
+    /// Per panel: `k4/4` groups of 64 columns × 4 inputs, signed bytes.
+    panels: Vec<i8>,
+    /// Per output column, padded to whole panels: the weight's scale (max |w| / 127).
+    scale: Vec<f32>,
+    /// Per output column, padded: 128 × the sum of its quantized weights.
+    offset: Vec<i32>,
+    /// Per output column, padded.
+    bias: Vec<f32>,
+    pub(crate) inp: usize,
+    pub(crate) out: usize,
+    /// `inp` rounded up to a multiple of 4.
+    k4: usize,
+    kernel: Kernel,
+}
+
+/// The output buffer shared by the threads that fill its disjoint column ranges.
+#[derive(Clone, Copy)]
+struct Dst(*mut f32);
+// SAFETY: `Dst` only crosses threads inside `QuantLinear::forward`, where every thread writes
+// a column range of the output that no other thread touches, while `forward` holds the unique
+// borrow of the buffer.
+unsafe impl Send for Dst {}
+// SAFETY: as above.
+unsafe impl Sync for Dst {}
+
+impl Dst {
+    /// The buffer from element `i` on (a method, so closures capture the whole `Send`
+    /// wrapper rather than its raw pointer field).
+    fn at(self, i: usize) -> *mut f32 {
+        self.0.wrapping_add(i)
+    }
+}
+
+/// Input rows quantized: unsigned bytes (`q + 128`), `k4` per row, and each row's scale.
+struct QuantRows {
+    bytes: Vec<u8>,
+    scale: Vec<f32>,
+}
+
+multiversion! {
+    /// One row quantized: `dst[i] = round(src[i] / scale) + 128` with scale = max |src| / 127
+    /// (1 for a row of zeros), returned. Rounds half to even by the 1.5·2²³ trick (exact for
+    /// |v| ≤ 127), so the loop needs no libm call and no float-to-int conversion, and
+    /// vectorises.
+    fn quantize_row(src: &[f32], dst: &mut [u8]) -> f32 {
+        const ROUND: f32 = 12_582_912.0;
+        let mut lanes = [0f32; 8];
+        let chunks = src.chunks_exact(8);
+        let tail = chunks.remainder();
+        for c in chunks {
+            for (l, v) in lanes.iter_mut().zip(c) {
+                *l = if v.abs() > *l { v.abs() } else { *l };
+            }
+        }
+        let max = tail
+            .iter()
+            .chain(&lanes)
+            .fold(0f32, |m, v| if v.abs() > m { v.abs() } else { m });
+        let scale = if max > 0.0 && max.is_finite() {
+            max / 127.0
+        } else {
+            1.0
+        };
+        let inv = 1.0 / scale;
+        for (d, &v) in dst.iter_mut().zip(src) {
+            // v / scale + 1.5·2²³ holds round(v / scale) in its low mantissa bits: the bits
+            // less those of 1.5·2²³ are the integer, with no float-to-int conversion.
+            let bits = ((v * inv).clamp(-127.0, 127.0) + ROUND).to_bits();
+            *d = (bits.wrapping_sub(ROUND.to_bits()) as i32 + 128) as u8;
+        }
+        scale
+    }
+}
+
+/// `x` (rows × `k`) quantized per row to `k4`-wide unsigned rows, padded with 128 (zero).
+fn quantize_rows(x: &[f32], k: usize, k4: usize, parallel: bool) -> QuantRows {
+    let rows = x.len() / k;
+    let mut bytes = vec![128u8; rows * k4];
+    let mut scale = vec![0f32; rows];
+    let one = |(src, (dst, s)): (&[f32], (&mut [u8], &mut f32))| {
+        *s = quantize_row(src, dst);
+    };
+    if parallel {
+        x.par_chunks(k)
+            .zip(bytes.par_chunks_mut(k4).zip(scale.par_iter_mut()))
+            .for_each(one);
+    } else {
+        x.chunks(k)
+            .zip(bytes.chunks_mut(k4).zip(scale.iter_mut()))
+            .for_each(one);
+    }
+    QuantRows { bytes, scale }
+}
+
+impl QuantLinear {
+    /// A layer from PyTorch's `nn.Linear` layout (`weight` is `out × inp`, row-major),
+    /// quantized per output channel, run by `kernel`.
+    pub(crate) fn new(
+        weight: &[f32],
+        bias: Vec<f32>,
+        inp: usize,
+        out: usize,
+        kernel: Kernel,
+    ) -> Self {
+        assert_eq!(weight.len(), out * inp, "weight is not out × in");
+        assert_eq!(bias.len(), out, "bias is not out");
+        let k4 = inp.div_ceil(4) * 4;
+        let count = out.div_ceil(PANEL);
+        let mut panels = vec![0i8; count * PANEL * k4];
+        let mut scale = vec![0f32; count * PANEL];
+        let mut offset = vec![0i32; count * PANEL];
+        let mut padded_bias = vec![0f32; count * PANEL];
+        padded_bias[..out].copy_from_slice(&bias);
+        for (o, row) in weight.chunks_exact(inp).enumerate() {
+            let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let s = if max > 0.0 && max.is_finite() {
+                max / 127.0
+            } else {
+                1.0
+            };
+            let (p, c) = (o / PANEL, o % PANEL);
+            let mut sum = 0i32;
+            for (i, &w) in row.iter().enumerate() {
+                let q = (w / s).round().clamp(-127.0, 127.0) as i8;
+                panels[p * PANEL * k4 + ((i / 4) * PANEL + c) * 4 + i % 4] = q;
+                sum += i32::from(q);
+            }
+            scale[o] = s;
+            offset[o] = 128 * sum;
+        }
+        QuantLinear {
+            panels,
+            scale,
+            offset,
+            bias: padded_bias,
+            inp,
+            out,
+            k4,
+            kernel,
+        }
+    }
+
+    /// `out[r] = x[r] · Wᵀ + b` for the `rows` rows of `x` (`rows × inp`); `out` is
+    /// `rows × out`. When `parallel`, the panels are shared over the current rayon pool.
+    pub(crate) fn forward(&self, x: &[f32], rows: usize, out: &mut [f32], parallel: bool) {
+        let (k, n) = (self.inp, self.out);
+        assert_eq!(x.len(), rows * k, "input is not rows × in");
+        assert_eq!(out.len(), rows * n, "output is not rows × out");
+        if rows == 0 {
+            return;
+        }
+        let big = parallel && rows * n * k >= 1 << 18;
+        let q = quantize_rows(x, k, self.k4, big);
+        let dst = Dst(out.as_mut_ptr());
+        let one = |p: usize| {
+            let start = p * PANEL;
+            let width = PANEL.min(n - start);
+            let panel = &self.panels[p * PANEL * self.k4..][..PANEL * self.k4];
+            let cols = Columns {
+                scale: &self.scale[start..start + PANEL],
+                offset: &self.offset[start..start + PANEL],
+                bias: &self.bias[start..start + PANEL],
+            };
+            for r0 in (0..rows).step_by(ROWS) {
+                let block = ROWS.min(rows - r0);
+                let mut done = [[0f32; PANEL]; ROWS];
+                let xs = &q.bytes[r0 * self.k4..(r0 + block) * self.k4];
+                self.block(panel, xs, &q.scale[r0..r0 + block], &cols, &mut done);
+                for (r, row) in done.iter().enumerate().take(block) {
+                    // SAFETY: row r0 + r < rows and columns start..start + width ≤ n lie inside
+                    // `out` (`rows × n`, asserted above); panels cover disjoint column ranges,
+                    // so no other thread writes them, and `out` is uniquely borrowed by this
+                    // call and aliases no input.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            row.as_ptr(),
+                            dst.at((r0 + r) * n + start),
+                            width,
+                        );
+                    }
+                }
+            }
+        };
+        let count = n.div_ceil(PANEL);
+        if big {
+            (0..count).into_par_iter().for_each(one);
+        } else {
+            (0..count).for_each(one);
+        }
+    }
+
+    /// The outputs of `xscale.len()` (≤ 4) unsigned rows `xs` (`rows × k4`) on one panel's 64
+    /// columns `cols`, into `out[row][column]`.
+    fn block(
+        &self,
+        panel: &[i8],
+        xs: &[u8],
+        xscale: &[f32],
+        cols: &Columns,
+        out: &mut [[f32; PANEL]; ROWS],
+    ) {
+        assert_eq!(panel.len(), PANEL * self.k4);
+        assert_eq!(xs.len(), xscale.len() * self.k4);
+        assert!(xscale.len() <= ROWS);
+        assert!(
+            cols.scale.len() == PANEL && cols.offset.len() == PANEL && cols.bias.len() == PANEL
+        );
+        match self.kernel {
+            Kernel::Scalar => block_scalar(panel, xs, self.k4, xscale, cols, out),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Vnni512 => {
+                // SAFETY: `Kernel::Vnni512` is only chosen where `Kernel::best` detected
+                // AVX-512 F, BW and VNNI on this CPU (or a test that checked the same), and the
+                // asserts above fix the extents `block_vnni512` reads.
+                unsafe { block_vnni512(panel, xs, self.k4, xscale, cols, out) }
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            Kernel::Vnni512 => block_scalar(panel, xs, self.k4, xscale, cols, out),
+        }
+    }
+}
+
+/// One panel's 64 columns: weight scales, offsets (128 · colsum) and biases.
+struct Columns<'a> {
+    scale: &'a [f32],
+    offset: &'a [i32],
+    bias: &'a [f32],
+}
+
+/// The reference: `out[r][c] = (Σᵢ xs[r][i] · w[c][i] − offset[c]) · (xscale[r] · scale[c]) +
+/// bias[c]`, the sum in 32-bit integers, then a float multiply and a float add.
+fn block_scalar(
+    panel: &[i8],
+    xs: &[u8],
+    k4: usize,
+    xscale: &[f32],
+    cols: &Columns,
+    out: &mut [[f32; PANEL]; ROWS],
+) {
+    for (r, (o, &xsc)) in out.iter_mut().zip(xscale).enumerate() {
+        let x = &xs[r * k4..(r + 1) * k4];
+        let mut acc = [0i32; PANEL];
+        for g in 0..k4 / 4 {
+            let w = &panel[g * PANEL * 4..(g + 1) * PANEL * 4];
+            for (c, a) in acc.iter_mut().enumerate() {
+                for t in 0..4 {
+                    *a += i32::from(x[g * 4 + t]) * i32::from(w[c * 4 + t]);
+                }
+            }
+        }
+        for (c, v) in o.iter_mut().enumerate() {
+            let s = xsc * cols.scale[c];
+            *v = (acc[c] - cols.offset[c]) as f32 * s + cols.bias[c];
+        }
+    }
+}
+
+/// [`block_scalar`] with `vpdpbusd`: per group of 4 inputs, each row's 4 bytes broadcast to 16
+/// lanes and multiplied into the panel's four 16-column registers; the epilogue in vectors
+/// (the same operations in the same order: subtract, convert, multiply, add).
+///
+/// # Safety
+/// The CPU must have AVX-512 F, BW and VNNI; `panel` must hold `64 · k4` bytes, `xs`
+/// `xscale.len() · k4` bytes, `xscale.len() ≤ 4`, and each of `cols`' slices 64 entries.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn block_vnni512(
+    panel: &[i8],
+    xs: &[u8],
+    k4: usize,
+    xscale: &[f32],
+    cols: &Columns,
+    out: &mut [[f32; PANEL]; ROWS],
+) {
+    use std::arch::x86_64::*;
+    let block = xscale.len();
+    let mut sums = [[_mm512_setzero_si512(); 4]; ROWS];
+    let w = panel.as_ptr();
+    let x = xs.as_ptr();
+    for g in 0..k4 / 4 {
+        // SAFETY: group g's 256 bytes start at g · 256 < 64 · k4 = panel.len() (g < k4/4);
+        // unaligned loads.
+        let (w0, w1, w2, w3) = unsafe {
+            let at = w.add(g * PANEL * 4).cast::<__m512i>();
+            (
+                _mm512_loadu_si512(at),
+                _mm512_loadu_si512(at.add(1)),
+                _mm512_loadu_si512(at.add(2)),
+                _mm512_loadu_si512(at.add(3)),
+            )
+        };
+        for (r, s) in sums.iter_mut().enumerate().take(block) {
+            // SAFETY: bytes r · k4 + 4g .. + 4 lie inside `xs` (r < block, 4g + 4 ≤ k4).
+            let four = unsafe { x.add(r * k4 + g * 4).cast::<i32>().read_unaligned() };
+            let a = _mm512_set1_epi32(four);
+            s[0] = _mm512_dpbusd_epi32(s[0], a, w0);
+            s[1] = _mm512_dpbusd_epi32(s[1], a, w1);
+            s[2] = _mm512_dpbusd_epi32(s[2], a, w2);
+            s[3] = _mm512_dpbusd_epi32(s[3], a, w3);
+        }
+    }
+    for ((s, o), &xsc) in sums.iter().zip(out.iter_mut()).zip(xscale) {
+        let xsc = _mm512_set1_ps(xsc);
+        for (j, acc) in s.iter().enumerate() {
+            // SAFETY: each of `cols`' slices holds 64 entries and a row of `out` 64 floats;
+            // register j covers entries 16j .. 16j + 16.
+            unsafe {
+                let off = _mm512_loadu_si512(cols.offset.as_ptr().add(16 * j).cast::<__m512i>());
+                let scale = _mm512_mul_ps(xsc, _mm512_loadu_ps(cols.scale.as_ptr().add(16 * j)));
+                let bias = _mm512_loadu_ps(cols.bias.as_ptr().add(16 * j));
+                let v = _mm512_cvtepi32_ps(_mm512_sub_epi32(*acc, off));
+                let v = _mm512_add_ps(_mm512_mul_ps(v, scale), bias);
+                _mm512_storeu_ps(o.as_mut_ptr().add(16 * j), v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::cpu_bert::matmul::Linear;
+
+    fn case(rows: usize, inp: usize, out: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        let x: Vec<f32> = (0..rows * inp)
+            .map(|i| (i as f32 * 0.37).sin() * 3.0)
+            .collect();
+        let weight: Vec<f32> = (0..out * inp)
+            .map(|i| (i as f32 * 0.11).cos() * 0.05)
+            .collect();
+        let bias: Vec<f32> = (0..out).map(|o| o as f32 * 0.01 - 0.3).collect();
+        (x, weight, bias)
+    }
+
+    #[test]
+    fn the_vnni_kernel_equals_the_scalar_reference_bit_for_bit() {
+        if Kernel::best() != Kernel::Vnni512 {
+            eprintln!("no AVX-512 VNNI on this CPU: only the scalar kernel runs");
+            return;
+        }
+        // Row counts around the 4-row block, widths with a narrow last panel and inputs not a
+        // multiple of 4.
+        for (rows, inp, out, parallel) in [
+            (1, 7, 3, false),
+            (5, 33, 150, false),
+            (7, 384, 64, false),
+            (66, 130, 200, true),
+        ] {
+            let (x, weight, bias) = case(rows, inp, out);
+            let scalar = QuantLinear::new(&weight, bias.clone(), inp, out, Kernel::Scalar);
+            let vnni = QuantLinear::new(&weight, bias, inp, out, Kernel::Vnni512);
+            let (mut a, mut b) = (vec![f32::NAN; rows * out], vec![f32::NAN; rows * out]);
+            scalar.forward(&x, rows, &mut a, parallel);
+            vnni.forward(&x, rows, &mut b, parallel);
+            assert!(
+                a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{rows}×{inp}→{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn int8_is_close_to_the_f32_product() {
+        for (rows, inp, out) in [(3, 5, 2), (9, 384, 150), (20, 1536, 70)] {
+            let (x, weight, bias) = case(rows, inp, out);
+            let exact = Linear::new(&weight, bias.clone(), inp, out);
+            let quant = QuantLinear::new(&weight, bias, inp, out, Kernel::best());
+            let (mut a, mut b) = (vec![0f32; rows * out], vec![0f32; rows * out]);
+            exact.forward(&x, rows, &mut a, false);
+            quant.forward(&x, rows, &mut b, false);
+            // Each product is off by at most half a step of x and of w: bound the sum by the
+            // row's and column's scales.
+            let xmax = 3.0f32;
+            let wmax = 0.05f32;
+            let bound = inp as f32 * (xmax * wmax / 127.0) * 1.01 + 1e-4;
+            for (i, (a, b)) in a.iter().zip(&b).enumerate() {
+                assert!(
+                    (a - b).abs() <= bound,
+                    "{rows}×{inp}→{out} at {i}: {a} vs {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn zero_and_empty_inputs_stay_finite() {
+        let quant = QuantLinear::new(&[0.0; 8], vec![0.5, -0.5], 4, 2, Kernel::best());
+        let mut out = vec![f32::NAN; 2];
+        quant.forward(&[0.0; 4], 1, &mut out, false);
+        assert_eq!(out, [0.5, -0.5]);
+        quant.forward(&[], 0, &mut [], false);
+    }
+}
