@@ -85,8 +85,14 @@ fn pick(corpus: &Path, n: usize) -> Result<Vec<PathBuf>> {
     Ok((0..n).map(|i| files[i * last / (n - 1)].clone()).collect())
 }
 
-/// Runs the demo with the model in `model` (fetched when `None`) on `device`.
-pub fn run(model: Option<&Path>, device: memloop::DeviceChoice, a: &DemoArgs) -> Result<()> {
+/// Runs the demo with the model in `model` (fetched when `None`) on `device`, its matrix
+/// products at `precision`.
+pub fn run(
+    model: Option<&Path>,
+    device: memloop::DeviceChoice,
+    precision: memloop::EncoderPrecision,
+    a: &DemoArgs,
+) -> Result<()> {
     let total = Instant::now();
     let say = |m: &str| eprintln!("demo: {m}");
     println!("memloop demo: long-term memory over the State of the Union addresses, 1790–2021");
@@ -128,6 +134,7 @@ pub fn run(model: Option<&Path>, device: memloop::DeviceChoice, a: &DemoArgs) ->
             clock: clock.clone(),
             model_dir: Some(model_dir),
             device,
+            precision,
             ..Options::default()
         },
     )

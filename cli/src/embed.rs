@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use memloop_embed::{default_model_dir, DeviceChoice, Embedder, EmbedderOptions};
+use memloop_embed::{default_model_dir, DeviceChoice, Embedder, EmbedderOptions, Precision};
 
 /// Arguments of `memloop embed`.
 #[derive(Args, Debug)]
@@ -21,14 +21,21 @@ pub struct EmbedArgs {
     batch: usize,
 }
 
-/// Runs `memloop embed` with the model in `model` (the default model when `None`) on `device`.
-pub fn run(model: Option<&Path>, device: DeviceChoice, args: &EmbedArgs) -> Result<()> {
+/// Runs `memloop embed` with the model in `model` (the default model when `None`) on `device`,
+/// its matrix products at `precision`.
+pub fn run(
+    model: Option<&Path>,
+    device: DeviceChoice,
+    precision: Precision,
+    args: &EmbedArgs,
+) -> Result<()> {
     let dir = model.map_or_else(default_model_dir, Path::to_path_buf);
     let embedder = Embedder::load(
         &dir,
         EmbedderOptions {
             threads: args.threads,
             device,
+            precision,
             ..Default::default()
         },
     )

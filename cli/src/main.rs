@@ -266,7 +266,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Scan(a) => scan::scan(s, a),
         Command::Recall(a) => commands::recall(s, a),
         Command::Ingest(a) => ingest::ingest(s, a),
-        Command::Demo(a) => demo::run(s.model.as_deref(), s.device, a),
+        Command::Demo(a) => demo::run(s.model.as_deref(), s.device, s.precision, a),
         Command::Init(a) => setup_commands::init(s, a),
         Command::Model(a) => setup_commands::model(a),
         Command::Context(a) => loop_commands::context(s, a),
@@ -280,7 +280,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Sweep(a) => commands::sweep(s, a),
         Command::Stats(a) => commands::stats(s, a),
         Command::Check(a) => check::check(s, a),
-        Command::Embed(a) => embed::run(s.model.as_deref(), s.device, a),
+        Command::Embed(a) => embed::run(s.model.as_deref(), s.device, s.precision, a),
         Command::Mcp(_) => unreachable!("mcp returns its own status"),
         Command::Token(a) => {
             let dir = match &s.store {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use memloop::{DeviceChoice, Durability, Memory, Options, VectorEncoding};
+use memloop::{DeviceChoice, Durability, EncoderPrecision, Memory, Options, VectorEncoding};
 
 /// Closes the store after a command did its work. Every write the command reported was durable
 /// already (a synced commit, or an explicit flush), so what closing still saves (the index and
@@ -39,6 +39,11 @@ pub struct StoreArgs {
     /// `cuda` feature; scripts/gpu-check.sh).
     #[arg(long, global = true, default_value = "cpu", value_parser = parse_device)]
     pub device: DeviceChoice,
+    /// The model's matrix products: `f32`, or `int8` (memloop's native CPU encoder: faster,
+    /// vectors slightly different, so a store is written in one or the other; the store
+    /// records which and refuses the other).
+    #[arg(long, global = true, default_value = "f32", value_parser = parse_precision)]
+    pub precision: EncoderPrecision,
     /// How the index stores the vectors searches read: `f32`, `bf16` or `int8` (compressed
     /// codes searched first, the best candidates re-scored on the f32 vectors: same recall,
     /// faster searches, a larger index file). Recorded in the store; omitted keeps the store's
@@ -61,6 +66,10 @@ fn parse_device(s: &str) -> Result<DeviceChoice, String> {
         ));
     }
     Ok(device)
+}
+
+fn parse_precision(s: &str) -> Result<EncoderPrecision, String> {
+    EncoderPrecision::parse(s).ok_or_else(|| format!("`{s}` is neither `f32` nor `int8`"))
 }
 
 /// A de-duplication threshold or none.
@@ -148,6 +157,7 @@ impl StoreArgs {
             clock,
             model_dir: self.model.clone(),
             device: self.device,
+            precision: self.precision,
             dedup_threshold: self.dedup_threshold.0,
             index_vectors: self.index_vectors,
             durability,

@@ -303,3 +303,51 @@ fn the_demo_runs_the_whole_loop_on_the_real_corpus() {
     let r = memloop(&["demo", "--speeches", "x"], "");
     assert!(!r.ok && r.err.contains("invalid value"), "{}", r.err);
 }
+
+/// `--precision int8` writes a store in its own embedding space: it recalls by meaning, the
+/// store records the choice (an f32 open is refused with the model named, never mixed), and
+/// `embed --precision int8` writes vectors close to f32's.
+#[test]
+fn an_int8_store_recalls_by_meaning_and_refuses_f32() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("mem");
+    let int8 = |args: &[&str]| {
+        let mut all = vec!["--precision", "int8"];
+        all.extend_from_slice(args);
+        memloop_in(&s, &all, "")
+    };
+    assert!(int8(&["remember", "The staging database listens on port 5433"]).ok);
+    assert!(int8(&["remember", "Ana takes green tea in the afternoon"]).ok);
+    let r = int8(&[
+        "recall",
+        "which port does staging use?",
+        "--k",
+        "1",
+        "--json",
+    ]);
+    assert!(r.ok, "{}", r.err);
+    assert!(r.out.contains("5433"), "{}", r.out);
+    let r = memloop_in(&s, &["recall", "port", "--k", "1"], "");
+    assert!(
+        !r.ok && r.err.contains("all-MiniLM-L6-v2+int8"),
+        "{}",
+        r.err
+    );
+    let r = memloop_in(&s, &["--precision", "int4", "recall", "port"], "");
+    assert!(
+        !r.ok && r.err.contains("neither `f32` nor `int8`"),
+        "{}",
+        r.err
+    );
+    let vectors = |precision: &str| -> Vec<f32> {
+        let r = memloop(
+            &["embed", "--precision", precision],
+            "\"the port of the staging database\"\n",
+        );
+        assert!(r.ok, "{}", r.err);
+        serde_json::from_str(r.out.trim()).unwrap()
+    };
+    let (a, b) = (vectors("int8"), vectors("f32"));
+    let cos: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    assert!(cos > 0.99 && cos < 1.0, "cosine {cos}");
+}

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use memloop_embed::{DeviceChoice, Embedder, EmbedderOptions};
+use memloop_embed::{DeviceChoice, Embedder, EmbedderOptions, Precision};
 
 use crate::error::Result;
 
@@ -59,11 +59,26 @@ pub fn load_model(dir: Option<&Path>) -> Result<Embedder> {
 /// As [`load_model`]; [`crate::Error::Embed`] with an invalid `device` option when this build
 /// has no CUDA support or the GPU cannot be used.
 pub fn load_model_on(dir: Option<&Path>, device: DeviceChoice) -> Result<Embedder> {
+    load_model_at(dir, device, Precision::F32)
+}
+
+/// Loads the model in `dir` (the default model's cache directory when `None`) to run on
+/// `device` with matrix products at `precision`.
+///
+/// # Errors
+/// As [`load_model_on`]; [`crate::Error::Embed`] with an invalid `precision` option when int8
+/// is asked of a model or device only candle runs.
+pub fn load_model_at(
+    dir: Option<&Path>,
+    device: DeviceChoice,
+    precision: Precision,
+) -> Result<Embedder> {
     let dir = dir.map_or_else(memloop_embed::default_model_dir, Path::to_path_buf);
     Ok(Embedder::load(
         dir,
         EmbedderOptions {
             device,
+            precision,
             ..EmbedderOptions::default()
         },
     )?)

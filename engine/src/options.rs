@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use memloop_embed::DeviceChoice;
+use memloop_embed::{DeviceChoice, Precision};
 use memloop_index::VectorEncoding;
 
 use crate::clock::Clock;
@@ -46,6 +46,10 @@ pub struct Options {
     pub model_dir: Option<PathBuf>,
     /// Where that model runs: the CPU (default) or a CUDA GPU (needs the `cuda` feature).
     pub device: DeviceChoice,
+    /// The arithmetic of that model's matrix products: [`Precision::F32`] (default) or
+    /// [`Precision::Int8`] (memloop's native CPU encoder only; its vectors are a space of their
+    /// own, named in the fingerprint, so a store written in one refuses the other).
+    pub precision: Precision,
     /// Where times come from.
     pub clock: Clock,
     /// When writes are durable.
@@ -132,6 +136,7 @@ impl Default for Options {
             embedder: None,
             model_dir: None,
             device: DeviceChoice::Cpu,
+            precision: Precision::F32,
             clock: Clock::System,
             durability: Durability::Synced,
             dedup_threshold: Some(0.95),
@@ -179,6 +184,10 @@ impl Options {
                     "device {d:?}: this library was built without CUDA support (rebuild with the `cuda` feature), use \"cpu\""
                 )));
             }
+        }
+        if let Some(p) = r.precision.as_deref() {
+            o.precision = Precision::parse(p)
+                .ok_or_else(|| bad(format!("precision {p:?} is neither \"f32\" nor \"int8\"")))?;
         }
         o.clock = match r.clock.as_deref() {
             None | Some("system") => Clock::System,
@@ -230,6 +239,7 @@ impl std::fmt::Debug for Options {
             .field("embedder", &self.embedder.as_ref().map(|e| e.fingerprint()))
             .field("model_dir", &self.model_dir)
             .field("device", &self.device)
+            .field("precision", &self.precision)
             .field("clock", &self.clock)
             .field("durability", &self.durability)
             .field("dedup_threshold", &self.dedup_threshold)

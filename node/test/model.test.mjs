@@ -39,3 +39,15 @@ test('a directory that cannot be made rejects with an EmbedError', async () => {
   await assert.rejects(fetchModel(join(parent, 'model')), (e) => e instanceof EmbedError && e.code === 'embed')
   await assert.rejects(fetchModel(42), (e) => e.code === 'invalid_input')
 })
+
+test('precision "int8" opens a store of its own space; a bad precision is refused', async () => {
+  const dir = freshDir()
+  const mem = await Memory.open(dir, { precision: 'int8' })
+  await mem.remember('The staging database listens on port 5433.')
+  await mem.remember('Ana takes green tea in the afternoon.')
+  const [best] = await mem.recall('which port does staging use?', { k: 1 })
+  assert.match(best.text, /5433/)
+  await mem.close()
+  await assert.rejects(Memory.open(dir), (e) => e.code === 'model_mismatch')
+  await assert.rejects(Memory.open(freshDir(), { precision: 'int4' }), (e) => e.code === 'invalid_input')
+})

@@ -30,7 +30,9 @@ struct InUse {
 ///
 /// `model` is a model directory (default: the cached all-MiniLM-L6-v2, fetched by
 /// `memloop model fetch`). `device` is where the model runs: "cpu" (default), or "cuda" /
-/// "cuda:N" in a build with the `cuda` feature. `clock="manual"` makes time move only through
+/// "cuda:N" in a build with the `cuda` feature; `precision` the model's matrix products:
+/// "f32" (default) or "int8" (faster on the CPU, vectors slightly different, so a store is
+/// written in one or the other). `clock="manual"` makes time move only through
 /// `set_time` (`start` is its first value, Unix seconds or an aware datetime; without it the
 /// clock begins at the Unix epoch, so the first `set_time` puts it anywhere later).
 /// `sync=False` groups writes until `close` or a checkpoint. `capacity` bounds how many
@@ -135,7 +137,7 @@ impl Memory {
         capacity_per_user=None,
         dedup_threshold=Threshold(None), hashing_embedder=None, reranker=None, refiner=None,
         summarizer=None, token_counter=None, extractor=None, device=None, max_text_bytes=None,
-        recall_ef=None, index_vectors=None, embedder=None))]
+        recall_ef=None, index_vectors=None, embedder=None, precision=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -158,6 +160,7 @@ impl Memory {
         recall_ef: Option<&Bound<'_, PyAny>>,
         index_vectors: Option<&Bound<'_, PyAny>>,
         embedder: Option<Py<PyAny>>,
+        precision: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Memory> {
         let dir: PathBuf = arg(path, "path")?;
         let open = OpenArgs {
@@ -170,6 +173,7 @@ impl Memory {
             dedup_threshold: dedup_threshold.0.as_ref(),
             hashing_embedder,
             device,
+            precision,
             max_text_bytes,
             recall_ef,
             index_vectors,

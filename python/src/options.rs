@@ -19,6 +19,7 @@ pub(crate) struct OpenArgs<'a, 'py> {
     pub dedup_threshold: Option<&'a Bound<'py, PyAny>>,
     pub hashing_embedder: Option<&'a Bound<'py, PyAny>>,
     pub device: Option<&'a Bound<'py, PyAny>>,
+    pub precision: Option<&'a Bound<'py, PyAny>>,
     pub max_text_bytes: Option<&'a Bound<'py, PyAny>>,
     pub recall_ef: Option<&'a Bound<'py, PyAny>>,
     pub index_vectors: Option<&'a Bound<'py, PyAny>>,
@@ -38,6 +39,7 @@ impl OpenArgs<'_, '_> {
                 .map(|m| arg::<PathBuf>(m, "model"))
                 .transpose()?,
             device: optional_text(self.device, "device")?,
+            precision: optional_text(self.precision, "precision")?,
             clock: optional_text(self.clock, "clock")?,
             start_ms: given(self.start).map(|s| millis(s, "start")).transpose()?,
             sync: given(self.sync).map(flag).transpose()?,

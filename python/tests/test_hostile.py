@@ -82,12 +82,23 @@ def test_bad_open_arguments(tmp_path):
         {"max_text_bytes": 10**12},
         {"index_vectors": "int4"},
         {"index_vectors": 8},
+        {"precision": "int4"},
+        {"precision": 8},
         {"reranker": 42},
     ]:
         with pytest.raises(memloop.InvalidArgumentError):
             memloop.Memory(tmp_path / "s", **{"hashing_embedder": 16, **kwargs})
     with pytest.raises(memloop.InvalidArgumentError):
         memloop.Memory(None)
+
+
+def test_an_int8_encoder_store_recalls_and_refuses_f32(tmp_path):
+    with memloop.Memory(tmp_path / "s", precision="int8") as m:
+        m.remember("The staging database listens on port 5433.")
+        m.remember("Ana takes green tea in the afternoon.")
+        assert "5433" in m.recall("which port does staging use?", k=1)[0].text
+    with pytest.raises(memloop.ModelMismatchError):
+        memloop.Memory(tmp_path / "s")
 
 
 def test_an_int8_index_is_recorded_and_kept(tmp_path):

@@ -128,6 +128,9 @@ struct Args {
     /// Model directory (default: the default model's cache).
     #[arg(long)]
     model: Option<PathBuf>,
+    /// The model's matrix products: `f32` (default) or `int8` (its vectors are cached apart).
+    #[arg(long, default_value = "f32", value_parser = ["f32", "int8"])]
+    precision: String,
     /// LoCoMo through `Memory::remember_conversation`: each session's turns with the session's
     /// real date (the store's clock moved to it), a session summary, queries asked at the end
     /// of the conversation over the turns; otherwise each turn is a plain memory.
@@ -248,7 +251,11 @@ fn main() -> Result<()> {
         .iter()
         .map(|s| Ranker::parse(s))
         .collect::<Result<_>>()?;
-    let model = Arc::new(memloop::load_model(a.model.as_deref())?);
+    let model = Arc::new(memloop::load_model_at(
+        a.model.as_deref(),
+        memloop::DeviceChoice::Cpu,
+        memloop::EncoderPrecision::parse(&a.precision).unwrap_or_default(),
+    )?);
     let cached = CachingEmbedder::new(model.clone(), dir_of(&a.cache)?.as_deref())?;
     let mut totals: Vec<Totals> = (0..rankers.len()).map(|_| Totals::default()).collect();
     let mut lancedb_version = None;

@@ -11,7 +11,7 @@ use parking_lot::{Mutex, RwLock};
 use super::index_state::IndexState;
 use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
 use crate::catalog::CatalogSlot;
-use crate::embedder::{load_model_on, TextEmbedder};
+use crate::embedder::{load_model_at, TextEmbedder};
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::options::Options;
@@ -45,7 +45,11 @@ impl Memory {
         let lock = ProcessLock::acquire(dir)?;
         let embedder: Arc<dyn TextEmbedder> = match &options.embedder {
             Some(e) => e.clone(),
-            None => Arc::new(load_model_on(options.model_dir.as_deref(), options.device)?),
+            None => Arc::new(load_model_at(
+                options.model_dir.as_deref(),
+                options.device,
+                options.precision,
+            )?),
         };
         let started = Instant::now();
         remove_stale_temporaries(dir);

@@ -16,6 +16,9 @@ pub struct OpenRequest {
     pub model: Option<PathBuf>,
     /// Where the model runs: "cpu" (default), "cuda" or "cuda:N".
     pub device: Option<String>,
+    /// The native encoder's matrix products: "f32" (default) or "int8" (faster, vectors
+    /// slightly different: a store records which it was written with).
+    pub precision: Option<String>,
     /// "system" (default) or "manual".
     pub clock: Option<String>,
     /// Start of a manual clock, ms since the Unix epoch (default: the epoch itself, so the
