@@ -35,6 +35,9 @@ pub(crate) enum Kernel {
     Scalar,
     /// AVX-512 VNNI (`vpdpbusd`), where the CPU has AVX-512 F, BW and VNNI.
     Vnni512,
+    /// AVX-VNNI (`vpdpbusd` on 256-bit registers), where the CPU has AVX2 and AVX-VNNI but not
+    /// AVX-512 VNNI (Intel's laptop and desktop cores since Alder Lake).
+    AvxVnni256,
 }
 
 impl Kernel {
@@ -46,6 +49,12 @@ impl Kernel {
             && std::arch::is_x86_feature_detected!("avx512vnni")
         {
             return Kernel::Vnni512;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("avxvnni")
+        {
+            return Kernel::AvxVnni256;
         }
         Kernel::Scalar
     }
@@ -270,8 +279,17 @@ impl QuantLinear {
                 // asserts above fix the extents `block_vnni512` reads.
                 unsafe { block_vnni512(panel, xs, self.k4, xscale, cols, out) }
             }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::AvxVnni256 => {
+                // SAFETY: `Kernel::AvxVnni256` is only chosen where `Kernel::best` detected AVX2
+                // and AVX-VNNI on this CPU (or a test that checked the same), and the asserts
+                // above fix the extents `block_avxvnni256` reads.
+                unsafe { block_avxvnni256(panel, xs, self.k4, xscale, cols, out) }
+            }
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Vnni512 => block_scalar(panel, xs, self.k4, xscale, cols, out),
+            Kernel::Vnni512 | Kernel::AvxVnni256 => {
+                block_scalar(panel, xs, self.k4, xscale, cols, out)
+            }
         }
     }
 }
@@ -283,30 +301,35 @@ struct Columns<'a> {
     bias: &'a [f32],
 }
 
-/// The reference: `out[r][c] = (Σᵢ xs[r][i] · w[c][i] − offset[c]) · (xscale[r] · scale[c]) +
-/// bias[c]`, the sum in 32-bit integers, then a float multiply and a float add.
-fn block_scalar(
-    panel: &[i8],
-    xs: &[u8],
-    k4: usize,
-    xscale: &[f32],
-    cols: &Columns,
-    out: &mut [[f32; PANEL]; ROWS],
-) {
-    for (r, (o, &xsc)) in out.iter_mut().zip(xscale).enumerate() {
-        let x = &xs[r * k4..(r + 1) * k4];
-        let mut acc = [0i32; PANEL];
-        for g in 0..k4 / 4 {
-            let w = &panel[g * PANEL * 4..(g + 1) * PANEL * 4];
-            for (c, a) in acc.iter_mut().enumerate() {
-                for t in 0..4 {
-                    *a += i32::from(x[g * 4 + t]) * i32::from(w[c * 4 + t]);
+multiversion! {
+    /// The reference: `out[r][c] = (Σᵢ xs[r][i] · w[c][i] − offset[c]) · (xscale[r] · scale[c]) +
+    /// bias[c]`, the sum in 32-bit integers, then a float multiply and a float add. Written so
+    /// the compiler vectorises the column loop (compiled for AVX2 too): the portable path on
+    /// CPUs without AVX-512 VNNI.
+    fn block_scalar(
+        panel: &[i8],
+        xs: &[u8],
+        k4: usize,
+        xscale: &[f32],
+        cols: &Columns,
+        out: &mut [[f32; PANEL]; ROWS],
+    ) {
+        for (r, (o, &xsc)) in out.iter_mut().zip(xscale).enumerate() {
+            let x = &xs[r * k4..(r + 1) * k4];
+            let mut acc = [0i32; PANEL];
+            for (four, w) in x.chunks_exact(4).zip(panel.chunks_exact(PANEL * 4)) {
+                let [x0, x1, x2, x3] = [0, 1, 2, 3].map(|t| i32::from(four[t]));
+                for (a, w) in acc.iter_mut().zip(w.chunks_exact(4)) {
+                    *a += x0 * i32::from(w[0])
+                        + x1 * i32::from(w[1])
+                        + x2 * i32::from(w[2])
+                        + x3 * i32::from(w[3]);
                 }
             }
-        }
-        for (c, v) in o.iter_mut().enumerate() {
-            let s = xsc * cols.scale[c];
-            *v = (acc[c] - cols.offset[c]) as f32 * s + cols.bias[c];
+            for (c, v) in o.iter_mut().enumerate() {
+                let s = xsc * cols.scale[c];
+                *v = (acc[c] - cols.offset[c]) as f32 * s + cols.bias[c];
+            }
         }
     }
 }
@@ -372,6 +395,74 @@ unsafe fn block_vnni512(
     }
 }
 
+/// [`block_scalar`] with AVX-VNNI's 256-bit `vpdpbusd`: two rows at a time, each half panel
+/// (32 columns) in four 8-column registers per row; the epilogue in vectors, in the same
+/// order as the reference.
+///
+/// # Safety
+/// The CPU must have AVX2 and AVX-VNNI; `panel` must hold `64 · k4` bytes, `xs`
+/// `xscale.len() · k4` bytes, `xscale.len() ≤ 4`, and each of `cols`' slices 64 entries.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avxvnni")]
+unsafe fn block_avxvnni256(
+    panel: &[i8],
+    xs: &[u8],
+    k4: usize,
+    xscale: &[f32],
+    cols: &Columns,
+    out: &mut [[f32; PANEL]; ROWS],
+) {
+    use std::arch::x86_64::*;
+    let w = panel.as_ptr();
+    let x = xs.as_ptr();
+    for r0 in (0..xscale.len()).step_by(2) {
+        let rows = 2.min(xscale.len() - r0);
+        for half in 0..2 {
+            let mut sums = [[_mm256_setzero_si256(); 4]; 2];
+            for g in 0..k4 / 4 {
+                // SAFETY: group g's 256 bytes start at g · 256 < 64 · k4 = panel.len(); this
+                // half's 128 of them at + 128 · half; unaligned loads.
+                let (w0, w1, w2, w3) = unsafe {
+                    let at = w.add(g * PANEL * 4 + half * 128).cast::<__m256i>();
+                    (
+                        _mm256_loadu_si256(at),
+                        _mm256_loadu_si256(at.add(1)),
+                        _mm256_loadu_si256(at.add(2)),
+                        _mm256_loadu_si256(at.add(3)),
+                    )
+                };
+                for (r, s) in sums.iter_mut().enumerate().take(rows) {
+                    // SAFETY: bytes (r0 + r) · k4 + 4g .. + 4 lie inside `xs`.
+                    let four =
+                        unsafe { x.add((r0 + r) * k4 + g * 4).cast::<i32>().read_unaligned() };
+                    let a = _mm256_set1_epi32(four);
+                    s[0] = _mm256_dpbusd_avx_epi32(s[0], a, w0);
+                    s[1] = _mm256_dpbusd_avx_epi32(s[1], a, w1);
+                    s[2] = _mm256_dpbusd_avx_epi32(s[2], a, w2);
+                    s[3] = _mm256_dpbusd_avx_epi32(s[3], a, w3);
+                }
+            }
+            for (r, s) in sums.iter().enumerate().take(rows) {
+                let xsc = _mm256_set1_ps(xscale[r0 + r]);
+                let o = &mut out[r0 + r];
+                for (j, acc) in s.iter().enumerate() {
+                    let c = half * 32 + 8 * j;
+                    // SAFETY: each of `cols`' slices holds 64 entries and a row of `out` 64
+                    // floats; this register covers entries c .. c + 8 ≤ 64.
+                    unsafe {
+                        let off = _mm256_loadu_si256(cols.offset.as_ptr().add(c).cast::<__m256i>());
+                        let scale = _mm256_mul_ps(xsc, _mm256_loadu_ps(cols.scale.as_ptr().add(c)));
+                        let bias = _mm256_loadu_ps(cols.bias.as_ptr().add(c));
+                        let v = _mm256_cvtepi32_ps(_mm256_sub_epi32(*acc, off));
+                        let v = _mm256_add_ps(_mm256_mul_ps(v, scale), bias);
+                        _mm256_storeu_ps(o.as_mut_ptr().add(c), v);
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,30 +479,48 @@ mod tests {
         (x, weight, bias)
     }
 
-    #[test]
-    fn the_vnni_kernel_equals_the_scalar_reference_bit_for_bit() {
-        if Kernel::best() != Kernel::Vnni512 {
-            eprintln!("no AVX-512 VNNI on this CPU: only the scalar kernel runs");
-            return;
+    /// The kernels this CPU can run besides the reference.
+    fn vector_kernels() -> Vec<Kernel> {
+        let mut kernels = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx512f") && has!("avx512bw") && has!("avx512vnni") {
+                kernels.push(Kernel::Vnni512);
+            }
+            if has!("avx2") && has!("avxvnni") {
+                kernels.push(Kernel::AvxVnni256);
+            }
         }
-        // Row counts around the 4-row block, widths with a narrow last panel and inputs not a
-        // multiple of 4.
-        for (rows, inp, out, parallel) in [
-            (1, 7, 3, false),
-            (5, 33, 150, false),
-            (7, 384, 64, false),
-            (66, 130, 200, true),
-        ] {
-            let (x, weight, bias) = case(rows, inp, out);
-            let scalar = QuantLinear::new(&weight, bias.clone(), inp, out, Kernel::Scalar);
-            let vnni = QuantLinear::new(&weight, bias, inp, out, Kernel::Vnni512);
-            let (mut a, mut b) = (vec![f32::NAN; rows * out], vec![f32::NAN; rows * out]);
-            scalar.forward(&x, rows, &mut a, parallel);
-            vnni.forward(&x, rows, &mut b, parallel);
-            assert!(
-                a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "{rows}×{inp}→{out}"
-            );
+        kernels
+    }
+
+    #[test]
+    fn every_vector_kernel_equals_the_scalar_reference_bit_for_bit() {
+        let kernels = vector_kernels();
+        if kernels.is_empty() {
+            eprintln!("no VNNI on this CPU: only the scalar kernel runs");
+        }
+        // Row counts around the 2- and 4-row blocks, widths with a narrow last panel and
+        // inputs not a multiple of 4.
+        for kernel in kernels {
+            for (rows, inp, out, parallel) in [
+                (1, 7, 3, false),
+                (5, 33, 150, false),
+                (7, 384, 64, false),
+                (66, 130, 200, true),
+            ] {
+                let (x, weight, bias) = case(rows, inp, out);
+                let scalar = QuantLinear::new(&weight, bias.clone(), inp, out, Kernel::Scalar);
+                let fast = QuantLinear::new(&weight, bias, inp, out, kernel);
+                let (mut a, mut b) = (vec![f32::NAN; rows * out], vec![f32::NAN; rows * out]);
+                scalar.forward(&x, rows, &mut a, parallel);
+                fast.forward(&x, rows, &mut b, parallel);
+                assert!(
+                    a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{kernel:?} {rows}×{inp}→{out}"
+                );
+            }
         }
     }
 
