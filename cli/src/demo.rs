@@ -86,11 +86,11 @@ fn pick(corpus: &Path, n: usize) -> Result<Vec<PathBuf>> {
 }
 
 /// Runs the demo with the model in `model` (fetched when `None`) on `device`, its matrix
-/// products at `precision`.
+/// products at `precision` (f32 when `None`: the demo store is new).
 pub fn run(
     model: Option<&Path>,
     device: memloop::DeviceChoice,
-    precision: memloop::EncoderPrecision,
+    precision: Option<memloop::EncoderPrecision>,
     a: &DemoArgs,
 ) -> Result<()> {
     let total = Instant::now();

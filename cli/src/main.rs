@@ -280,7 +280,12 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Sweep(a) => commands::sweep(s, a),
         Command::Stats(a) => commands::stats(s, a),
         Command::Check(a) => check::check(s, a),
-        Command::Embed(a) => embed::run(s.model.as_deref(), s.device, s.precision, a),
+        Command::Embed(a) => embed::run(
+            s.model.as_deref(),
+            s.device,
+            s.precision.unwrap_or_default(),
+            a,
+        ),
         Command::Mcp(_) => unreachable!("mcp returns its own status"),
         Command::Token(a) => {
             let dir = match &s.store {

@@ -41,9 +41,9 @@ pub struct StoreArgs {
     pub device: DeviceChoice,
     /// The model's matrix products: `f32`, or `int8` (memloop's native CPU encoder: faster,
     /// vectors slightly different, so a store is written in one or the other; the store
-    /// records which and refuses the other).
-    #[arg(long, global = true, default_value = "f32", value_parser = parse_precision)]
-    pub precision: EncoderPrecision,
+    /// records which and refuses the other). Omitted: the store's own (f32 for a new store).
+    #[arg(long, global = true, value_parser = parse_precision)]
+    pub precision: Option<EncoderPrecision>,
     /// How the index stores the vectors searches read: `f32`, `bf16` or `int8` (compressed
     /// codes searched first, the best candidates re-scored on the f32 vectors: same recall,
     /// faster searches, a larger index file). Recorded in the store; omitted keeps the store's

@@ -305,7 +305,8 @@ fn the_demo_runs_the_whole_loop_on_the_real_corpus() {
 }
 
 /// `--precision int8` writes a store in its own embedding space: it recalls by meaning, the
-/// store records the choice (an f32 open is refused with the model named, never mixed), and
+/// store records the choice (a later open without the flag follows it; an explicit f32 open is
+/// refused with the model named, never mixed), and
 /// `embed --precision int8` writes vectors close to f32's.
 #[test]
 fn an_int8_store_recalls_by_meaning_and_refuses_f32() {
@@ -327,7 +328,18 @@ fn an_int8_store_recalls_by_meaning_and_refuses_f32() {
     ]);
     assert!(r.ok, "{}", r.err);
     assert!(r.out.contains("5433"), "{}", r.out);
-    let r = memloop_in(&s, &["recall", "port", "--k", "1"], "");
+    // Without the flag a store is opened at its own precision; asking for the other is refused.
+    let r = memloop_in(
+        &s,
+        &["recall", "which port does staging use?", "--k", "1"],
+        "",
+    );
+    assert!(r.ok && r.out.contains("5433"), "{}", r.err);
+    let r = memloop_in(
+        &s,
+        &["--precision", "f32", "recall", "port", "--k", "1"],
+        "",
+    );
     assert!(
         !r.ok && r.err.contains("all-MiniLM-L6-v2+int8"),
         "{}",

@@ -46,10 +46,11 @@ pub struct Options {
     pub model_dir: Option<PathBuf>,
     /// Where that model runs: the CPU (default) or a CUDA GPU (needs the `cuda` feature).
     pub device: DeviceChoice,
-    /// The arithmetic of that model's matrix products: [`Precision::F32`] (default) or
+    /// The arithmetic of that model's matrix products: [`Precision::F32`] or
     /// [`Precision::Int8`] (memloop's native CPU encoder only; its vectors are a space of their
-    /// own, named in the fingerprint, so a store written in one refuses the other).
-    pub precision: Precision,
+    /// own, named in the fingerprint, so a store written in one refuses the other). `None`
+    /// (default) takes the store's recorded precision: f32 for a new store.
+    pub precision: Option<Precision>,
     /// Where times come from.
     pub clock: Clock,
     /// When writes are durable.
@@ -136,7 +137,7 @@ impl Default for Options {
             embedder: None,
             model_dir: None,
             device: DeviceChoice::Cpu,
-            precision: Precision::F32,
+            precision: None,
             clock: Clock::System,
             durability: Durability::Synced,
             dedup_threshold: Some(0.95),
@@ -186,8 +187,10 @@ impl Options {
             }
         }
         if let Some(p) = r.precision.as_deref() {
-            o.precision = Precision::parse(p)
-                .ok_or_else(|| bad(format!("precision {p:?} is neither \"f32\" nor \"int8\"")))?;
+            o.precision =
+                Some(Precision::parse(p).ok_or_else(|| {
+                    bad(format!("precision {p:?} is neither \"f32\" nor \"int8\""))
+                })?);
         }
         o.clock = match r.clock.as_deref() {
             None | Some("system") => Clock::System,

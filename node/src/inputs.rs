@@ -68,8 +68,9 @@ pub struct OpenOptions {
     pub model: Option<String>,
     /// "cpu" (default), "cuda" or "cuda:N" in a build with CUDA.
     pub device: Option<String>,
-    /// The model's matrix products: "f32" (default) or "int8" (faster on the CPU; its vectors
-    /// differ slightly, so a store is written in one or the other).
+    /// The model's matrix products: "f32" or "int8" (faster on the CPU; its vectors differ
+    /// slightly, so a store is written in one or the other). Default: the store's own, f32
+    /// for a new store.
     pub precision: Option<String>,
     /// "synced" (default: every write is fsynced before its Promise resolves) or "grouped"
     /// (writes made durable together, at least every second and at close).

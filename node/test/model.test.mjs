@@ -48,6 +48,9 @@ test('precision "int8" opens a store of its own space; a bad precision is refuse
   const [best] = await mem.recall('which port does staging use?', { k: 1 })
   assert.match(best.text, /5433/)
   await mem.close()
-  await assert.rejects(Memory.open(dir), (e) => e.code === 'model_mismatch')
+  const again = await Memory.open(dir) // the store's own precision
+  assert.match((await again.recall('staging port', { k: 1 }))[0].text, /5433/)
+  await again.close()
+  await assert.rejects(Memory.open(dir, { precision: 'f32' }), (e) => e.code === 'model_mismatch')
   await assert.rejects(Memory.open(freshDir(), { precision: 'int4' }), (e) => e.code === 'invalid_input')
 })

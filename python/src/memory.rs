@@ -31,8 +31,8 @@ struct InUse {
 /// `model` is a model directory (default: the cached all-MiniLM-L6-v2, fetched by
 /// `memloop model fetch`). `device` is where the model runs: "cpu" (default), or "cuda" /
 /// "cuda:N" in a build with the `cuda` feature; `precision` the model's matrix products:
-/// "f32" (default) or "int8" (faster on the CPU, vectors slightly different, so a store is
-/// written in one or the other). `clock="manual"` makes time move only through
+/// "f32" or "int8" (faster on the CPU, vectors slightly different, so a store is written in
+/// one or the other; default: the store's own, f32 for a new store). `clock="manual"` makes time move only through
 /// `set_time` (`start` is its first value, Unix seconds or an aware datetime; without it the
 /// clock begins at the Unix epoch, so the first `set_time` puts it anywhere later).
 /// `sync=False` groups writes until `close` or a checkpoint. `capacity` bounds how many

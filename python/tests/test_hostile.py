@@ -92,13 +92,15 @@ def test_bad_open_arguments(tmp_path):
         memloop.Memory(None)
 
 
-def test_an_int8_encoder_store_recalls_and_refuses_f32(tmp_path):
+def test_an_int8_encoder_store_recalls_follows_and_refuses_f32(tmp_path):
     with memloop.Memory(tmp_path / "s", precision="int8") as m:
         m.remember("The staging database listens on port 5433.")
         m.remember("Ana takes green tea in the afternoon.")
         assert "5433" in m.recall("which port does staging use?", k=1)[0].text
+    with memloop.Memory(tmp_path / "s") as m:  # the store's own precision
+        assert "5433" in m.recall("staging port", k=1)[0].text
     with pytest.raises(memloop.ModelMismatchError):
-        memloop.Memory(tmp_path / "s")
+        memloop.Memory(tmp_path / "s", precision="f32")
 
 
 def test_an_int8_index_is_recorded_and_kept(tmp_path):

@@ -18,6 +18,7 @@ use crate::options::Options;
 use crate::store::lock::ProcessLock;
 use crate::store::manifest::{Manifest, STORE_VERSION};
 use crate::store::{Store, Tx};
+use crate::EncoderPrecision;
 
 impl Memory {
     /// Opens the store in `dir`, creating it if needed.
@@ -48,7 +49,7 @@ impl Memory {
             None => Arc::new(load_model_at(
                 options.model_dir.as_deref(),
                 options.device,
-                options.precision,
+                options.precision.unwrap_or_else(|| recorded_precision(dir)),
             )?),
         };
         let started = Instant::now();
@@ -109,6 +110,17 @@ impl Memory {
             background: Some(background),
         })
     }
+}
+
+/// The encoder precision the store in `dir` was written with, as its manifest names it
+/// (`<model>+int8:…`); f32 for a new store or an unreadable manifest. Only a default: the
+/// model check against the database still decides.
+fn recorded_precision(dir: &Path) -> EncoderPrecision {
+    let model = Manifest::read(dir).map(|m| m.model).unwrap_or_default();
+    let name = model.split(':').next().unwrap_or_default();
+    name.rsplit_once('+')
+        .and_then(|(_, p)| EncoderPrecision::parse(p))
+        .unwrap_or_default()
 }
 
 /// Records the model in a new store, or checks it against the stored one.

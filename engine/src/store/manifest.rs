@@ -34,20 +34,26 @@ impl Manifest {
         }
     }
 
+    /// The manifest in `dir`, if one is there, small and well-formed (a hint: the database
+    /// holds the truth).
+    pub(crate) fn read(dir: &Path) -> Option<Manifest> {
+        let path = dir.join("manifest.json");
+        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_MANIFEST_BYTES);
+        let bytes = small.then(|| std::fs::read(&path).ok()).flatten()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
     /// Writes the manifest into `dir` unless an identical one is there (atomic replace).
     pub(crate) fn sync_to(
         &self,
         dir: &Path,
         faults: Option<&std::sync::Arc<super::faults::StorageFaults>>,
     ) -> Result<()> {
-        let path = dir.join("manifest.json");
         // A manifest is a few hundred bytes; a larger file is not believed, nor read whole.
-        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_MANIFEST_BYTES);
-        if let Some(bytes) = small.then(|| std::fs::read(&path).ok()).flatten() {
-            if serde_json::from_slice::<Manifest>(&bytes).ok().as_ref() == Some(self) {
-                return Ok(());
-            }
+        if Manifest::read(dir).as_ref() == Some(self) {
+            return Ok(());
         }
+        let path = dir.join("manifest.json");
         let json = serde_json::to_vec_pretty(self).expect("a manifest always serialises");
         crate::store::write_atomic(&path, &json, faults)
     }

@@ -16,8 +16,9 @@ pub struct OpenRequest {
     pub model: Option<PathBuf>,
     /// Where the model runs: "cpu" (default), "cuda" or "cuda:N".
     pub device: Option<String>,
-    /// The native encoder's matrix products: "f32" (default) or "int8" (faster, vectors
-    /// slightly different: a store records which it was written with).
+    /// The native encoder's matrix products: "f32" or "int8" (faster, vectors slightly
+    /// different: a store records which it was written with). Absent: the store's own, f32
+    /// for a new store.
     pub precision: Option<String>,
     /// "system" (default) or "manual".
     pub clock: Option<String>,
