@@ -18,7 +18,7 @@ use crate::options::Options;
 use crate::store::lock::ProcessLock;
 use crate::store::manifest::{Manifest, STORE_VERSION};
 use crate::store::{Store, Tx};
-use crate::EncoderPrecision;
+use memloop_embed::Precision as EncoderPrecision;
 
 impl Memory {
     /// Opens the store in `dir`, creating it if needed.
