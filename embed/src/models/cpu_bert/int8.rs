@@ -21,6 +21,8 @@
 
 use rayon::prelude::*;
 
+use super::panel_out::Dst;
+
 use super::simd::multiversion;
 
 /// Output columns per weight panel.
@@ -76,24 +78,6 @@ pub(crate) struct QuantLinear {
     /// `inp` rounded up to a multiple of 4.
     k4: usize,
     kernel: Kernel,
-}
-
-/// The output buffer shared by the threads that fill its disjoint column ranges.
-#[derive(Clone, Copy)]
-struct Dst(*mut f32);
-// SAFETY: `Dst` only crosses threads inside `QuantLinear::forward`, where every thread writes
-// a column range of the output that no other thread touches, while `forward` holds the unique
-// borrow of the buffer.
-unsafe impl Send for Dst {}
-// SAFETY: as above.
-unsafe impl Sync for Dst {}
-
-impl Dst {
-    /// The buffer from element `i` on (a method, so closures capture the whole `Send`
-    /// wrapper rather than its raw pointer field).
-    fn at(self, i: usize) -> *mut f32 {
-        self.0.wrapping_add(i)
-    }
 }
 
 /// Input rows quantized: unsigned bytes (`q + 128`), `k4` per row, and each row's scale.

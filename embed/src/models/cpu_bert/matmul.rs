@@ -12,6 +12,8 @@
 
 use rayon::prelude::*;
 
+use super::panel_out::Dst;
+
 /// Output columns per weight panel.
 const PANEL: usize = 64;
 
@@ -22,24 +24,6 @@ pub(crate) struct Linear {
     bias: Vec<f32>,
     pub(crate) inp: usize,
     pub(crate) out: usize,
-}
-
-/// The output buffer shared by the threads that fill its disjoint column ranges.
-#[derive(Clone, Copy)]
-struct Dst(*mut f32);
-// SAFETY: `Dst` only crosses threads inside `Linear::forward`, where every thread writes a
-// column range of the output that no other thread touches, while `forward` holds the unique
-// borrow of the buffer.
-unsafe impl Send for Dst {}
-// SAFETY: as above.
-unsafe impl Sync for Dst {}
-
-impl Dst {
-    /// The buffer from column `c` of its first row on (a method, so closures capture the
-    /// whole `Send` wrapper rather than its raw pointer field).
-    fn at(self, c: usize) -> *mut f32 {
-        self.0.wrapping_add(c)
-    }
 }
 
 impl Linear {

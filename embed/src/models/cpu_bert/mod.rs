@@ -21,6 +21,7 @@ mod attention;
 mod int8;
 mod kernels;
 mod matmul;
+mod panel_out;
 
 use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType};
 use rayon::prelude::*;
