@@ -21,12 +21,10 @@
 
 use rayon::prelude::*;
 
-use super::panel_out::Dst;
+use super::panels::{for_each_panel, shared, Dst, PANEL};
 
 use super::simd::multiversion;
 
-/// Output columns per weight panel.
-const PANEL: usize = 64;
 /// Input rows a kernel call computes at once.
 const ROWS: usize = 4;
 
@@ -198,7 +196,7 @@ impl QuantLinear {
         if rows == 0 {
             return;
         }
-        let big = parallel && rows * n * k >= 1 << 18;
+        let big = shared(parallel, rows, k, n);
         let q = quantize_rows(x, k, self.k4, big);
         let dst = Dst(out.as_mut_ptr());
         let one = |p: usize| {
@@ -230,12 +228,7 @@ impl QuantLinear {
                 }
             }
         };
-        let count = n.div_ceil(PANEL);
-        if big {
-            (0..count).into_par_iter().for_each(one);
-        } else {
-            (0..count).for_each(one);
-        }
+        for_each_panel(n.div_ceil(PANEL), big, one);
     }
 
     /// The outputs of `xscale.len()` (≤ 4) unsigned rows `xs` (`rows × k4`) on one panel's 64

@@ -10,12 +10,7 @@
 //! parallelism: threads take whole panels, each a small single-threaded product.
 #![allow(unsafe_code)]
 
-use rayon::prelude::*;
-
-use super::panel_out::Dst;
-
-/// Output columns per weight panel.
-const PANEL: usize = 64;
+use super::panels::{for_each_panel, shared, Dst, PANEL};
 
 /// A dense layer, its weight in transposed panels (see the module docs).
 #[derive(Debug, Clone)]
@@ -101,12 +96,7 @@ impl Linear {
                 );
             }
         };
-        let count = n.div_ceil(PANEL);
-        if parallel && rows * n * k >= 1 << 18 {
-            (0..count).into_par_iter().for_each(one);
-        } else {
-            (0..count).for_each(one);
-        }
+        for_each_panel(n.div_ceil(PANEL), shared(parallel, rows, k, n), one);
     }
 }
 

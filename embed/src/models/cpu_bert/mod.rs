@@ -21,7 +21,7 @@ mod attention;
 mod int8;
 mod kernels;
 mod matmul;
-mod panel_out;
+mod panels;
 
 use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType};
 use rayon::prelude::*;
