@@ -314,10 +314,7 @@ impl Embedder {
             .dir
             .file_name()
             .map_or_else(|| "model".to_string(), |n| n.to_string_lossy().into_owned());
-        let model = match self.precision {
-            Precision::F32 => model,
-            p => format!("{model}+{}", p.name()),
-        };
+        let model = self.precision.model_name(&model);
         let f = Fingerprint {
             model,
             weights_sha256: sha,

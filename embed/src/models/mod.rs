@@ -53,6 +53,23 @@ impl Precision {
             _ => None,
         }
     }
+
+    /// The model name a fingerprint gives at this precision: `model` itself in f32,
+    /// `model+int8` in int8.
+    pub fn model_name(self, model: &str) -> String {
+        match self {
+            Precision::F32 => model.to_string(),
+            p => format!("{model}+{}", p.name()),
+        }
+    }
+
+    /// The precision a fingerprint's model name was made at ([`Precision::model_name`]); f32
+    /// for a name without one.
+    pub fn of_model_name(name: &str) -> Precision {
+        name.rsplit_once('+')
+            .and_then(|(_, p)| Precision::parse(p))
+            .unwrap_or_default()
+    }
 }
 
 /// A loaded encoder.

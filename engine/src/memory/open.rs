@@ -117,10 +117,7 @@ impl Memory {
 /// model check against the database still decides.
 fn recorded_precision(dir: &Path) -> EncoderPrecision {
     let model = Manifest::read(dir).map(|m| m.model).unwrap_or_default();
-    let name = model.split(':').next().unwrap_or_default();
-    name.rsplit_once('+')
-        .and_then(|(_, p)| EncoderPrecision::parse(p))
-        .unwrap_or_default()
+    EncoderPrecision::of_model_name(model.split(':').next().unwrap_or_default())
 }
 
 /// Records the model in a new store, or checks it against the stored one.
