@@ -106,7 +106,7 @@ pub fn run(
         Some(m) => m.to_path_buf(),
         None => {
             let dir = memloop_embed::default_model_dir();
-            fetch::model(&dir, &say)?;
+            memloop_embed::fetch_default_model(&dir, &say)?;
             dir
         }
     };

