@@ -4,12 +4,18 @@ same JSON lines.
 
     python3 -m pip install torch sentence-transformers onnxruntime onnx
     python3 benches/embed_peers.py --model DIR --threads 1,2 [--onnx target/minilm.onnx] \
+        [--onnx-int8 target/minilm-int8.onnx] [--skip-torch] \
         [--sentences benches/data/bench_sentences.json]
 
 DIR is the fetched all-MiniLM-L6-v2 folder (scripts/fetch-model.sh prints it). With --onnx the
-model is exported there once (fp32, opset 17, dynamic axes, as in research/embedding.md) and
-run with onnxruntime (ORT_ENABLE_ALL, CPU); its batch-32 figure sorts the sentences by length
-first, as sentence-transformers does, so neither peer pays for padding it could avoid.
+model is exported there once if missing (fp32, opset 17, dynamic axes, as in
+research/embedding.md; without PyTorch, make it with benches/onnx_graph.py) and run with
+onnxruntime (ORT_ENABLE_ALL, CPU); its batch-32 figure sorts the sentences by length first, as
+sentence-transformers does, so neither peer pays for padding it could avoid. With --onnx-int8
+that file (made once from the --onnx one by onnxruntime's dynamic quantization: int8 weights
+per output channel, activations quantized per call, the recipe fastembed and onnxruntime's docs
+give) runs the same way. --skip-torch runs onnxruntime alone (needs onnxruntime, onnx,
+tokenizers and numpy only).
 """
 import argparse
 import json
@@ -27,18 +33,30 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--onnx", help="also run onnxruntime on this ONNX file (exported if missing)")
+    ap.add_argument("--onnx-int8", help="also run onnxruntime on this int8 ONNX file (quantized from --onnx if missing)")
     ap.add_argument("--skip-torch", action="store_true", help="only onnxruntime")
     a = ap.parse_args()
-    import torch
-    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
 
     sentences = json.load(open(a.sentences))
-    model = SentenceTransformer(a.model, device="cpu")
-    tok = model.tokenizer
-    probe = next((s for s in sentences if len(tok(s)["input_ids"]) == 58), sentences[0])
+    tok = Tokenizer.from_file(os.path.join(a.model, "tokenizer.json"))
+    probe = next((s for s in sentences if len(tok.encode(s).ids) == 58), sentences[0])
+    if a.onnx and not os.path.exists(a.onnx):
+        export_onnx(a.model, a.onnx)
+    if a.onnx_int8 and not os.path.exists(a.onnx_int8):
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantize_dynamic(a.onnx, a.onnx_int8, per_channel=True, weight_type=QuantType.QInt8)
+    if not a.skip_torch:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(a.model, device="cpu")
     for threads in map(int, a.threads.split(",")):
         if a.onnx:
-            run_onnx(a, sentences, probe, threads)
+            run_onnx(a, a.onnx, "onnxruntime", sentences, probe, threads)
+        if a.onnx_int8:
+            run_onnx(a, a.onnx_int8, "onnxruntime int8", sentences, probe, threads)
         if a.skip_torch:
             continue
         torch.set_num_threads(threads)
@@ -73,36 +91,41 @@ def report(system, threads, runs, sentences, probe, encode_one, encode_all, vers
                       **version}), flush=True)
 
 
-def run_onnx(a, sentences, probe, threads):
+def export_onnx(model_dir, path):
+    """The fp32 export of the model's encoder (PyTorch and transformers needed)."""
+    import torch
+    from transformers import AutoModel
+
+    hf = AutoModel.from_pretrained(model_dir).eval()
+
+    class Wrap(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask,
+                          token_type_ids=token_type_ids).last_hidden_state
+
+    ids = torch.ones((2, 8), dtype=torch.long)
+    mask = ids.clone()
+    mask[1, 5:] = 0  # traced with an all-ones mask, transformers leaves the mask out of the graph
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    torch.onnx.export(Wrap(hf), (ids, mask, torch.zeros_like(ids)), path, input_names=names,
+                      output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                      dynamic_axes={k: {0: "b", 1: "s"} for k in names + ["last_hidden_state"]})
+
+
+def run_onnx(a, path, system, sentences, probe, threads):
     import numpy as np
     import onnxruntime as ort
-    import torch
     from tokenizers import Tokenizer
 
-    if not os.path.exists(a.onnx):
-        from transformers import AutoModel
-
-        hf = AutoModel.from_pretrained(a.model).eval()
-
-        class Wrap(torch.nn.Module):
-            def __init__(self, m):
-                super().__init__()
-                self.m = m
-
-            def forward(self, input_ids, attention_mask, token_type_ids):
-                return self.m(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
-
-        ids = torch.ones((1, 8), dtype=torch.long)
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        torch.onnx.export(Wrap(hf), (ids, ids, torch.zeros_like(ids)), a.onnx, input_names=names,
-                          output_names=["last_hidden_state"], opset_version=17, dynamo=False,
-                          dynamic_axes={k: {0: "b", 1: "s"} for k in names + ["last_hidden_state"]})
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(a.onnx, so, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     tok = Tokenizer.from_file(os.path.join(a.model, "tokenizer.json"))
     tok.enable_truncation(256)
     tok.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -117,7 +140,7 @@ def run_onnx(a, sentences, probe, threads):
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
     by_len = sorted(sentences, key=lambda s: len(tok.encode(s).ids))
-    report("onnxruntime", threads, a.runs, sentences, probe,
+    report(system, threads, a.runs, sentences, probe,
            encode_one=lambda s: encode([s]),
            encode_all=lambda: [encode(by_len[i:i + 32]) for i in range(0, len(by_len), 32)],
            version={"onnxruntime": ort.__version__})
