@@ -48,6 +48,24 @@ pub(crate) struct Compiled {
     as_of: Option<Timestamp>,
 }
 
+/// How a store's current memories divide: by kind, tier, user and namespace (superseded
+/// versions counted apart).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Census {
+    /// Current memories (superseded versions not included).
+    pub current: usize,
+    /// Superseded versions kept as history.
+    pub superseded: usize,
+    /// Current memories per kind, by the kind's name.
+    pub by_kind: std::collections::BTreeMap<String, usize>,
+    /// Current memories per tier (`working`, `long_term`).
+    pub by_tier: std::collections::BTreeMap<String, usize>,
+    /// Current memories per user; those of no user under the empty name.
+    pub by_user: std::collections::BTreeMap<String, usize>,
+    /// Current memories per namespace.
+    pub by_namespace: std::collections::BTreeMap<String, usize>,
+}
+
 /// Filterable fields of every live memory, and their forgetting state.
 #[derive(Debug)]
 pub(crate) struct Catalog {
@@ -124,6 +142,47 @@ impl Catalog {
         self.tiers[rec.decay.tier as usize] += 1;
         self.forgetting.upsert(id, namespace, scope[0], rec.decay);
         self.entries.insert(id, entry);
+    }
+
+    /// How the current memories divide (one pass over the catalog, no database read).
+    pub(crate) fn census(&self) -> Census {
+        let mut c = Census::default();
+        let name = |i: u32| {
+            if i == NO_NAME {
+                String::new()
+            } else {
+                self.names[i as usize].clone()
+            }
+        };
+        let mut by_kind = FxHashMap::<Kind, usize>::default();
+        let mut by_tier = [0usize; 2];
+        let mut by_user = FxHashMap::<u32, usize>::default();
+        let mut by_namespace = FxHashMap::<u32, usize>::default();
+        for e in self.entries.values() {
+            if e.flags & crate::store::record::SUPERSEDED != 0 {
+                c.superseded += 1;
+                continue;
+            }
+            c.current += 1;
+            *by_kind.entry(e.kind).or_default() += 1;
+            by_tier[e.tier as usize] += 1;
+            *by_user.entry(e.scope[0]).or_default() += 1;
+            *by_namespace.entry(e.namespace).or_default() += 1;
+        }
+        c.by_kind = by_kind
+            .into_iter()
+            .map(|(k, n)| (k.name().to_string(), n))
+            .collect();
+        c.by_tier = [crate::item::Tier::Working, crate::item::Tier::LongTerm]
+            .into_iter()
+            .map(|t| (t.name().to_string(), by_tier[t as usize]))
+            .collect();
+        c.by_user = by_user.into_iter().map(|(u, n)| (name(u), n)).collect();
+        c.by_namespace = by_namespace
+            .into_iter()
+            .map(|(ns, n)| (name(ns), n))
+            .collect();
+        c
     }
 
     /// Records `item`'s current fields.

@@ -69,6 +69,7 @@ mod vocabulary;
 pub use remember::dedup;
 
 pub use agent::{Task, TaskIds};
+pub use catalog::Census;
 pub use clock::{Clock, Timestamp};
 pub use context::{
     Block, Context, ContextMode, ContextRequest, DocumentIds, DocumentRef, Precision, Structures,
@@ -82,7 +83,8 @@ pub use error::{Error, Result};
 pub use error_code::{ErrorCategory, ErrorCode};
 pub use filter::MemoryFilter;
 pub use forget::{
-    DecayModel, DecayReport, ForgetEvent, ForgetPolicy, ForgetReason, ScopeErasure, SweepReport,
+    DecayModel, DecayReport, ForgetEvent, ForgetPolicy, ForgetReason, RetentionPoint, ScopeErasure,
+    SweepReport, CURVE_POINTS,
 };
 pub use in_call::InCall;
 pub use invalid::InvalidInput;

@@ -8,4 +8,4 @@ mod sweep;
 pub use crate::decay::kinetic;
 pub use crate::decay::{DecayModel, ForgetPolicy, ForgetReason};
 pub use erase::ScopeErasure;
-pub use sweep::{DecayReport, ForgetEvent, SweepReport};
+pub use sweep::{DecayReport, ForgetEvent, RetentionPoint, SweepReport, CURVE_POINTS};

@@ -56,6 +56,8 @@ pub struct ForgetEvent {
 pub struct DecayReport {
     /// The memory.
     pub id: MemoryId,
+    /// Now: the time the report is for (ms).
+    pub at: Timestamp,
     /// Retention now.
     pub value: f64,
     /// Tier now.
@@ -75,6 +77,42 @@ pub struct DecayReport {
     pub forget_at: Option<Timestamp>,
     /// When what it says stopped (or stops) holding, if it does.
     pub valid_until: Option<Timestamp>,
+    /// θ1: below it a working memory is demoted.
+    pub working_threshold: f64,
+    /// θ2: below it a memory is forgotten.
+    pub forget_threshold: f64,
+    /// Its retention over time, [`CURVE_POINTS`] points evenly spaced from its anchor to past
+    /// the later of now and its forgetting (what an inspector draws; each point is the policy's
+    /// own value at that time).
+    pub curve: Vec<RetentionPoint>,
+}
+
+/// The number of points in [`DecayReport::curve`].
+pub const CURVE_POINTS: usize = 64;
+
+/// A memory's retention at one time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RetentionPoint {
+    /// The time (ms since the epoch).
+    pub at: Timestamp,
+    /// Its retention then.
+    pub value: f64,
+}
+
+/// The span a retention curve covers: from the anchor to a fifth past the later of now and the
+/// forgetting (or, for a memory never forgotten, three strengths past the anchor).
+fn curve_end(
+    anchor: Timestamp,
+    now: Timestamp,
+    forget_at: Option<Timestamp>,
+    strength_s: f64,
+) -> Timestamp {
+    let strength_ms = (strength_s * 1000.0).min(1e15) as Timestamp;
+    let last = forget_at
+        .unwrap_or_else(|| anchor.saturating_add(strength_ms.saturating_mul(3)))
+        .max(now);
+    let span = last.saturating_sub(anchor).max(1);
+    anchor.saturating_add(span.saturating_add(span / 5))
 }
 
 impl Memory {
@@ -157,17 +195,34 @@ impl Memory {
         let p = &self.inner.options.forgetting;
         let now = self.inner.now();
         let future = |t: Option<Timestamp>| t.filter(|&t| t > now);
+        let strength_s = p.strength_ms(&crate::decay::DecayFields::of(&item)) / 1000.0;
+        let forget_at = p.crossing(&item, p.forget_threshold);
+        let end = curve_end(item.decay_anchor, now, forget_at, strength_s);
+        let step = (end - item.decay_anchor) as f64 / (CURVE_POINTS - 1) as f64;
+        let curve = (0..CURVE_POINTS)
+            .map(|i| {
+                let at = item.decay_anchor + (step * i as f64).round() as Timestamp;
+                RetentionPoint {
+                    at,
+                    value: p.retention(&item, at),
+                }
+            })
+            .collect();
         Ok(DecayReport {
             id,
+            at: now,
             value: p.retention(&item, now),
             tier: item.tier,
-            strength_s: p.strength_ms(&crate::decay::DecayFields::of(&item)) / 1000.0,
+            strength_s,
             anchor: item.decay_anchor,
             reinforced: item.reinforced,
             pinned: item.pinned,
             demote_at: future(p.leaves_working(&crate::decay::DecayFields::of(&item))),
-            forget_at: p.crossing(&item, p.forget_threshold),
+            forget_at,
             valid_until: item.valid_until,
+            working_threshold: p.working_threshold,
+            forget_threshold: p.forget_threshold,
+            curve,
         })
     }
 }

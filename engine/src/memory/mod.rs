@@ -227,6 +227,15 @@ impl Memory {
         })
     }
 
+    /// How the current memories divide by kind, tier, user and namespace (from the in-memory
+    /// catalog: no database read).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] when the catalog failed to load.
+    pub fn census(&self) -> crate::error::Result<crate::catalog::Census> {
+        Ok(self.inner.catalog.get()?.read().census())
+    }
+
     /// Bytes on disk, by file.
     ///
     /// # Errors
