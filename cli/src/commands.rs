@@ -157,17 +157,47 @@ impl UpdateArgs {
 
 /// `memloop update`: the `update` tool run on the store opened here.
 pub fn update(store: &StoreArgs, a: &UpdateArgs) -> Result<()> {
+    run_here(store, a.as_tool())
+}
+
+/// A tool run on the store opened here, its reply printed as text or (`--json`) JSON.
+fn run_here(store: &StoreArgs, call: ToolCall) -> Result<()> {
     let memory = store.open_existing(Durability::Synced)?;
-    let call = a.as_tool();
     let reply = crate::mcp::tools::call(&memory, call.tool, call.arguments);
     crate::store_args::close(memory);
     let reply = reply.map_err(|e| anyhow::anyhow!("{e}"))?;
-    if a.json {
+    if call.json {
         println!("{}", reply.structured);
     } else {
         println!("{}", reply.text);
     }
     Ok(())
+}
+
+/// `memloop decay`.
+#[derive(Args, Debug)]
+pub struct DecayArgs {
+    /// The memory.
+    id: u64,
+    /// Print JSON (with its retention curve).
+    #[arg(long)]
+    json: bool,
+}
+
+impl DecayArgs {
+    /// This command as the `explain_decay` tool.
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall {
+            tool: "explain_decay",
+            arguments: json!({"id": self.id}),
+            json: self.json,
+        }
+    }
+}
+
+/// `memloop decay`: the `explain_decay` tool run on the store opened here.
+pub fn decay(store: &StoreArgs, a: &DecayArgs) -> Result<()> {
+    run_here(store, a.as_tool())
 }
 
 /// `memloop recall`.

@@ -20,6 +20,7 @@ mod setup_commands;
 mod share;
 mod store_args;
 mod time_arg;
+mod ui;
 
 use std::process::ExitCode;
 
@@ -123,6 +124,10 @@ enum Command {
     /// Merge an exported file into the store (re-embeds if it came from another model).
     #[command(after_help = "Example:\n  memloop --store ./other import backup.mlx")]
     Import(commands::ImportArgs),
+    /// A memory's decay: retention now, strength, when it is demoted and forgotten, and (with
+    /// --json) its retention curve.
+    #[command(after_help = "Example:\n  memloop --store ./mem decay 42 --json")]
+    Decay(commands::DecayArgs),
     /// Apply the forgetting policy now (or at --now): demote, forget, evict.
     #[command(
         after_help = "Examples:\n  memloop --store ./mem sweep --json\n  memloop --store ./mem sweep --now 2027-01-01T00:00:00Z"
@@ -145,6 +150,12 @@ enum Command {
         after_help = "Examples:\n  memloop mcp\n  memloop --store ~/notes-memory mcp\n  claude mcp add memloop -- memloop mcp"
     )]
     Mcp(mcp::McpArgs),
+    /// A local web inspector of the store: counts, search with score parts, each memory's
+    /// history and retention curve, the forgetting log, and actions (pin, forget, rate, edit,
+    /// erase a user). Loopback only; prints its URL with a token on stdout. Works beside a
+    /// running `memloop mcp` (it forwards to it).
+    #[command(after_help = "Examples:\n  memloop ui\n  memloop --store ~/mem ui --port 8080")]
+    Ui(ui::UiArgs),
     /// Manage the bearer tokens of `memloop mcp --http`: rotate the store-wide one, or add
     /// one bound to a user or agent. Prints the new token once.
     #[command(
@@ -202,6 +213,7 @@ fn as_tool(command: &Command) -> Option<forward::ToolCall> {
         Command::Task(a) => a.as_tool(),
         Command::Forget(a) => a.as_tool(),
         Command::Stats(a) => a.as_tool(),
+        Command::Decay(a) => a.as_tool(),
         Command::Export(a) => a.as_tool(),
         Command::Check(a) => return a.as_tool(),
         _ => return None,
@@ -279,6 +291,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Import(a) => commands::import(s, a),
         Command::Sweep(a) => commands::sweep(s, a),
         Command::Stats(a) => commands::stats(s, a),
+        Command::Decay(a) => commands::decay(s, a),
         Command::Check(a) => check::check(s, a),
         Command::Embed(a) => embed::run(
             s.model.as_deref(),
@@ -287,6 +300,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             a,
         ),
         Command::Mcp(_) => unreachable!("mcp returns its own status"),
+        Command::Ui(a) => ui::run(s, a),
         Command::Token(a) => {
             let dir = match &s.store {
                 Some(dir) => dir.clone(),

@@ -228,7 +228,7 @@ pub fn serve(shared: Arc<Shared>, o: HttpOptions) -> Result<()> {
 
 /// Serves each connection of `listener` with `app`: HTTP/1.1, the headers of every request
 /// due within [`HEADER_TIMEOUT`], at most [`MAX_CONNECTIONS`] at once.
-async fn accept(
+pub(crate) async fn accept(
     listener: tokio::net::TcpListener,
     app: Router,
     tls: Option<tokio_rustls::TlsAcceptor>,

@@ -5,7 +5,7 @@
 
 mod grant_scope;
 mod handler;
-mod http;
+pub(crate) mod http;
 mod replay;
 mod stdio;
 pub mod tokens;

@@ -46,12 +46,13 @@ impl std::fmt::Debug for Tokens {
     }
 }
 
-fn digest(token: &str) -> [u8; 32] {
+/// The SHA-256 of a token (what is stored and compared).
+pub(crate) fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
 /// A new random token: 32 bytes from the operating system, as hex.
-fn new_token() -> String {
+pub(crate) fn new_token() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     bytes.iter().map(|b| format!("{b:02x}")).collect()

@@ -1,6 +1,8 @@
 //! What only a peer on the socket may ask the serving process, beside the MCP tools: a backup
 //! (`memloop export`) and a check (`memloop check`), so neither needs the agent holding the
-//! store stopped. Not MCP tools: a model has no business writing files on the host.
+//! store stopped, and the inspector's reads (`memloop ui`: the census and the forgetting log).
+//! Not MCP tools: a model has no business writing files on the host, and the inspector's reads
+//! span every scope.
 
 use anyhow::Result;
 use memloop::Memory;
@@ -13,9 +15,30 @@ pub const EXPORT: &str = "export";
 /// `memloop check`'s request name on the socket.
 pub const CHECK: &str = "check";
 
+/// The inspector's overview: the census, the counts, the bytes on disk.
+pub const CENSUS: &str = "census";
+/// The inspector's forgetting log: the demotions and deletions since `since` (ms).
+pub const FORGOTTEN: &str = "forgotten";
+
 /// True for the socket's own requests (the rest are MCP tools).
 pub fn handles(request: &str) -> bool {
-    matches!(request, EXPORT | CHECK)
+    matches!(request, EXPORT | CHECK | CENSUS | FORGOTTEN)
+}
+
+/// The arguments of [`FORGOTTEN`].
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Since {
+    since: memloop::Timestamp,
+}
+
+/// A value as a reply whose text is its JSON.
+fn json_reply(value: impl serde::Serialize) -> ToolResult {
+    let json = serde_json::to_value(value).map_err(|e| ToolError(e.to_string()))?;
+    Ok(Reply {
+        text: json.to_string(),
+        structured: json,
+    })
 }
 
 /// Runs one of the socket's own requests ([`handles`]).
@@ -41,6 +64,16 @@ pub fn call(memory: &Memory, request: &str, arguments: Value) -> ToolResult {
                     structured: c.json,
                 }),
             }),
+        CENSUS => json_reply(serde_json::json!({
+            "census": memory.census()?,
+            "stats": memory.stats()?,
+            "disk": memory.disk_usage()?,
+        })),
+        FORGOTTEN => {
+            let a = serde_json::from_value::<Since>(arguments)
+                .map_err(|e| ToolError(format!("forgotten: {e}")))?;
+            json_reply(memory.forgotten(a.since)?)
+        }
         other => Err(ToolError(format!(
             "`{other}` is not a request of the socket's own"
         ))),

@@ -25,7 +25,7 @@ use memloop::Memory;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-pub use admin::{check_on, CHECK, EXPORT};
+pub use admin::{check_on, CENSUS, CHECK, EXPORT, FORGOTTEN};
 pub use server::{socket_path, Listening};
 
 use crate::lines::BoundedLines;
@@ -43,7 +43,15 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_RETRIES: usize = 3;
 
 /// Tools that change nothing: safe to run again when the server went away mid-call.
-const READ_ONLY: [&str; 5] = ["recall", "context", "get", "explain_decay", "stats"];
+const READ_ONLY: [&str; 7] = [
+    "recall",
+    "context",
+    "get",
+    "explain_decay",
+    "stats",
+    admin::CENSUS,
+    admin::FORGOTTEN,
+];
 
 /// Opens the store (taking its lock) with this process's settings.
 pub type Opener = Box<dyn Fn() -> memloop::Result<Memory> + Send + Sync>;
@@ -212,6 +220,9 @@ impl Shared {
                 Role::Serving { memory, .. } => {
                     let memory = memory.clone();
                     drop(role); // calls on the store run concurrently
+                    if admin::handles(tool) {
+                        return admin::call(&memory, tool, arguments);
+                    }
                     return tools::call(&memory, tool, arguments);
                 }
                 Role::Forwarding(Some(peer)) => match peer.call(tool, arguments.clone()) {

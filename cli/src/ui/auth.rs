@@ -1,0 +1,110 @@
+//! The inspector's gate: every request needs the token printed at start.
+//!
+//! A page is opened with `?token=…` in its URL (what `memloop ui` prints); that answer sets a
+//! cookie holding it (`HttpOnly`, `SameSite=Strict`), so links need not repeat it. A request
+//! with neither a valid token in its query nor the cookie gets 401 and nothing else. A change
+//! (any POST) must also come from the inspector's own page: a browser names the page's origin,
+//! and one that is not this host's is refused (403), so another site cannot make the browser
+//! act on the store. Every answer forbids framing and sniffing, and sends no referrer to another site
+//! (`same-origin`: with none at all, a browser names its own page's origin `null`).
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use subtle::ConstantTimeEq;
+
+use super::Ui;
+
+/// The cookie that carries the token after the first page.
+const COOKIE: &str = "memloop_ui";
+
+/// The pages' content policy: only this host's script and style (SVG attributes are inline).
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// True when `presented` is the inspector's token (compared in constant time).
+fn matches(ui: &Ui, presented: &str) -> bool {
+    let a = crate::mcp::tokens::digest(presented);
+    let b = crate::mcp::tokens::digest(&ui.token);
+    a.ct_eq(&b).into()
+}
+
+/// The token in the query string, if any.
+fn query_token(request: &Request) -> Option<String> {
+    let query = request.uri().query()?;
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == "token")
+        .map(|(_, v)| v.into_owned())
+}
+
+/// The token in the request's cookie, if any.
+fn cookie_token(request: &Request) -> Option<String> {
+    request
+        .headers()
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == COOKIE)
+        .map(|(_, v)| v.to_string())
+}
+
+/// True when a POST comes from this host's own page (or names no origin, as non-browser
+/// clients do).
+fn same_origin(request: &Request) -> bool {
+    let Some(origin) = request.headers().get(header::ORIGIN) else {
+        return true;
+    };
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    let origin = origin.to_str().ok().and_then(|o| o.strip_prefix("http://"));
+    matches!((origin, host), (Some(o), Some(h)) if o == h)
+}
+
+/// Lets a request through with the token, or answers 401 (403 for a change from elsewhere).
+pub(crate) async fn gate(State(ui): State<Arc<Ui>>, request: Request, next: Next) -> Response {
+    let from_query = query_token(&request).filter(|t| matches(&ui, t));
+    let from_cookie = cookie_token(&request).filter(|t| matches(&ui, t));
+    let mut response = if from_query.is_none() && from_cookie.is_none() {
+        (
+            StatusCode::UNAUTHORIZED,
+            "memloop ui: open the URL `memloop ui` printed (it holds the token)\n",
+        )
+            .into_response()
+    } else if request.method() == Method::POST && !same_origin(&request) {
+        (
+            StatusCode::FORBIDDEN,
+            "memloop ui: a change must come from the inspector's own page\n",
+        )
+            .into_response()
+    } else {
+        let mut r = next.run(request).await;
+        if from_query.is_some() {
+            let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", ui.token);
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
+                r.headers_mut().insert(header::SET_COOKIE, v);
+            }
+        }
+        r
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
