@@ -5,10 +5,12 @@ it, and the browser loads every page (no console error), searches, pins, forgets
 through the forms, each checked in the store afterwards through the CLI (which forwards to the
 inspector's process, as it would to `memloop mcp`). Screenshots go to target/ui-screenshots/.
 """
+import http.cookiejar
 import json
 import os
 import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -175,3 +177,41 @@ def test_pin_rate_forget_and_edit_reach_the_store(served, browser):
     assert "forgotten" in page.locator("#notice").inner_text()
     assert cli(served["store"], "get", str(ids[1]), check=False).returncode == 4
     assert errors == []
+
+
+def test_it_runs_beside_an_agents_memloop_mcp():
+    """With `memloop mcp` holding the store, the inspector forwards to it: its pages show the
+    agent's store and its actions land there."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = os.path.join(tmp, "store")
+        cli(store, "init")
+        mid = json.loads(cli(store, "remember", "Dana waters the ferns on Thursdays", "--json").stdout)["id"]
+        mcp = subprocess.Popen([BIN, "--store", store, "mcp"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ui = None
+        try:
+            # The agent's server holds the store once its socket answers.
+            for _ in range(100):
+                if os.path.exists(os.path.join(store, "memloop.sock")):
+                    break
+                time.sleep(0.1)
+            ui = subprocess.Popen([BIN, "--store", store, "ui", "--port", "0"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+            url = ui.stdout.readline().strip()
+            base = url.split("/?")[0]
+            # A client that keeps the cookie the first page sets, as a browser does.
+            opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+            with opener.open(url, timeout=10) as r:
+                assert r.status == 200
+                assert b">1</b>memories" in r.read()
+            with opener.open(base + f"/memory/{mid}/pin", data=b"pinned=true", timeout=10) as r:
+                assert r.status == 200 and b"Pinned." in r.read()
+            # The pin went to the agent's process: ask it through MCP's own door.
+            assert json.loads(cli(store, "get", str(mid), "--json").stdout)["pinned"] is True
+        finally:
+            if ui:
+                ui.terminate()
+                err = ui.communicate(timeout=30)[1]
+                assert "shared by another memloop process" in err, err
+            mcp.stdin.close()
+            mcp.wait(timeout=30)
