@@ -44,3 +44,8 @@ pub fn copy_store(from: &std::path::Path, to: &std::path::Path) -> std::io::Resu
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust page's examples (docs/rust.md), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/rust.md")]
+pub struct RustPageDoctests;
