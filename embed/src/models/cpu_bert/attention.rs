@@ -86,20 +86,25 @@ multiversion! {
         }
         let mut out = vec![0f32; len * d];
         let mut scores = vec![0f32; QUERIES * padded];
+        // The block's query rows, scaled once, column-major (d × QUERIES): each column's four
+        // values are then one load apart from the next column's.
+        let mut q = vec![0f32; d * QUERIES];
         for i0 in (0..len).step_by(QUERIES) {
-            // Past the last row, repeat it: computed, then not written.
-            let q: [&[f32]; QUERIES] = std::array::from_fn(|r| {
+            for r in 0..QUERIES {
+                // Past the last row, repeat it: computed, then not written.
                 let i = (i0 + r).min(len - 1);
-                &rows[i * width + col..][..d]
-            });
+                for (c, &x) in rows[i * width + col..][..d].iter().enumerate() {
+                    q[c * QUERIES + r] = x * scale;
+                }
+            }
             for j0 in (0..padded).step_by(KEYS) {
                 let mut acc = [[0f32; KEYS]; QUERIES];
                 for c in 0..d {
                     let k = &keys[c * padded + j0..][..KEYS];
-                    for (a, q) in acc.iter_mut().zip(&q) {
-                        let x = q[c] * scale;
-                        for (a, k) in a.iter_mut().zip(k) {
-                            *a += x * k;
+                    let qc = &q[c * QUERIES..][..QUERIES];
+                    for (a, &x) in acc.iter_mut().zip(qc) {
+                        for (a, &k) in a.iter_mut().zip(k) {
+                            *a = x.mul_add(k, *a);
                         }
                     }
                 }
@@ -110,26 +115,49 @@ multiversion! {
             for r in 0..QUERIES.min(len - i0) {
                 softmax(&mut scores[r * padded..r * padded + len]);
             }
-            let mut ctx = [[0f32; 8]; QUERIES];
-            for c0 in (0..d).step_by(8) {
-                for a in ctx.iter_mut() {
-                    *a = [0.0; 8];
-                }
-                for j in 0..len {
-                    let v = &rows[j * width + 2 * hidden + col + c0..][..8];
-                    for (r, a) in ctx.iter_mut().enumerate() {
-                        let p = scores[r * padded + j];
-                        for (a, v) in a.iter_mut().zip(v) {
-                            *a += p * v;
-                        }
-                    }
-                }
-                for (r, a) in ctx.iter().enumerate().take(len - i0) {
-                    out[(i0 + r) * d + c0..][..8].copy_from_slice(a);
-                }
+            // Sixteen columns at a time where the head's width allows (one AVX-512 register
+            // per query row), else eight.
+            let block = &mut out[i0 * d..][..(len - i0).min(QUERIES) * d];
+            if d % 16 == 0 {
+                weigh_values::<16>(rows, &scores, padded, len, col, d, hidden, block);
+            } else {
+                weigh_values::<8>(rows, &scores, padded, len, col, d, hidden, block);
             }
         }
         out
+    }
+}
+
+/// `out = P V` for up to [`QUERIES`] query rows: `scores` holds their softmax rows (`padded`
+/// apart), `out` their `d` columns each, filled `W` columns at a time (`W` divides `d`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn weigh_values<const W: usize>(
+    rows: &[f32],
+    scores: &[f32],
+    padded: usize,
+    len: usize,
+    col: usize,
+    d: usize,
+    hidden: usize,
+    out: &mut [f32],
+) {
+    let width = 3 * hidden;
+    let queries = out.len() / d;
+    for c0 in (0..d).step_by(W) {
+        let mut ctx = [[0f32; W]; QUERIES];
+        for j in 0..len {
+            let v = &rows[j * width + 2 * hidden + col + c0..][..W];
+            for (r, a) in ctx.iter_mut().enumerate() {
+                let p = scores[r * padded + j];
+                for (a, &v) in a.iter_mut().zip(v) {
+                    *a = p.mul_add(v, *a);
+                }
+            }
+        }
+        for (r, a) in ctx.iter().enumerate().take(queries) {
+            out[r * d + c0..][..W].copy_from_slice(a);
+        }
     }
 }
 

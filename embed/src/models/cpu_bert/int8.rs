@@ -208,9 +208,11 @@ impl QuantLinear {
                 offset: &self.offset[start..start + PANEL],
                 bias: &self.bias[start..start + PANEL],
             };
+            // Every kernel overwrites the rows it computes: one buffer serves every block
+            // (zeroing it per block cost a memset call each).
+            let mut done = [[0f32; PANEL]; ROWS];
             for r0 in (0..rows).step_by(ROWS) {
                 let block = ROWS.min(rows - r0);
-                let mut done = [[0f32; PANEL]; ROWS];
                 let xs = &q.bytes[r0 * self.k4..(r0 + block) * self.k4];
                 self.block(panel, xs, &q.scale[r0..r0 + block], &cols, &mut done);
                 for (r, row) in done.iter().enumerate().take(block) {
@@ -219,11 +221,13 @@ impl QuantLinear {
                     // so no other thread writes them, and `out` is uniquely borrowed by this
                     // call and aliases no input.
                     unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            row.as_ptr(),
-                            dst.at((r0 + r) * n + start),
-                            width,
-                        );
+                        let to = dst.at((r0 + r) * n + start);
+                        if width == PANEL {
+                            // A whole panel: a copy of known size, inlined (not a call).
+                            to.cast::<[f32; PANEL]>().write_unaligned(*row);
+                        } else {
+                            std::ptr::copy_nonoverlapping(row.as_ptr(), to, width);
+                        }
                     }
                 }
             }
