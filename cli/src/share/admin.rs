@@ -19,10 +19,22 @@ pub const CHECK: &str = "check";
 pub const CENSUS: &str = "census";
 /// The inspector's forgetting log: the demotions and deletions since `since` (ms).
 pub const FORGOTTEN: &str = "forgotten";
+/// The inspector's view of one memory's feedback so far (`id`).
+pub const FEEDBACK_STATE: &str = "feedback_state";
 
 /// True for the socket's own requests (the rest are MCP tools).
 pub fn handles(request: &str) -> bool {
-    matches!(request, EXPORT | CHECK | CENSUS | FORGOTTEN)
+    matches!(
+        request,
+        EXPORT | CHECK | CENSUS | FORGOTTEN | FEEDBACK_STATE
+    )
+}
+
+/// The arguments of [`FEEDBACK_STATE`].
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Id {
+    id: memloop::MemoryId,
 }
 
 /// The arguments of [`FORGOTTEN`].
@@ -73,6 +85,11 @@ pub fn call(memory: &Memory, request: &str, arguments: Value) -> ToolResult {
             let a = serde_json::from_value::<Since>(arguments)
                 .map_err(|e| ToolError(format!("forgotten: {e}")))?;
             json_reply(memory.forgotten(a.since)?)
+        }
+        FEEDBACK_STATE => {
+            let a = serde_json::from_value::<Id>(arguments)
+                .map_err(|e| ToolError(format!("feedback_state: {e}")))?;
+            json_reply(memory.feedback_state_in(&memloop::Scope::default(), a.id)?)
         }
         other => Err(ToolError(format!(
             "`{other}` is not a request of the socket's own"

@@ -25,7 +25,7 @@ use memloop::Memory;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-pub use admin::{check_on, CENSUS, CHECK, EXPORT, FORGOTTEN};
+pub use admin::{check_on, CENSUS, CHECK, EXPORT, FEEDBACK_STATE, FORGOTTEN};
 pub use server::{socket_path, Listening};
 
 use crate::lines::BoundedLines;
@@ -43,7 +43,7 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_RETRIES: usize = 3;
 
 /// Tools that change nothing: safe to run again when the server went away mid-call.
-const READ_ONLY: [&str; 7] = [
+const READ_ONLY: [&str; 8] = [
     "recall",
     "context",
     "get",
@@ -51,6 +51,7 @@ const READ_ONLY: [&str; 7] = [
     "stats",
     admin::CENSUS,
     admin::FORGOTTEN,
+    admin::FEEDBACK_STATE,
 ];
 
 /// Opens the store (taking its lock) with this process's settings.

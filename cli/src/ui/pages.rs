@@ -345,6 +345,13 @@ pub(crate) async fn memory(
         Ok(r) => r.structured,
         Err(e) => return refused(&e),
     };
+    let feedback = match ui
+        .call(crate::share::FEEDBACK_STATE, json!({ "id": id }))
+        .await
+    {
+        Ok(r) => r.structured,
+        Err(e) => return refused(&e),
+    };
     let mut body = format!(
         "<h1>Memory {id} <span class=\"muted\">{} · {}{}</span></h1>",
         esc(item["kind"].as_str().unwrap_or("")),
@@ -403,6 +410,7 @@ pub(crate) async fn memory(
         ("valid from", opt_time(&item["valid_from"])),
         ("valid until", opt_time(&item["valid_until"])),
         ("merged repeats", item["count"].to_string()),
+        ("feedback", feedback_text(&feedback)),
     ] {
         let _ = write!(body, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
     }
@@ -462,6 +470,24 @@ pub(crate) async fn memory(
         item["text"].as_str().unwrap_or(""),
     ));
     page(&format!("memory {id}"), n.done.as_deref(), &body).into_response()
+}
+
+/// A memory's feedback so far, in words.
+fn feedback_text(f: &Value) -> String {
+    match (f["count"].as_u64(), f["sum"].as_u64()) {
+        (Some(count), Some(sum)) if count > 0 => format!(
+            "{count} rating(s), mean {:.1}, last {}; served {} precision step(s) {}",
+            sum as f64 / count as f64,
+            f["last"],
+            f["precision_shift"].as_i64().unwrap_or(0).abs(),
+            if f["precision_shift"].as_i64().unwrap_or(0) < 0 {
+                "lower"
+            } else {
+                "higher"
+            },
+        ),
+        _ => "none yet".into(),
+    }
 }
 
 /// The decay part of a memory's page: the numbers, the projected dates, the retention chart

@@ -30,6 +30,22 @@ impl Memory {
         self.feedback_in(&Scope::default(), id, level)
     }
 
+    /// The feedback memory `id` received so far (`None`: none yet), as seen by a caller
+    /// confined to `scope`. Reads only.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for a memory that is not current in `scope`;
+    /// [`Error::Store`] / [`Error::Corrupt`].
+    pub fn feedback_state_in(&self, scope: &Scope, id: MemoryId) -> Result<Option<FeedbackState>> {
+        self.inner
+            .current_in(id, scope)?
+            .ok_or(Error::NotFound(id))?;
+        match self.inner.store.side(FEEDBACK, id)? {
+            Some(bytes) => Ok(Some(FeedbackState::decode(&self.inner.store, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
     /// [`Memory::feedback`] for a caller confined to `scope`: a memory outside it is
     /// [`Error::NotFound`], as if it did not exist.
     ///

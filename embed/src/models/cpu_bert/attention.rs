@@ -118,7 +118,7 @@ multiversion! {
             // Sixteen columns at a time where the head's width allows (one AVX-512 register
             // per query row), else eight.
             let block = &mut out[i0 * d..][..(len - i0).min(QUERIES) * d];
-            if d % 16 == 0 {
+            if d.is_multiple_of(16) {
                 weigh_values::<16>(rows, &scores, padded, len, col, d, hidden, block);
             } else {
                 weigh_values::<8>(rows, &scores, padded, len, col, d, hidden, block);
