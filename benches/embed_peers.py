@@ -93,10 +93,15 @@ def report(system, threads, runs, sentences, probe, encode_one, encode_all, vers
 
 def export_onnx(model_dir, path):
     """The fp32 export of the model's encoder (PyTorch and transformers needed)."""
-    import torch
     from transformers import AutoModel
 
-    hf = AutoModel.from_pretrained(model_dir).eval()
+    export_module(AutoModel.from_pretrained(model_dir).eval(), path)
+
+
+def export_module(model, path):
+    """Exports a transformers BERT model's `last_hidden_state` to ONNX at `path` (opset 17,
+    dynamic batch and sequence axes)."""
+    import torch
 
     class Wrap(torch.nn.Module):
         def __init__(self, m):
@@ -111,22 +116,18 @@ def export_onnx(model_dir, path):
     mask = ids.clone()
     mask[1, 5:] = 0  # traced with an all-ones mask, transformers leaves the mask out of the graph
     names = ["input_ids", "attention_mask", "token_type_ids"]
-    torch.onnx.export(Wrap(hf), (ids, mask, torch.zeros_like(ids)), path, input_names=names,
+    torch.onnx.export(Wrap(model), (ids, mask, torch.zeros_like(ids)), path, input_names=names,
                       output_names=["last_hidden_state"], opset_version=17, dynamo=False,
                       dynamic_axes={k: {0: "b", 1: "s"} for k in names + ["last_hidden_state"]})
 
 
-def run_onnx(a, path, system, sentences, probe, threads):
+def ort_encoder(sess, model_dir):
+    """`encode(texts)`: an onnxruntime session's normalised mean-pooled vectors, as
+    sentence-transformers makes them (truncated at 256 tokens, padded per call)."""
     import numpy as np
-    import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    tok = Tokenizer.from_file(os.path.join(a.model, "tokenizer.json"))
+    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
     tok.enable_truncation(256)
     tok.enable_padding(pad_id=0, pad_token="[PAD]")
 
@@ -139,6 +140,18 @@ def run_onnx(a, path, system, sentences, probe, threads):
         v = (h * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
+    return encode, tok
+
+
+def run_onnx(a, path, system, sentences, probe, threads):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    encode, tok = ort_encoder(sess, a.model)
     by_len = sorted(sentences, key=lambda s: len(tok.encode(s).ids))
     report(system, threads, a.runs, sentences, probe,
            encode_one=lambda s: encode([s]),

@@ -20,6 +20,8 @@ import json
 import os
 import sys
 
+from embed_peers import export_module, ort_encoder  # benches/, beside this file
+
 
 def export(a):
     import numpy as np
@@ -33,40 +35,17 @@ def export(a):
     model = BertModel(config, add_pooling_layer=False).eval()
     torch.manual_seed(0)
     with torch.no_grad():
-        # Distinct values at BERT's own scale (large ones make softmax a near-tie argmax that
-        # flips on rounding, and the check below would compare noise).
+        # Distinct values (so each initializer matches one parameter below), at BERT's own
+        # scale.
         for name, p in model.named_parameters():
             p.normal_(0.0, 0.02)
             if "LayerNorm.weight" in name:
                 p.add_(1.0)
     params = {k: v.detach().numpy() for k, v in model.state_dict().items() if v.dtype == torch.float32}
 
-    class Wrap(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.m(input_ids=input_ids, attention_mask=attention_mask,
-                          token_type_ids=token_type_ids).last_hidden_state
-
-    # A padded example: traced with an all-ones mask, transformers leaves the mask out of the graph.
-    ids = torch.ones((2, 8), dtype=torch.long)
-    example_mask = ids.clone()
-    example_mask[1, 5:] = 0
-    names = ["input_ids", "attention_mask", "token_type_ids"]
     os.makedirs(a.out, exist_ok=True)
     full = os.path.join(a.out, "full.onnx")
-    axes = {k: {0: "b", 1: "s"} for k in names + ["last_hidden_state"]}
-    try:
-        torch.onnx.export(Wrap(model), (ids, example_mask, torch.zeros_like(ids)), full, input_names=names,
-                          output_names=["last_hidden_state"], opset_version=17, dynamo=False,
-                          dynamic_axes=axes)
-    except Exception as e:  # a PyTorch without the TorchScript exporter
-        print(f"TorchScript exporter failed ({e}); the dynamo exporter instead")
-        torch.onnx.export(Wrap(model), (ids, example_mask, torch.zeros_like(ids)), full, input_names=names,
-                          output_names=["last_hidden_state"], opset_version=18, dynamo=True,
-                          dynamic_axes=axes, external_data=False)
+    export_module(model, full)
     m = onnx.load(full)
     by_key = {}
     for k, v in params.items():
@@ -91,7 +70,6 @@ def export(a):
     onnx.save(m, graph)
     json.dump(mapping, open(os.path.join(a.out, "weights.json"), "w"), indent=1)
     os.remove(full)
-
 
 
 def fill_from(graph, mapping, params, out):
@@ -125,22 +103,9 @@ def check(path, model_dir, reference):
     one padded batch) to sentence-transformers' reference vectors; exits below 0.9999."""
     import numpy as np
     import onnxruntime as ort
-    from tokenizers import Tokenizer
 
     items = json.load(open(reference))["items"]
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
-    tok.enable_truncation(256)
-    tok.enable_padding(pad_id=0, pad_token="[PAD]")
-
-    def encode(texts):
-        encs = tok.encode_batch(texts)
-        ids = np.array([e.ids for e in encs], dtype=np.int64)
-        am = np.array([e.attention_mask for e in encs], dtype=np.int64)
-        h = sess.run(None, {"input_ids": ids, "attention_mask": am, "token_type_ids": np.zeros_like(ids)})[0]
-        m = am[..., None].astype(np.float32)
-        v = (h * m).sum(1) / m.sum(1)
-        return v / np.linalg.norm(v, axis=1, keepdims=True)
+    encode, _ = ort_encoder(ort.InferenceSession(path, providers=["CPUExecutionProvider"]), model_dir)
 
     texts = [r["text"] for r in items]
     want = np.array([r["embedding"] for r in items], dtype=np.float32)

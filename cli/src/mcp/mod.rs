@@ -70,8 +70,10 @@ pub fn default_store() -> Result<PathBuf> {
     Ok(data.join("memloop").join("default"))
 }
 
-/// Serves the store over MCP on stdin / stdout until the client closes stdin.
-pub fn run(store: &StoreArgs, args: &McpArgs) -> Result<ExitCode> {
+/// The store of `--store` (or the default one) shared with the other memloop processes on it:
+/// served here, or reached through the one that serves it. `command` names the caller in the
+/// line it prints on stderr.
+pub fn share_store(store: &StoreArgs, command: &str) -> Result<(PathBuf, Shared)> {
     let dir = match &store.store {
         Some(dir) => dir.clone(),
         None => default_store()?,
@@ -84,7 +86,7 @@ pub fn run(store: &StoreArgs, args: &McpArgs) -> Result<ExitCode> {
         Box::new(move || settings.open_dir(&opened_dir, Durability::Synced)),
     )?;
     eprintln!(
-        "memloop mcp: store {} ({})",
+        "memloop {command}: store {} ({})",
         dir.display(),
         if shared.is_serving() {
             "serving it"
@@ -92,6 +94,12 @@ pub fn run(store: &StoreArgs, args: &McpArgs) -> Result<ExitCode> {
             "shared by another memloop process"
         }
     );
+    Ok((dir, shared))
+}
+
+/// Serves the store over MCP on stdin / stdout until the client closes stdin.
+pub fn run(store: &StoreArgs, args: &McpArgs) -> Result<ExitCode> {
+    let (dir, shared) = share_store(store, "mcp")?;
     let shared = Arc::new(shared);
     if let Some(addr) = args.http {
         let (tokens, created) = tokens::ensure(&dir, args.token_file.as_deref())?;

@@ -24,7 +24,6 @@ use anyhow::{bail, Context, Result};
 use axum::routing::{get, post};
 use axum::Router;
 use clap::Args;
-use memloop::Durability;
 use serde_json::Value;
 
 use crate::mcp::tools::{Reply, ToolError};
@@ -95,25 +94,7 @@ pub fn run(store: &StoreArgs, args: &UiArgs) -> Result<()> {
             args.bind
         );
     }
-    let dir = match &store.store {
-        Some(dir) => dir.clone(),
-        None => crate::mcp::default_store()?,
-    };
-    let settings = store.clone();
-    let opened_dir = dir.clone();
-    let shared = Shared::start(
-        &dir,
-        Box::new(move || settings.open_dir(&opened_dir, Durability::Synced)),
-    )?;
-    eprintln!(
-        "memloop ui: store {} ({})",
-        dir.display(),
-        if shared.is_serving() {
-            "serving it"
-        } else {
-            "shared by another memloop process"
-        }
-    );
+    let (_, shared) = crate::mcp::share_store(store, "ui")?;
     let ui = Arc::new(Ui {
         shared: Arc::new(shared),
         token: crate::mcp::tokens::new_token(),

@@ -167,6 +167,7 @@ def test_pin_rate_forget_and_edit_reach_the_store(served, browser):
     page.select_option("#rate select", "4")
     page.click("#rate button")
     assert "Rated 4" in page.locator("#notice").inner_text()
+    assert "1 rating(s), mean 4.0, last 4" in page.locator("#facts").inner_text()
     page.goto(served["base"] + f"/memory/{ids[4]}")
     page.fill("#edit textarea", "The quarterly report is due on the first Friday of April")
     page.click("#edit button")
