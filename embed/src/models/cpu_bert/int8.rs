@@ -15,8 +15,14 @@
 //! 4 inputs, exactly a `vpdpbusd` operand; the input width is padded to a multiple of 4 with
 //! zero weights. The kernel keeps a 4-row × 64-column block of accumulators in 16 registers.
 //!
+//! Without VNNI, AVX2's `vpmaddubsw` multiplies unsigned by signed bytes into 16-bit pair sums,
+//! which would saturate for `u ≤ 255`; [`Kernel::Avx2`] turns the row back to signed bytes and
+//! multiplies `|w|` by the row with `w`'s sign instead (pairs of at most 2 · 127 · 127), then
+//! `vpmaddwd` sums the pairs into the same 32-bit lanes, already signed.
+//!
 //! [`Kernel::Scalar`] is the reference: the same integer sums and the same float epilogue
-//! (a multiply, then an add: no fused multiply-add), so the VNNI kernel equals it bit for bit.
+//! (a multiply, then an add: no fused multiply-add), so every vector kernel equals it bit for
+//! bit.
 #![allow(unsafe_code)]
 
 use rayon::prelude::*;
@@ -38,6 +44,9 @@ pub(crate) enum Kernel {
     /// AVX-VNNI (`vpdpbusd` on 256-bit registers), where the CPU has AVX2 and AVX-VNNI but not
     /// AVX-512 VNNI (Intel's laptop and desktop cores since Alder Lake).
     AvxVnni256,
+    /// AVX2 alone (`vpmaddubsw` and `vpmaddwd`), where the CPU has AVX2 but no VNNI (AMD before
+    /// Zen 4, Intel before Ice Lake and Alder Lake).
+    Avx2,
 }
 
 impl Kernel {
@@ -55,6 +64,10 @@ impl Kernel {
             && std::arch::is_x86_feature_detected!("avxvnni")
         {
             return Kernel::AvxVnni256;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Kernel::Avx2;
         }
         Kernel::Scalar
     }
@@ -267,8 +280,15 @@ impl QuantLinear {
                 // above fix the extents `block_avxvnni256` reads.
                 unsafe { block_avxvnni256(panel, xs, self.k4, xscale, cols, out) }
             }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => {
+                // SAFETY: `Kernel::Avx2` is only chosen where `Kernel::best` detected AVX2 on
+                // this CPU (or a test that checked the same), and the asserts above fix the
+                // extents `block_avx2` reads.
+                unsafe { block_avx2(panel, xs, self.k4, xscale, cols, out) }
+            }
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Vnni512 | Kernel::AvxVnni256 => {
+            Kernel::Vnni512 | Kernel::AvxVnni256 | Kernel::Avx2 => {
                 block_scalar(panel, xs, self.k4, xscale, cols, out)
             }
         }
@@ -285,8 +305,8 @@ struct Columns<'a> {
 multiversion! {
     /// The reference: `out[r][c] = (Σᵢ xs[r][i] · w[c][i] − offset[c]) · (xscale[r] · scale[c]) +
     /// bias[c]`, the sum in 32-bit integers, then a float multiply and a float add. Written so
-    /// the compiler vectorises the column loop (compiled for AVX2 too): the portable path on
-    /// CPUs without AVX-512 VNNI.
+    /// the compiler vectorises the column loop: the path of CPUs without AVX2 (and of other
+    /// architectures).
     fn block_scalar(
         panel: &[i8],
         xs: &[u8],
@@ -376,72 +396,138 @@ unsafe fn block_vnni512(
     }
 }
 
-/// [`block_scalar`] with AVX-VNNI's 256-bit `vpdpbusd`: two rows at a time, each half panel
-/// (32 columns) in four 8-column registers per row; the epilogue in vectors, in the same
-/// order as the reference.
-///
-/// # Safety
-/// The CPU must have AVX2 and AVX-VNNI; `panel` must hold `64 · k4` bytes, `xs`
-/// `xscale.len() · k4` bytes, `xscale.len() ≤ 4`, and each of `cols`' slices 64 entries.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avxvnni")]
-unsafe fn block_avxvnni256(
-    panel: &[i8],
-    xs: &[u8],
-    k4: usize,
-    xscale: &[f32],
-    cols: &Columns,
-    out: &mut [[f32; PANEL]; ROWS],
-) {
-    use std::arch::x86_64::*;
-    let w = panel.as_ptr();
-    let x = xs.as_ptr();
-    for r0 in (0..xscale.len()).step_by(2) {
-        let rows = 2.min(xscale.len() - r0);
-        for half in 0..2 {
-            let mut sums = [[_mm256_setzero_si256(); 4]; 2];
-            for g in 0..k4 / 4 {
-                // SAFETY: group g's 256 bytes start at g · 256 < 64 · k4 = panel.len(); this
-                // half's 128 of them at + 128 · half; unaligned loads.
-                let (w0, w1, w2, w3) = unsafe {
-                    let at = w.add(g * PANEL * 4 + half * 128).cast::<__m256i>();
-                    (
-                        _mm256_loadu_si256(at),
-                        _mm256_loadu_si256(at.add(1)),
-                        _mm256_loadu_si256(at.add(2)),
-                        _mm256_loadu_si256(at.add(3)),
-                    )
-                };
-                for (r, s) in sums.iter_mut().enumerate().take(rows) {
-                    // SAFETY: bytes (r0 + r) · k4 + 4g .. + 4 lie inside `xs`.
-                    let four =
-                        unsafe { x.add((r0 + r) * k4 + g * 4).cast::<i32>().read_unaligned() };
-                    let a = _mm256_set1_epi32(four);
-                    s[0] = _mm256_dpbusd_avx_epi32(s[0], a, w0);
-                    s[1] = _mm256_dpbusd_avx_epi32(s[1], a, w1);
-                    s[2] = _mm256_dpbusd_avx_epi32(s[2], a, w2);
-                    s[3] = _mm256_dpbusd_avx_epi32(s[3], a, w3);
-                }
-            }
-            for (r, s) in sums.iter().enumerate().take(rows) {
-                let xsc = _mm256_set1_ps(xscale[r0 + r]);
-                let o = &mut out[r0 + r];
-                for (j, acc) in s.iter().enumerate() {
-                    let c = half * 32 + 8 * j;
-                    // SAFETY: each of `cols`' slices holds 64 entries and a row of `out` 64
-                    // floats; this register covers entries c .. c + 8 ≤ 64.
-                    unsafe {
-                        let off = _mm256_loadu_si256(cols.offset.as_ptr().add(c).cast::<__m256i>());
-                        let scale = _mm256_mul_ps(xsc, _mm256_loadu_ps(cols.scale.as_ptr().add(c)));
-                        let bias = _mm256_loadu_ps(cols.bias.as_ptr().add(c));
-                        let v = _mm256_cvtepi32_ps(_mm256_sub_epi32(*acc, off));
-                        let v = _mm256_add_ps(_mm256_mul_ps(v, scale), bias);
-                        _mm256_storeu_ps(o.as_mut_ptr().add(c), v);
+/// A 256-bit kernel: two rows at a time, each half panel (32 columns) in four 8-column
+/// registers per row; the epilogue in vectors, in the same order as the reference. `$dot`
+/// adds one group's 4-input products per column to a register; `$signed` says whether its sums
+/// are already signed (the unsigned ones have `128 · colsum` taken off, as the reference does).
+macro_rules! block_256 {
+    ($(#[$meta:meta])* $name:ident, $features:literal, $dot:ident, $signed:expr) => {
+        $(#[$meta])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        unsafe fn $name(
+            panel: &[i8],
+            xs: &[u8],
+            k4: usize,
+            xscale: &[f32],
+            cols: &Columns,
+            out: &mut [[f32; PANEL]; ROWS],
+        ) {
+            use std::arch::x86_64::*;
+            let w = panel.as_ptr();
+            let x = xs.as_ptr();
+            for r0 in (0..xscale.len()).step_by(2) {
+                let rows = 2.min(xscale.len() - r0);
+                for half in 0..2 {
+                    let mut sums = [[_mm256_setzero_si256(); 4]; 2];
+                    for g in 0..k4 / 4 {
+                        // SAFETY: group g's 256 bytes start at g · 256 < 64 · k4 = panel.len();
+                        // this half's 128 of them at + 128 · half; unaligned loads.
+                        let ws = unsafe {
+                            let at = w.add(g * PANEL * 4 + half * 128).cast::<__m256i>();
+                            [
+                                _mm256_loadu_si256(at),
+                                _mm256_loadu_si256(at.add(1)),
+                                _mm256_loadu_si256(at.add(2)),
+                                _mm256_loadu_si256(at.add(3)),
+                            ]
+                        };
+                        for (r, s) in sums.iter_mut().enumerate().take(rows) {
+                            // SAFETY: bytes (r0 + r) · k4 + 4g .. + 4 lie inside `xs`.
+                            let four = unsafe {
+                                x.add((r0 + r) * k4 + g * 4).cast::<i32>().read_unaligned()
+                            };
+                            let a = _mm256_set1_epi32(four);
+                            for (s, &w) in s.iter_mut().zip(&ws) {
+                                // SAFETY: this function has the features `$dot` needs.
+                                *s = unsafe { $dot(*s, a, w) };
+                            }
+                        }
+                    }
+                    for (r, s) in sums.iter().enumerate().take(rows) {
+                        let xsc = _mm256_set1_ps(xscale[r0 + r]);
+                        let o = &mut out[r0 + r];
+                        for (j, acc) in s.iter().enumerate() {
+                            let c = half * 32 + 8 * j;
+                            // SAFETY: each of `cols`' slices holds 64 entries and a row of
+                            // `out` 64 floats; this register covers entries c .. c + 8 ≤ 64.
+                            unsafe {
+                                let sum = if $signed {
+                                    *acc
+                                } else {
+                                    let off = cols.offset.as_ptr().add(c).cast::<__m256i>();
+                                    _mm256_sub_epi32(*acc, _mm256_loadu_si256(off))
+                                };
+                                let scale =
+                                    _mm256_mul_ps(xsc, _mm256_loadu_ps(cols.scale.as_ptr().add(c)));
+                                let bias = _mm256_loadu_ps(cols.bias.as_ptr().add(c));
+                                let v = _mm256_cvtepi32_ps(sum);
+                                let v = _mm256_add_ps(_mm256_mul_ps(v, scale), bias);
+                                _mm256_storeu_ps(o.as_mut_ptr().add(c), v);
+                            }
+                        }
                     }
                 }
             }
         }
+    };
+}
+
+/// AVX-VNNI's `vpdpbusd`: unsigned bytes × signed bytes, four per 32-bit lane, added to `acc`.
+///
+/// # Safety
+/// The CPU must have AVX2 and AVX-VNNI.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn dot_avxvnni(
+    acc: std::arch::x86_64::__m256i,
+    a: std::arch::x86_64::__m256i,
+    w: std::arch::x86_64::__m256i,
+) -> std::arch::x86_64::__m256i {
+    // SAFETY: the caller's CPU has AVX-VNNI.
+    unsafe { std::arch::x86_64::_mm256_dpbusd_avx_epi32(acc, a, w) }
+}
+
+/// The same four-input sums with AVX2 alone, signed: the input bytes back to signed
+/// (`u − 128`), then `vpmaddubsw` of `|w|` by the input with `w`'s sign (each pair of
+/// products at most 2 · 127 · 127 = 32,258 in magnitude: no 16-bit saturation) and `vpmaddwd`
+/// by ones to sum the pairs into 32-bit lanes.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn dot_avx2(
+    acc: std::arch::x86_64::__m256i,
+    a: std::arch::x86_64::__m256i,
+    w: std::arch::x86_64::__m256i,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's CPU has AVX2.
+    unsafe {
+        let x = _mm256_xor_si256(a, _mm256_set1_epi8(i8::MIN));
+        let pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+        _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))
     }
+}
+
+block_256! {
+    /// [`block_scalar`] with AVX-VNNI's 256-bit `vpdpbusd`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and AVX-VNNI; `panel` must hold `64 · k4` bytes, `xs`
+    /// `xscale.len() · k4` bytes, `xscale.len() ≤ 4`, and each of `cols`' slices 64 entries.
+    block_avxvnni256, "avx2,avxvnni", dot_avxvnni, false
+}
+
+block_256! {
+    /// [`block_scalar`] with AVX2 alone ([`dot_avx2`]): the same integer sums, so the same
+    /// bits.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; `panel` must hold `64 · k4` bytes, `xs` `xscale.len() · k4`
+    /// bytes, `xscale.len() ≤ 4`, and each of `cols`' slices 64 entries.
+    block_avx2, "avx2", dot_avx2, true
 }
 
 #[cfg(test)]
@@ -471,6 +557,9 @@ mod tests {
             }
             if has!("avx2") && has!("avxvnni") {
                 kernels.push(Kernel::AvxVnni256);
+            }
+            if has!("avx2") {
+                kernels.push(Kernel::Avx2);
             }
         }
         kernels
