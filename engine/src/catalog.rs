@@ -146,7 +146,10 @@ impl Catalog {
 
     /// How the current memories divide (one pass over the catalog, no database read).
     pub(crate) fn census(&self) -> Census {
-        let mut c = Census::default();
+        let mut c = Census {
+            superseded: self.superseded,
+            ..Census::default()
+        };
         let name = |i: u32| {
             if i == NO_NAME {
                 String::new()
@@ -160,7 +163,6 @@ impl Catalog {
         let mut by_namespace = FxHashMap::<u32, usize>::default();
         for e in self.entries.values() {
             if e.flags & crate::store::record::SUPERSEDED != 0 {
-                c.superseded += 1;
                 continue;
             }
             c.current += 1;

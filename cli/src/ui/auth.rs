@@ -26,9 +26,9 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsa
 
 /// True when `presented` is the inspector's token (compared in constant time).
 fn matches(ui: &Ui, presented: &str) -> bool {
-    let a = crate::mcp::tokens::digest(presented);
-    let b = crate::mcp::tokens::digest(&ui.token);
-    a.ct_eq(&b).into()
+    crate::mcp::tokens::digest(presented)
+        .ct_eq(&ui.token_digest)
+        .into()
 }
 
 /// The token in the query string, if any.

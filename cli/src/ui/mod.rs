@@ -49,6 +49,8 @@ pub struct UiArgs {
 pub(crate) struct Ui {
     shared: Arc<Shared>,
     token: String,
+    /// The token's digest, what a presented token's digest is compared with.
+    token_digest: [u8; 32],
 }
 
 impl Ui {
@@ -95,9 +97,11 @@ pub fn run(store: &StoreArgs, args: &UiArgs) -> Result<()> {
         );
     }
     let (_, shared) = crate::mcp::share_store(store, "ui")?;
+    let token = crate::mcp::tokens::new_token();
     let ui = Arc::new(Ui {
         shared: Arc::new(shared),
-        token: crate::mcp::tokens::new_token(),
+        token_digest: crate::mcp::tokens::digest(&token),
+        token,
     });
     let app = router(ui.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
