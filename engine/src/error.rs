@@ -85,6 +85,10 @@ pub enum Error {
     /// The embedder failed.
     #[error("embedder: {0}")]
     Embed(#[from] memloop_embed::EmbedError),
+    /// The store's key is missing or wrong, the key file is damaged, or a sealed record
+    /// fails authentication ([`crate::KeyError`]); nothing was written.
+    #[error("{0}")]
+    Key(#[from] crate::crypt::KeyError),
     /// An I/O operation failed.
     #[error("{path}: {op}: {source}")]
     Io {

@@ -36,6 +36,8 @@ pub enum ErrorCode {
     Poisoned = 13,
     /// The background thread's last checkpoint or flush failed.
     Background = 14,
+    /// The store's key is missing or wrong, or its key file is damaged.
+    Key = 15,
 }
 
 /// What a caller does about an error: the coarse groups the CLI's exit status reports.
@@ -56,10 +58,12 @@ pub enum ErrorCategory {
     Storage,
     /// The model is missing, failed or does not match.
     Model,
+    /// Give the store's key file (and passphrase).
+    Key,
 }
 
 /// Every code.
-const ALL: [ErrorCode; 12] = [
+const ALL: [ErrorCode; 13] = [
     ErrorCode::InvalidInput,
     ErrorCode::NotFound,
     ErrorCode::Locked,
@@ -72,6 +76,7 @@ const ALL: [ErrorCode; 12] = [
     ErrorCode::Embed,
     ErrorCode::Poisoned,
     ErrorCode::Background,
+    ErrorCode::Key,
 ];
 
 impl ErrorCode {
@@ -90,6 +95,7 @@ impl ErrorCode {
             ErrorCode::Embed => "embed",
             ErrorCode::Poisoned => "poisoned",
             ErrorCode::Background => "background",
+            ErrorCode::Key => "key",
         }
     }
 
@@ -111,6 +117,7 @@ impl ErrorCode {
                 ErrorCategory::Storage
             }
             ErrorCode::ModelMismatch | ErrorCode::Embed => ErrorCategory::Model,
+            ErrorCode::Key => ErrorCategory::Key,
         }
     }
 }
@@ -127,6 +134,7 @@ impl ErrorCategory {
             ErrorCategory::Poisoned => 7,
             ErrorCategory::Storage => 8,
             ErrorCategory::Model => 9,
+            ErrorCategory::Key => 10,
         }
     }
 }
@@ -148,6 +156,9 @@ impl crate::error::Error {
             E::Index(_) => ErrorCode::Index,
             E::Embed(_) => ErrorCode::Embed,
             E::Io { .. } => ErrorCode::Io,
+            // A record that fails authentication is a damaged file, like a bad checksum.
+            E::Key(crate::crypt::KeyError::Tampered { .. }) => ErrorCode::Corrupt,
+            E::Key(_) => ErrorCode::Key,
         }
     }
 }
@@ -171,6 +182,7 @@ mod tests {
             (ErrorCode::Embed, 10),
             (ErrorCode::Poisoned, 13),
             (ErrorCode::Background, 14),
+            (ErrorCode::Key, 15),
         ];
         let mut names = std::collections::HashSet::new();
         for (code, n) in all {
@@ -178,7 +190,7 @@ mod tests {
             assert!(names.insert(code.name()));
             assert_eq!(ErrorCode::from_name(code.name()), Some(code));
             assert_eq!(serde_json::to_value(code).unwrap(), code.name());
-            assert!((3..=9).contains(&code.category().exit_status()));
+            assert!((3..=10).contains(&code.category().exit_status()));
         }
     }
 }

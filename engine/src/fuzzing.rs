@@ -26,7 +26,7 @@ pub fn manifest(bytes: &[u8]) -> bool {
 
 /// A whole export file, checked and decoded as `import` does before writing anything.
 pub fn export_file(bytes: &[u8]) -> bool {
-    crate::transfer::parse(Path::new("fuzz.mlx"), bytes).is_ok()
+    crate::transfer::parse(Path::new("fuzz.mlx"), bytes, None).is_ok()
 }
 
 /// One line of `memloop ingest --jsonl`: a memory object, validated as `remember` does.

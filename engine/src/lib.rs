@@ -44,6 +44,7 @@ mod clock;
 mod codec;
 pub mod context;
 mod conversation;
+mod crypt;
 mod decay;
 mod embedder;
 mod error;
@@ -76,6 +77,7 @@ pub use context::{
     CHUNK_OVERLAP, CHUNK_TOKENS,
 };
 pub use conversation::{ConversationReport, Extracted, Extractor, Turn};
+pub use crypt::{verify_receipt, Encryption, ErasureReceipt, KeyError, ReceiptError};
 pub use dedup::{RememberAction, Remembered};
 pub use embedder::{load_model, load_model_at, load_model_on, HashingEmbedder, TextEmbedder};
 pub use error::StoreError;

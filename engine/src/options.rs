@@ -1,5 +1,6 @@
 //! How a store is opened: model, clock, durability, deduplication and index settings.
 
+use crate::crypt::Encryption;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -97,6 +98,9 @@ pub struct Options {
     /// refused by default, as ssh refuses a loose home directory: whoever can write the
     /// directory can replace the store's files). Default false.
     pub allow_unsafe_directory: bool,
+    /// Encrypt the store at rest under the key ring in a key file ([`Encryption`]): chosen
+    /// when a store is created, needed at every open after. `None` (default): a plain store.
+    pub encryption: Option<Encryption>,
 }
 
 /// Caller-supplied parts (an LLM reranker, a query rewriter, a summarizer, the token counter
@@ -153,6 +157,7 @@ impl Default for Options {
             hooks: Hooks::default(),
             storage_faults: None,
             allow_unsafe_directory: false,
+            encryption: None,
         }
     }
 }
@@ -224,6 +229,16 @@ impl Options {
         if let Some(n) = r.max_text_bytes {
             o.max_text_bytes = n;
         }
+        o.encryption =
+            match (r.key_file, r.passphrase) {
+                (Some(file), None) => Some(Encryption::key_file(file)),
+                (Some(file), Some(pass)) => Some(Encryption::passphrase(file, pass)),
+                (None, Some(_)) => return Err(bad(
+                    "passphrase needs key_file: the file that keeps the salt and the wrapped keys"
+                        .into(),
+                )),
+                (None, None) => None,
+            };
         Ok(o)
     }
 
@@ -254,6 +269,7 @@ impl std::fmt::Debug for Options {
             .field("checkpoint_every", &self.checkpoint_every)
             .field("checkpoint_interval", &self.checkpoint_interval)
             .field("verify_index", &self.verify_index)
+            .field("encryption", &self.encryption)
             .field("forgetting", &self.forgetting)
             .field("token_counter", &self.hooks.token_counter.is_some())
             .finish_non_exhaustive()

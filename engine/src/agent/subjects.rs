@@ -165,7 +165,7 @@ impl Memory {
             };
             let id = match current {
                 Some(mut item) => {
-                    tx.unhash(&item.content_hash(), item.id)?;
+                    tx.unhash(&item.content_hash(), item.id, item.scope_fields()[0])?;
                     item.text = original;
                     item.concise = Some(concise);
                     item.brief = Some(brief);

@@ -5,6 +5,7 @@
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
+use crate::crypt::receipt::ErasureReceipt;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::forget::ForgetEvent;
@@ -23,6 +24,8 @@ pub struct ScopeErasure {
     pub log_events: usize,
     /// The database file's length before and after (it is rewritten whatever its free space).
     pub database_bytes: (u64, u64),
+    /// The signed receipt of this erasure (also kept in the store's receipt log).
+    pub receipt: ErasureReceipt,
 }
 
 impl Memory {
@@ -48,15 +51,18 @@ impl Memory {
         let filter = MemoryFilter::new()
             .scope(scope.clone())
             .include_superseded(true);
-        let (memories, log_events) = self.inner.write(|inner, tx, applied| {
+        let (memories, current, log_events, changes) = self.inner.write(|inner, tx, applied| {
+            let first = tx.seq_after() + 1;
             let ids: Vec<MemoryId> = {
                 let cat = inner.catalog.get()?.read();
                 cat.compile(&filter)
                     .map(|c| cat.matching(&c))
                     .unwrap_or_default()
             };
+            let mut current = 0;
             for &id in &ids {
                 if let Some(item) = inner.store.item(id)? {
+                    current += u64::from(!item.is_superseded());
                     tx.delete(&item)?;
                     applied.removed.push(id);
                 }
@@ -71,16 +77,133 @@ impl Memory {
                         scope_covers(scope.fields(), has)
                     })
             })?;
-            Ok((ids.len(), events))
+            let last = tx.seq_after();
+            Ok((ids.len(), current, events, [first.min(last), last]))
         })?;
         // The save leaves erased nodes out of the index file; the rewrite copies only live
         // records into a fresh database file.
         self.compact()?;
+        // An encrypted store destroys the user's data key (when the scope is a whole user)
+        // and replaces the index key, then saves the index again under the new one: copies
+        // of the old files, wherever they are, cannot be read for this scope again.
+        let destroyed = match &self.inner.store.sealing.0 {
+            Some(sealer) => {
+                let user = (scope.agent.is_none() && scope.session.is_none())
+                    .then_some(scope.user.as_deref())
+                    .flatten();
+                let key = sealer.destroy(user, self.inner.options.clock.now())?;
+                self.inner.checkpoint_with(false, true)?;
+                key.map(hex::encode)
+            }
+            None => None,
+        };
+        let n = memories as u64;
+        let counts = [
+            ("items", n),
+            ("vectors", n),
+            ("catalog", n),
+            ("hashes", current),
+            ("forget_log", log_events as u64),
+        ];
+        let receipt = self.sign_receipt(scope, counts, destroyed, changes)?;
         Ok(ScopeErasure {
             scope: scope.clone(),
             memories,
             log_events,
             database_bytes: (before, self.disk_usage()?.database),
+            receipt,
         })
+    }
+
+    /// Makes, signs and logs the receipt of an erasure, chained to the store's last one.
+    fn sign_receipt(
+        &self,
+        scope: &Scope,
+        counts: [(&str, u64); 5],
+        destroyed_key: Option<String>,
+        changes: [u64; 2],
+    ) -> Result<ErasureReceipt> {
+        let store = &self.inner.store;
+        let previous = store.last_receipt()?;
+        let mut receipt = ErasureReceipt {
+            format: "memloop-erasure-receipt".into(),
+            version: 1,
+            store: hex::encode(self.inner.store_id),
+            user: scope.user.clone(),
+            agent: scope.agent.clone(),
+            session: scope.session.clone(),
+            at: self.inner.options.clock.now(),
+            counts: counts.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            encrypted: store.sealing.on(),
+            destroyed_key,
+            changes,
+            previous: match &previous {
+                Some((_, bytes)) => {
+                    use sha2::Digest;
+                    hex::encode(sha2::Sha256::digest(bytes))
+                }
+                None => "0".repeat(64),
+            },
+            public_key: String::new(),
+            signature: String::new(),
+        };
+        let seed = self.signing_seed()?;
+        receipt.sign(&seed);
+        let line = receipt.to_line();
+        let n = previous.map_or(1, |(n, _)| n + 1);
+        self.inner
+            .write(|_, tx, _| tx.put_receipt(n, line.as_bytes()))?;
+        Ok(receipt)
+    }
+
+    /// The seed of the store's Ed25519 receipt key: in the key ring of an encrypted store; in
+    /// the database of a plain one (made at its first erasure).
+    fn signing_seed(&self) -> Result<[u8; 32]> {
+        let store = &self.inner.store;
+        if let Some(sealer) = &store.sealing.0 {
+            return Ok(sealer.signing_seed()?);
+        }
+        if let Some(seed) = store.meta("signing_seed")? {
+            return seed
+                .try_into()
+                .map_err(|_| store.corrupt("meta `signing_seed` is not 32 bytes"));
+        }
+        let seed: [u8; 32] = crate::crypt::ring::random();
+        self.inner
+            .write(|_, tx, _| tx.set_meta("signing_seed", &seed))?;
+        Ok(seed)
+    }
+
+    /// The store's receipt public key (hex): compare it with a receipt's `public_key` to know
+    /// this store signed it.
+    ///
+    /// # Errors
+    /// [`crate::Error::Key`] for an encrypted store whose key file cannot be written; as
+    /// [`Memory::checkpoint`].
+    pub fn receipt_public_key(&self) -> Result<String> {
+        let seed = self.signing_seed()?;
+        Ok(hex::encode(
+            ed25519_dalek::SigningKey::from_bytes(&seed)
+                .verifying_key()
+                .to_bytes(),
+        ))
+    }
+
+    /// Replaces the key that unlocks this encrypted store's key ring: a new random key in a
+    /// key file, or a new passphrase (`new` may also name another key file: the ring moves
+    /// there, and the old file still unlocks the data keys it held, so destroy it). Data keys
+    /// are rewrapped, records are not touched.
+    ///
+    /// # Errors
+    /// [`crate::KeyError::NotEncrypted`] for a plain store; [`crate::KeyError::Io`].
+    pub fn rotate_key(&self, new: &crate::crypt::Encryption) -> Result<()> {
+        let _w = self.inner.writer.lock();
+        match &self.inner.store.sealing.0 {
+            Some(sealer) => Ok(sealer.rekey(new)?),
+            None => Err(crate::crypt::KeyError::NotEncrypted {
+                path: self.inner.dir.clone(),
+            }
+            .into()),
+        }
     }
 }

@@ -274,7 +274,7 @@ impl Inner {
                     session: item.session.clone(),
                 };
                 let json = serde_json::to_vec(&event).expect("events always serialise");
-                tx.log_forget(now, m.id, &json)?;
+                tx.log_forget(now, m.id, item.user.as_deref(), &json)?;
                 match m.reason {
                     ForgetReason::Demoted | ForgetReason::Expired => {
                         item.tier = Tier::LongTerm;

@@ -2,8 +2,6 @@
 //! (change exports read it back to any sequence number; `pruned_through` records where stores
 //! written before that pruned it).
 
-use memloop_index::Index;
-
 use super::{Inner, Memory, INDEX_FILE};
 use crate::error::Result;
 
@@ -40,6 +38,12 @@ impl Inner {
     /// a large file, so background checkpoints leave it to close and explicit checkpoints:
     /// redb reuses freed pages meanwhile).
     pub(crate) fn checkpoint(&self, compact: bool) -> Result<()> {
+        self.checkpoint_with(compact, false)
+    }
+
+    /// [`Inner::checkpoint`]; with `resave`, the index file is written even when it covers
+    /// every change already (after its key was replaced).
+    pub(crate) fn checkpoint_with(&self, compact: bool, resave: bool) -> Result<()> {
         // A save never rewrites an index it has not verified.
         self.ensure_index_verified()?;
         let mut w = self.writer.lock();
@@ -47,13 +51,11 @@ impl Inner {
         self.flush_locked(&mut w)?;
         let seq = self.store.meta_u64("seq")?;
         let path = self.dir.join(INDEX_FILE);
-        if seq == self.saved() && (path.exists() || seq == 0) {
+        if !resave && seq == self.saved() && (path.exists() || seq == 0) {
             return Ok(());
         }
         let index = self.index.current();
-        self.store.file_op(&path, "save index")?;
-        index.save_owned(&path, seq, self.store_id)?;
-        let mut reopened = Index::open(&path)?;
+        let mut reopened = super::index_file::save(&index, &path, &self.store, seq, self.store_id)?;
         reopened.set_exact_below(index.params().exact_below)?;
         if let Some(stamp) = reopened.file_stamp() {
             // Best effort: without it the next open verifies the file before searching it.

@@ -13,6 +13,7 @@ mod apply;
 mod background;
 mod checkpoint;
 mod embed;
+mod index_file;
 mod index_stamp;
 mod index_state;
 mod open;

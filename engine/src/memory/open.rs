@@ -11,12 +11,16 @@ use parking_lot::{Mutex, RwLock};
 use super::index_state::IndexState;
 use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
 use crate::catalog::CatalogSlot;
+use crate::crypt::ring::KeyRing;
+use crate::crypt::seal::Sealer;
+use crate::crypt::{Encryption, KeyError};
 use crate::embedder::{load_model_at, TextEmbedder};
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::options::Options;
 use crate::store::lock::ProcessLock;
 use crate::store::manifest::{Manifest, STORE_VERSION};
+use crate::store::sealing::Sealing;
 use crate::store::{Store, Tx};
 use memloop_embed::Precision as EncoderPrecision;
 
@@ -41,6 +45,14 @@ impl Memory {
             ))
             .into());
         }
+        #[cfg(feature = "test-encryption")]
+        let options = encrypt_for_tests(dir, options);
+        // The key first: a wrong or missing one creates and writes nothing.
+        let sealer = match &options.encryption {
+            None => None,
+            Some(enc) => Some(Arc::new(Sealer::new(open_ring(dir, enc)?))),
+        };
+        precheck_encryption(dir, sealer.as_deref())?;
         crate::store::dir::create_private(dir)?;
         crate::store::dir::check_safe(dir, options.allow_unsafe_directory)?;
         let lock = ProcessLock::acquire(dir)?;
@@ -54,12 +66,16 @@ impl Memory {
         };
         let started = Instant::now();
         remove_stale_temporaries(dir);
-        let store = Store::open(dir, options.storage_faults.clone())?;
+        let mut store = Store::open(dir, options.storage_faults.clone())?;
+        store.sealing = Sealing(sealer.clone());
+        check_encryption(dir, &store)?;
         let fingerprint = check_model(dir, &store, embedder.as_ref())?;
         let store_id = store_id(&store)?;
         let mut options = options;
         options.index_vectors = Some(index_vectors(&store, options.index_vectors)?);
-        Manifest::new(fingerprint.clone(), embedder.dim()).sync_to(dir, store.faults.as_ref())?;
+        let mut manifest = Manifest::new(fingerprint.clone(), embedder.dim());
+        manifest.encryption = sealer.as_ref().map(|s| s.describe());
+        manifest.sync_to(dir, store.faults.as_ref())?;
         let live = store.count()?;
         let (index, recovery, verified) =
             load_index(dir, &store, &options, embedder.dim(), live, store_id)?;
@@ -170,13 +186,13 @@ fn load_index(
     let reason: Option<String> = if !path.exists() {
         (live > 0).then(|| "no index file".to_string())
     } else {
-        let opened = if options.verify_index {
-            Index::open_verified(&path)
-        } else {
-            Index::open(&path)
-        };
-        match opened {
-            Err(e) => Some(format!("index file unusable: {e}")),
+        match super::index_file::open(&path, store, store_id, options.verify_index) {
+            Err(super::index_file::Unusable::KeyReplaced) => {
+                Some("index file sealed under a replaced key (an erasure since)".to_string())
+            }
+            Err(super::index_file::Unusable::Failed(e)) => {
+                Some(format!("index file unusable: {e}"))
+            }
             Ok(ix) if ix.owner().is_some_and(|o| o != store_id) => {
                 Some("index file belongs to another store".to_string())
             }
@@ -330,4 +346,96 @@ impl Inner {
     pub(crate) fn saved(&self) -> u64 {
         self.index.saved()
     }
+}
+
+/// The key ring of `enc`: read and unlocked; made (with the key file) only for a new store.
+fn open_ring(dir: &Path, enc: &Encryption) -> Result<KeyRing> {
+    let plain = Manifest::read(dir).is_some_and(|m| m.encryption.is_none());
+    if plain && crate::store::is_store(dir) {
+        return Err(KeyError::NotEncrypted {
+            path: dir.to_path_buf(),
+        }
+        .into());
+    }
+    if KeyRing::exists(enc) || crate::store::is_store(dir) {
+        return Ok(KeyRing::load(enc)?);
+    }
+    Ok(KeyRing::create(enc)?)
+}
+
+/// Before the database is opened (which writes to it): the manifest's word on encryption
+/// against the key given, so a missing or foreign key changes no byte of the store. Only a
+/// hint: [`check_encryption`] then checks the database's own record.
+fn precheck_encryption(dir: &Path, sealer: Option<&Sealer>) -> Result<()> {
+    let Some(manifest) = Manifest::read(dir).filter(|_| crate::store::is_store(dir)) else {
+        return Ok(());
+    };
+    let ring = manifest
+        .encryption
+        .as_ref()
+        .and_then(|e| e.get("ring"))
+        .and_then(|r| r.as_str())
+        .map(str::to_owned);
+    match (ring, sealer) {
+        (Some(_), None) => Err(KeyError::Missing {
+            path: dir.to_path_buf(),
+            detail: String::new(),
+        }
+        .into()),
+        (Some(ring), Some(s)) if ring != hex::encode(s.ring_id()) => Err(KeyError::Wrong {
+            path: s.key_file(),
+            detail: format!(
+                "this key file belongs to another store than {}",
+                dir.display()
+            ),
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// Checks the store's recorded encryption against the key given (a new store records it).
+fn check_encryption(dir: &Path, store: &Store) -> Result<()> {
+    let recorded = store.meta("encryption_ring")?;
+    match (&recorded, &store.sealing.0) {
+        (None, None) => Ok(()),
+        (Some(ring), Some(s)) if ring.as_slice() == s.ring_id() => Ok(()),
+        (Some(_), Some(s)) => Err(KeyError::Wrong {
+            path: s.key_file(),
+            detail: format!(
+                "this key file belongs to another store than {}",
+                dir.display()
+            ),
+        }
+        .into()),
+        (Some(_), None) => Err(KeyError::Missing {
+            path: dir.to_path_buf(),
+            detail: String::new(),
+        }
+        .into()),
+        (None, Some(s)) => {
+            if store.meta("model")?.is_some() {
+                return Err(KeyError::NotEncrypted {
+                    path: dir.to_path_buf(),
+                }
+                .into());
+            }
+            let mut tx = Tx::begin(store, true)?;
+            tx.set_meta("encryption_ring", &s.ring_id())?;
+            tx.commit()?;
+            Ok(())
+        }
+    }
+}
+
+/// Under the `test-encryption` feature (the test matrix's encrypted run), every store is
+/// opened encrypted, with a key file beside its directory (`<dir>.key`).
+#[cfg(feature = "test-encryption")]
+fn encrypt_for_tests(dir: &Path, mut options: Options) -> Options {
+    if options.encryption.is_none() {
+        let mut name = dir.file_name().unwrap_or_default().to_os_string();
+        name.push(".key");
+        options.encryption = Some(Encryption::key_file(dir.with_file_name(name)));
+    }
+    options
 }

@@ -119,7 +119,11 @@ impl Staged {
                     screen.indexed_as,
                 )?;
                 self.remember_fresh(screen.hash, &item, v);
-                s.tx.unhash(&existing.content_hash(), previous)?;
+                s.tx.unhash(
+                    &existing.content_hash(),
+                    previous,
+                    existing.scope_fields()[0],
+                )?;
                 existing.superseded_by = Some(item.id);
                 existing.valid_until = Some(closed_at(&existing, item.valid_from));
                 existing.updated = now;

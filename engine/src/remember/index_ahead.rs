@@ -51,7 +51,8 @@ impl Screener for IndexAhead {
         let hashes: Vec<[u8; 32]> = batch.par_iter().map(|(m, _)| m.content_hash()).collect();
         let stored: Vec<Option<MemoryId>> = hashes
             .par_iter()
-            .map(|h| inner.store.by_hash(h))
+            .zip(batch.par_iter())
+            .map(|(h, (m, _))| inner.store.by_hash(h, m.scope_fields()[0]))
             .collect::<Result<_>>()?;
         // The batch's possibly new memories take fresh ids in order: their ids if they are new.
         let mut seen = FxHashSet::default();

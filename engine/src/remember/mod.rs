@@ -185,7 +185,7 @@ impl Memory {
             new.updated = now;
             match (new_text, vector) {
                 (Some(text), Some(vector)) if text != old.text => {
-                    tx.unhash(&old.content_hash(), old.id)?;
+                    tx.unhash(&old.content_hash(), old.id, old.scope_fields()[0])?;
                     new.id = tx.allocate_id()?;
                     new.text = text;
                     new.created = now;

@@ -42,7 +42,7 @@ impl Screener for SearchEach {
         let near = NearScreen::of_batch(threshold, &cat_guard, &index, batch);
         for (i, (m, v)) in batch.iter().enumerate() {
             let hash = m.content_hash();
-            let mut screen = Screen::new(hash, inner.store.by_hash(&hash)?);
+            let mut screen = Screen::new(hash, inner.store.by_hash(&hash, m.scope_fields()[0])?);
             // An exact duplicate merges whatever lies near it.
             if let (Some(n), None) = (&near, screen.stored) {
                 if merges_near_duplicates(m.kind) {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use redb::ReadableTable;
 
-use super::{db, decode_vector, Store, CHANGES, FEEDBACK, ITEMS, META, VECTORS};
+use super::{db, Store, CHANGES, FEEDBACK, ITEMS, META, VECTORS};
 use crate::error::Result;
 use crate::invalid::InvalidInput;
 use crate::item::{MemoryId, MemoryItem};
@@ -64,22 +64,30 @@ impl Store {
             let Some(bytes) = bytes else {
                 return Ok(Some(Change::Delete { seq, id }));
             };
-            let item =
-                MemoryItem::decode(bytes).map_err(|e| self.corrupt(format!("item {id}: {e}")))?;
+            let Some(item) = self.decode_item(id, bytes)? else {
+                return Ok(None); // an erased scope's, in a copy taken before the erasure
+            };
             if !keep(&item) {
                 return Ok(None);
             }
-            let vector = vectors
-                .get(id)
-                .map_err(db)?
-                .and_then(|v| decode_vector(v.value()))
-                .filter(|v| v.len() == dim)
-                .ok_or_else(|| self.corrupt(format!("no vector of {dim} for {id}")))?;
+            let vector = match vectors.get(id).map_err(db)? {
+                Some(v) => self.decode_vector_of(id, v.value())?,
+                None => None,
+            }
+            .filter(|v| v.len() == dim)
+            .ok_or_else(|| self.corrupt(format!("no vector of {dim} for {id}")))?;
             let feedback = match feedback.get(id).map_err(db)? {
-                Some(v) => Some(
-                    String::from_utf8(v.value().to_vec())
-                        .map_err(|_| self.corrupt(format!("feedback of {id}")))?,
-                ),
+                Some(v) => {
+                    let plain = self.sealing.open(
+                        crate::crypt::seal::Table::Feedback,
+                        &super::sealing::rid(id),
+                        v.value(),
+                    )?;
+                    plain
+                        .map(|p| String::from_utf8(p.into_owned()))
+                        .transpose()
+                        .map_err(|_| self.corrupt(format!("feedback of {id}")))?
+                }
                 None => None,
             };
             Ok(Some(Change::Upsert {

@@ -3,9 +3,8 @@
 use redb::ReadableTable;
 
 use super::db;
-use super::{decode_vector, Store, ITEMS, VECTORS};
+use super::{Store, ITEMS, VECTORS};
 use crate::error::Result;
-use crate::item::MemoryItem;
 
 impl Store {
     /// Decodes every item and vector in one read transaction; returns how many memories
@@ -21,12 +20,18 @@ impl Store {
             let (k, v) = entry.map_err(db)?;
             let id = k.value();
             count += 1;
-            if let Err(e) = MemoryItem::decode(v.value()) {
+            if let Err(e) = self.decode_item(id, v.value()) {
                 problems.push(format!("memory {id}: {e}"));
             }
             match vectors.get(id).map_err(db)? {
-                Some(v) if decode_vector(v.value()).is_some_and(|v| v.len() == dim) => {}
-                Some(_) => problems.push(format!("memory {id}: vector is not {dim} floats")),
+                Some(v) => match self.decode_vector_of(id, v.value()) {
+                    Ok(Some(v)) if v.len() == dim => {}
+                    Ok(None) => {} // an erased scope's (a copy taken before the erasure)
+                    Ok(Some(_)) => {
+                        problems.push(format!("memory {id}: vector is not {dim} floats"))
+                    }
+                    Err(e) => problems.push(format!("memory {id}: vector: {e}")),
+                },
                 None => problems.push(format!("memory {id} has no vector")),
             }
         }

@@ -22,6 +22,10 @@ pub(crate) struct Manifest {
     pub(crate) version: u32,
     pub(crate) model: String,
     pub(crate) dim: usize,
+    /// An encrypted store's AEAD, key-encryption key source (Argon2id parameters and salt for
+    /// a passphrase) and key ring id; no secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) encryption: Option<serde_json::Value>,
 }
 
 impl Manifest {
@@ -31,6 +35,7 @@ impl Manifest {
             version: STORE_VERSION,
             model,
             dim,
+            encryption: None,
         }
     }
 

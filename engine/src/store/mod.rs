@@ -25,6 +25,7 @@ mod read_view;
 pub(crate) mod record;
 pub(crate) mod salvage;
 mod scan;
+pub(crate) mod sealing;
 mod tx;
 mod vacuum;
 
@@ -54,7 +55,7 @@ pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
 
 /// Every table's name, in the order of the definitions below (a store missing one gets it on
 /// open).
-const TABLES: [&str; 10] = [
+const TABLES: [&str; 11] = [
     "items",
     "vectors",
     "catalog",
@@ -65,6 +66,7 @@ const TABLES: [&str; 10] = [
     "feedback",
     "subjects",
     "subject_state",
+    "receipts",
 ];
 pub(crate) const ITEMS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[0]);
 pub(crate) const VECTORS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[1]);
@@ -79,6 +81,8 @@ pub(crate) const FEEDBACK: TableDefinition<u64, &[u8]> = TableDefinition::new(TA
 pub(crate) const SUBJECTS: TableDefinition<&str, u64> = TableDefinition::new(TABLES[8]);
 /// Merge state of subject memories: JSON.
 pub(crate) const SUBJECT_STATE: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[9]);
+/// Erasure receipts, in order: number → the receipt's file (signed JSON line).
+pub(crate) const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[10]);
 
 /// What a logged change did to an item's vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,11 +97,13 @@ pub(crate) enum Op {
 }
 
 /// The files a store directory holds (with their temporary names): nothing else may write them.
-pub(crate) const OWN_FILES: [&str; 8] = [
+pub(crate) const OWN_FILES: [&str; 9] = [
     "store.redb",
     "store.redb.rewrite",
     "index.mlx",
     "index.mlx.tmp",
+    // An encrypted store's index file on its way in.
+    "index.tmp",
     "manifest.json",
     "manifest.tmp",
     "LOCK",
@@ -122,6 +128,9 @@ pub(crate) struct Store {
     poisoned: Arc<Mutex<Option<String>>>,
     /// What `db` is ([`Attached`] as a number): the file, a read view of it, or a stand-in.
     attached: std::sync::atomic::AtomicU8,
+    /// The key ring's sealer of an encrypted store (set once at open, before any record is
+    /// read).
+    pub(crate) sealing: sealing::Sealing,
 }
 
 /// What a store's `db` is.
@@ -150,6 +159,7 @@ impl Store {
             faults: faults.clone(),
             poisoned: Arc::default(),
             attached: std::sync::atomic::AtomicU8::new(Attached::Live as u8),
+            sealing: sealing::Sealing::default(),
         };
         if Self::has_tables(&database)? {
             return Ok(store(database));
@@ -165,6 +175,7 @@ impl Store {
         tx.open_table(FEEDBACK).map_err(db)?;
         tx.open_table(SUBJECTS).map_err(db)?;
         tx.open_table(SUBJECT_STATE).map_err(db)?;
+        tx.open_table(RECEIPTS).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(store(database))
     }
@@ -318,14 +329,34 @@ impl Store {
 
     /// The item `id`, if present.
     pub(crate) fn item(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
-        let tx = self.read_tx()?;
-        let t = tx.open_table(ITEMS).map_err(db)?;
-        t.get(id)
-            .map_err(db)?
-            .map(|v| {
-                MemoryItem::decode(v.value()).map_err(|e| self.corrupt(format!("item {id}: {e}")))
-            })
-            .transpose()
+        Ok(self.items(&[id])?.pop())
+    }
+
+    /// The item stored as `bytes` under `id`; `None` if its scope was erased (its key
+    /// destroyed).
+    pub(crate) fn decode_item(&self, id: MemoryId, bytes: &[u8]) -> Result<Option<MemoryItem>> {
+        let Some(plain) =
+            self.sealing
+                .open(crate::crypt::seal::Table::Items, &sealing::rid(id), bytes)?
+        else {
+            return Ok(None);
+        };
+        MemoryItem::decode(&plain)
+            .map(Some)
+            .map_err(|e| self.corrupt(format!("item {id}: {e}")))
+    }
+
+    /// The vector stored as `bytes` under `id`; `None` if its scope was erased.
+    pub(crate) fn decode_vector_of(&self, id: MemoryId, bytes: &[u8]) -> Result<Option<Vec<f32>>> {
+        let Some(plain) =
+            self.sealing
+                .open(crate::crypt::seal::Table::Vectors, &sealing::rid(id), bytes)?
+        else {
+            return Ok(None);
+        };
+        decode_vector(&plain)
+            .map(Some)
+            .ok_or_else(|| self.corrupt(format!("vector of memory {id}")))
     }
 
     /// The items `ids` (missing ones skipped), read in one transaction.
@@ -335,10 +366,7 @@ impl Store {
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
             if let Some(v) = t.get(id).map_err(db)? {
-                out.push(
-                    MemoryItem::decode(v.value())
-                        .map_err(|e| self.corrupt(format!("item {id}: {e}")))?,
-                );
+                out.extend(self.decode_item(id, v.value())?);
             }
         }
         Ok(out)
@@ -361,8 +389,19 @@ impl Store {
     ) -> Result<Vec<Option<Vec<u8>>>> {
         let tx = self.read_tx()?;
         let t = tx.open_table(table).map_err(db)?;
+        let which = if table.name() == FEEDBACK.name() {
+            crate::crypt::seal::Table::Feedback
+        } else {
+            crate::crypt::seal::Table::SubjectState
+        };
         ids.iter()
-            .map(|&id| Ok(t.get(id).map_err(db)?.map(|v| v.value().to_vec())))
+            .map(|&id| match t.get(id).map_err(db)? {
+                None => Ok(None),
+                Some(v) => Ok(self
+                    .sealing
+                    .open(which, &sealing::rid(id), v.value())?
+                    .map(|p| p.into_owned())),
+            })
             .collect()
     }
 
@@ -386,7 +425,12 @@ impl Store {
         ];
         let tx = self.read_tx()?;
         let t = tx.open_table(SUBJECTS).map_err(db)?;
-        for key in keys.into_iter().flatten() {
+        let user = scope[0];
+        for key in keys
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.sealing.subject_key(user, k))
+        {
             let Some(id) = t.get(key.as_str()).map_err(db)?.map(|v| v.value()) else {
                 continue;
             };
@@ -410,9 +454,9 @@ impl Store {
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
             if let Some(v) = t.get(id).map_err(db)? {
-                let v = decode_vector(v.value())
-                    .ok_or_else(|| self.corrupt(format!("vector of memory {id}")))?;
-                out.push((id, v));
+                if let Some(v) = self.decode_vector_of(id, v.value())? {
+                    out.push((id, v));
+                }
             }
         }
         Ok(out)
@@ -424,11 +468,22 @@ impl Store {
         let t = tx.open_table(ITEMS).map_err(db)?;
         for entry in t.iter().map_err(db)? {
             let (k, v) = entry.map_err(db)?;
-            let item = MemoryItem::decode(v.value())
-                .map_err(|e| self.corrupt(format!("item {}: {e}", k.value())))?;
-            f(item);
+            if let Some(item) = self.decode_item(k.value(), v.value())? {
+                f(item);
+            }
         }
         Ok(())
+    }
+
+    /// The last erasure receipt and its number, if any.
+    pub(crate) fn last_receipt(&self) -> Result<Option<(u64, Vec<u8>)>> {
+        let tx = self.read_tx()?;
+        let t = tx.open_table(RECEIPTS).map_err(db)?;
+        let last = t
+            .last()
+            .map_err(db)?
+            .map(|(k, v)| (k.value(), v.value().to_vec()));
+        Ok(last)
     }
 
     /// Number of stored memories (O(1)).
@@ -438,8 +493,11 @@ impl Store {
         Ok(t.len().map_err(db)? as usize)
     }
 
-    /// The id holding `hash`, if any.
-    pub(crate) fn by_hash(&self, hash: &[u8; 32]) -> Result<Option<MemoryId>> {
+    /// The id holding `hash` (the content hash of a memory of `user`), if any.
+    pub(crate) fn by_hash(&self, hash: &[u8; 32], user: Option<&str>) -> Result<Option<MemoryId>> {
+        let Some(hash) = self.sealing.hash_key(user, hash) else {
+            return Ok(None);
+        };
         let tx = self.read_tx()?;
         let t = tx.open_table(HASHES).map_err(db)?;
         Ok(t.get(hash.as_slice()).map_err(db)?.map(|v| v.value()))

@@ -4,8 +4,11 @@
 use redb::{ReadableTable, ReadableTableMetadata};
 
 use super::db;
-use super::{decode_vector, CatalogRecord, Op, Store, CATALOG, CHANGES, FORGET_LOG, VECTORS};
+use super::sealing::rid;
+use super::tx::forget_rid;
+use super::{CatalogRecord, Op, Store, CATALOG, CHANGES, FORGET_LOG, VECTORS};
 use crate::clock::Timestamp;
+use crate::crypt::seal::Table;
 use crate::error::Result;
 use crate::item::MemoryId;
 
@@ -21,7 +24,10 @@ impl Store {
         for row in table.iter().map_err(db)? {
             let (k, v) = row.map_err(db)?;
             let id = k.value();
-            let rec = CatalogRecord::decode(v.value())
+            let Some(plain) = self.sealing.open(Table::Catalog, &rid(id), v.value())? else {
+                continue; // an erased scope's record, in a copy taken before the erasure
+            };
+            let rec = CatalogRecord::decode(&plain)
                 .ok_or_else(|| self.corrupt(format!("catalog record of {id}")))?;
             f(id, &rec, len);
         }
@@ -54,9 +60,12 @@ impl Store {
         for row in vectors.iter().map_err(db)? {
             let (k, v) = row.map_err(db)?;
             let id = k.value();
-            let v = decode_vector(v.value())
-                .filter(|v| v.len() == dim)
-                .ok_or_else(|| self.corrupt(format!("vector {id} has the wrong length")))?;
+            let Some(v) = self.decode_vector_of(id, v.value())? else {
+                continue;
+            };
+            if v.len() != dim {
+                return Err(self.corrupt(format!("vector {id} has the wrong length")));
+            }
             ids.push(id);
             flat.extend_from_slice(&v);
         }
@@ -69,23 +78,34 @@ impl Store {
         let t = tx.open_table(FORGET_LOG).map_err(db)?;
         let mut out = Vec::new();
         for row in t.range((since, 0)..).map_err(db)? {
-            let (_, v) = row.map_err(db)?;
-            out.push(v.value().to_vec());
+            let (k, v) = row.map_err(db)?;
+            let (at, id) = k.value();
+            if let Some(plain) =
+                self.sealing
+                    .open(Table::ForgetLog, &forget_rid(at, id), v.value())?
+            {
+                out.push(plain.into_owned());
+            }
         }
         Ok(out)
     }
 
-    /// The stored bytes of the vectors of `ids`, in order; an id without one is corrupt.
+    /// The stored vectors of `ids` as little-endian bytes, in order; an id without one is
+    /// corrupt.
     pub(crate) fn vector_bytes(&self, ids: &[MemoryId]) -> Result<Vec<Vec<u8>>> {
         let tx = self.read_tx()?;
         let vectors = tx.open_table(VECTORS).map_err(db)?;
         ids.iter()
             .map(|&id| {
-                vectors
+                let stored = vectors
                     .get(id)
                     .map_err(db)?
-                    .map(|v| v.value().to_vec())
-                    .ok_or_else(|| self.corrupt(format!("no vector for {id}")))
+                    .ok_or_else(|| self.corrupt(format!("no vector for {id}")))?;
+                let plain = self
+                    .sealing
+                    .open(Table::Vectors, &rid(id), stored.value())?
+                    .ok_or_else(|| self.corrupt(format!("the vector of {id} was erased")))?;
+                Ok(plain.into_owned())
             })
             .collect()
     }

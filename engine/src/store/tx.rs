@@ -4,12 +4,14 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use redb::{ReadableTable, ReadableTableMetadata, TableDefinition, WriteTransaction};
+use redb::{ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle, WriteTransaction};
 
+use super::sealing::{rid, Sealing};
 use super::{
     db, encode_vector, legacy_subject_key, subject_key, CatalogRecord, Op, Store, CATALOG, CHANGES,
     FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, SUBJECTS, SUBJECT_STATE, VECTORS,
 };
+use crate::crypt::seal::Table;
 use crate::error::{Error, Result};
 use crate::item::{MemoryId, MemoryItem, MAX_ID};
 
@@ -22,6 +24,7 @@ pub(crate) struct Tx {
     seq: u64,
     poisoned: Arc<Mutex<Option<String>>>,
     path: std::path::PathBuf,
+    sealing: Sealing,
 }
 
 impl Tx {
@@ -62,6 +65,7 @@ impl Tx {
             seq,
             poisoned: store.poisoned.clone(),
             path: store.path.clone(),
+            sealing: store.sealing.clone(),
         })
     }
 
@@ -118,24 +122,32 @@ impl Tx {
     /// Writes `item` (and its vector when it changed), its catalog record and, for a current
     /// version, its content hash.
     pub(crate) fn put(&mut self, item: &MemoryItem, vector: Option<&[f32]>) -> Result<()> {
+        let user = item.scope_fields()[0];
+        let r = rid(item.id);
+        let encoded = item.encode();
+        let stored = self.sealing.seal(Table::Items, &r, user, &encoded)?;
         self.tx
             .open_table(ITEMS)
             .map_err(db)?
-            .insert(item.id, item.encode().as_slice())
+            .insert(item.id, stored.as_ref())
             .map_err(db)?;
+        let record = CatalogRecord::of(item).encode();
+        let stored = self.sealing.seal(Table::Catalog, &r, user, &record)?;
         self.tx
             .open_table(CATALOG)
             .map_err(db)?
-            .insert(item.id, CatalogRecord::of(item).encode().as_slice())
+            .insert(item.id, stored.as_ref())
             .map_err(db)?;
         if !item.is_superseded() {
             // Only current versions own their content hash and subject key.
-            self.tx
-                .open_table(HASHES)
-                .map_err(db)?
-                .insert(item.content_hash().as_slice(), item.id)
-                .map_err(db)?;
-            if let Some(key) = subject_key(item) {
+            if let Some(hash) = self.sealing.hash_key(user, &item.content_hash()) {
+                self.tx
+                    .open_table(HASHES)
+                    .map_err(db)?
+                    .insert(hash.as_slice(), item.id)
+                    .map_err(db)?;
+            }
+            if let Some(key) = subject_key(item).and_then(|k| self.sealing.subject_key(user, k)) {
                 self.tx
                     .open_table(SUBJECTS)
                     .map_err(db)?
@@ -144,10 +156,12 @@ impl Tx {
             }
         }
         if let Some(v) = vector {
+            let bytes = encode_vector(v);
+            let stored = self.sealing.seal(Table::Vectors, &r, user, &bytes)?;
             self.tx
                 .open_table(VECTORS)
                 .map_err(db)?
-                .insert(item.id, encode_vector(v).as_slice())
+                .insert(item.id, stored.as_ref())
                 .map_err(db)?;
         }
         self.log(item.id, if vector.is_some() { Op::Put } else { Op::Meta })
@@ -170,16 +184,12 @@ impl Tx {
             .map_err(db)?
             .remove(item.id)
             .map_err(db)?;
-        let hash = item.content_hash();
-        let mut hashes = self.tx.open_table(HASHES).map_err(db)?;
-        let owner = hashes.get(hash.as_slice()).map_err(db)?.map(|v| v.value());
-        if owner == Some(item.id) {
-            hashes.remove(hash.as_slice()).map_err(db)?;
-        }
-        drop(hashes);
+        let user = item.scope_fields()[0];
+        self.unhash(&item.content_hash(), item.id, user)?;
         for key in [subject_key(item), legacy_subject_key(item)]
             .into_iter()
             .flatten()
+            .filter_map(|k| self.sealing.subject_key(user, k))
         {
             let mut subjects = self.tx.open_table(SUBJECTS).map_err(db)?;
             let owner = subjects.get(key.as_str()).map_err(db)?.map(|v| v.value());
@@ -204,16 +214,44 @@ impl Tx {
         id: MemoryId,
         value: &[u8],
     ) -> Result<()> {
+        let stored = if self.sealing.on() {
+            let item = self.tx.open_table(ITEMS).map_err(db)?;
+            let item = item
+                .get(id)
+                .map_err(db)?
+                .ok_or(Error::NotFound(id))?
+                .value()
+                .to_vec();
+            let which = if table.name() == FEEDBACK.name() {
+                Table::Feedback
+            } else {
+                Table::SubjectState
+            };
+            self.sealing
+                .seal_beside(which, &rid(id), &item, value)?
+                .into_owned()
+        } else {
+            value.to_vec()
+        };
         self.tx
             .open_table(table)
             .map_err(db)?
-            .insert(id, value)
+            .insert(id, stored.as_slice())
             .map_err(db)?;
         Ok(())
     }
 
-    /// Removes the hash entry of a text that changed, if it points at `id`.
-    pub(crate) fn unhash(&mut self, hash: &[u8; 32], id: MemoryId) -> Result<()> {
+    /// Removes the hash entry of a text that changed, if it points at `id` (a memory of
+    /// `user`).
+    pub(crate) fn unhash(
+        &mut self,
+        hash: &[u8; 32],
+        id: MemoryId,
+        user: Option<&str>,
+    ) -> Result<()> {
+        let Some(hash) = self.sealing.hash_key(user, hash) else {
+            return Ok(());
+        };
         let mut hashes = self.tx.open_table(HASHES).map_err(db)?;
         let owner = hashes.get(hash.as_slice()).map_err(db)?.map(|v| v.value());
         if owner == Some(id) {
@@ -222,12 +260,21 @@ impl Tx {
         Ok(())
     }
 
-    /// Records a forgetting event (JSON) at time `at`.
-    pub(crate) fn log_forget(&mut self, at: i64, id: MemoryId, event: &[u8]) -> Result<()> {
+    /// Records a forgetting event (JSON) at time `at` of a memory of `user`.
+    pub(crate) fn log_forget(
+        &mut self,
+        at: i64,
+        id: MemoryId,
+        user: Option<&str>,
+        event: &[u8],
+    ) -> Result<()> {
+        let stored = self
+            .sealing
+            .seal(Table::ForgetLog, &forget_rid(at, id), user, event)?;
         self.tx
             .open_table(FORGET_LOG)
             .map_err(db)?
-            .insert((at, id), event)
+            .insert((at, id), stored.as_ref())
             .map_err(db)?;
         Ok(())
     }
@@ -238,14 +285,19 @@ impl Tx {
         doomed: impl Fn(MemoryId, &[u8]) -> bool,
     ) -> Result<usize> {
         let mut t = self.tx.open_table(FORGET_LOG).map_err(db)?;
-        let doomed: Vec<(i64, u64)> = t
-            .iter()
-            .map_err(db)?
-            .filter_map(|entry| match entry {
-                Ok((key, event)) => doomed(key.value().1, event.value()).then(|| Ok(key.value())),
-                Err(e) => Some(Err(db(e))),
-            })
-            .collect::<Result<_>>()?;
+        let mut found = Vec::new();
+        for entry in t.iter().map_err(db)? {
+            let (key, event) = entry.map_err(db)?;
+            let (at, id) = key.value();
+            // An event whose key is gone is an erased scope's: dropped too.
+            let plain = self
+                .sealing
+                .open(Table::ForgetLog, &forget_rid(at, id), event.value())?;
+            if plain.is_none_or(|p| doomed(id, &p)) {
+                found.push((at, id));
+            }
+        }
+        let doomed = found;
         for key in &doomed {
             t.remove(key).map_err(db)?;
         }
@@ -259,6 +311,16 @@ impl Tx {
         for _ in limit..len {
             t.pop_first().map_err(db)?;
         }
+        Ok(())
+    }
+
+    /// Appends erasure receipt number `n`.
+    pub(crate) fn put_receipt(&mut self, n: u64, receipt: &[u8]) -> Result<()> {
+        self.tx
+            .open_table(super::RECEIPTS)
+            .map_err(db)?
+            .insert(n, receipt)
+            .map_err(db)?;
         Ok(())
     }
 
@@ -288,4 +350,12 @@ impl Tx {
         })?;
         Ok(seq)
     }
+}
+
+/// The record key of a forgetting event: its time and memory id.
+pub(crate) fn forget_rid(at: i64, id: MemoryId) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&at.to_le_bytes());
+    k[8..].copy_from_slice(&id.to_le_bytes());
+    k
 }

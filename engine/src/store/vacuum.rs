@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use redb::{Key, ReadableDatabase, ReadableTable, TableDefinition, Value};
 
 use super::{
-    db, Store, CATALOG, CHANGES, FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, SUBJECTS,
+    db, Store, CATALOG, CHANGES, FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, RECEIPTS, SUBJECTS,
     SUBJECT_STATE, VECTORS,
 };
 use crate::error::{Error, Result};
@@ -83,6 +83,7 @@ impl Store {
             copy(&from, &to, FEEDBACK)?;
             copy(&from, &to, SUBJECTS)?;
             copy(&from, &to, SUBJECT_STATE)?;
+            copy(&from, &to, RECEIPTS)?;
             to.commit().map_err(db)?;
         }
         self.file_op(&self.path, "rename rewritten database")?;

@@ -3,6 +3,8 @@
 use std::path::Path;
 
 use super::format::ExportWriter;
+use crate::crypt::ring::Label;
+use crate::crypt::seal::Table;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::invalid::InvalidInput;
@@ -18,15 +20,48 @@ impl Memory {
     /// (`store.redb`, `index.mlx`, …); [`crate::Error::Io`] or [`crate::Error::Store`]; `path` is then
     /// untouched.
     pub fn export(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
-        let path = path.as_ref();
+        self.export_with(path.as_ref(), filter, false)
+    }
+
+    /// [`Memory::export`] in the clear from an encrypted store (whose exports are otherwise
+    /// sealed with its key ring: only a store opened with the same key file imports them).
+    /// Only on explicit request: the file holds every exported memory's text and vector.
+    ///
+    /// # Errors
+    /// As [`Memory::export`].
+    pub fn export_plaintext(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
+        self.export_with(path.as_ref(), filter, true)
+    }
+
+    pub(super) fn export_with(
+        &self,
+        path: &Path,
+        filter: &MemoryFilter,
+        plaintext: bool,
+    ) -> Result<usize> {
         self.refuse_inside_store(path)?;
         let filter = filter.clone().include_superseded(true);
         let items = self.scan(&filter, usize::MAX)?;
         let dim = self.embedder().dim();
-        let mut out = ExportWriter::new(self.fingerprint(), dim, items.len());
+        let sealer = self.store().sealing.0.as_ref().filter(|_| !plaintext);
+        let mut out = ExportWriter::new(
+            self.fingerprint(),
+            dim,
+            items.len(),
+            sealer.map(|s| s.ring_id()),
+        );
         let ids: Vec<MemoryId> = items.iter().map(|i| i.id).collect();
         for (item, vector) in items.iter().zip(self.store().vector_bytes(&ids)?) {
-            out.record(&item.encode(), &vector);
+            let payload = ExportWriter::payload(&item.encode(), &vector);
+            match sealer {
+                None => out.push(&payload),
+                Some(s) => out.push(&s.seal(
+                    Table::Export,
+                    &out.next_record().to_le_bytes(),
+                    Label::of_user(item.user.as_deref()),
+                    &payload,
+                )?),
+            }
         }
         let out = out.finish();
         crate::store::write_atomic(path, &out, self.store().faults.as_ref())?;

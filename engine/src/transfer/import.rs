@@ -30,7 +30,7 @@ impl Memory {
     pub fn import(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
-        let file = parse(path, &bytes)?;
+        let file = parse(path, &bytes, self.store().sealing.0.as_deref())?;
         self.import_parsed(path, &file.model, file.dim, file.records)
     }
 
@@ -105,7 +105,7 @@ impl Memory {
                     let hash = item.content_hash();
                     match by_hash.get(&hash) {
                         Some(&id) => Some(id),
-                        None => inner.store.by_hash(&hash)?,
+                        None => inner.store.by_hash(&hash, item.scope_fields()[0])?,
                     }
                 };
                 let existing = match local {

@@ -33,7 +33,7 @@ impl Memory {
         };
         let Some(format) = columnar else {
             return Ok(Exported {
-                exported: self.export(&r.path, &filter)?,
+                exported: self.export_with(&r.path, &filter, r.plaintext)?,
                 path: r.path.clone(),
                 upserts: None,
                 deletes: None,
@@ -43,6 +43,12 @@ impl Memory {
                 bytes: None,
             });
         };
+        if self.store().sealing.on() && !r.plaintext {
+            return Err(crate::invalid::InvalidInput::Options(
+                "this store is encrypted and Arrow / Parquet files cannot be sealed: export mlx (sealed), or ask for the change stream in the clear with plaintext".into(),
+            )
+            .into());
+        }
         let c = self.export_changes(&r.path, r.since, &filter, format)?;
         Ok(Exported {
             exported: c.upserts + c.deletes,

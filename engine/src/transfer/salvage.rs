@@ -18,11 +18,11 @@ pub fn salvage(dir: &Path, out: &Path) -> Result<SalvageReport> {
     let mut writer: Option<ExportWriter> = None;
     let (report, model) = read_salvageable(dir, |model, dim, item, vector| {
         writer
-            .get_or_insert_with(|| ExportWriter::new(model, dim, 1024))
+            .get_or_insert_with(|| ExportWriter::new(model, dim, 1024, None))
             .record(item, vector);
     })?;
     let file = writer
-        .unwrap_or_else(|| ExportWriter::new(&model, 0, 0))
+        .unwrap_or_else(|| ExportWriter::new(&model, 0, 0, None))
         .finish();
     write_atomic(out, &file, None)?;
     Ok(report)

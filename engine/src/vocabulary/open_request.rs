@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// The options of an open, as the C ABI's `options_json`, Python's and Node's keyword
 /// arguments give them. Every field is optional; absent ones keep the engine's default. Only
 /// a JSON object is one (no field carries `serde(default)`, so a sequence is refused).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenRequest {
     /// Model directory (default: the default model's cache directory).
@@ -44,9 +44,27 @@ pub struct OpenRequest {
     pub index_vectors: Option<String>,
     /// The longest text one memory may hold, in bytes (default 512 KiB).
     pub max_text_bytes: Option<usize>,
+    /// Encrypt the store at rest with the key ring in this file (made, with a random 256-bit
+    /// key, when the store is created; needed at every open after). Keep it outside the store
+    /// directory and back it up: without it the store cannot be read.
+    pub key_file: Option<PathBuf>,
+    /// The passphrase that unlocks `key_file` (Argon2id), for a ring made with one.
+    pub passphrase: Option<String>,
 }
 
 /// Distinguishes an explicit `null` (`Some(None)`) from an absent field (`None`).
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<f32>>, D::Error> {
     Option::<f32>::deserialize(d).map(Some)
+}
+
+impl std::fmt::Debug for OpenRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Everything but the passphrase, which no log may hold.
+        let mut shown = self.clone();
+        if shown.passphrase.is_some() {
+            shown.passphrase = Some("…".into());
+        }
+        let json = serde_json::to_string(&shown).map_err(|_| std::fmt::Error)?;
+        write!(f, "OpenRequest {json}")
+    }
 }

@@ -63,6 +63,10 @@ pub struct ExportRequest {
     /// forgotten memories as delete rows).
     #[serde(default)]
     pub since: Option<u64>,
+    /// From an encrypted store: write the file in the clear (an mlx export is otherwise
+    /// sealed with the store's key ring; a change stream is refused without this).
+    #[serde(default)]
+    pub plaintext: bool,
 }
 
 impl ExportRequest {

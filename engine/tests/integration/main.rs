@@ -7,6 +7,7 @@ mod contract;
 mod conversations;
 mod dedup;
 mod embedder_contract;
+mod encryption;
 mod faults;
 mod filters;
 mod forgetting;

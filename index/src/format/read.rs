@@ -17,10 +17,28 @@ use crate::encoding::VectorEncoding;
 use crate::error::{IndexError, Result};
 use crate::params::{Params, MAX_LEVEL};
 
-/// A validated, memory-mapped index file.
+/// The bytes of an index file: mapped, or (an encrypted store's, decrypted) in memory.
+enum Bytes {
+    Mapped(Mmap),
+    /// Held in `u64`s so every section (64-byte aligned in the file) is aligned in memory for
+    /// its typed view; the second field is the length in bytes.
+    Owned(Vec<u64>, usize),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(words, len) => &bytemuck::cast_slice(words)[..*len],
+        }
+    }
+}
+
+/// A validated index file, memory-mapped or held in memory.
 pub(crate) struct BaseFile {
     path: PathBuf,
-    map: Mmap,
+    map: Bytes,
     pub(crate) params: Params,
     pub(crate) len: u32,
     pub(crate) entry: Option<(u32, usize)>,
@@ -51,6 +69,23 @@ impl BaseFile {
         let stamp = FileStamp::of(&meta);
         let map = crate::mmap::map_readonly(&file)
             .map_err(|e| IndexError::io(path, "map index file", e))?;
+        Self::parse(path, Bytes::Mapped(map), file_len, stamp)
+    }
+
+    /// An index file's bytes held in memory (`label` names it in errors): the same checks as
+    /// [`BaseFile::open`].
+    pub(crate) fn from_bytes(label: &Path, bytes: &[u8]) -> Result<Self> {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        Self::parse(
+            label,
+            Bytes::Owned(words, bytes.len()),
+            bytes.len() as u64,
+            None,
+        )
+    }
+
+    fn parse(path: &Path, map: Bytes, file_len: u64, stamp: Option<FileStamp>) -> Result<Self> {
         let corrupted = |section: &'static str, detail: String| IndexError::Corrupted {
             path: path.to_path_buf(),
             section,

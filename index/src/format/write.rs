@@ -13,11 +13,18 @@ use super::{section_seed, Section, ALIGN};
 use crate::encoding::VectorEncoding;
 use crate::error::{IndexError, Result};
 
-/// Writes sections in order into `<dest>.tmp`, then publishes the file atomically.
+/// Where a writer's bytes go.
+enum Sink {
+    File(BufWriter<File>),
+    Memory(Vec<u8>),
+}
+
+/// Writes sections in order into `<dest>.tmp`, then publishes the file atomically; or builds
+/// the same bytes in memory ([`SectionWriter::in_memory`]).
 pub(crate) struct SectionWriter {
     dest: PathBuf,
     tmp: PathBuf,
-    out: BufWriter<File>,
+    out: Sink,
     pos: u64,
     entries: [SectionEntry; 8],
     current: Option<(usize, u64, Xxh3)>,
@@ -53,7 +60,7 @@ impl SectionWriter {
         let mut w = SectionWriter {
             dest: dest.to_path_buf(),
             tmp: tmp.clone(),
-            out: BufWriter::with_capacity(1 << 20, file),
+            out: Sink::File(BufWriter::with_capacity(1 << 20, file)),
             pos: 0,
             entries: Default::default(),
             current: None,
@@ -63,10 +70,31 @@ impl SectionWriter {
         Ok(w)
     }
 
+    /// A writer that builds the file in memory ([`SectionWriter::finish_in_memory`]).
+    pub(crate) fn in_memory() -> Self {
+        let mut w = SectionWriter {
+            dest: PathBuf::new(),
+            tmp: PathBuf::new(),
+            out: Sink::Memory(Vec::new()),
+            pos: 0,
+            entries: Default::default(),
+            current: None,
+            unpublished: RemoveOnDrop(None),
+        };
+        if let Sink::Memory(v) = &mut w.out {
+            v.extend_from_slice(&[0u8; HEADER_LEN]);
+        }
+        w.pos = HEADER_LEN as u64;
+        w
+    }
+
     fn raw(&mut self, bytes: &[u8]) -> Result<()> {
-        self.out
-            .write_all(bytes)
-            .map_err(|e| IndexError::io(&self.tmp, "write index file", e))?;
+        match &mut self.out {
+            Sink::File(f) => f
+                .write_all(bytes)
+                .map_err(|e| IndexError::io(&self.tmp, "write index file", e))?,
+            Sink::Memory(v) => v.extend_from_slice(bytes),
+        }
         self.pos += bytes.len() as u64;
         Ok(())
     }
@@ -99,9 +127,8 @@ impl SectionWriter {
         }
     }
 
-    /// Writes the header (with section table and checksums), fsyncs, renames over the
-    /// destination and fsyncs the directory.
-    pub(crate) fn finish(mut self, mut header: Header) -> Result<()> {
+    /// Completes `header`: magic, version, the section table and checksums.
+    fn complete(&self, header: &mut Header) {
         header.magic = MAGIC;
         header.format_version = FORMAT_VERSION.into();
         header.checksum_algo = CHECKSUM_XXH3.into();
@@ -110,14 +137,35 @@ impl SectionWriter {
         header.sections = self.entries;
         header.reserved = [0; 196];
         header.header_checksum = header.compute_checksum().into();
+    }
+
+    /// The file built by a writer from [`SectionWriter::in_memory`], with its header.
+    pub(crate) fn finish_in_memory(self, mut header: Header) -> Vec<u8> {
+        self.complete(&mut header);
+        match self.out {
+            Sink::Memory(mut v) => {
+                v[..HEADER_LEN].copy_from_slice(header.as_bytes());
+                v
+            }
+            Sink::File(_) => unreachable!("a file writer is finished with `finish`"),
+        }
+    }
+
+    /// Writes the header (with section table and checksums), fsyncs, renames over the
+    /// destination and fsyncs the directory.
+    pub(crate) fn finish(mut self, mut header: Header) -> Result<()> {
+        self.complete(&mut header);
+        let Sink::File(out) = self.out else {
+            unreachable!("an in-memory writer is finished with `finish_in_memory`");
+        };
         let tmp = self.tmp.clone();
         let io = |op: &'static str| {
             let tmp = tmp.clone();
             move |e| IndexError::io(&tmp, op, e)
         };
-        self.out.flush().map_err(io("write index file"))?;
-        let mut file = self
-            .out
+        let mut out = out;
+        out.flush().map_err(io("write index file"))?;
+        let mut file = out
             .into_inner()
             .map_err(|e| IndexError::io(&self.tmp, "flush index file", e.into_error()))?;
         file.seek(SeekFrom::Start(0))

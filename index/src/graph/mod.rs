@@ -90,6 +90,17 @@ impl Index {
         Ok(Self::from_parts(params, Some(base)))
     }
 
+    /// An index from a file's bytes held in memory (an encrypted store decrypts its file
+    /// before opening it); `label` names it in errors. The same checks as [`Index::open`].
+    ///
+    /// # Errors
+    /// As [`Index::open`], but never [`IndexError::Io`].
+    pub fn from_bytes(label: impl AsRef<Path>, bytes: &[u8]) -> Result<Self> {
+        let base = BaseFile::from_bytes(label.as_ref(), bytes)?;
+        let params = base.params;
+        Ok(Self::from_parts(params, Some(base)))
+    }
+
     /// [`Index::open`] followed by [`Index::verify`]: reads the whole file once.
     ///
     /// # Errors

@@ -43,7 +43,28 @@ impl Index {
         checkpoint: u64,
         owner: [u8; 16],
     ) -> Result<()> {
-        let path = path.as_ref();
+        let mut w = SectionWriter::create(path.as_ref())?;
+        let header = self.write_sections(&mut w, checkpoint, owner)?;
+        w.finish(header)
+    }
+
+    /// The bytes [`Index::save_owned`] would write, built in memory (for a caller that
+    /// encrypts the file before it reaches the disk).
+    ///
+    /// # Errors
+    /// None in practice (writing to memory does not fail); the type is the writer's.
+    pub fn to_bytes(&self, checkpoint: u64, owner: [u8; 16]) -> Result<Vec<u8>> {
+        let mut w = SectionWriter::in_memory();
+        let header = self.write_sections(&mut w, checkpoint, owner)?;
+        Ok(w.finish_in_memory(header))
+    }
+
+    fn write_sections(
+        &self,
+        w: &mut SectionWriter,
+        checkpoint: u64,
+        owner: [u8; 16],
+    ) -> Result<Header> {
         let _gate = self.gate.write();
         let view = self.store.view();
         let p = self.params;
@@ -64,7 +85,6 @@ impl Index {
                 .max_by_key(|&(n, l)| (l, std::cmp::Reverse(n))),
         };
 
-        let mut w = SectionWriter::create(path)?;
         w.begin(Section::Vectors)?;
         for &n in &live {
             w.put(bytemuck::cast_slice(view.vector(n)))?;
@@ -91,7 +111,7 @@ impl Index {
             };
         w.begin(Section::Level0)?;
         for &n in &live {
-            put_block(&mut w, n, 0, p.m0, &mut links)?;
+            put_block(w, n, 0, p.m0, &mut links)?;
         }
         w.end();
 
@@ -120,7 +140,7 @@ impl Index {
         w.begin(Section::Upper)?;
         for &n in &live {
             for level in 1..=view.level(n) {
-                put_block(&mut w, n, level, p.m, &mut links)?;
+                put_block(w, n, level, p.m, &mut links)?;
             }
         }
         w.end();
@@ -181,6 +201,6 @@ impl Index {
             }
             None => h.entry_point = u32::MAX.into(),
         }
-        w.finish(h)
+        Ok(h)
     }
 }

@@ -1,0 +1,153 @@
+//! Erasure receipts: what an erasure removed, signed with the store's Ed25519 key and chained
+//! to the receipt before it.
+//!
+//! A receipt is one line of compact JSON (fields in the order below) and a newline. The
+//! signature covers the same JSON with `signature` empty; [`verify_receipt`] also requires the
+//! file to be exactly that serialisation, so no byte of it can change and still verify.
+
+use std::collections::BTreeMap;
+
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use serde::{Deserialize, Serialize};
+
+/// Proof that a scope was erased: signed by the store, chained to its earlier receipts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErasureReceipt {
+    /// `memloop-erasure-receipt`.
+    pub format: String,
+    /// 1.
+    pub version: u32,
+    /// The store's id (hex), as in its index file.
+    pub store: String,
+    /// The user erased, if the erasure named one.
+    pub user: Option<String>,
+    /// The agent erased, if named.
+    pub agent: Option<String>,
+    /// The session erased, if named.
+    pub session: Option<String>,
+    /// When, ms since the Unix epoch.
+    pub at: i64,
+    /// Rows removed per table (`items`, `vectors`, `catalog`, `hashes`, `forget_log`, …).
+    pub counts: BTreeMap<String, u64>,
+    /// Whether the store is encrypted (then its key is destroyed; otherwise the bytes were
+    /// overwritten by rewriting the files).
+    pub encrypted: bool,
+    /// The id (hex) of the data key destroyed: records sealed under it are unreadable
+    /// wherever they survive. `None` for an unencrypted store, or a scope without its own key.
+    pub destroyed_key: Option<String>,
+    /// The change-log sequence numbers of the deletions, first and last (equal when none).
+    pub changes: [u64; 2],
+    /// The sha256 (hex) of the store's previous receipt, or 64 zeros for its first.
+    pub previous: String,
+    /// The store's Ed25519 public key (hex).
+    pub public_key: String,
+    /// The Ed25519 signature (hex) of this receipt with `signature` empty.
+    pub signature: String,
+}
+
+/// Why a receipt does not verify.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiptError {
+    /// Not a receipt's JSON.
+    #[error("not an erasure receipt: {0}")]
+    NotAReceipt(String),
+    /// The bytes are not the receipt's own serialisation (something in it was changed).
+    #[error("the receipt's bytes were changed (it is not the serialisation that was signed)")]
+    Altered,
+    /// The signature does not match the public key and content.
+    #[error("the signature does not verify")]
+    BadSignature,
+}
+
+impl ErasureReceipt {
+    /// The receipt's file: compact JSON and a newline.
+    pub fn to_line(&self) -> String {
+        let mut s = serde_json::to_string(self).expect("a receipt serialises");
+        s.push('\n');
+        s
+    }
+
+    fn signed_bytes(&self) -> Vec<u8> {
+        let mut unsigned = self.clone();
+        unsigned.signature = String::new();
+        serde_json::to_vec(&unsigned).expect("a receipt serialises")
+    }
+
+    /// Signs with `seed`'s Ed25519 key (sets `public_key` and `signature`).
+    pub(crate) fn sign(&mut self, seed: &[u8; 32]) {
+        let key = SigningKey::from_bytes(seed);
+        self.public_key = hex::encode(key.verifying_key().to_bytes());
+        let sig = key.sign(&self.signed_bytes());
+        self.signature = hex::encode(sig.to_bytes());
+    }
+
+    /// The sha256 (hex) of the receipt's file, which the next receipt names as `previous`.
+    pub fn digest(&self) -> String {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(self.to_line().as_bytes()))
+    }
+}
+
+/// Checks a receipt file: its JSON, that its bytes are exactly the serialisation that was
+/// signed (one trailing newline allowed), and the signature under the public key it names.
+/// Compare `public_key` with the store's own to know the store signed it.
+///
+/// # Errors
+/// [`ReceiptError`].
+pub fn verify_receipt(bytes: &[u8]) -> Result<ErasureReceipt, ReceiptError> {
+    let receipt: ErasureReceipt =
+        serde_json::from_slice(bytes).map_err(|e| ReceiptError::NotAReceipt(e.to_string()))?;
+    if receipt.format != "memloop-erasure-receipt" || receipt.version != 1 {
+        return Err(ReceiptError::NotAReceipt(
+            "unknown format or version".into(),
+        ));
+    }
+    let line = receipt.to_line();
+    if bytes != line.as_bytes() && bytes != line.trim_end().as_bytes() {
+        return Err(ReceiptError::Altered);
+    }
+    let mut key = [0u8; 32];
+    let mut sig = [0u8; 64];
+    hex::decode_to_slice(&receipt.public_key, &mut key).map_err(|_| ReceiptError::BadSignature)?;
+    hex::decode_to_slice(&receipt.signature, &mut sig).map_err(|_| ReceiptError::BadSignature)?;
+    let key = VerifyingKey::from_bytes(&key).map_err(|_| ReceiptError::BadSignature)?;
+    key.verify(&receipt.signed_bytes(), &Signature::from_bytes(&sig))
+        .map_err(|_| ReceiptError::BadSignature)?;
+    Ok(receipt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_changed_byte_fails() {
+        let mut r = ErasureReceipt {
+            format: "memloop-erasure-receipt".into(),
+            version: 1,
+            store: "00".into(),
+            user: Some("ana".into()),
+            agent: None,
+            session: None,
+            at: 5,
+            counts: BTreeMap::from([("items".into(), 3)]),
+            encrypted: true,
+            destroyed_key: Some("0102030405060708".into()),
+            changes: [1, 3],
+            previous: "0".repeat(64),
+            public_key: String::new(),
+            signature: String::new(),
+        };
+        r.sign(&[7; 32]);
+        let line = r.to_line().into_bytes();
+        assert_eq!(verify_receipt(&line).unwrap(), r);
+        for i in 0..line.len() {
+            for flip in [1u8, 0x20] {
+                let mut bad = line.clone();
+                bad[i] ^= flip;
+                assert!(verify_receipt(&bad).is_err(), "byte {i} ^ {flip}");
+            }
+        }
+    }
+}

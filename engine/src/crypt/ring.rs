@@ -1,0 +1,556 @@
+//! The key ring: the file the user holds (`--key-file`), outside the store directory.
+//!
+//! ```json
+//! {"format": "memloop-keyring", "version": 1, "ring": "<16 bytes hex>",
+//!  "kek": {"kind": "key", "secret": "<32 bytes hex>"}
+//!       | {"kind": "passphrase", "kdf": "argon2id", "m_kib": 19456, "t": 2, "p": 1, "salt": "<16 bytes hex>"},
+//!  "check": "<nonce ‖ AEAD(kek, \"memloop-kek-check\")>",
+//!  "keys": [{"id": "<8 bytes hex>", "wrapped": "<nonce ‖ AEAD(kek, kind ‖ key ‖ name)>"}],
+//!  "destroyed": [{"id": "<8 bytes hex>", "at": <ms>}]}
+//! ```
+//! The key-encryption key (KEK) is the 256-bit `secret`, or Argon2id of the passphrase. Each
+//! data key is wrapped under it with the ring id and key id as associated data, so a wrapped
+//! key moved to another slot or another ring does not unwrap. The scope a key belongs to (a
+//! user's name) is inside the wrapping. Destroyed keys leave only their id, so a record sealed
+//! under one reads as erased, while a record naming an id never made reads as tampered.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
+
+use super::{Encryption, KeyError};
+
+/// Bytes of every key.
+pub(crate) const KEY_LEN: usize = 32;
+/// Bytes of an XChaCha20 nonce.
+pub(crate) const NONCE_LEN: usize = 24;
+/// A data key's id (random, stored in the clear before each sealed record).
+pub(crate) type KeyId = [u8; 8];
+/// A 256-bit key, wiped when dropped.
+pub(crate) type Key = Zeroizing<[u8; KEY_LEN]>;
+
+/// The largest key file read (a ring of a million users is under 200 MiB; far beyond use).
+const MAX_RING_BYTES: u64 = 256 << 20;
+const FORMAT: &str = "memloop-keyring";
+const CHECK: &[u8] = b"memloop-kek-check";
+/// Argon2id parameters for new passphrase rings (OWASP's recommendation: 19 MiB, 2 passes).
+const ARGON_M_KIB: u32 = 19 * 1024;
+const ARGON_T: u32 = 2;
+const ARGON_P: u32 = 1;
+
+/// What a data key is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Label {
+    /// Memories without a user.
+    Unscoped,
+    /// One user's memories.
+    User(String),
+    /// The index file (replaced at every erasure, so an old index file's vectors are lost).
+    Index,
+    /// The seed of the store's Ed25519 receipt key.
+    Signing,
+}
+
+impl Label {
+    fn encode(&self) -> (u8, &[u8]) {
+        match self {
+            Label::Unscoped => (0, &[]),
+            Label::User(name) => (1, name.as_bytes()),
+            Label::Index => (2, &[]),
+            Label::Signing => (3, &[]),
+        }
+    }
+
+    fn decode(kind: u8, name: &[u8]) -> Option<Label> {
+        Some(match kind {
+            0 => Label::Unscoped,
+            1 => Label::User(String::from_utf8(name.to_vec()).ok()?),
+            2 => Label::Index,
+            3 => Label::Signing,
+            _ => return None,
+        })
+    }
+
+    /// The label of the data key that seals a memory of `user`.
+    pub(crate) fn of_user(user: Option<&str>) -> Label {
+        user.map_or(Label::Unscoped, |u| Label::User(u.to_string()))
+    }
+}
+
+/// One unwrapped data key.
+pub(crate) struct DataKey {
+    pub(crate) id: KeyId,
+    pub(crate) label: Label,
+    pub(crate) key: Key,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RingFile {
+    format: String,
+    version: u32,
+    ring: String,
+    kek: KekFile,
+    check: String,
+    keys: Vec<WrappedKey>,
+    destroyed: Vec<DestroyedKey>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum KekFile {
+    Key {
+        secret: String,
+    },
+    Passphrase {
+        kdf: String,
+        m_kib: u32,
+        t: u32,
+        p: u32,
+        salt: String,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrappedKey {
+    id: String,
+    wrapped: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+struct DestroyedKey {
+    #[serde(with = "hex_id")]
+    id: KeyId,
+    at: i64,
+}
+
+mod hex_id {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(id: &[u8; 8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex::encode(id))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 8], D::Error> {
+        let s = String::deserialize(d)?;
+        let mut id = [0u8; 8];
+        hex::decode_to_slice(&s, &mut id).map_err(serde::de::Error::custom)?;
+        Ok(id)
+    }
+}
+
+/// The unlocked key ring of a store.
+pub(crate) struct KeyRing {
+    path: PathBuf,
+    pub(crate) id: [u8; 16],
+    kek: Key,
+    source: KekFile,
+    keys: Vec<DataKey>,
+    destroyed: Vec<DestroyedKey>,
+}
+
+/// `n` random bytes from the operating system.
+pub(crate) fn random<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    rand::rngs::OsRng.fill_bytes(&mut b);
+    b
+}
+
+/// Seals `plain` under `key` with a fresh nonce: nonce ‖ ciphertext ‖ tag.
+pub(crate) fn seal_with(key: &[u8; KEY_LEN], aad: &[u8], plain: &[u8], out: &mut Vec<u8>) {
+    let nonce: [u8; NONCE_LEN] = random();
+    let cipher = XChaCha20Poly1305::new(key.into());
+    let sealed = cipher
+        .encrypt(XNonce::from_slice(&nonce), Payload { msg: plain, aad })
+        .expect("XChaCha20-Poly1305 seals any message under 256 GiB");
+    out.extend_from_slice(&nonce);
+    out.extend_from_slice(&sealed);
+}
+
+/// Opens what [`seal_with`] made; `None` when it fails authentication.
+pub(crate) fn open_with(key: &[u8; KEY_LEN], aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
+    if sealed.len() < NONCE_LEN + 16 {
+        return None;
+    }
+    let (nonce, body) = sealed.split_at(NONCE_LEN);
+    XChaCha20Poly1305::new(key.into())
+        .decrypt(XNonce::from_slice(nonce), Payload { msg: body, aad })
+        .ok()
+}
+
+fn check_aad(ring: &[u8; 16]) -> Vec<u8> {
+    [b"memloop-check\0".as_slice(), ring].concat()
+}
+
+fn wrap_aad(ring: &[u8; 16], id: &KeyId) -> Vec<u8> {
+    [b"memloop-key\0".as_slice(), ring, id].concat()
+}
+
+fn unhex<const N: usize>(path: &Path, what: &str, s: &str) -> Result<[u8; N], KeyError> {
+    let mut out = [0u8; N];
+    hex::decode_to_slice(s, &mut out)
+        .map_err(|_| KeyError::malformed(path, format!("{what} is not {N} bytes of hex")))?;
+    Ok(out)
+}
+
+fn unhex_vec(path: &Path, what: &str, s: &str) -> Result<Vec<u8>, KeyError> {
+    hex::decode(s).map_err(|_| KeyError::malformed(path, format!("{what} is not hex")))
+}
+
+/// The Argon2id KEK of `passphrase`.
+fn derive(
+    path: &Path,
+    passphrase: &str,
+    m: u32,
+    t: u32,
+    p: u32,
+    salt: &[u8],
+) -> Result<Key, KeyError> {
+    let params = argon2::Params::new(m, t, p, Some(KEY_LEN))
+        .map_err(|e| KeyError::malformed(path, format!("argon2 parameters: {e}")))?;
+    // A key file could name parameters that take hours or all memory: bounded here.
+    if m > 4 << 20 || t > 64 || p > 64 {
+        return Err(KeyError::malformed(
+            path,
+            "argon2 parameters beyond 4 GiB, 64 passes or 64 lanes",
+        ));
+    }
+    let mut key = Zeroizing::new([0u8; KEY_LEN]);
+    argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params)
+        .hash_password_into(passphrase.as_bytes(), salt, key.as_mut())
+        .map_err(|e| KeyError::malformed(path, format!("argon2: {e}")))?;
+    Ok(key)
+}
+
+impl KeyRing {
+    /// True if the key file exists.
+    pub(crate) fn exists(enc: &Encryption) -> bool {
+        enc.key_file.exists()
+    }
+
+    /// A new ring (a random key, or a passphrase's salt), with its index and signing keys,
+    /// written to the key file, which must not exist yet.
+    pub(crate) fn create(enc: &Encryption) -> Result<KeyRing, KeyError> {
+        let path = enc.key_file.clone();
+        let (kek, source) = new_kek(enc)?;
+        let mut ring = KeyRing {
+            path,
+            id: random(),
+            kek,
+            source,
+            keys: Vec::new(),
+            destroyed: Vec::new(),
+        };
+        ring.add(Label::Index);
+        ring.add(Label::Signing);
+        ring.write(true)?;
+        Ok(ring)
+    }
+
+    /// Reads and unlocks the key file.
+    ///
+    /// # Errors
+    /// [`KeyError::Missing`] if it is not there, [`KeyError::Wrong`] for a wrong passphrase
+    /// (or a passphrase ring opened without one), [`KeyError::Malformed`] for a damaged file.
+    pub(crate) fn load(enc: &Encryption) -> Result<KeyRing, KeyError> {
+        let path = enc.key_file.as_path();
+        let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => KeyError::Missing {
+                path: path.to_path_buf(),
+                detail: ": the key file is not there".into(),
+            },
+            _ => KeyError::io(path, "open key file")(e),
+        })?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, MAX_RING_BYTES + 1),
+            &mut bytes,
+        )
+        .map_err(KeyError::io(path, "read key file"))?;
+        if bytes.len() as u64 > MAX_RING_BYTES {
+            return Err(KeyError::malformed(path, "larger than any key ring"));
+        }
+        let file: RingFile = serde_json::from_slice(&bytes)
+            .map_err(|e| KeyError::malformed(path, format!("not a key ring ({e})")))?;
+        if file.format != FORMAT || file.version != 1 {
+            return Err(KeyError::malformed(
+                path,
+                "not a version 1 memloop key ring",
+            ));
+        }
+        let id: [u8; 16] = unhex(path, "ring", &file.ring)?;
+        let kek = match (&file.kek, &enc.passphrase) {
+            (KekFile::Key { secret }, None) => {
+                Zeroizing::new(unhex::<KEY_LEN>(path, "secret", secret)?)
+            }
+            (KekFile::Key { .. }, Some(_)) => {
+                return Err(KeyError::Wrong {
+                    path: path.to_path_buf(),
+                    detail: "this key file holds its key; no passphrase unlocks it".into(),
+                })
+            }
+            (KekFile::Passphrase { .. }, None) => {
+                return Err(KeyError::Missing {
+                    path: path.to_path_buf(),
+                    detail: ": this key file needs its passphrase (MEMLOOP_KEY)".into(),
+                })
+            }
+            (
+                KekFile::Passphrase {
+                    kdf,
+                    m_kib,
+                    t,
+                    p,
+                    salt,
+                },
+                Some(pass),
+            ) => {
+                if kdf != "argon2id" {
+                    return Err(KeyError::malformed(path, format!("unknown kdf {kdf}")));
+                }
+                let salt = unhex_vec(path, "salt", salt)?;
+                derive(path, pass, *m_kib, *t, *p, &salt)?
+            }
+        };
+        let check = unhex_vec(path, "check", &file.check)?;
+        if open_with(&kek, &check_aad(&id), &check).as_deref() != Some(CHECK) {
+            return Err(KeyError::Wrong {
+                path: path.to_path_buf(),
+                detail: match enc.passphrase {
+                    Some(_) => "the passphrase does not unlock this key file".into(),
+                    None => "the key file's secret does not match its check value".into(),
+                },
+            });
+        }
+        let mut keys = Vec::with_capacity(file.keys.len());
+        for w in &file.keys {
+            let key_id: KeyId = unhex(path, "key id", &w.id)?;
+            let wrapped = unhex_vec(path, "wrapped key", &w.wrapped)?;
+            let plain = Zeroizing::new(
+                open_with(&kek, &wrap_aad(&id, &key_id), &wrapped).ok_or_else(|| {
+                    KeyError::malformed(path, format!("key {} does not unwrap", w.id))
+                })?,
+            );
+            let label = (plain.len() > KEY_LEN)
+                .then(|| Label::decode(plain[0], &plain[1 + KEY_LEN..]))
+                .flatten()
+                .ok_or_else(|| KeyError::malformed(path, format!("key {} has no label", w.id)))?;
+            let mut key = Zeroizing::new([0u8; KEY_LEN]);
+            key.copy_from_slice(&plain[1..1 + KEY_LEN]);
+            keys.push(DataKey {
+                id: key_id,
+                label,
+                key,
+            });
+        }
+        Ok(KeyRing {
+            path: path.to_path_buf(),
+            id,
+            kek,
+            source: file.kek,
+            keys,
+            destroyed: file.destroyed,
+        })
+    }
+
+    /// The key file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The key labelled `label`, if the ring has one.
+    pub(crate) fn find(&self, label: &Label) -> Option<&DataKey> {
+        self.keys.iter().find(|k| &k.label == label)
+    }
+
+    /// The key with id `id`.
+    pub(crate) fn by_id(&self, id: &KeyId) -> Option<&DataKey> {
+        self.keys.iter().find(|k| &k.id == id)
+    }
+
+    /// True if key `id` was destroyed (its records are erased).
+    pub(crate) fn was_destroyed(&self, id: &KeyId) -> bool {
+        self.destroyed.iter().any(|d| &d.id == id)
+    }
+
+    /// Adds a new random key labelled `label` (not yet written: see [`KeyRing::write`]).
+    pub(crate) fn add(&mut self, label: Label) -> &DataKey {
+        let mut id: KeyId = random();
+        while self.by_id(&id).is_some() || self.was_destroyed(&id) {
+            id = random();
+        }
+        self.keys.push(DataKey {
+            id,
+            label,
+            key: Zeroizing::new(random()),
+        });
+        self.keys.last().expect("just pushed")
+    }
+
+    /// Forgets the key labelled `label`, keeping only its id; returns the id.
+    pub(crate) fn destroy(&mut self, label: &Label, at: i64) -> Option<KeyId> {
+        let pos = self.keys.iter().position(|k| &k.label == label)?;
+        let key = self.keys.remove(pos);
+        self.destroyed.push(DestroyedKey { id: key.id, at });
+        Some(key.id)
+    }
+
+    /// Replaces the key-encryption key (a new random key, or a new passphrase) and rewraps
+    /// every data key under it; records are not touched. Written at once.
+    pub(crate) fn rekey(&mut self, new: &Encryption) -> Result<(), KeyError> {
+        let (kek, source) = new_kek(new)?;
+        let old = (
+            std::mem::replace(&mut self.kek, kek),
+            std::mem::replace(&mut self.source, source),
+        );
+        let old_path = std::mem::replace(&mut self.path, new.key_file.clone());
+        if let Err(e) = self.write(false) {
+            (self.kek, self.source) = old;
+            self.path = old_path;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Writes the ring to its key file: a temporary file beside it, synced and renamed over
+    /// it, then the directory synced. With `fresh`, refuses to replace an existing file.
+    pub(crate) fn write(&self, fresh: bool) -> Result<(), KeyError> {
+        let mut check = Vec::new();
+        seal_with(&self.kek, &check_aad(&self.id), CHECK, &mut check);
+        let keys = self
+            .keys
+            .iter()
+            .map(|k| {
+                let (kind, name) = k.label.encode();
+                let plain = Zeroizing::new([&[kind][..], k.key.as_slice(), name].concat());
+                let mut wrapped = Vec::new();
+                seal_with(&self.kek, &wrap_aad(&self.id, &k.id), &plain, &mut wrapped);
+                WrappedKey {
+                    id: hex::encode(k.id),
+                    wrapped: hex::encode(wrapped),
+                }
+            })
+            .collect();
+        let file = RingFile {
+            format: FORMAT.into(),
+            version: 1,
+            ring: hex::encode(self.id),
+            kek: self.source.clone(),
+            check: hex::encode(check),
+            keys,
+            destroyed: self.destroyed.clone(),
+        };
+        let json = Zeroizing::new(serde_json::to_vec_pretty(&file).expect("a ring serialises"));
+        let path = &self.path;
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".memloop-key")
+            .tempfile_in(&dir)
+            .map_err(KeyError::io(path, "create a temporary key file"))?;
+        tmp.write_all(&json)
+            .and_then(|()| tmp.as_file().sync_all())
+            .map_err(KeyError::io(path, "write key file"))?;
+        if fresh {
+            tmp.persist_noclobber(path)
+                .map_err(|e| KeyError::io(path, "create key file")(e.error))?;
+        } else {
+            tmp.persist(path)
+                .map_err(|e| KeyError::io(path, "replace key file")(e.error))?;
+        }
+        std::fs::File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(KeyError::io(path, "sync the key file's directory"))?;
+        Ok(())
+    }
+
+    /// What the manifest records about this ring (no secret): the AEAD, the KDF and its
+    /// parameters, the ring's id.
+    pub(crate) fn describe(&self) -> serde_json::Value {
+        let kdf = match &self.source {
+            KekFile::Key { .. } => serde_json::json!({"kind": "key"}),
+            KekFile::Passphrase {
+                kdf,
+                m_kib,
+                t,
+                p,
+                salt,
+            } => {
+                serde_json::json!({"kind": "passphrase", "kdf": kdf, "m_kib": m_kib, "t": t, "p": p, "salt": salt})
+            }
+        };
+        serde_json::json!({"aead": "XChaCha20-Poly1305", "kek": kdf, "ring": hex::encode(self.id)})
+    }
+}
+
+/// A new KEK and how the key file records it.
+fn new_kek(enc: &Encryption) -> Result<(Key, KekFile), KeyError> {
+    Ok(match &enc.passphrase {
+        None => {
+            let secret: Key = Zeroizing::new(random());
+            let file = KekFile::Key {
+                secret: hex::encode(secret.as_slice()),
+            };
+            (secret, file)
+        }
+        Some(pass) => {
+            if pass.is_empty() {
+                return Err(KeyError::Wrong {
+                    path: enc.key_file.clone(),
+                    detail: "an empty passphrase".into(),
+                });
+            }
+            let salt: [u8; 16] = random();
+            let kek = derive(&enc.key_file, pass, ARGON_M_KIB, ARGON_T, ARGON_P, &salt)?;
+            let file = KekFile::Passphrase {
+                kdf: "argon2id".into(),
+                m_kib: ARGON_M_KIB,
+                t: ARGON_T,
+                p: ARGON_P,
+                salt: hex::encode(salt),
+            };
+            (kek, file)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ring_round_trips_and_refuses_the_wrong_passphrase() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = Encryption::passphrase(dir.path().join("k"), "correct horse");
+        let mut ring = KeyRing::create(&enc).unwrap();
+        let ana = ring.add(Label::User("ana".into())).id;
+        ring.write(false).unwrap();
+        let back = KeyRing::load(&enc).unwrap();
+        assert_eq!(back.find(&Label::User("ana".into())).unwrap().id, ana);
+        let wrong = Encryption::passphrase(dir.path().join("k"), "wrong");
+        assert!(matches!(KeyRing::load(&wrong), Err(KeyError::Wrong { .. })));
+        let none = Encryption::key_file(dir.path().join("k"));
+        assert!(matches!(
+            KeyRing::load(&none),
+            Err(KeyError::Missing { .. })
+        ));
+        // A truncated key file is damaged, not a panic.
+        let bytes = std::fs::read(dir.path().join("k")).unwrap();
+        for cut in [0, 1, bytes.len() / 2, bytes.len() - 2] {
+            std::fs::write(dir.path().join("k"), &bytes[..cut]).unwrap();
+            assert!(
+                matches!(KeyRing::load(&enc), Err(KeyError::Malformed { .. })),
+                "{cut}"
+            );
+        }
+    }
+}

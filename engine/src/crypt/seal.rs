@@ -1,0 +1,205 @@
+//! Sealed records: what an encrypted store writes in place of each value.
+//!
+//! Layout: `0xA1`, the data key's id (8 bytes), a random 24-byte nonce, the XChaCha20-Poly1305
+//! ciphertext and its 16-byte tag. The associated data is `memloop-rec\0`, the table's code,
+//! the record's key (its memory id, or the forgetting event's time and id) and the key id, so
+//! a record copied under another id, into another table, or relabelled with another key fails
+//! authentication instead of being read as that memory.
+
+use hmac::{Hmac, Mac};
+use parking_lot::RwLock;
+use sha2::{Digest, Sha256};
+
+use super::ring::{open_with, seal_with, KeyId, KeyRing, Label};
+use super::{Encryption, KeyError};
+
+const SEALED: u8 = 0xA1;
+/// Bytes a sealed record adds to its plaintext.
+pub(crate) const OVERHEAD: usize = 1 + 8 + 24 + 16;
+
+/// The tables (and files) whose values are sealed, each with its own code in the associated
+/// data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Table {
+    /// `items`.
+    Items = 1,
+    /// `vectors`.
+    Vectors = 2,
+    /// `catalog`.
+    Catalog = 3,
+    /// `feedback`.
+    Feedback = 4,
+    /// `subject_state`.
+    SubjectState = 5,
+    /// `forget_log`.
+    ForgetLog = 6,
+    /// The index file.
+    Index = 7,
+    /// A record of an export file.
+    Export = 8,
+}
+
+/// Seals and opens the records of one encrypted store with its key ring.
+pub(crate) struct Sealer {
+    ring: RwLock<KeyRing>,
+}
+
+/// A sealed record, opened.
+pub(crate) enum Opened {
+    /// Its plaintext.
+    Plain(Vec<u8>),
+    /// Its key was destroyed by an erasure: the record is unreadable for good.
+    Erased,
+}
+
+fn aad(table: Table, rid: &[u8], key: &KeyId) -> Vec<u8> {
+    [b"memloop-rec\0".as_slice(), &[table as u8], rid, key].concat()
+}
+
+impl Sealer {
+    pub(crate) fn new(ring: KeyRing) -> Sealer {
+        Sealer {
+            ring: RwLock::new(ring),
+        }
+    }
+
+    /// The ring's id (recorded in the store, so another store's key file is refused).
+    pub(crate) fn ring_id(&self) -> [u8; 16] {
+        self.ring.read().id
+    }
+
+    /// What the manifest says about the encryption.
+    pub(crate) fn describe(&self) -> serde_json::Value {
+        self.ring.read().describe()
+    }
+
+    /// The id of the key labelled `label`, made (and the key file rewritten) if the ring has
+    /// none yet.
+    pub(crate) fn key_id(&self, label: Label) -> Result<KeyId, KeyError> {
+        if let Some(k) = self.ring.read().find(&label) {
+            return Ok(k.id);
+        }
+        let mut ring = self.ring.write();
+        if let Some(k) = ring.find(&label) {
+            return Ok(k.id);
+        }
+        let id = ring.add(label.clone()).id;
+        if let Err(e) = ring.write(false) {
+            ring.destroy(&label, 0);
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    /// Seals `plain` for `table` under record key `rid` with the key labelled `label`.
+    pub(crate) fn seal(
+        &self,
+        table: Table,
+        rid: &[u8],
+        label: Label,
+        plain: &[u8],
+    ) -> Result<Vec<u8>, KeyError> {
+        let id = self.key_id(label)?;
+        self.seal_under(table, rid, id, plain)
+    }
+
+    /// Seals `plain` with the key `id` (the key of the memory a side record belongs to).
+    pub(crate) fn seal_under(
+        &self,
+        table: Table,
+        rid: &[u8],
+        id: KeyId,
+        plain: &[u8],
+    ) -> Result<Vec<u8>, KeyError> {
+        let ring = self.ring.read();
+        let key = ring.by_id(&id).ok_or_else(|| KeyError::Tampered {
+            what: format!(
+                "{table:?} {}: its memory's key {} is gone",
+                hex::encode(rid),
+                hex::encode(id)
+            ),
+        })?;
+        let mut out = Vec::with_capacity(plain.len() + OVERHEAD);
+        out.push(SEALED);
+        out.extend_from_slice(&id);
+        seal_with(&key.key, &aad(table, rid, &id), plain, &mut out);
+        Ok(out)
+    }
+
+    /// The key id a sealed record names.
+    pub(crate) fn key_of(sealed: &[u8]) -> Option<KeyId> {
+        match sealed {
+            [SEALED, rest @ ..] if rest.len() >= 8 => rest[..8].try_into().ok(),
+            _ => None,
+        }
+    }
+
+    /// Opens a sealed record of `table` under record key `rid`.
+    ///
+    /// # Errors
+    /// [`KeyError::Tampered`] when it fails authentication or names a key that never existed.
+    pub(crate) fn open(&self, table: Table, rid: &[u8], sealed: &[u8]) -> Result<Opened, KeyError> {
+        let tampered = || KeyError::Tampered {
+            what: format!("{table:?} record {}", hex::encode(rid)),
+        };
+        let id = Self::key_of(sealed).ok_or_else(tampered)?;
+        let ring = self.ring.read();
+        let Some(key) = ring.by_id(&id) else {
+            return if ring.was_destroyed(&id) {
+                Ok(Opened::Erased)
+            } else {
+                Err(tampered())
+            };
+        };
+        open_with(&key.key, &aad(table, rid, &id), &sealed[9..])
+            .map(Opened::Plain)
+            .ok_or_else(tampered)
+    }
+
+    /// The lookup key of `raw` (a content hash or a subject key) for a memory of `user`: an
+    /// HMAC under a key derived from the scope's data key, so the database holds no hash of
+    /// any text, and an erased scope's entries cannot even be matched to a guess. `None` when
+    /// the scope has no key yet (then nothing of it is stored).
+    pub(crate) fn lookup(&self, user: Option<&str>, raw: &[u8]) -> Option<[u8; 32]> {
+        let ring = self.ring.read();
+        let key = ring.find(&Label::of_user(user))?;
+        let derived = Sha256::new()
+            .chain_update(b"memloop-lookup\0")
+            .chain_update(key.key.as_slice())
+            .finalize();
+        let mut mac =
+            <Hmac<Sha256> as Mac>::new_from_slice(&derived).expect("HMAC takes any key length");
+        mac.update(raw);
+        Some(mac.finalize().into_bytes().into())
+    }
+
+    /// The seed of the store's Ed25519 receipt key.
+    pub(crate) fn signing_seed(&self) -> Result<[u8; 32], KeyError> {
+        let id = self.key_id(Label::Signing)?;
+        let ring = self.ring.read();
+        Ok(*ring.by_id(&id).expect("just made").key)
+    }
+
+    /// Destroys `user`'s data key and replaces the index key (the index file is saved again
+    /// under the new one): written to the key file at once. Returns the destroyed user key's
+    /// id, if the user had one.
+    pub(crate) fn destroy(&self, user: Option<&str>, at: i64) -> Result<Option<KeyId>, KeyError> {
+        let mut ring = self.ring.write();
+        let destroyed = user.and_then(|u| ring.destroy(&Label::User(u.to_string()), at));
+        ring.destroy(&Label::Index, at);
+        ring.add(Label::Index);
+        ring.write(false)?;
+        Ok(destroyed)
+    }
+
+    /// Replaces the key-encryption key (rewraps the data keys; no record changes).
+    pub(crate) fn rekey(&self, new: &Encryption) -> Result<(), KeyError> {
+        self.ring.write().rekey(new)
+    }
+
+    /// The key file.
+    pub(crate) fn key_file(&self) -> std::path::PathBuf {
+        self.ring.read().path().to_path_buf()
+    }
+}
