@@ -26,5 +26,7 @@ export declare class EmbedError extends MemloopError {}
 export declare class PoisonedError extends MemloopError {}
 /** The background checkpoint or flush failed. */
 export declare class BackgroundError extends MemloopError {}
+/** The store is encrypted and its key file is missing, wrong or damaged, or the passphrase is wrong; nothing was written. */
+export declare class StoreKeyError extends MemloopError {}
 /** memloop panicked: a bug, reported instead of crashing the process. */
 export declare class PanicError extends MemloopError {}

@@ -25,6 +25,7 @@ const names = {
   embed: 'EmbedError',
   poisoned: 'PoisonedError',
   background: 'BackgroundError',
+  key: 'StoreKeyError',
   panic: 'PanicError',
 }
 for (const [code, name] of Object.entries(names)) {

@@ -117,4 +117,5 @@ exports.VectorIndexError = errors.VectorIndexError
 exports.EmbedError = errors.EmbedError
 exports.PoisonedError = errors.PoisonedError
 exports.BackgroundError = errors.BackgroundError
+exports.StoreKeyError = errors.StoreKeyError
 exports.PanicError = errors.PanicError

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the format check, clippy with every warning an error (the workspace's
 # lints: documented unsafe, missing docs), the engine's layering check, the Rust workspace
-# (unit, integration, doc tests, the C programs against the built library), then the Python
+# (unit, integration, doc tests, the C programs against the built library; the engine's
+# again with every store encrypted), then the Python
 # package's suite against its wheel installed in a clean environment (scripts/test-python.sh),
 # the framework adapters against LangGraph, LangChain and the OpenAI Agents SDK
 # (scripts/test-integrations.sh),
@@ -21,6 +22,9 @@ python3 scripts/check-layers.py
 cargo test --workspace --locked --no-run
 MEMLOOP_BIN=target/debug/memloop bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
+# The test matrix's encrypted run: the engine's tests again with every store encrypted
+# (tests that craft plaintext bytes say why they are skipped).
+cargo test -p memloop --locked --features test-encryption --lib --test integration
 bash scripts/test-python.sh
 bash scripts/test-integrations.sh
 bash scripts/test-node.sh

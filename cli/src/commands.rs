@@ -303,6 +303,10 @@ pub struct ExportArgs {
     /// forgotten memories as delete rows); the export prints the number to pass next time.
     #[arg(long)]
     since: Option<u64>,
+    /// From an encrypted store: write the file in the clear (mlx exports are otherwise sealed
+    /// with the store's key ring, and change streams refused).
+    #[arg(long)]
+    plaintext: bool,
 }
 
 pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
@@ -327,7 +331,7 @@ impl ExportArgs {
             arguments: json!({
                 "path": path, "format": self.format, "namespace": self.namespace,
                 "user": scope.user, "agent": scope.agent, "session": scope.session,
-                "since": self.since,
+                "since": self.since, "plaintext": self.plaintext,
             }),
             json: true,
         }

@@ -13,6 +13,7 @@ mod lines;
 mod loop_commands;
 mod mcp;
 mod output;
+mod privacy_commands;
 mod progress;
 mod scan;
 mod scope_args;
@@ -110,6 +111,23 @@ enum Command {
         after_help = "Examples:\n  memloop --store ./mem forget 42\n  memloop --store ./mem forget --user alice --json"
     )]
     Forget(commands::ForgetArgs),
+    /// Erase everything of a user (agent, session) from every file of the store and print the
+    /// signed erasure receipt (one JSON line) on stdout. In an encrypted store the user's
+    /// data key is destroyed too, so no old copy of the store can be read for them.
+    #[command(after_help = "Examples:
+  memloop --store ./mem --key-file ~/mem.key erase --user alice > alice-erased.json
+  memloop receipt verify alice-erased.json")]
+    Erase(privacy_commands::EraseArgs),
+    /// Check an erasure receipt's signature and bytes.
+    #[command(after_help = "Example:
+  memloop receipt verify alice-erased.json")]
+    Receipt(privacy_commands::ReceiptArgs),
+    /// Manage an encrypted store's key: `rotate` replaces the key (or passphrase) that unlocks
+    /// its key ring.
+    #[command(after_help = "Examples:
+  memloop --store ./mem --key-file ~/mem.key key rotate
+  MEMLOOP_KEY=old MEMLOOP_NEW_KEY=new memloop --store ./mem --key-file ~/mem.key key rotate")]
+    Key(privacy_commands::KeyArgs),
     /// Remember turns of a chat session (JSON Lines of speaker, text and time), each a memory
     /// dated and attributed, the session summarised; or list a session's turns (--show).
     #[command(
@@ -286,6 +304,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Observe(a) => loop_commands::observe(s, a),
         Command::Task(a) => loop_commands::task(s, a),
         Command::Forget(a) => commands::forget(s, a),
+        Command::Erase(a) => privacy_commands::erase(s, a),
+        Command::Key(a) => privacy_commands::key(s, a),
+        Command::Receipt(_) => unreachable!("receipt returns its own status"),
         Command::Conversation(a) => conversation::conversation(s, a),
         Command::Export(a) => commands::export(s, a),
         Command::Import(a) => commands::import(s, a),
@@ -352,6 +373,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Mcp(a) = &cli.command {
         return finish(mcp::run(&cli.store, a));
+    }
+    if let Command::Receipt(a) = &cli.command {
+        return finish(privacy_commands::receipt(&cli.store, a));
     }
     let result = run_or_forward(&cli);
     match result {

@@ -54,6 +54,11 @@ pub struct StoreArgs {
     /// default: whoever can write it can replace the store's files or answer on its socket).
     #[arg(long, global = true)]
     pub allow_unsafe_directory: bool,
+    /// An encrypted store's key file (made with a random 256-bit key when a store is created
+    /// with it; default $MEMLOOP_KEY_FILE). Keep it outside the store and back it up: without
+    /// it the store cannot be read. A ring made with a passphrase reads it from $MEMLOOP_KEY.
+    #[arg(long, global = true)]
+    pub key_file: Option<PathBuf>,
 }
 
 fn parse_device(s: &str) -> Result<DeviceChoice, String> {
@@ -152,6 +157,18 @@ impl StoreArgs {
         Memory::open(dir, self.options(durability, memloop::Clock::System))
     }
 
+    /// The encryption `--key-file` (or $MEMLOOP_KEY_FILE) and $MEMLOOP_KEY ask for.
+    pub fn encryption(&self) -> Option<memloop::Encryption> {
+        let file = self
+            .key_file
+            .clone()
+            .or_else(|| std::env::var_os("MEMLOOP_KEY_FILE").map(PathBuf::from))?;
+        Some(match std::env::var("MEMLOOP_KEY") {
+            Ok(pass) => memloop::Encryption::passphrase(file, pass),
+            Err(_) => memloop::Encryption::key_file(file),
+        })
+    }
+
     fn options(&self, durability: Durability, clock: memloop::Clock) -> Options {
         Options {
             clock,
@@ -162,6 +179,7 @@ impl StoreArgs {
             index_vectors: self.index_vectors,
             durability,
             allow_unsafe_directory: self.allow_unsafe_directory,
+            encryption: self.encryption(),
             ..Options::default()
         }
     }

@@ -90,6 +90,12 @@
 #define MEMLOOP_ERR_BACKGROUND 14
 
 /**
+ * The store is encrypted and its key file is missing, wrong or damaged, or a passphrase is
+ * wrong; nothing was written.
+ */
+#define MEMLOOP_ERR_KEY 15
+
+/**
  * An open store. Opaque: create with `memloop_open`, release with `memloop_close`.
  */
 typedef struct memloop_t memloop_t;

@@ -36,6 +36,9 @@ pub const MEMLOOP_ERR_PANIC: i32 = 12;
 pub const MEMLOOP_ERR_POISONED: i32 = 13;
 /// The background thread's last checkpoint or flush failed (returned by `memloop_flush`).
 pub const MEMLOOP_ERR_BACKGROUND: i32 = 14;
+/// The store is encrypted and its key file is missing, wrong or damaged, or a passphrase is
+/// wrong; nothing was written.
+pub const MEMLOOP_ERR_KEY: i32 = 15;
 
 /// A failed call: its status code and message.
 #[derive(Debug)]
@@ -70,6 +73,7 @@ impl From<memloop::Error> for Failure {
             C::Embed => MEMLOOP_ERR_EMBED,
             C::Poisoned => MEMLOOP_ERR_POISONED,
             C::Background => MEMLOOP_ERR_BACKGROUND,
+            C::Key => MEMLOOP_ERR_KEY,
         };
         debug_assert_eq!(code as u32, e.code() as u32);
         Failure {

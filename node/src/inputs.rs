@@ -89,6 +89,12 @@ pub struct OpenOptions {
     pub max_text_bytes: Option<f64>,
     /// A model-free deterministic embedder of this dimension (tests; no notion of meaning).
     pub hashing_embedder: Option<f64>,
+    /// Encrypt the store at rest with the key ring in this file (made, with a random 256-bit
+    /// key, when the store is created; needed at every open after). Keep it outside the store
+    /// and back it up: without it the store cannot be read.
+    pub key_file: Option<String>,
+    /// The passphrase that unlocks `keyFile` (Argon2id), for a ring made with one.
+    pub passphrase: Option<String>,
 }
 
 impl OpenOptions {
@@ -124,6 +130,8 @@ impl OpenOptions {
             recall_ef: None,
             index_vectors: None,
             max_text_bytes: count(self.max_text_bytes, "maxTextBytes")?,
+            key_file: self.key_file.map(Into::into),
+            passphrase: self.passphrase,
         })
     }
 }
@@ -465,6 +473,9 @@ pub struct ExportOptions {
     pub session: Option<String>,
     /// With arrow or parquet: only what changed after this sequence number.
     pub since: Option<f64>,
+    /// From an encrypted store: write the file in the clear (mlx exports are otherwise sealed
+    /// with its key ring; change streams are refused).
+    pub plaintext: Option<bool>,
 }
 
 impl ExportOptions {
@@ -478,6 +489,7 @@ impl ExportOptions {
             agent: self.agent,
             session: self.session,
             since: count(self.since, "since")?.map(|s| s as u64),
+            plaintext: self.plaintext.unwrap_or(false),
         })
     }
 }

@@ -19,6 +19,8 @@ from ._errors import (
     PanicError,
     PoisonedError,
     BackgroundError,
+    KeyError_,
+    StoreKeyError,
     StorageIOError,
     StoreError,
     UnsupportedVersionError,
@@ -52,6 +54,8 @@ __all__ = [
     "PanicError",
     "PoisonedError",
     "BackgroundError",
+    "KeyError_",
+    "StoreKeyError",
     "__version__",
 ]
 

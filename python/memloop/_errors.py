@@ -22,6 +22,8 @@ __all__ = [
     "PanicError",
     "PoisonedError",
     "BackgroundError",
+    "KeyError_",
+    "StoreKeyError",
 ]
 
 
@@ -119,3 +121,14 @@ class BackgroundError(StoreError):
     """The background thread's last checkpoint or flush failed (raised by ``flush``)."""
 
     code = 14
+
+
+class KeyError_(MemloopError):
+    """The store is encrypted and its key file is missing, wrong or damaged, or a passphrase
+    is wrong; nothing was written. (Named with a trailing underscore so it does not shadow the
+    built-in ``KeyError``; also exported as ``memloop.StoreKeyError``.)"""
+
+    code = 15
+
+
+StoreKeyError = KeyError_

@@ -137,7 +137,8 @@ impl Memory {
         capacity_per_user=None,
         dedup_threshold=Threshold(None), hashing_embedder=None, reranker=None, refiner=None,
         summarizer=None, token_counter=None, extractor=None, device=None, max_text_bytes=None,
-        recall_ef=None, index_vectors=None, embedder=None, precision=None))]
+        recall_ef=None, index_vectors=None, embedder=None, precision=None, key_file=None,
+        passphrase=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -161,6 +162,8 @@ impl Memory {
         index_vectors: Option<&Bound<'_, PyAny>>,
         embedder: Option<Py<PyAny>>,
         precision: Option<&Bound<'_, PyAny>>,
+        key_file: Option<&Bound<'_, PyAny>>,
+        passphrase: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Memory> {
         let dir: PathBuf = arg(path, "path")?;
         let open = OpenArgs {
@@ -177,6 +180,8 @@ impl Memory {
             max_text_bytes,
             recall_ef,
             index_vectors,
+            key_file,
+            passphrase,
         };
         let mut options = open.options()?;
         let none = |f: Option<Py<PyAny>>| f.filter(|f| !f.is_none(py));
@@ -576,7 +581,7 @@ impl Memory {
     /// Returns `exported` and `path` (and a change stream's `upserts`, `deletes`, `since`,
     /// `through`, `next_since`, `bytes`).
     #[pyo3(signature = (path, *, format=None, namespace=None, user=None, agent=None,
-        session=None, since=None))]
+        session=None, since=None, plaintext=false))]
     #[allow(clippy::too_many_arguments)]
     fn export<'py>(
         &self,
@@ -588,6 +593,7 @@ impl Memory {
         agent: Option<&Bound<'py, PyAny>>,
         session: Option<&Bound<'py, PyAny>>,
         since: Option<&Bound<'py, PyAny>>,
+        plaintext: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let request = memloop::ExportRequest {
             path: arg(path, "path")?,
@@ -597,6 +603,7 @@ impl Memory {
             agent: optional_text(agent, "agent")?,
             session: optional_text(session, "session")?,
             since: args::optional_int::<u64>(since, "since", "0..2^64")?,
+            plaintext,
         };
         let done = self.run(py, move |m| m.export_request(&request))?;
         to_dict(py, &done)

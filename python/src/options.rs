@@ -23,6 +23,8 @@ pub(crate) struct OpenArgs<'a, 'py> {
     pub max_text_bytes: Option<&'a Bound<'py, PyAny>>,
     pub recall_ef: Option<&'a Bound<'py, PyAny>>,
     pub index_vectors: Option<&'a Bound<'py, PyAny>>,
+    pub key_file: Option<&'a Bound<'py, PyAny>>,
+    pub passphrase: Option<&'a Bound<'py, PyAny>>,
 }
 
 fn given<'a, 'py>(o: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
@@ -54,6 +56,10 @@ impl OpenArgs<'_, '_> {
             recall_ef: usize_of(self.recall_ef, "recall_ef")?,
             index_vectors: optional_text(self.index_vectors, "index_vectors")?,
             max_text_bytes: usize_of(self.max_text_bytes, "max_text_bytes")?,
+            key_file: given(self.key_file)
+                .map(|k| arg::<PathBuf>(k, "key_file"))
+                .transpose()?,
+            passphrase: optional_text(self.passphrase, "passphrase")?,
         };
         Options::from_request(request).map_err(|e| crate::errors::to_python(e.into()))
     }

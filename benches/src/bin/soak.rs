@@ -11,7 +11,8 @@
 //! acknowledged remember, update and import is there with its text, every acknowledged forget
 //! and eviction is gone, and `check()` finds the store sound. The operation in flight at the
 //! kill may or may not have happened; its memories are taken as the store has them. A model-free
-//! embedder keeps rounds fast (the subject is durability, not meaning).
+//! embedder keeps rounds fast (the subject is durability, not meaning). `--encrypted` runs the
+//! same rounds on an encrypted store.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -38,6 +39,10 @@ struct Args {
     /// Store directory (default: a temporary one).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Encrypt the store (and the import file) with a key file beside it: the same checks
+    /// on an encrypted store.
+    #[arg(long)]
+    encrypted: bool,
     /// Run as the workload child on `--dir`.
     #[arg(long, hide = true)]
     child: bool,
@@ -48,6 +53,10 @@ fn options() -> Options {
     o.clock = Clock::manual(1_700_000_000_000);
     o.forgetting.capacity = Some(300);
     o.dedup_threshold = None;
+    // Set by the parent for itself and its children with --encrypted.
+    if let Some(key) = std::env::var_os("MEMLOOP_SOAK_KEY_FILE") {
+        o.encryption = Some(memloop::Encryption::key_file(PathBuf::from(key)));
+    }
     o
 }
 
@@ -60,6 +69,10 @@ fn main() -> Result<()> {
         );
     }
     let scratch = tempfile::tempdir()?;
+    if args.encrypted {
+        // Read by `options()` here and in every child (which inherit the environment).
+        std::env::set_var("MEMLOOP_SOAK_KEY_FILE", scratch.path().join("soak.key"));
+    }
     let dir = args
         .dir
         .clone()

@@ -111,6 +111,11 @@ pub fn verify_receipt(bytes: &[u8]) -> Result<ErasureReceipt, ReceiptError> {
     let mut sig = [0u8; 64];
     hex::decode_to_slice(&receipt.public_key, &mut key).map_err(|_| ReceiptError::BadSignature)?;
     hex::decode_to_slice(&receipt.signature, &mut sig).map_err(|_| ReceiptError::BadSignature)?;
+    // Hex is written lowercase: an uppercased digit of the signature (which the signature
+    // cannot cover) is a changed byte too.
+    if receipt.signature != hex::encode(sig) {
+        return Err(ReceiptError::Altered);
+    }
     let key = VerifyingKey::from_bytes(&key).map_err(|_| ReceiptError::BadSignature)?;
     key.verify(&receipt.signed_bytes(), &Signature::from_bytes(&sig))
         .map_err(|_| ReceiptError::BadSignature)?;

@@ -250,7 +250,7 @@ impl KeyRing {
         };
         ring.add(Label::Index);
         ring.add(Label::Signing);
-        ring.write(true)?;
+        ring.write_file(true)?;
         Ok(ring)
     }
 
@@ -261,30 +261,7 @@ impl KeyRing {
     /// (or a passphrase ring opened without one), [`KeyError::Malformed`] for a damaged file.
     pub(crate) fn load(enc: &Encryption) -> Result<KeyRing, KeyError> {
         let path = enc.key_file.as_path();
-        let file = std::fs::File::open(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => KeyError::Missing {
-                path: path.to_path_buf(),
-                detail: ": the key file is not there".into(),
-            },
-            _ => KeyError::io(path, "open key file")(e),
-        })?;
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(file, MAX_RING_BYTES + 1),
-            &mut bytes,
-        )
-        .map_err(KeyError::io(path, "read key file"))?;
-        if bytes.len() as u64 > MAX_RING_BYTES {
-            return Err(KeyError::malformed(path, "larger than any key ring"));
-        }
-        let file: RingFile = serde_json::from_slice(&bytes)
-            .map_err(|e| KeyError::malformed(path, format!("not a key ring ({e})")))?;
-        if file.format != FORMAT || file.version != 1 {
-            return Err(KeyError::malformed(
-                path,
-                "not a version 1 memloop key ring",
-            ));
-        }
+        let file = read_file(path)?;
         let id: [u8; 16] = unhex(path, "ring", &file.ring)?;
         let kek = match (&file.kek, &enc.passphrase) {
             (KekFile::Key { secret }, None) => {
@@ -319,37 +296,16 @@ impl KeyRing {
                 derive(path, pass, *m_kib, *t, *p, &salt)?
             }
         };
-        let check = unhex_vec(path, "check", &file.check)?;
-        if open_with(&kek, &check_aad(&id), &check).as_deref() != Some(CHECK) {
-            return Err(KeyError::Wrong {
-                path: path.to_path_buf(),
-                detail: match enc.passphrase {
-                    Some(_) => "the passphrase does not unlock this key file".into(),
-                    None => "the key file's secret does not match its check value".into(),
-                },
-            });
-        }
-        let mut keys = Vec::with_capacity(file.keys.len());
-        for w in &file.keys {
-            let key_id: KeyId = unhex(path, "key id", &w.id)?;
-            let wrapped = unhex_vec(path, "wrapped key", &w.wrapped)?;
-            let plain = Zeroizing::new(
-                open_with(&kek, &wrap_aad(&id, &key_id), &wrapped).ok_or_else(|| {
-                    KeyError::malformed(path, format!("key {} does not unwrap", w.id))
-                })?,
-            );
-            let label = (plain.len() > KEY_LEN)
-                .then(|| Label::decode(plain[0], &plain[1 + KEY_LEN..]))
-                .flatten()
-                .ok_or_else(|| KeyError::malformed(path, format!("key {} has no label", w.id)))?;
-            let mut key = Zeroizing::new([0u8; KEY_LEN]);
-            key.copy_from_slice(&plain[1..1 + KEY_LEN]);
-            keys.push(DataKey {
-                id: key_id,
-                label,
-                key,
-            });
-        }
+        let keys = unwrap_all(
+            path,
+            &file,
+            &id,
+            &kek,
+            match enc.passphrase {
+                Some(_) => "the passphrase does not unlock this key file",
+                None => "the key file's secret does not match its check value",
+            },
+        )?;
         Ok(KeyRing {
             path: path.to_path_buf(),
             id,
@@ -358,6 +314,99 @@ impl KeyRing {
             keys,
             destroyed: file.destroyed,
         })
+    }
+
+    /// Takes the key file's lock (`<key file>.lock`, beside it): every change of a ring is
+    /// read, merged and written under it, so stores and processes sharing a key file never
+    /// lose each other's keys.
+    fn lock(&self) -> Result<std::fs::File, KeyError> {
+        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
+        name.push(".lock");
+        let path = self.path.with_file_name(name);
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options
+            .open(&path)
+            .map_err(KeyError::io(&path, "open the key file's lock"))?;
+        file.lock()
+            .map_err(KeyError::io(&path, "lock the key file"))?;
+        Ok(file)
+    }
+
+    /// Takes in what another holder of the key file wrote since this ring was read: keys it
+    /// made, keys it destroyed. Called under [`KeyRing::lock`].
+    fn merge_from_file(&mut self) -> Result<(), KeyError> {
+        if !self.path.exists() {
+            return Ok(());
+        }
+        let file = read_file(&self.path)?;
+        if unhex::<16>(&self.path, "ring", &file.ring)? != self.id {
+            return Err(KeyError::Wrong {
+                path: self.path.clone(),
+                detail: "the key file now holds another key ring".into(),
+            });
+        }
+        let keys = unwrap_all(
+            &self.path,
+            &file,
+            &self.id,
+            &self.kek,
+            "the key file was rekeyed by another process: reopen the store with its new key",
+        )?;
+        for d in file.destroyed {
+            if !self.was_destroyed(&d.id) {
+                self.destroyed.push(d);
+            }
+        }
+        for k in keys {
+            if self.by_id(&k.id).is_none() {
+                self.keys.push(k);
+            }
+        }
+        let destroyed = self.destroyed.clone();
+        self.keys
+            .retain(|k| !destroyed.iter().any(|d| d.id == k.id));
+        Ok(())
+    }
+
+    /// Reads again what other holders of the key file changed.
+    pub(crate) fn refresh(&mut self) -> Result<(), KeyError> {
+        let _lock = self.lock()?;
+        self.merge_from_file()
+    }
+
+    /// The id of the key labelled `label`, made and written if neither this ring nor the key
+    /// file has one.
+    pub(crate) fn ensure(&mut self, label: Label) -> Result<KeyId, KeyError> {
+        let _lock = self.lock()?;
+        self.merge_from_file()?;
+        if let Some(k) = self.find(&label) {
+            return Ok(k.id);
+        }
+        let id = self.add(label).id;
+        if let Err(e) = self.write_file(false) {
+            self.keys.retain(|k| k.id != id);
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    /// Destroys every key labelled `user`'s and the index key, adds a new index key, and
+    /// writes the ring; returns the destroyed user key's id.
+    pub(crate) fn destroy_and_replace_index(
+        &mut self,
+        user: Option<&Label>,
+        at: i64,
+    ) -> Result<Option<KeyId>, KeyError> {
+        let _lock = self.lock()?;
+        self.merge_from_file()?;
+        let destroyed = user.and_then(|label| self.destroy(label, at));
+        while self.destroy(&Label::Index, at).is_some() {}
+        self.add(Label::Index);
+        self.write_file(false)?;
+        Ok(destroyed)
     }
 
     /// The key file.
@@ -380,8 +429,8 @@ impl KeyRing {
         self.destroyed.iter().any(|d| &d.id == id)
     }
 
-    /// Adds a new random key labelled `label` (not yet written: see [`KeyRing::write`]).
-    pub(crate) fn add(&mut self, label: Label) -> &DataKey {
+    /// Adds a new random key labelled `label` (not yet written).
+    fn add(&mut self, label: Label) -> &DataKey {
         let mut id: KeyId = random();
         while self.by_id(&id).is_some() || self.was_destroyed(&id) {
             id = random();
@@ -395,7 +444,7 @@ impl KeyRing {
     }
 
     /// Forgets the key labelled `label`, keeping only its id; returns the id.
-    pub(crate) fn destroy(&mut self, label: &Label, at: i64) -> Option<KeyId> {
+    fn destroy(&mut self, label: &Label, at: i64) -> Option<KeyId> {
         let pos = self.keys.iter().position(|k| &k.label == label)?;
         let key = self.keys.remove(pos);
         self.destroyed.push(DestroyedKey { id: key.id, at });
@@ -405,13 +454,15 @@ impl KeyRing {
     /// Replaces the key-encryption key (a new random key, or a new passphrase) and rewraps
     /// every data key under it; records are not touched. Written at once.
     pub(crate) fn rekey(&mut self, new: &Encryption) -> Result<(), KeyError> {
+        let _lock = self.lock()?;
+        self.merge_from_file()?;
         let (kek, source) = new_kek(new)?;
         let old = (
             std::mem::replace(&mut self.kek, kek),
             std::mem::replace(&mut self.source, source),
         );
         let old_path = std::mem::replace(&mut self.path, new.key_file.clone());
-        if let Err(e) = self.write(false) {
+        if let Err(e) = self.write_file(false) {
             (self.kek, self.source) = old;
             self.path = old_path;
             return Err(e);
@@ -420,8 +471,9 @@ impl KeyRing {
     }
 
     /// Writes the ring to its key file: a temporary file beside it, synced and renamed over
-    /// it, then the directory synced. With `fresh`, refuses to replace an existing file.
-    pub(crate) fn write(&self, fresh: bool) -> Result<(), KeyError> {
+    /// it, then the directory synced. With `fresh`, refuses to replace an existing file; else
+    /// the caller holds [`KeyRing::lock`] and merged the file first.
+    fn write_file(&self, fresh: bool) -> Result<(), KeyError> {
         let mut check = Vec::new();
         seal_with(&self.kek, &check_aad(&self.id), CHECK, &mut check);
         let keys = self
@@ -492,6 +544,75 @@ impl KeyRing {
     }
 }
 
+/// The key file at `path`, parsed (bounded in size).
+fn read_file(path: &Path) -> Result<RingFile, KeyError> {
+    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => KeyError::Missing {
+            path: path.to_path_buf(),
+            detail: ": the key file is not there".into(),
+        },
+        _ => KeyError::io(path, "open key file")(e),
+    })?;
+    let mut bytes = Zeroizing::new(Vec::new());
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_RING_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(KeyError::io(path, "read key file"))?;
+    if bytes.len() as u64 > MAX_RING_BYTES {
+        return Err(KeyError::malformed(path, "larger than any key ring"));
+    }
+    let file: RingFile = serde_json::from_slice(&bytes)
+        .map_err(|e| KeyError::malformed(path, format!("not a key ring ({e})")))?;
+    if file.format != FORMAT || file.version != 1 {
+        return Err(KeyError::malformed(
+            path,
+            "not a version 1 memloop key ring",
+        ));
+    }
+    Ok(file)
+}
+
+/// Checks `kek` against the file's check value (else [`KeyError::Wrong`] saying `wrong`) and
+/// unwraps every data key.
+fn unwrap_all(
+    path: &Path,
+    file: &RingFile,
+    id: &[u8; 16],
+    kek: &Key,
+    wrong: &str,
+) -> Result<Vec<DataKey>, KeyError> {
+    let check = unhex_vec(path, "check", &file.check)?;
+    if open_with(kek, &check_aad(id), &check).as_deref() != Some(CHECK) {
+        return Err(KeyError::Wrong {
+            path: path.to_path_buf(),
+            detail: wrong.into(),
+        });
+    }
+    let mut keys = Vec::with_capacity(file.keys.len());
+    for w in &file.keys {
+        let key_id: KeyId = unhex(path, "key id", &w.id)?;
+        let wrapped = unhex_vec(path, "wrapped key", &w.wrapped)?;
+        let plain = Zeroizing::new(
+            open_with(kek, &wrap_aad(id, &key_id), &wrapped).ok_or_else(|| {
+                KeyError::malformed(path, format!("key {} does not unwrap", w.id))
+            })?,
+        );
+        let label = (plain.len() > KEY_LEN)
+            .then(|| Label::decode(plain[0], &plain[1 + KEY_LEN..]))
+            .flatten()
+            .ok_or_else(|| KeyError::malformed(path, format!("key {} has no label", w.id)))?;
+        let mut key = Zeroizing::new([0u8; KEY_LEN]);
+        key.copy_from_slice(&plain[1..1 + KEY_LEN]);
+        keys.push(DataKey {
+            id: key_id,
+            label,
+            key,
+        });
+    }
+    Ok(keys)
+}
+
 /// A new KEK and how the key file records it.
 fn new_kek(enc: &Encryption) -> Result<(Key, KekFile), KeyError> {
     Ok(match &enc.passphrase {
@@ -532,8 +653,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let enc = Encryption::passphrase(dir.path().join("k"), "correct horse");
         let mut ring = KeyRing::create(&enc).unwrap();
-        let ana = ring.add(Label::User("ana".into())).id;
-        ring.write(false).unwrap();
+        let ana = ring.ensure(Label::User("ana".into())).unwrap();
+        // A second holder of the same key file sees it, and adds its own without losing it.
+        let mut other = KeyRing::load(&enc).unwrap();
+        let bob = other.ensure(Label::User("bob".into())).unwrap();
+        ring.ensure(Label::User("cy".into())).unwrap();
+        assert_eq!(
+            KeyRing::load(&enc)
+                .unwrap()
+                .find(&Label::User("bob".into()))
+                .unwrap()
+                .id,
+            bob
+        );
         let back = KeyRing::load(&enc).unwrap();
         assert_eq!(back.find(&Label::User("ana".into())).unwrap().id, ana);
         let wrong = Encryption::passphrase(dir.path().join("k"), "wrong");

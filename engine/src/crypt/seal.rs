@@ -80,16 +80,7 @@ impl Sealer {
         if let Some(k) = self.ring.read().find(&label) {
             return Ok(k.id);
         }
-        let mut ring = self.ring.write();
-        if let Some(k) = ring.find(&label) {
-            return Ok(k.id);
-        }
-        let id = ring.add(label.clone()).id;
-        if let Err(e) = ring.write(false) {
-            ring.destroy(&label, 0);
-            return Err(e);
-        }
-        Ok(id)
+        self.ring.write().ensure(label)
     }
 
     /// Seals `plain` for `table` under record key `rid` with the key labelled `label`.
@@ -144,6 +135,14 @@ impl Sealer {
             what: format!("{table:?} record {}", hex::encode(rid)),
         };
         let id = Self::key_of(sealed).ok_or_else(tampered)?;
+        let known = {
+            let ring = self.ring.read();
+            ring.by_id(&id).is_some() || ring.was_destroyed(&id)
+        };
+        if !known {
+            // Another holder of the key file may have made (or destroyed) it since.
+            self.ring.write().refresh()?;
+        }
         let ring = self.ring.read();
         let Some(key) = ring.by_id(&id) else {
             return if ring.was_destroyed(&id) {
@@ -185,12 +184,10 @@ impl Sealer {
     /// under the new one): written to the key file at once. Returns the destroyed user key's
     /// id, if the user had one.
     pub(crate) fn destroy(&self, user: Option<&str>, at: i64) -> Result<Option<KeyId>, KeyError> {
-        let mut ring = self.ring.write();
-        let destroyed = user.and_then(|u| ring.destroy(&Label::User(u.to_string()), at));
-        ring.destroy(&Label::Index, at);
-        ring.add(Label::Index);
-        ring.write(false)?;
-        Ok(destroyed)
+        let label = user.map(|u| Label::User(u.to_string()));
+        self.ring
+            .write()
+            .destroy_and_replace_index(label.as_ref(), at)
     }
 
     /// Replaces the key-encryption key (rewraps the data keys; no record changes).

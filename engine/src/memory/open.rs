@@ -360,7 +360,13 @@ fn open_ring(dir: &Path, enc: &Encryption) -> Result<KeyRing> {
     if KeyRing::exists(enc) || crate::store::is_store(dir) {
         return Ok(KeyRing::load(enc)?);
     }
-    Ok(KeyRing::create(enc)?)
+    match KeyRing::create(enc) {
+        // Another store made the same key file a moment ago: share its ring.
+        Err(KeyError::Io { source, .. }) if source.kind() == std::io::ErrorKind::AlreadyExists => {
+            Ok(KeyRing::load(enc)?)
+        }
+        other => Ok(other?),
+    }
 }
 
 /// Before the database is opened (which writes to it): the manifest's word on encryption
@@ -428,14 +434,17 @@ fn check_encryption(dir: &Path, store: &Store) -> Result<()> {
     }
 }
 
-/// Under the `test-encryption` feature (the test matrix's encrypted run), every store is
-/// opened encrypted, with a key file beside its directory (`<dir>.key`).
+/// Under the `test-encryption` feature (the test matrix's encrypted run), every store opened
+/// without a key is opened encrypted with one key file for the whole process (in the
+/// temporary directory), so exports move between a test's stores as they do in the clear.
 #[cfg(feature = "test-encryption")]
-fn encrypt_for_tests(dir: &Path, mut options: Options) -> Options {
+fn encrypt_for_tests(_dir: &Path, mut options: Options) -> Options {
     if options.encryption.is_none() {
-        let mut name = dir.file_name().unwrap_or_default().to_os_string();
-        name.push(".key");
-        options.encryption = Some(Encryption::key_file(dir.with_file_name(name)));
+        // Named after the test binary, so a child process it runs (a crash test) shares it.
+        let exe = std::env::current_exe().unwrap_or_default();
+        let tag = xxhash_rust::xxh3::xxh3_64(exe.as_os_str().as_encoded_bytes());
+        let name = format!("memloop-test-matrix-{tag:016x}.key");
+        options.encryption = Some(Encryption::key_file(std::env::temp_dir().join(name)));
     }
     options
 }

@@ -96,8 +96,8 @@ impl ExportWriter {
         self.out.push(1);
         self.out
             .extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        self.out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
-        self.out.extend_from_slice(&payload);
+        self.out.extend_from_slice(&xxh3_64(payload).to_le_bytes());
+        self.out.extend_from_slice(payload);
         self.count += 1;
     }
 

@@ -75,6 +75,10 @@ fn huge_length_export(len: u64) -> Vec<u8> {
 }
 
 #[test]
+#[cfg_attr(
+    feature = "test-encryption",
+    ignore = "crafts a plaintext export; sealed records are covered by encryption::a_flipped_byte_in_a_sealed_record"
+)]
 fn a_crafted_length_is_a_typed_error_and_the_process_lives() {
     let dir = tempfile::tempdir().unwrap();
     let m = open(dir.path(), &Clock::manual(0));
@@ -93,6 +97,10 @@ fn a_crafted_length_is_a_typed_error_and_the_process_lives() {
 
 /// The FFI's and Python's tests import this file; it must stay what the crafter makes.
 #[test]
+#[cfg_attr(
+    feature = "test-encryption",
+    ignore = "compares a plaintext export byte for byte"
+)]
 fn the_ffi_fixture_is_the_crafted_file() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ffi/tests/data/huge-length.mlx");
     let crafted = huge_length_export(1 << 62);
@@ -109,6 +117,10 @@ fn the_ffi_fixture_is_the_crafted_file() {
 /// Record 600 of 700 carries a NaN vector: the import fails naming it, and not one of the
 /// 599 records before it was committed.
 #[test]
+#[cfg_attr(
+    feature = "test-encryption",
+    ignore = "crafts a plaintext export; a sealed one fails authentication instead"
+)]
 fn a_failing_import_leaves_the_store_exactly_as_it_was() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let clock = Clock::manual(0);
@@ -230,6 +242,10 @@ fn open_verified(dir: &Path) -> Memory {
 /// search, the index is rebuilt from the database, answers are right, and the damage is never
 /// saved: the next open finds a file that passes every checksum.
 #[test]
+#[cfg_attr(
+    feature = "test-encryption",
+    ignore = "flips bytes at plaintext index offsets; a sealed index fails authentication and is rebuilt"
+)]
 fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
     let (dir, queries, want, path) = saved(400, 37);
     /// (offset, length) of section `i`, read from the header's section table.
@@ -301,6 +317,10 @@ fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
 /// the save; the full check follows in the background). The same bytes written again are a
 /// new version of the file: checked before they are searched.
 #[test]
+#[cfg_attr(
+    feature = "test-encryption",
+    ignore = "an encrypted index is decrypted and checked at every open, never trusted by a stamp"
+)]
 fn an_unchanged_index_is_trusted_by_its_stamp_and_a_rewritten_one_is_not() {
     let (dir, queries, want, path) = saved(300, 29);
     let m = open(dir.path(), &Clock::manual(0));
@@ -353,7 +373,9 @@ fn an_index_from_another_store_is_rebuilt() {
     std::fs::copy(a.path().join("index.mlx"), b.path().join("index.mlx")).unwrap();
     let m = open(b.path(), &Clock::manual(0));
     assert!(
-        matches!(&m.open_report().index, memloop::IndexRecovery::Rebuilt(why) if why.contains("another store")),
+        // A sealed index names its store in its associated data: it fails authentication.
+        matches!(&m.open_report().index, memloop::IndexRecovery::Rebuilt(why)
+            if why.contains("another store") || why.contains("fails authentication")),
         "{:?}",
         m.open_report().index
     );
@@ -363,6 +385,10 @@ fn an_index_from_another_store_is_rebuilt() {
 /// A database with a damaged item: `salvage` exports every other memory, which a new store
 /// imports; the damaged one is reported, not fatal.
 #[test]
+#[cfg_attr(
+    feature = "test-encryption",
+    ignore = "salvage reads raw records and cannot decrypt them (docs/privacy.md)"
+)]
 fn salvage_exports_every_readable_memory_of_a_damaged_database() {
     let dir = tempfile::tempdir().unwrap();
     let texts = sentences(50);

@@ -1,0 +1,159 @@
+//! `memloop erase`, `memloop receipt verify` and `memloop key rotate`: erasure with a signed
+//! receipt, checking one, and replacing the key that unlocks an encrypted store.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use memloop::{Durability, Encryption};
+
+use crate::scope_args::ScopeArgs;
+use crate::store_args::StoreArgs;
+
+/// `memloop erase`.
+#[derive(Args, Debug)]
+pub struct EraseArgs {
+    /// Whose memories (a whole user's, in an encrypted store, also destroys its key).
+    #[command(flatten)]
+    scope: ScopeArgs,
+}
+
+/// Erases a scope and prints its signed receipt (one JSON line) on stdout.
+pub fn erase(store: &StoreArgs, a: &EraseArgs) -> Result<()> {
+    let scope = a.scope.scope();
+    if scope.is_empty() {
+        bail!("name what to erase: --user, --agent and/or --session");
+    }
+    let memory = store.open_existing(Durability::Synced)?;
+    let erased = memory.forget_scope(&scope);
+    crate::store_args::close(memory);
+    let erased = erased?;
+    eprintln!(
+        "memloop: erased {} memories of {scope} ({} forgetting-log events){}",
+        erased.memories,
+        erased.log_events,
+        match &erased.receipt.destroyed_key {
+            Some(key) => format!("; destroyed data key {key}"),
+            None => String::new(),
+        }
+    );
+    print!("{}", erased.receipt.to_line());
+    Ok(())
+}
+
+/// `memloop receipt`.
+#[derive(Args, Debug)]
+pub struct ReceiptArgs {
+    #[command(subcommand)]
+    command: ReceiptCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum ReceiptCommand {
+    /// Check an erasure receipt: its bytes and its Ed25519 signature (exit status 1 when it
+    /// does not verify). With --store, also that this store signed it.
+    Verify {
+        /// The receipt file (`memloop erase` prints it).
+        file: PathBuf,
+        /// Print the receipt as JSON when it verifies.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs `memloop receipt …`.
+pub fn receipt(store: &StoreArgs, a: &ReceiptArgs) -> Result<ExitCode> {
+    let ReceiptCommand::Verify { file, json } = &a.command;
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let receipt = match memloop::verify_receipt(&bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("memloop: {}: does not verify: {e}", file.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if store.store.is_some() {
+        let memory = store.open_existing(Durability::Synced)?;
+        let key = memory.receipt_public_key();
+        crate::store_args::close(memory);
+        if key? != receipt.public_key {
+            eprintln!(
+                "memloop: {}: signed by another key than this store's",
+                file.display()
+            );
+            return Ok(ExitCode::from(1));
+        }
+    }
+    if *json {
+        println!("{}", serde_json::to_value(&receipt)?);
+    } else {
+        println!(
+            "valid: erased {} memories of {} at {} ms; key {}; signed by {}",
+            receipt.counts.get("items").copied().unwrap_or(0),
+            [
+                ("user", &receipt.user),
+                ("agent", &receipt.agent),
+                ("session", &receipt.session)
+            ]
+            .iter()
+            .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} {v}")))
+            .collect::<Vec<_>>()
+            .join(", "),
+            receipt.at,
+            receipt
+                .destroyed_key
+                .as_deref()
+                .unwrap_or("none (overwritten)"),
+            receipt.public_key
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `memloop key`.
+#[derive(Args, Debug)]
+pub struct KeyArgs {
+    #[command(subcommand)]
+    command: KeyCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum KeyCommand {
+    /// Replace the key that unlocks the store's key ring: a new random key in the key file,
+    /// or, with MEMLOOP_NEW_KEY set, a new passphrase. Data keys are rewrapped; no record is
+    /// rewritten. Back the new key file up: copies of the old one still unlock the data keys
+    /// it held.
+    Rotate {
+        /// Write the ring to this key file instead (the old one is left as it is: delete it).
+        #[arg(long)]
+        to: Option<PathBuf>,
+    },
+}
+
+/// Runs `memloop key …`.
+pub fn key(store: &StoreArgs, a: &KeyArgs) -> Result<()> {
+    let KeyCommand::Rotate { to } = &a.command;
+    let Some(current) = store.encryption() else {
+        bail!("give the store's key file: --key-file F (or MEMLOOP_KEY_FILE)");
+    };
+    let file = to.clone().unwrap_or(current.key_file.clone());
+    let new = match std::env::var("MEMLOOP_NEW_KEY") {
+        Ok(pass) => Encryption::passphrase(&file, pass),
+        Err(_) => Encryption::key_file(&file),
+    };
+    let memory = store.open_existing(Durability::Synced)?;
+    let rotated = memory.rotate_key(&new);
+    crate::store_args::close(memory);
+    rotated?;
+    eprintln!(
+        "memloop: the key ring is now unlocked by {} in {}",
+        if new.passphrase.is_some() {
+            "the new passphrase"
+        } else {
+            "a new key"
+        },
+        file.display()
+    );
+    Ok(())
+}
