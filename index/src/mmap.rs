@@ -23,3 +23,13 @@ pub(crate) fn map_readonly(file: &File) -> std::io::Result<Mmap> {
     let _ = map.advise(memmap2::Advice::Random);
     Ok(map)
 }
+
+/// `len` bytes of zeroed anonymous memory (at least one byte, as a map cannot be empty),
+/// advised to be backed by transparent huge pages where the system offers them.
+pub(crate) fn anonymous(len: usize) -> std::io::Result<memmap2::MmapMut> {
+    // No `unsafe`: an anonymous map is backed by no file, so nothing outside can change it.
+    let map = memmap2::MmapMut::map_anon(len.max(1))?;
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    Ok(map)
+}

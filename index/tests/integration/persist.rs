@@ -82,3 +82,40 @@ fn open_reads_nothing_proportional_to_size() {
     let s = opened.stats();
     assert_eq!((s.mapped_nodes, s.fresh_nodes, s.tombstones), (3000, 0, 0));
 }
+
+/// The bytes a save writes, built in memory and opened from memory (what an encrypted store
+/// does around its AEAD): the same file, the same answers, the same checks on damage.
+#[test]
+fn bytes_in_memory_are_the_file_and_open_alike() {
+    let dim = 64;
+    let mut data = Clustered::new(dim, 20, seed(9));
+    let index = Index::new(params(dim)).unwrap();
+    let ids: Vec<u64> = (0..2000).collect();
+    index
+        .insert_batch(&ids, &rows(&data.take(2000), dim))
+        .unwrap();
+    let queries = data.take(50);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.idx");
+    index.save_owned(&path, 7, [3; 16]).unwrap();
+    let bytes = index.to_bytes(7, [3; 16]).unwrap();
+    assert!(bytes == std::fs::read(&path).unwrap());
+    let held = Index::from_bytes("held", &bytes).unwrap();
+    held.verify().unwrap();
+    assert_eq!(
+        (held.checkpoint(), held.owner(), held.len()),
+        (7, Some([3; 16]), 2000)
+    );
+    let mapped = Index::open(&path).unwrap();
+    assert_eq!(
+        search_all(&held, &queries, dim, 10, 64),
+        search_all(&mapped, &queries, dim, 10, 64)
+    );
+    // Truncated or flipped bytes: typed errors, never a panic.
+    assert!(Index::from_bytes("cut", &bytes[..bytes.len() / 2]).is_err());
+    assert!(Index::from_bytes("empty", &[]).is_err());
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() - 10] ^= 1;
+    let opened = Index::from_bytes("flipped", &flipped).unwrap();
+    assert!(opened.verify().is_err());
+}
