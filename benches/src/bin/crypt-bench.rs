@@ -8,9 +8,9 @@
 //! ```
 //! Model-free (the 384-d hashing embedder, the default model's dimension), so the figures are
 //! the engine's own cost, where encryption weighs most: with the model, embedding dominates
-//! both. Synced durability, batches of 1,000, de-duplication on, k = 5. Each store is written,
-//! closed (index saved), reopened and timed to its first recall; then recalls alternate
-//! between the two stores, query by query.
+//! both. Synced durability, batches of 1,000 (alternating between the two stores), de-duplication
+//! on, k = 5. Each store is compacted and closed (index saved), reopened and timed to its first
+//! recall; then recalls alternate between the two stores, query by query.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -33,6 +33,10 @@ struct Args {
     /// Print one JSON line.
     #[arg(long)]
     json: bool,
+    /// Write the two stores (`plain`, `sealed`) and the key file here and keep them
+    /// (default: a temporary directory, removed).
+    #[arg(long)]
+    dir: Option<std::path::PathBuf>,
 }
 
 fn sentence(i: usize) -> String {
@@ -56,21 +60,36 @@ fn options(key: Option<&Path>) -> Options {
     }
 }
 
-/// Writes `a.memories` memories into a new store at `store`; returns memories per second.
-fn write(a: &Args, store: &Path, key: Option<&Path>) -> Result<f64> {
-    let memory = Memory::open(store, options(key))?;
-    let t = Instant::now();
+/// Writes `a.memories` memories into new stores at `plain` and `sealed`, a batch to one then
+/// the same batch to the other; returns each one's memories per second and database bytes
+/// after an explicit compaction (a fresh file's free pages depend on where the sparse-file
+/// heuristic falls).
+fn write_both(a: &Args, plain: &Path, sealed: &Path, key: &Path) -> Result<[(f64, u64); 2]> {
+    let stores = [
+        Memory::open(plain, options(None))?,
+        Memory::open(sealed, options(Some(key)))?,
+    ];
+    let mut seconds = [0.0f64; 2];
     for start in (0..a.memories).step_by(1000) {
-        let batch = (start..(start + 1000).min(a.memories))
-            .map(|i| {
-                NewMemory::new(sentence(i)).scope(memloop::Scope::user(format!("user-{}", i % 50)))
-            })
-            .collect();
-        memory.remember_batch(batch)?;
+        for (memory, spent) in stores.iter().zip(seconds.iter_mut()) {
+            let batch = (start..(start + 1000).min(a.memories))
+                .map(|i| {
+                    NewMemory::new(sentence(i))
+                        .scope(memloop::Scope::user(format!("user-{}", i % 50)))
+                })
+                .collect();
+            let t = Instant::now();
+            memory.remember_batch(batch)?;
+            *spent += t.elapsed().as_secs_f64();
+        }
     }
-    let rate = a.memories as f64 / t.elapsed().as_secs_f64();
-    memory.close()?;
-    Ok(rate)
+    let mut out = [(0.0, 0); 2];
+    for ((memory, spent), slot) in stores.into_iter().zip(seconds).zip(out.iter_mut()) {
+        memory.compact()?;
+        *slot = (a.memories as f64 / spent, memory.disk_usage()?.database);
+        memory.close()?;
+    }
+    Ok(out)
 }
 
 /// Opens the store and answers one recall; returns it and the milliseconds taken.
@@ -90,13 +109,17 @@ fn p50_p99(mut micros: Vec<f64>) -> (f64, f64) {
 fn main() -> Result<()> {
     let a = Args::parse();
     let scratch = tempfile::tempdir()?;
-    let key = scratch.path().join("bench.key");
-    let (plain_dir, sealed_dir) = (scratch.path().join("plain"), scratch.path().join("sealed"));
-    // Writes, one store after the other; then opens, each timed to its first recall (the
-    // encrypted one decrypts its index and catalog); then recalls, alternating between the
-    // two stores query by query, so drift in the machine's speed falls on both alike.
-    let write_plain = write(&a, &plain_dir, None)?;
-    let write_sealed = write(&a, &sealed_dir, Some(&key))?;
+    let root = a
+        .dir
+        .clone()
+        .unwrap_or_else(|| scratch.path().to_path_buf());
+    let key = root.join("bench.key");
+    let (plain_dir, sealed_dir) = (root.join("plain"), root.join("sealed"));
+    // Writes, batch by batch alternating between the stores; then opens, each timed to its
+    // first recall (the encrypted one decrypts its index and catalog); then recalls,
+    // alternating query by query, so drift in the machine's speed falls on both alike.
+    let [(write_plain, db_plain), (write_sealed, db_sealed)] =
+        write_both(&a, &plain_dir, &sealed_dir, &key)?;
     let (plain, open_plain) = open(&plain_dir, None)?;
     let (sealed, open_sealed) = open(&sealed_dir, Some(&key))?;
     // Steady state: right after open a recall does not wait for the catalog (still loading
@@ -116,19 +139,16 @@ fn main() -> Result<()> {
             times.push(t.elapsed().as_secs_f64() * 1e6);
         }
     }
-    let usage = |m: &Memory| -> Result<Value> {
-        let u = m.disk_usage()?;
-        Ok(json!({"database_bytes": u.database, "index_bytes": u.index}))
-    };
-    let figures = |write: f64, open: f64, times: Vec<f64>, m: &Memory| -> Result<Value> {
+    let figures = |write: f64, db: u64, open: f64, times: Vec<f64>, m: &Memory| -> Result<Value> {
         let (p50, p99) = p50_p99(times);
         Ok(
             json!({"remember_batch_per_s": write, "open_to_first_recall_ms": open,
-            "recall_p50_us": p50, "recall_p99_us": p99, "disk": usage(m)?}),
+            "recall_p50_us": p50, "recall_p99_us": p99,
+            "database_bytes_compacted": db, "index_bytes": m.disk_usage()?.index}),
         )
     };
-    let plain_figures = figures(write_plain, open_plain, times_plain, &plain)?;
-    let sealed_figures = figures(write_sealed, open_sealed, times_sealed, &sealed)?;
+    let plain_figures = figures(write_plain, db_plain, open_plain, times_plain, &plain)?;
+    let sealed_figures = figures(write_sealed, db_sealed, open_sealed, times_sealed, &sealed)?;
     plain.close()?;
     sealed.close()?;
     let ratio = |k: &str| {
@@ -137,6 +157,7 @@ fn main() -> Result<()> {
     let out = json!({"figure": "crypt", "memories": a.memories, "queries": a.queries,
         "plain": plain_figures, "encrypted": sealed_figures,
         "encrypted_over_plain": {"remember_batch_per_s": ratio("remember_batch_per_s"),
+                  "database_bytes_compacted": ratio("database_bytes_compacted"),
                   "recall_p50_us": ratio("recall_p50_us"),
                   "recall_p99_us": ratio("recall_p99_us"),
                   "open_to_first_recall_ms": ratio("open_to_first_recall_ms")}});
