@@ -24,7 +24,11 @@ test('an encrypted store needs its key file, and erasing a user signs a receipt'
   const again = await Memory.open(dir, { hashingEmbedder: 64, keyFile })
   const erased = await again.eraseScope({ user: 'ana' })
   assert.equal(erased.receipt.user, 'ana')
-  assert.equal(typeof erased.receipt.destroyedKey ?? erased.receipt.destroyed_key, 'string')
+  assert.match(erased.receipt.destroyedKey, /^[0-9a-f]{16}$/)
+  // The signed bytes, to keep and verify (`memloop receipt verify`).
+  const line = JSON.parse(erased.receiptLine)
+  assert.equal(line.destroyed_key, erased.receipt.destroyedKey)
+  assert.ok(erased.receiptLine.endsWith('\n'))
   const hits = await again.recall('seat', { user: 'bob' })
   assert.equal(hits[0].item.text, 'Bob prefers the window seat')
   await again.close()

@@ -27,10 +27,12 @@ def test_a_store_opened_with_a_key_file_needs_it_again(tmp_path):
         assert receipt["user"] == "ana" and receipt["destroyed_key"]
         assert receipt["counts"]["items"] == 1
         assert len(receipt["signature"]) == 128
-        assert [h["item"]["text"] for h in m.recall("seat", user="bob")] == [
+        assert [h.item.text for h in m.recall("seat", user="bob")] == [
             "Bob prefers the window seat"
         ]
-        assert json.dumps(receipt)
+        # The exact signed bytes, to keep and verify later.
+        assert json.loads(erased["receipt_line"]) == receipt
+        assert erased["receipt_line"].endswith("\n")
 
 
 def test_a_wrong_passphrase_is_a_key_error(tmp_path):

@@ -26,6 +26,9 @@ pub struct ScopeErasure {
     pub database_bytes: (u64, u64),
     /// The signed receipt of this erasure (also kept in the store's receipt log).
     pub receipt: ErasureReceipt,
+    /// The receipt's file, exactly as signed (one JSON line): keep this to verify it later
+    /// (`memloop receipt verify`), since re-serialising `receipt` may not give the same bytes.
+    pub receipt_line: String,
 }
 
 impl Memory {
@@ -111,6 +114,7 @@ impl Memory {
             memories,
             log_events,
             database_bytes: (before, self.disk_usage()?.database),
+            receipt_line: receipt.to_line(),
             receipt,
         })
     }
