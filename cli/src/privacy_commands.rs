@@ -77,7 +77,7 @@ pub fn receipt(store: &StoreArgs, a: &ReceiptArgs) -> Result<ExitCode> {
         let memory = store.open_existing(Durability::Synced)?;
         let key = memory.receipt_public_key();
         crate::store_args::close(memory);
-        if key? != receipt.public_key {
+        if key?.as_deref() != Some(receipt.public_key.as_str()) {
             eprintln!(
                 "memloop: {}: signed by another key than this store's",
                 file.display()

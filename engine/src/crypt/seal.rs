@@ -177,7 +177,11 @@ impl Sealer {
     pub(crate) fn signing_seed(&self) -> Result<[u8; 32], KeyError> {
         let id = self.key_id(Label::Signing)?;
         let ring = self.ring.read();
-        Ok(*ring.by_id(&id).expect("just made").key)
+        ring.by_id(&id)
+            .map(|k| *k.key)
+            .ok_or_else(|| KeyError::Tampered {
+                what: "the key ring's signing key".into(),
+            })
     }
 
     /// Destroys `user`'s data key and replaces the index key (the index file is saved again

@@ -179,18 +179,28 @@ impl Memory {
     }
 
     /// The store's receipt public key (hex): compare it with a receipt's `public_key` to know
-    /// this store signed it.
+    /// this store signed it. `None` for a plain store that never erased anything (its key is
+    /// made at its first erasure; asking writes nothing).
     ///
     /// # Errors
-    /// [`crate::Error::Key`] for an encrypted store whose key file cannot be written; as
-    /// [`Memory::checkpoint`].
-    pub fn receipt_public_key(&self) -> Result<String> {
-        let seed = self.signing_seed()?;
-        Ok(hex::encode(
-            ed25519_dalek::SigningKey::from_bytes(&seed)
-                .verifying_key()
-                .to_bytes(),
-        ))
+    /// [`crate::Error::Key`] for a damaged key ring; [`crate::Error::Store`].
+    pub fn receipt_public_key(&self) -> Result<Option<String>> {
+        let store = &self.inner.store;
+        let seed: Option<[u8; 32]> = match &store.sealing.0 {
+            Some(sealer) => Some(sealer.signing_seed()?),
+            None => store
+                .meta("signing_seed")?
+                .map(|s| s.try_into())
+                .transpose()
+                .map_err(|_| store.corrupt("meta `signing_seed` is not 32 bytes"))?,
+        };
+        Ok(seed.map(|seed| {
+            hex::encode(
+                ed25519_dalek::SigningKey::from_bytes(&seed)
+                    .verifying_key()
+                    .to_bytes(),
+            )
+        }))
     }
 
     /// Replaces the key that unlocks this encrypted store's key ring: a new random key in a
