@@ -79,6 +79,10 @@ fn run(exe: &Path, args: &[&Path]) -> (bool, String) {
         // Rust's runtime keeps a few allocations for the process's life (thread-locals, the
         // handle registry); ASan reports real misuse, not those.
         .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
+        // cargo's LD_LIBRARY_PATH names target/debug too, where an older `cargo build` may
+        // have left a stale copy of the library that the loader would find first (the rpath
+        // is a RUNPATH, searched after it): the library built beside this test, only.
+        .env("LD_LIBRARY_PATH", deps_dir())
         .output()
         .unwrap();
     let text = format!(
@@ -204,4 +208,20 @@ fn the_c_abi_keeps_the_contract() {
         failures.extend(check::check(case, &got).err());
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn an_encrypted_store_through_the_c_abi() {
+    let scratch = tempfile::tempdir().unwrap();
+    let exe = compile("tests/c/encryption.c", scratch.path());
+    let (store, key) = (
+        scratch.path().join("store"),
+        scratch.path().join("store.key"),
+    );
+    let (ok, out) = run(&exe, &[&store, &key]);
+    assert!(ok, "encryption.c:\n{out}");
+    assert!(
+        out.contains("encryption: 0 failures") && key.exists(),
+        "{out}"
+    );
 }
