@@ -19,7 +19,6 @@ from ._errors import (
     PanicError,
     PoisonedError,
     BackgroundError,
-    KeyError_,
     StoreKeyError,
     StorageIOError,
     StoreError,
@@ -54,7 +53,6 @@ __all__ = [
     "PanicError",
     "PoisonedError",
     "BackgroundError",
-    "KeyError_",
     "StoreKeyError",
     "__version__",
 ]

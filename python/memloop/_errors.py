@@ -22,7 +22,6 @@ __all__ = [
     "PanicError",
     "PoisonedError",
     "BackgroundError",
-    "KeyError_",
     "StoreKeyError",
 ]
 
@@ -123,12 +122,8 @@ class BackgroundError(StoreError):
     code = 14
 
 
-class KeyError_(MemloopError):
+class StoreKeyError(MemloopError):
     """The store is encrypted and its key file is missing, wrong or damaged, or a passphrase
-    is wrong; nothing was written. (Named with a trailing underscore so it does not shadow the
-    built-in ``KeyError``; also exported as ``memloop.StoreKeyError``.)"""
+    is wrong; nothing was written. (Not named ``KeyError``, which would shadow the built-in.)"""
 
     code = 15
-
-
-StoreKeyError = KeyError_

@@ -20,7 +20,7 @@ pyo3::import_exception!(memloop._errors, CallbackError);
 pyo3::import_exception!(memloop._errors, PanicError);
 pyo3::import_exception!(memloop._errors, PoisonedError);
 pyo3::import_exception!(memloop._errors, BackgroundError);
-pyo3::import_exception!(memloop._errors, KeyError_);
+pyo3::import_exception!(memloop._errors, StoreKeyError);
 
 thread_local! {
     /// The first callback failure of the call in progress on this thread: its message and the
@@ -87,7 +87,7 @@ pub(crate) fn to_python(e: memloop::Error) -> PyErr {
         C::Embed => EmbedError::new_err(message),
         C::Poisoned => PoisonedError::new_err(message),
         C::Background => BackgroundError::new_err(message),
-        C::Key => KeyError_::new_err(message),
+        C::Key => StoreKeyError::new_err(message),
     }
 }
 

@@ -163,19 +163,27 @@ impl Memory {
     /// The seed of the store's Ed25519 receipt key: in the key ring of an encrypted store; in
     /// the database of a plain one (made at its first erasure).
     fn signing_seed(&self) -> Result<[u8; 32]> {
-        let store = &self.inner.store;
-        if let Some(sealer) = &store.sealing.0 {
-            return Ok(sealer.signing_seed()?);
-        }
-        if let Some(seed) = store.meta("signing_seed")? {
-            return seed
-                .try_into()
-                .map_err(|_| store.corrupt("meta `signing_seed` is not 32 bytes"));
+        if let Some(seed) = self.stored_signing_seed()? {
+            return Ok(seed);
         }
         let seed: [u8; 32] = crate::crypt::ring::random();
         self.inner
             .write(|_, tx, _| tx.set_meta("signing_seed", &seed))?;
         Ok(seed)
+    }
+
+    /// The receipt key's seed if the store has one: always in an encrypted store's key ring;
+    /// in a plain store's database once it erased something. A read.
+    fn stored_signing_seed(&self) -> Result<Option<[u8; 32]>> {
+        let store = &self.inner.store;
+        match &store.sealing.0 {
+            Some(sealer) => Ok(Some(sealer.signing_seed()?)),
+            None => store
+                .meta("signing_seed")?
+                .map(|s| s.try_into())
+                .transpose()
+                .map_err(|_| store.corrupt("meta `signing_seed` is not 32 bytes")),
+        }
     }
 
     /// The store's receipt public key (hex): compare it with a receipt's `public_key` to know
@@ -185,16 +193,7 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::Key`] for a damaged key ring; [`crate::Error::Store`].
     pub fn receipt_public_key(&self) -> Result<Option<String>> {
-        let store = &self.inner.store;
-        let seed: Option<[u8; 32]> = match &store.sealing.0 {
-            Some(sealer) => Some(sealer.signing_seed()?),
-            None => store
-                .meta("signing_seed")?
-                .map(|s| s.try_into())
-                .transpose()
-                .map_err(|_| store.corrupt("meta `signing_seed` is not 32 bytes"))?,
-        };
-        Ok(seed.map(|seed| {
+        Ok(self.stored_signing_seed()?.map(|seed| {
             hex::encode(
                 ed25519_dalek::SigningKey::from_bytes(&seed)
                     .verifying_key()

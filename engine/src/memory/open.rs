@@ -46,13 +46,19 @@ impl Memory {
             .into());
         }
         #[cfg(feature = "test-encryption")]
-        let options = encrypt_for_tests(dir, options);
+        let options = encrypt_for_tests(options);
+        // The manifest (a hint: the database decides) of a store already there.
+        let manifest = Manifest::read(dir).filter(|_| crate::store::is_store(dir));
         // The key first: a wrong or missing one creates and writes nothing.
         let sealer = match &options.encryption {
             None => None,
-            Some(enc) => Some(Arc::new(Sealer::new(open_ring(dir, enc)?))),
+            Some(enc) => Some(Arc::new(Sealer::new(open_ring(
+                dir,
+                manifest.as_ref(),
+                enc,
+            )?))),
         };
-        precheck_encryption(dir, sealer.as_deref())?;
+        precheck_encryption(dir, manifest.as_ref(), sealer.as_deref())?;
         crate::store::dir::create_private(dir)?;
         crate::store::dir::check_safe(dir, options.allow_unsafe_directory)?;
         let lock = ProcessLock::acquire(dir)?;
@@ -61,7 +67,9 @@ impl Memory {
             None => Arc::new(load_model_at(
                 options.model_dir.as_deref(),
                 options.device,
-                options.precision.unwrap_or_else(|| recorded_precision(dir)),
+                options
+                    .precision
+                    .unwrap_or_else(|| recorded_precision(manifest.as_ref())),
             )?),
         };
         let started = Instant::now();
@@ -128,11 +136,11 @@ impl Memory {
     }
 }
 
-/// The encoder precision the store in `dir` was written with, as its manifest names it
+/// The encoder precision a store was written with, as its manifest names it
 /// (`<model>+int8:…`); f32 for a new store or an unreadable manifest. Only a default: the
 /// model check against the database still decides.
-fn recorded_precision(dir: &Path) -> EncoderPrecision {
-    let model = Manifest::read(dir).map(|m| m.model).unwrap_or_default();
+fn recorded_precision(manifest: Option<&Manifest>) -> EncoderPrecision {
+    let model = manifest.map(|m| m.model.as_str()).unwrap_or_default();
     EncoderPrecision::of_model_name(model.split(':').next().unwrap_or_default())
 }
 
@@ -348,10 +356,10 @@ impl Inner {
     }
 }
 
-/// The key ring of `enc`: read and unlocked; made (with the key file) only for a new store.
-fn open_ring(dir: &Path, enc: &Encryption) -> Result<KeyRing> {
-    let plain = Manifest::read(dir).is_some_and(|m| m.encryption.is_none());
-    if plain && crate::store::is_store(dir) {
+/// The key ring of `enc`: read and unlocked; made (with the key file) only for a new store
+/// (`manifest` is an existing store's).
+fn open_ring(dir: &Path, manifest: Option<&Manifest>, enc: &Encryption) -> Result<KeyRing> {
+    if manifest.is_some_and(|m| m.encryption.is_none()) {
         return Err(KeyError::NotEncrypted {
             path: dir.to_path_buf(),
         }
@@ -372,8 +380,12 @@ fn open_ring(dir: &Path, enc: &Encryption) -> Result<KeyRing> {
 /// Before the database is opened (which writes to it): the manifest's word on encryption
 /// against the key given, so a missing or foreign key changes no byte of the store. Only a
 /// hint: [`check_encryption`] then checks the database's own record.
-fn precheck_encryption(dir: &Path, sealer: Option<&Sealer>) -> Result<()> {
-    let Some(manifest) = Manifest::read(dir).filter(|_| crate::store::is_store(dir)) else {
+fn precheck_encryption(
+    dir: &Path,
+    manifest: Option<&Manifest>,
+    sealer: Option<&Sealer>,
+) -> Result<()> {
+    let Some(manifest) = manifest else {
         return Ok(());
     };
     let ring = manifest
@@ -438,7 +450,7 @@ fn check_encryption(dir: &Path, store: &Store) -> Result<()> {
 /// without a key is opened encrypted with one key file for the whole process (in the
 /// temporary directory), so exports move between a test's stores as they do in the clear.
 #[cfg(feature = "test-encryption")]
-fn encrypt_for_tests(_dir: &Path, mut options: Options) -> Options {
+fn encrypt_for_tests(mut options: Options) -> Options {
     if options.encryption.is_none() {
         // Named after the test binary, so a child process it runs (a crash test) shares it.
         let exe = std::env::current_exe().unwrap_or_default();

@@ -389,11 +389,7 @@ impl Store {
     ) -> Result<Vec<Option<Vec<u8>>>> {
         let tx = self.read_tx()?;
         let t = tx.open_table(table).map_err(db)?;
-        let which = if table.name() == FEEDBACK.name() {
-            crate::crypt::seal::Table::Feedback
-        } else {
-            crate::crypt::seal::Table::SubjectState
-        };
+        let which = sealing::side_table(table);
         ids.iter()
             .map(|&id| match t.get(id).map_err(db)? {
                 None => Ok(None),

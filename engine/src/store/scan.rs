@@ -4,8 +4,7 @@
 use redb::{ReadableTable, ReadableTableMetadata};
 
 use super::db;
-use super::sealing::rid;
-use super::tx::forget_rid;
+use super::sealing::{forget_rid, rid};
 use super::{CatalogRecord, Op, Store, CATALOG, CHANGES, FORGET_LOG, VECTORS};
 use crate::clock::Timestamp;
 use crate::crypt::seal::Table;

@@ -99,3 +99,21 @@ impl Sealing {
 pub(crate) fn rid(id: u64) -> [u8; 8] {
     id.to_le_bytes()
 }
+
+/// The record key of a forgetting event: its time and memory id.
+pub(crate) fn forget_rid(at: i64, id: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&at.to_le_bytes());
+    k[8..].copy_from_slice(&id.to_le_bytes());
+    k
+}
+
+/// The sealed-table code of a side table (`feedback` or `subject_state`).
+pub(crate) fn side_table(table: redb::TableDefinition<u64, &[u8]>) -> Table {
+    use redb::TableHandle;
+    if table.name() == super::FEEDBACK.name() {
+        Table::Feedback
+    } else {
+        Table::SubjectState
+    }
+}

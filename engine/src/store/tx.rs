@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use redb::{ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle, WriteTransaction};
+use redb::{ReadableTable, ReadableTableMetadata, TableDefinition, WriteTransaction};
 
-use super::sealing::{rid, Sealing};
+use super::sealing::{forget_rid, rid, side_table, Sealing};
 use super::{
     db, encode_vector, legacy_subject_key, subject_key, CatalogRecord, Op, Store, CATALOG, CHANGES,
     FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, SUBJECTS, SUBJECT_STATE, VECTORS,
@@ -222,13 +222,8 @@ impl Tx {
                 .ok_or(Error::NotFound(id))?
                 .value()
                 .to_vec();
-            let which = if table.name() == FEEDBACK.name() {
-                Table::Feedback
-            } else {
-                Table::SubjectState
-            };
             self.sealing
-                .seal_beside(which, &rid(id), &item, value)?
+                .seal_beside(side_table(table), &rid(id), &item, value)?
                 .into_owned()
         } else {
             value.to_vec()
@@ -350,12 +345,4 @@ impl Tx {
         })?;
         Ok(seq)
     }
-}
-
-/// The record key of a forgetting event: its time and memory id.
-pub(crate) fn forget_rid(at: i64, id: MemoryId) -> [u8; 16] {
-    let mut k = [0u8; 16];
-    k[..8].copy_from_slice(&at.to_le_bytes());
-    k[8..].copy_from_slice(&id.to_le_bytes());
-    k
 }
