@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The real-text ANN benchmark of BENCHMARKS.md: 100k WordNet 3.0 glosses ("lemma: definition")
 # as base vectors and 10k WordNet usage examples as queries, embedded with all-MiniLM-L6-v2;
-# memloop (f32, bf16, int8 vectors) and hnsw_rs from ann-bench; hnswlib, faiss (HNSWFlat,
-# HNSWSQ8) and usearch (f32, bf16, i8) from peers.py; same files, M=16, efConstruction=200,
-# 2 build threads, 1 search thread.
+# memloop (f32, bf16, int8 vectors; int8 also re-scored on the caller's f32 vectors) and
+# hnsw_rs from ann-bench; hnswlib, faiss (HNSWFlat, HNSWSQ8) and usearch (f32, bf16, i8) from
+# peers.py; same files, M=16, efConstruction=200, 2 build threads, 1 search thread.
 #
 #   bash benches/ann_real.sh [DATA_DIR]      (default ~/.cache/memloop/ann-wordnet)
 set -euo pipefail
@@ -26,6 +26,8 @@ V="$DATA/vectors"
 PEER="${PEER---peer hnsw_rs}"
 : > "$DATA/ann-rust.jsonl"
 for vectors in ${VECTORS:-f32 bf16 int8}; do
+  # int8 also runs re-scored on the caller's f32 vectors (as the engine re-scores on its store's).
+  [ "$vectors" = int8 ] && PEER="--peer memloop-rescored"
   target/release/ann-bench --base "$V/base.fvecs" --query "$V/query.fvecs" --write-truth "$V/truth.ivecs" \
     --k 10 --m 16 --ef-construction 200 --ef "$EF" --threads 2 --json --vectors "$vectors" $PEER |
     tee -a "$DATA/ann-rust.jsonl"

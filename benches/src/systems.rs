@@ -7,7 +7,9 @@ use anyhow::{Context, Result};
 use hnsw_rs::api::AnnT;
 use hnsw_rs::hnswio::HnswIo;
 use hnsw_rs::prelude::{DistDot, Hnsw};
-use memloop_index::{Index, Params, SearchScratch, UnitVector, UnitVectors, VectorEncoding};
+use memloop_index::{
+    Index, Params, Rescore, SearchScratch, UnitVector, UnitVectors, VectorEncoding,
+};
 
 use crate::texmex::Matrix;
 
@@ -34,6 +36,13 @@ pub trait AnnSystem: Send {
     fn open(&mut self, dir: &Path) -> Result<()>;
     /// Top-`k` row ids for `query` with beam width `ef`, into `out`.
     fn search(&mut self, query: &[f32], k: usize, ef: usize, out: &mut Vec<u64>);
+    /// Hands the system the caller's own copy of the base vectors (a store's), for a system
+    /// that re-scores from them; most ignore it.
+    fn caller_vectors(&mut self, _base: Matrix<f32>) {}
+    /// Whether [`AnnSystem::caller_vectors`] is used.
+    fn wants_caller_vectors(&self) -> bool {
+        false
+    }
 }
 
 /// Makes the system named `name`.
@@ -43,21 +52,54 @@ pub trait AnnSystem: Send {
 pub fn by_name(name: &str) -> Result<Box<dyn AnnSystem>> {
     match name {
         "memloop" => Ok(Box::new(Memloop::default())),
+        "memloop-rescored" => Ok(Box::new(Memloop {
+            rescored: true,
+            ..Memloop::default()
+        })),
         "hnsw_rs" => Ok(Box::new(HnswRs::default())),
-        other => anyhow::bail!("unknown system {other:?} (known: memloop, hnsw_rs)"),
+        other => {
+            anyhow::bail!("unknown system {other:?} (known: memloop, memloop-rescored, hnsw_rs)")
+        }
     }
 }
 
-/// memloop-index.
+/// memloop-index; `memloop-rescored` re-scores an int8 index's best candidates on the
+/// caller's f32 vectors ([`Index::search_rescored`]), as an app whose store keeps them would.
 #[derive(Default)]
 pub struct Memloop {
     index: Option<Index>,
     scratch: SearchScratch,
+    rescored: bool,
+    exact: Option<ExactRows>,
+}
+
+/// The caller's f32 rows, as a [`Rescore`].
+struct ExactRows(Matrix<f32>);
+
+impl Rescore for ExactRows {
+    fn exact(&self, ids: &[u64], query: &[f32]) -> Vec<Option<f32>> {
+        ids.iter()
+            .map(|&id| {
+                let row = usize::try_from(id).ok().filter(|&r| r < self.0.rows())?;
+                Some(memloop_index::simd::dot(query, self.0.row(row)))
+            })
+            .collect()
+    }
 }
 
 impl AnnSystem for Memloop {
     fn name(&self) -> &'static str {
-        "memloop"
+        if self.rescored {
+            "memloop-rescored"
+        } else {
+            "memloop"
+        }
+    }
+    fn caller_vectors(&mut self, base: Matrix<f32>) {
+        self.exact = Some(ExactRows(base));
+    }
+    fn wants_caller_vectors(&self) -> bool {
+        self.rescored
     }
     fn build(&mut self, base: &Matrix<f32>, p: BuildParams) -> Result<()> {
         let params = Params::builder(base.dim)
@@ -89,7 +131,11 @@ impl AnnSystem for Memloop {
             let Ok(query) = UnitVector::new(query.to_vec()) else {
                 return;
             };
-            if let Ok(hits) = index.search_with(&query, k, ef, None, &mut self.scratch) {
+            let hits = match &self.exact {
+                Some(exact) => index.search_rescored(&query, k, ef, None, exact),
+                None => index.search_with(&query, k, ef, None, &mut self.scratch),
+            };
+            if let Ok(hits) = hits {
                 out.extend(hits.iter().map(|h| h.id));
             }
         }

@@ -1,8 +1,14 @@
 //! How an index stores the vectors its graph searches compare against: f32 as given, or a
-//! compressed code per vector (bf16, or int8 with a per-vector scale). The f32 vectors are
-//! always kept too: inserts link the graph on exact similarities, and a compressed search
-//! re-scores its candidates exactly before answering, so recall at a given `ef` stays that of
-//! f32 while the hot loop reads a half or a quarter of the bytes.
+//! compressed code per vector (bf16, or int8 with a per-vector scale).
+//!
+//! - A bf16 index keeps the f32 vectors too: inserts link the graph on exact similarities, and
+//!   a search re-scores its candidates exactly before answering.
+//! - An int8 index keeps only its codes (a quarter of the f32 bytes; the caller's store holds
+//!   the f32 vectors once). Every similarity is then a 15-bit query against the 8-bit codes
+//!   ([`quantize_query`]): the query loses nothing that matters (its rounding error is 1/256 of
+//!   the codes'), so the walk's scores are already the asymmetric distance that an exact
+//!   re-score of the codes would give, and no second pass is needed. Graph construction compares
+//!   two stored nodes code against code.
 //!
 //! Code layouts (one per node, in node order in the codes section of the file):
 //! - `bf16`: `dim` little-endian u16, each the upper half of the f32 rounded to nearest even;
@@ -126,6 +132,57 @@ pub(crate) fn quantize_i8(v: &[f32]) -> (f32, impl Iterator<Item = i8> + '_) {
     )
 }
 
+/// Largest magnitude of a query value in [`quantize_query`] (15 bits and a sign).
+const QUERY_MAX: f32 = 32_767.0;
+
+/// A query for int8 codes at 16-bit precision: the scale and the values `round(x / scale)`.
+///
+/// The int8 kernels sum `query[i] · code[i]` in i32 lanes, and `|code[i]| ≤ 127`, so the sum
+/// stays below 2^31 while `Σ|query[i]| ≤ (2^31 - 1) / 127`. The largest value is therefore
+/// 32,767 unless the vector's L1 norm over its largest value is high enough (over 516
+/// dimensions of equal size) to need fewer steps; a unit vector of any length fits.
+pub(crate) fn quantize_query(v: &[f32]) -> (f32, Vec<i16>) {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if !(max > 0.0 && max.is_finite()) {
+        return (0.0, vec![0; v.len()]);
+    }
+    let l1: f64 = v.iter().map(|x| f64::from(x.abs())).sum();
+    let budget = f64::from(i32::MAX) / 127.0;
+    // Each value rounds up by at most a half: leave room for that over every dimension.
+    let top = ((budget - v.len() as f64) * f64::from(max) / l1)
+        .floor()
+        .clamp(1.0, f64::from(QUERY_MAX)) as f32;
+    let scale = max / top;
+    let inv = 1.0 / scale;
+    (
+        scale,
+        v.iter()
+            .map(|&x| (x * inv).round().clamp(-top, top) as i16)
+            .collect(),
+    )
+}
+
+/// An int8 code as a query for other codes: its values widened, with its scale (so two codes
+/// compare as the dot product of their dequantised vectors).
+pub(crate) fn code_as_query(code: &[u8]) -> (f32, Vec<i16>) {
+    (
+        int8_scale(code),
+        int8_codes(code)
+            .iter()
+            .map(|&c| i16::from(c as i8))
+            .collect(),
+    )
+}
+
+/// The vector an int8 code stands for: `scale · code`.
+pub(crate) fn dequantize_i8(code: &[u8]) -> Vec<f32> {
+    let s = int8_scale(code);
+    int8_codes(code)
+        .iter()
+        .map(|&c| s * f32::from(c as i8))
+        .collect()
+}
+
 /// The scale stored at the start of an int8 code (0 for a code too short to hold one).
 #[inline]
 pub(crate) fn int8_scale(code: &[u8]) -> f32 {
@@ -178,5 +235,47 @@ mod tests {
         let (scale, mut codes) = quantize_i8(&[0.0; 4]);
         assert_eq!(scale, 0.0);
         assert!(codes.all(|c| c == 0));
+    }
+
+    #[test]
+    fn a_fine_query_scores_codes_as_their_dequantised_vectors() {
+        let v: Vec<f32> = (0..384)
+            .map(|i| ((i * 31 % 97) as f32 - 48.0) / 400.0)
+            .collect();
+        let q: Vec<f32> = (0..384)
+            .map(|i| ((i * 17 % 89) as f32 - 44.0) / 350.0)
+            .collect();
+        let mut code = Vec::new();
+        VectorEncoding::Int8.encode_into(&v, &mut code);
+        let (qs, qv) = quantize_query(&q);
+        let got = crate::simd::int8::dot_i8_scalar(&qv, int8_codes(&code)) as f32
+            * qs
+            * int8_scale(&code);
+        let want: f32 = q.iter().zip(dequantize_i8(&code)).map(|(a, b)| a * b).sum();
+        assert!(
+            (got - want).abs() < 1e-4 * want.abs().max(1.0),
+            "{got} vs {want}"
+        );
+        // Two codes compare as their dequantised vectors.
+        let (cs, cq) = code_as_query(&code);
+        let self_dot = crate::simd::int8::dot_i8_scalar(&cq, int8_codes(&code)) as f32 * cs * cs;
+        let d = dequantize_i8(&code);
+        let want_self: f32 = d.iter().map(|x| x * x).sum();
+        assert!((self_dot - want_self).abs() < 1e-4);
+    }
+
+    #[test]
+    fn a_fine_query_never_overflows_the_kernels_sum() {
+        // Every dimension at the largest value: the worst case for the i32 sum.
+        for dim in [1usize, 384, 516, 517, 4096, 65_536] {
+            let v = vec![1.0 / (dim as f32).sqrt(); dim];
+            let (scale, q) = quantize_query(&v);
+            assert!(scale > 0.0);
+            let l1: i64 = q.iter().map(|&x| i64::from(x).abs()).sum();
+            assert!(l1 * 127 <= i64::from(i32::MAX), "dim {dim}: {l1}");
+            let code = vec![127u8; dim];
+            let _ = crate::simd::int8::dot_i8_scalar(&q, &code); // no overflow panic in debug
+        }
+        assert_eq!(quantize_query(&[0.0; 3]), (0.0, vec![0; 3]));
     }
 }

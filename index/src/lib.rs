@@ -11,9 +11,11 @@
 //!   [`Index::search_filtered`], [`Index::delete`] with neighbour repair, [`Index::save`] to a
 //!   write-once file and [`Index::open`] in O(1) through `mmap`.
 //! - [`Params`]: `m`, `ef_construction`, `ef_search`, `ml`, and how searches read the vectors
-//!   ([`VectorEncoding`]: f32, or bf16 / int8 codes re-scored exactly), built with
+//!   ([`VectorEncoding`]: f32; bf16 codes re-scored exactly; int8 codes alone), built with
 //!   [`Params::builder`].
 //! - [`Filter`] / [`IdFilter`]: restrict results; very selective filters switch to an exact scan.
+//! - [`Rescore`]: f32 vectors the caller keeps, re-scoring an int8 index's best candidates
+//!   ([`Index::search_rescored`]); an int8 index keeps only its codes.
 //! - [`SearchScratch`]: reusable per-thread buffers for allocation-free searches.
 //! - [`IndexError`]: every failure, typed.
 //!
@@ -50,7 +52,7 @@ pub use error::{IndexError, Result};
 pub use format::stamp::{FileStamp, FILE_STAMP_LEN};
 pub use graph::{Index, IndexStats, NearHits};
 pub use params::{Params, ParamsBuilder, DEFAULT_EXACT_BELOW, MAX_DIM, MAX_LEVEL, MAX_M};
-pub use search::{Filter, Hit, IdFilter, SearchScratch};
+pub use search::{Filter, Hit, IdFilter, Rescore, SearchScratch};
 pub use unit::{UnitVector, UnitVectors};
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release -p memloop-benches --bin ann-bench -- --base B.fvecs --query Q.fvecs \
 //!     --truth T.ivecs --k 10 --m 16 --ef-construction 200 --ef 16,32,64,128,256 --threads 1 \
-//!     --json [--peer hnsw_rs]
+//!     --json [--peer hnsw_rs] [--peer memloop-rescored]
 //! ```
 //! Prints, per system, a build line, an open line (measured in a fresh child process: open time
 //! and the RSS the open added) and one line per `ef` (recall@k against the truth, single-thread
@@ -62,7 +62,8 @@ struct Args {
     /// Print JSON lines.
     #[arg(long)]
     json: bool,
-    /// Also run this peer on the same data (hnsw_rs).
+    /// Also run this peer on the same data: hnsw_rs, or memloop-rescored (an int8 index whose
+    /// best candidates are re-scored on the f32 vectors the caller keeps).
     #[arg(long)]
     peer: Vec<String>,
     /// Use only the first N base vectors.
@@ -205,6 +206,11 @@ fn probe(args: &Args, name: &str, queries: &Matrix<f32>, truth: &Matrix<i32>) ->
         .as_deref()
         .context("probe needs --index-dir")?;
     let mut system = by_name(name)?;
+    if system.wants_caller_vectors() {
+        // The caller's own copy (an app's store), loaded before the open's RSS is measured.
+        let base_path = args.base.as_deref().context("probe needs --base")?;
+        system.caller_vectors(unit_rows(read_fvecs(base_path, args.limit_base)?));
+    }
     let before = rss_mb();
     let t0 = Instant::now();
     system.open(dir)?;
@@ -413,7 +419,7 @@ fn kernel_of(vectors: VectorEncoding) -> &'static str {
 
 /// The `"vectors"` field of a line: memloop's encoding, f32 for the peers run here.
 fn vectors_of(args: &Args, system: &str) -> &'static str {
-    if system == "memloop" {
+    if system.starts_with("memloop") {
         args.vectors.name()
     } else {
         "f32"

@@ -15,6 +15,7 @@
 mod hybrid;
 mod list;
 mod recall;
+mod rescore;
 mod serve;
 mod time_cues;
 mod vector;

@@ -29,7 +29,7 @@ impl Memory {
             // Right after open the catalog may still be loading; a recall without filters does
             // not wait for it (superseded versions are dropped after reading the items).
             None if filter.is_unrestricted() => {
-                let found = index.search(vector, k + UNLOADED_MARGIN, ef)?;
+                let found = self.index_search(&index, vector, k + UNLOADED_MARGIN, ef, None)?;
                 return self.read_hits(found, k, filter);
             }
             None => self.inner.catalog.get()?,
@@ -40,7 +40,7 @@ impl Memory {
         };
         let allowed = |id: u64| cat.allows(&c, id);
         if cat.passes_all(&c) {
-            let found = index.search(vector, k, ef)?;
+            let found = self.index_search(&index, vector, k, ef, None)?;
             let searched = found.len();
             let hits = self.read_hits(found, k, filter)?;
             // The store lacked some hits: memories forgotten since, or a large batch indexed
@@ -50,8 +50,20 @@ impl Memory {
                 return Ok(hits);
             }
         }
-        let found = index.search_filtered(vector, k, ef, &allowed)?;
+        let found = self.index_search(&index, vector, k, ef, Some(&allowed))?;
         self.read_hits(found, k, filter)
+    }
+
+    /// One search of the index (an int8 one re-scored on the store's vectors).
+    fn index_search(
+        &self,
+        index: &memloop_index::Index,
+        vector: &UnitVector,
+        k: usize,
+        ef: usize,
+        filter: Option<&dyn memloop_index::Filter>,
+    ) -> Result<Vec<memloop_index::Hit>> {
+        super::rescore::search(index, &self.inner.store, vector, k, ef, filter)
     }
 
     /// The items of `found` the store holds that `filter` admits, best first, at most `k`.

@@ -32,7 +32,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 /// PNG-style magic: a non-ASCII first byte, the name, CR LF to catch text-mode transfers.
 pub(crate) const MAGIC: [u8; 8] = *b"\x89MLIDX\r\n";
 /// Format version written by this build (independent of the crate version).
-pub(crate) const FORMAT_VERSION: u32 = 2;
+pub(crate) const FORMAT_VERSION: u32 = 3;
 /// Oldest format version this build reads.
 pub(crate) const MIN_FORMAT_VERSION: u32 = 1;
 /// Checksum algorithm tag: XXH3-64.

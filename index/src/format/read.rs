@@ -203,8 +203,15 @@ impl BaseFile {
             }
         };
         let dim = params.dim as u64;
+        // From version 3 an int8 index keeps no f32 vectors; a version 2 one still has them
+        // (they are read past: its codes are what it searches).
+        let vectors_len = if vectors == VectorEncoding::Int8 && version >= 3 {
+            0
+        } else {
+            n * dim * 4
+        };
         let expected_len = [
-            n * dim * 4,
+            vectors_len,
             n * (1 + params.m0 as u64) * 4,
             n,
             n * 4,

@@ -27,7 +27,7 @@ impl Index {
         if node >= self.store.base_len {
             self.store.fresh_ids.write().remove(&id);
         }
-        let dot = self.dot;
+        let sims = self.node_sim();
         let mut outs = Vec::new();
         for level in 0..=view.level(node) {
             view.links_into(node, level, &mut outs);
@@ -51,7 +51,7 @@ impl Index {
                         .filter(|&n| !view.is_deleted(n))
                         .chain(extra)
                         .collect();
-                    *ls = reselect(&view, dot, x, ids.into_iter(), max);
+                    *ls = reselect(&view, sims, x, ids.into_iter(), max);
                 });
             }
         }

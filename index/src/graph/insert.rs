@@ -14,10 +14,11 @@ use rustc_hash::FxHashSet;
 use super::select::{reselect, select_neighbours};
 use super::store::{FreshNode, View};
 use super::Index;
+use crate::encoding::VectorEncoding;
 use crate::error::{IndexError, Result};
 use crate::params::MAX_LEVEL;
 use crate::search::layer::{greedy, search_layer};
-use crate::search::scorer::{Exact, Scorer};
+use crate::search::scorer::{Probe, Scorer};
 use crate::search::scratch::{Scored, SearchScratch};
 use crate::search::Hit;
 use crate::unit::{check_dim, UnitVector, UnitVectors};
@@ -144,8 +145,9 @@ impl Index {
             let first = self.reserve_nodes(chunk_ids, chunk_vecs)?;
             let view = self.store.view();
             let last = first + chunk_ids.len() as u32;
-            let link = |s: &mut SearchScratch, node| {
-                let level0 = self.link(&view, node, s);
+            let link = |s: &mut SearchScratch, node: u32| {
+                let row = (node - first) as usize * dim;
+                let level0 = self.link(&view, node, &chunk_vecs[row..row + dim], s);
                 near.map(|t| NearHits::from_found(&view, &level0, t, self.params.ef_construction))
             };
             if chunk_ids.len() == 1 {
@@ -188,7 +190,12 @@ impl Index {
                 code.clear();
                 self.params.vectors.encode_into(v, &mut code);
                 fresh.push(FreshNode {
-                    vector: v.into(),
+                    // An int8 index keeps only the code (the caller holds the f32 vector).
+                    vector: if self.params.vectors == VectorEncoding::Int8 {
+                        Box::default()
+                    } else {
+                        v.into()
+                    },
                     code: code.as_slice().into(),
                     ext: id,
                     level: level as u8,
@@ -219,18 +226,16 @@ impl Index {
         ((-u.ln() * self.params.ml) as usize).min(MAX_LEVEL)
     }
 
-    /// Connects `node` into the graph; returns what its level-0 search found, best first.
-    fn link(&self, view: &View<'_>, node: u32, s: &mut SearchScratch) -> Vec<Scored> {
-        let dot = self.dot;
+    /// Connects `node`, whose vector is `q`, into the graph; returns what its level-0 search
+    /// found, best first.
+    fn link(&self, view: &View<'_>, node: u32, q: &[f32], s: &mut SearchScratch) -> Vec<Scored> {
+        let sims = self.node_sim();
         let level = view.level(node);
         let Some((ep, top)) = self.entry_or_become(node, level) else {
             return Vec::new();
         };
-        // The graph is linked on exact similarities whatever the search encoding.
-        let scorer = Exact {
-            q: view.vector(node),
-            dot,
-        };
+        // The graph is linked on exact similarities, or on the codes of an int8 index.
+        let scorer = Probe::of_vector(q, self.params.vectors, self.dot);
         let mut links = Vec::new();
         let mut cur = Scored {
             sim: scorer.sim(view, ep),
@@ -258,7 +263,7 @@ impl Index {
             );
             // A new node gets M links on every level (as in hnswlib); level-0 lists of existing
             // nodes may grow to M0 through reverse links before they are pruned.
-            let mut chosen = select_neighbours(view, dot, &found, self.params.m);
+            let mut chosen = select_neighbours(view, sims, &found, self.params.m);
             if chosen.is_empty() {
                 // Only tombstones around (every other node here was deleted): link through
                 // them. They stay traversable until the next save compacts them away, so the
@@ -296,7 +301,7 @@ impl Index {
 
     /// Adds `node` to the level-`l` lists of its chosen neighbours.
     fn link_back(&self, view: &View<'_>, node: u32, l: usize, chosen: &[u32]) {
-        let dot = self.dot;
+        let sims = self.node_sim();
         let max = self.params.max_links(l);
         let mut linked_back = false;
         for &nb in chosen {
@@ -306,7 +311,7 @@ impl Index {
                         ls.push(node);
                     } else {
                         let ids = ls.iter().copied().chain(std::iter::once(node));
-                        *ls = reselect(view, dot, nb, ids, max);
+                        *ls = reselect(view, sims, nb, ids, max);
                     }
                 }
                 linked_back |= ls.contains(&node);
@@ -317,11 +322,11 @@ impl Index {
         // reach it: the nearest neighbour then trades its least similar link for it.
         if let (false, Some(&nearest)) = (linked_back, chosen.first()) {
             view.with_links_mut(nearest, l, |ls| {
-                let vn = view.vector(nearest);
+                let pn = sims.probe(view, nearest);
                 let worst = ls
                     .iter()
                     .enumerate()
-                    .map(|(i, &x)| (dot(vn, view.vector(x)), i))
+                    .map(|(i, &x)| (pn.sim(view, x), i))
                     .min_by(|a, b| a.0.total_cmp(&b.0));
                 if let Some((_, i)) = worst {
                     ls[i] = node;

@@ -193,10 +193,23 @@ impl Index {
         self.store.view().find(id).is_some()
     }
 
-    /// The stored (normalised) vector of `id`.
+    /// The stored (normalised) vector of `id`; in an int8 index, which keeps only codes, the
+    /// vector its code stands for (within half a quantisation step per dimension).
     pub fn vector(&self, id: u64) -> Option<Vec<f32>> {
         let v = self.store.view();
-        v.find(id).map(|n| v.vector(n).to_vec())
+        let node = v.find(id)?;
+        Some(match self.params.vectors {
+            crate::VectorEncoding::Int8 => crate::encoding::dequantize_i8(v.code(node)),
+            crate::VectorEncoding::F32 | crate::VectorEncoding::Bf16 => v.vector(node).to_vec(),
+        })
+    }
+
+    /// How construction compares two stored nodes in this index.
+    pub(crate) fn node_sim(&self) -> select::NodeSim {
+        select::NodeSim {
+            encoding: self.params.vectors,
+            dot: self.dot,
+        }
     }
 
     /// The caller's checkpoint number stored by the [`Index::save`] this index was opened from

@@ -85,9 +85,12 @@ impl Index {
                 .max_by_key(|&(n, l)| (l, std::cmp::Reverse(n))),
         };
 
+        // An int8 index keeps only its codes: the section stays empty.
         w.begin(Section::Vectors)?;
-        for &n in &live {
-            w.put(bytemuck::cast_slice(view.vector(n)))?;
+        if p.vectors != VectorEncoding::Int8 {
+            for &n in &live {
+                w.put(bytemuck::cast_slice(view.vector(n)))?;
+            }
         }
         w.end();
 
@@ -170,9 +173,11 @@ impl Index {
                     w.put(code)?;
                 } else {
                     // Not reachable through the API (every node gets its code when inserted);
-                    // a file with a short code would not open, so re-encode rather than write it.
+                    // a file with a short code would not open, so write a zero code (a bf16
+                    // index re-encodes its vector) rather than a short one.
                     fallback.clear();
                     p.vectors.encode_into(view.vector(n), &mut fallback);
+                    fallback.resize(code_len, 0);
                     w.put(&fallback)?;
                 }
             }

@@ -7,14 +7,30 @@
 //! *identical* vectors shadow each other completely, and the newest copies can become
 //! unreachable; callers that may store exact duplicates should merge them first.
 
+use crate::encoding::VectorEncoding;
 use crate::graph::store::View;
+use crate::search::scorer::{Probe, Scorer};
 use crate::search::scratch::Scored;
 use crate::simd::DotFn;
+
+/// How construction compares two stored nodes: the index's encoding and its f32 kernel.
+#[derive(Clone, Copy)]
+pub(crate) struct NodeSim {
+    pub encoding: VectorEncoding,
+    pub dot: DotFn,
+}
+
+impl NodeSim {
+    /// `node` as a probe for comparing it with others.
+    pub(crate) fn probe<'v>(self, view: &'v View<'_>, node: u32) -> Probe<'v> {
+        Probe::of_node(view, node, self.encoding, self.dot)
+    }
+}
 
 /// Picks at most `max` of `candidates` (sorted best first, similarities to the base node).
 pub(crate) fn select_neighbours(
     view: &View<'_>,
-    dot: DotFn,
+    sims: NodeSim,
     candidates: &[Scored],
     max: usize,
 ) -> Vec<u32> {
@@ -24,8 +40,8 @@ pub(crate) fn select_neighbours(
         if kept.len() >= max {
             break;
         }
-        let vc = view.vector(c.node);
-        if kept.iter().all(|&k| dot(vc, view.vector(k)) < c.sim) {
+        let pc = sims.probe(view, c.node);
+        if kept.iter().all(|&k| pc.sim(view, k) < c.sim) {
             kept.push(c.node);
         } else {
             pruned.push(c.node);
@@ -41,19 +57,19 @@ pub(crate) fn select_neighbours(
 /// Re-selects the neighbours of `base` from `ids` (its current links plus newcomers).
 pub(crate) fn reselect(
     view: &View<'_>,
-    dot: DotFn,
+    sims: NodeSim,
     base: u32,
     ids: impl Iterator<Item = u32>,
     max: usize,
 ) -> Vec<u32> {
-    let vb = view.vector(base);
+    let pb = sims.probe(view, base);
     let mut cands: Vec<Scored> = ids
         .map(|node| Scored {
-            sim: dot(vb, view.vector(node)),
+            sim: pb.sim(view, node),
             node,
         })
         .collect();
     cands.sort_unstable_by(|a, b| b.cmp(a));
     cands.dedup_by_key(|c| c.node);
-    select_neighbours(view, dot, &cands, max)
+    select_neighbours(view, sims, &cands, max)
 }

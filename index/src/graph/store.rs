@@ -226,6 +226,15 @@ impl<'a> View<'a> {
         }
     }
 
+    /// Starts loading the level-0 list of a mapped node (nothing for a fresh one).
+    #[inline]
+    pub(crate) fn prefetch_links0(&self, node: u32) {
+        let s = node as usize * self.stride;
+        if let Some(block) = self.level0.get(s..s + self.stride) {
+            crate::simd::prefetch_span(bytemuck::cast_slice(block));
+        }
+    }
+
     /// Copies the neighbours of `node` at `level` into `out` (ids outside the graph dropped).
     pub(crate) fn links_into(&self, node: u32, level: usize, out: &mut Vec<u32>) {
         out.clear();

@@ -229,6 +229,29 @@ pub fn prefetch_bytes_lines(bytes: &[u8], lines: usize) {
     let _ = (bytes, lines);
 }
 
+/// Hints the CPU to start loading every cache line `bytes` touches (no-op off x86-64).
+#[inline(always)]
+pub fn prefetch_span(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let first = bytes.as_ptr();
+        let lines = ((first as usize % 64) + bytes.len()).div_ceil(64);
+        let aligned = first.wrapping_sub(first as usize % 64);
+        for i in 0..lines {
+            // SAFETY: prefetch is a hint that never faults, whatever the address; the pointer is
+            // only formed with wrapping arithmetic and never dereferenced.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(
+                    aligned.wrapping_add(64 * i).cast::<i8>(),
+                    std::arch::x86_64::_MM_HINT_T0,
+                )
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
+
 /// Hints the CPU to load the cache line holding `data[0]` (no-op off x86-64).
 #[inline(always)]
 pub fn prefetch_bytes<T>(data: &[T]) {
