@@ -85,6 +85,13 @@ struct Args {
     /// Skip the single-write and batch figures (they do not depend on size).
     #[arg(long)]
     skip_writes: bool,
+    /// After the bulk load, rewrite the database into a fresh file (`Memory::compact`), so
+    /// the disk figures hold no pages freed by the load's transactions.
+    #[arg(long)]
+    compact: bool,
+    /// The index's vector encoding (f32, bf16 or int8; the engine's default without it).
+    #[arg(long)]
+    index_vectors: Option<memloop_index::VectorEncoding>,
 }
 
 /// Rows `n..size` made from rows `0..n`: row `i` is row `i % n` plus Gaussian noise of norm
@@ -191,6 +198,7 @@ fn main() -> Result<()> {
     let root = a.dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
     let options = |durability| Options {
         durability,
+        index_vectors: a.index_vectors,
         ..Options::with_embedder(embedder.clone())
     };
 
@@ -260,6 +268,9 @@ fn main() -> Result<()> {
             let t = Instant::now();
             m.checkpoint()?;
             let checkpoint = t.elapsed().as_secs_f64();
+            if a.compact {
+                m.compact()?;
+            }
             let stats = m.stats()?;
             report.emit(
                 json!({"figure": "bulk_load", "size": size, "memories": stats.memories,
