@@ -25,13 +25,36 @@ fn index_of(vectors: VectorEncoding, data: &[f32]) -> Index {
     index
 }
 
-#[test]
-fn bf16_searches_keep_f32_recall_and_return_exact_scores() {
+/// 4,000 clustered vectors, 200 queries, their f32 index and exact top-10.
+struct Clusters {
+    data: Vec<f32>,
+    queries: Vec<f32>,
+    f32_index: Index,
+    truth: Vec<Vec<memloop_index::Hit>>,
+}
+
+fn clusters() -> Clusters {
     let mut gen = Clustered::new(DIM, 40, seed(23));
     let data = gen.take(4000);
     let queries = gen.take(200);
     let f32_index = index_of(VectorEncoding::F32, &data);
     let truth = exact_all(&f32_index, &queries, DIM, 10);
+    Clusters {
+        data,
+        queries,
+        f32_index,
+        truth,
+    }
+}
+
+#[test]
+fn bf16_searches_keep_f32_recall_and_return_exact_scores() {
+    let Clusters {
+        data,
+        queries,
+        f32_index,
+        truth,
+    } = clusters();
     let index = index_of(VectorEncoding::Bf16, &data);
     for ef in [16, 48] {
         let base = recall(&search_all(&f32_index, &queries, DIM, 10, ef), &truth, 10);
@@ -61,11 +84,12 @@ fn bf16_searches_keep_f32_recall_and_return_exact_scores() {
 
 #[test]
 fn int8_searches_find_what_a_scan_of_the_codes_finds_with_scores_within_their_error() {
-    let mut gen = Clustered::new(DIM, 40, seed(23));
-    let data = gen.take(4000);
-    let queries = gen.take(200);
-    let f32_index = index_of(VectorEncoding::F32, &data);
-    let truth = exact_all(&f32_index, &queries, DIM, 10);
+    let Clusters {
+        data,
+        queries,
+        f32_index,
+        truth,
+    } = clusters();
     let index = index_of(VectorEncoding::Int8, &data);
     // What the codes allow: an exact scan of them against the f32 truth. These clustered
     // 96-dimensional vectors have near ties that 8 bits cannot order; real 384-d text
@@ -141,11 +165,12 @@ impl Rescore for Rows<'_> {
 
 #[test]
 fn int8_searches_rescored_on_the_callers_vectors_keep_f32_recall_and_exact_scores() {
-    let mut gen = Clustered::new(DIM, 40, seed(23));
-    let data = gen.take(4000);
-    let queries = gen.take(200);
-    let f32_index = index_of(VectorEncoding::F32, &data);
-    let truth = exact_all(&f32_index, &queries, DIM, 10);
+    let Clusters {
+        data,
+        queries,
+        f32_index,
+        truth,
+    } = clusters();
     let index = index_of(VectorEncoding::Int8, &data);
     let rows = Rows(&data);
     for ef in [16, 48] {
