@@ -322,3 +322,42 @@ fn encodings_parse_from_their_names() {
         })
     ));
 }
+
+#[test]
+fn an_int8_file_of_an_odd_dimension_pads_its_codes_before_the_scales() {
+    // 37 × 5 = 185 code bytes: the scales start at byte 192 of the section.
+    let dim = 5;
+    let p = Params::builder(dim)
+        .m(4)
+        .vectors(VectorEncoding::Int8)
+        .build()
+        .unwrap();
+    let index = Index::new(p).unwrap();
+    let rows: Vec<f32> = (0..37 * dim)
+        .map(|i| ((i * 7919 % 23) as f32 - 11.0) / 10.0 + 0.05)
+        .collect();
+    for (i, v) in rows.chunks(dim).enumerate() {
+        index.insert(i as u64, &unit(v)).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.idx");
+    index.save(&path, 1).unwrap();
+    let reopened = Index::open_verified(&path).unwrap();
+    for (i, v) in rows.chunks(dim).enumerate() {
+        let q = unit(v);
+        assert_eq!(
+            reopened.search(&q, 3, 16).unwrap(),
+            index.search(&q, 3, 16).unwrap()
+        );
+        assert_eq!(reopened.vector(i as u64), index.vector(i as u64));
+    }
+    // A flipped bit among the scales is caught by the codes section's checksum.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(matches!(
+        Index::open_verified(&path),
+        Err(IndexError::ChecksumMismatch { .. })
+    ));
+}
