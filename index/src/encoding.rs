@@ -13,9 +13,7 @@
 //! Code layouts (one per node, in node order in the codes section of the file):
 //! - `bf16`: `dim` little-endian u16, each the upper half of the f32 rounded to nearest even;
 //! - `int8`: the scale `s` as f32 (4 bytes, little-endian), then `dim` i8 codes `c` with
-//!   `x ≈ s · c`, `s = max|x| / 127`. That is how a node inserted since open holds it; a saved
-//!   file (version 3) keeps the codes and the scales apart, so that each node's codes are
-//!   `dim` bytes on their own cache lines (`format`).
+//!   `x ≈ s · c`, `s = max|x| / 127`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -164,15 +162,25 @@ pub(crate) fn quantize_query(v: &[f32]) -> (f32, Vec<i16>) {
     )
 }
 
-/// An int8 code (its values and scale) as a query for other codes: the values widened, so two
-/// codes compare as the dot product of their dequantised vectors.
-pub(crate) fn code_as_query(codes: &[u8], scale: f32) -> (f32, Vec<i16>) {
-    (scale, codes.iter().map(|&c| i16::from(c as i8)).collect())
+/// An int8 code as a query for other codes: its values widened, with its scale (so two codes
+/// compare as the dot product of their dequantised vectors).
+pub(crate) fn code_as_query(code: &[u8]) -> (f32, Vec<i16>) {
+    (
+        int8_scale(code),
+        int8_codes(code)
+            .iter()
+            .map(|&c| i16::from(c as i8))
+            .collect(),
+    )
 }
 
 /// The vector an int8 code stands for: `scale · code`.
-pub(crate) fn dequantize_i8(codes: &[u8], scale: f32) -> Vec<f32> {
-    codes.iter().map(|&c| scale * f32::from(c as i8)).collect()
+pub(crate) fn dequantize_i8(code: &[u8]) -> Vec<f32> {
+    let s = int8_scale(code);
+    int8_codes(code)
+        .iter()
+        .map(|&c| s * f32::from(c as i8))
+        .collect()
 }
 
 /// The scale stored at the start of an int8 code (0 for a code too short to hold one).
@@ -243,19 +251,15 @@ mod tests {
         let got = crate::simd::int8::dot_i8_scalar(&qv, int8_codes(&code)) as f32
             * qs
             * int8_scale(&code);
-        let want: f32 = q
-            .iter()
-            .zip(dequantize_i8(int8_codes(&code), int8_scale(&code)))
-            .map(|(a, b)| a * b)
-            .sum();
+        let want: f32 = q.iter().zip(dequantize_i8(&code)).map(|(a, b)| a * b).sum();
         assert!(
             (got - want).abs() < 1e-4 * want.abs().max(1.0),
             "{got} vs {want}"
         );
         // Two codes compare as their dequantised vectors.
-        let (cs, cq) = code_as_query(int8_codes(&code), int8_scale(&code));
+        let (cs, cq) = code_as_query(&code);
         let self_dot = crate::simd::int8::dot_i8_scalar(&cq, int8_codes(&code)) as f32 * cs * cs;
-        let d = dequantize_i8(int8_codes(&code), int8_scale(&code));
+        let d = dequantize_i8(&code);
         let want_self: f32 = d.iter().map(|x| x * x).sum();
         assert!((self_dot - want_self).abs() < 1e-4);
     }

@@ -51,15 +51,6 @@ pub(crate) struct BaseFile {
     pub(crate) stamp: Option<FileStamp>,
     ranges: [Range<usize>; 8],
     checksums: [u64; 8],
-    /// An int8 file of version 3: codes and scales apart (`int8_split`).
-    pub(crate) split: bool,
-}
-
-/// Where an int8 file's codes section (version 3) splits: `n · dim` code bytes, zeros up to a
-/// 64-byte boundary, then `n` f32 scales. Returns (code bytes, offset of the scales).
-pub(crate) fn int8_split(n: u64, dim: usize) -> (u64, u64) {
-    let codes = n * dim as u64;
-    (codes, codes.div_ceil(ALIGN) * ALIGN)
 }
 
 impl std::fmt::Debug for BaseFile {
@@ -219,13 +210,6 @@ impl BaseFile {
         } else {
             n * dim * 4
         };
-        // From version 3 an int8 file keeps its codes and scales apart (see `int8_split`).
-        let split = vectors == VectorEncoding::Int8 && version >= 3;
-        let codes_len = if split {
-            int8_split(n, params.dim).1 + 4 * n
-        } else {
-            n * vectors.code_len(params.dim) as u64
-        };
         let expected_len = [
             vectors_len,
             n * (1 + params.m0 as u64) * 4,
@@ -234,7 +218,7 @@ impl BaseFile {
             h.upper_words.get().saturating_mul(4),
             n * 8,
             n * 16,
-            codes_len,
+            n * vectors.code_len(params.dim) as u64,
         ];
         let mut ranges: [Range<usize>; 8] = Default::default();
         let mut checksums = [0u64; 8];
@@ -289,7 +273,6 @@ impl BaseFile {
             stamp,
             ranges,
             checksums,
-            split,
         };
         // Alignment of typed views follows from the 64-byte offsets and the page-aligned map;
         // check it once here so accessors never see a failed cast.
@@ -298,8 +281,7 @@ impl BaseFile {
             && bytemuck::try_cast_slice::<u8, u32>(base.bytes(Section::UpperOffsets)).is_ok()
             && bytemuck::try_cast_slice::<u8, u32>(base.bytes(Section::Upper)).is_ok()
             && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::ExtIds)).is_ok()
-            && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::IdIndex)).is_ok()
-            && (!split || bytemuck::try_cast_slice::<u8, f32>(base.scales_bytes()).is_ok());
+            && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::IdIndex)).is_ok();
         if !aligned {
             return Err(corrupted(
                 "header",
@@ -355,30 +337,9 @@ impl BaseFile {
     pub(crate) fn vectors(&self) -> &[f32] {
         bytemuck::try_cast_slice(self.bytes(Section::Vectors)).unwrap_or(&[])
     }
-    /// The codes of a compressed index (empty for f32): per node, `code_len` bytes, or in a
-    /// split int8 file `dim` bytes (its scales are [`BaseFile::scales`]).
+    /// The codes of a compressed index (empty for f32).
     pub(crate) fn codes(&self) -> &[u8] {
-        let all = self.bytes(Section::Codes);
-        if self.split {
-            let (codes, _) = int8_split(u64::from(self.len), self.params.dim);
-            all.get(..codes as usize).unwrap_or(&[])
-        } else {
-            all
-        }
-    }
-
-    fn scales_bytes(&self) -> &[u8] {
-        let (_, at) = int8_split(u64::from(self.len), self.params.dim);
-        self.bytes(Section::Codes).get(at as usize..).unwrap_or(&[])
-    }
-
-    /// The per-node scales of a split int8 file (empty otherwise).
-    pub(crate) fn scales(&self) -> &[f32] {
-        if self.split {
-            bytemuck::try_cast_slice(self.scales_bytes()).unwrap_or(&[])
-        } else {
-            &[]
-        }
+        self.bytes(Section::Codes)
     }
     pub(crate) fn level0(&self) -> &[u32] {
         bytemuck::try_cast_slice(self.bytes(Section::Level0)).unwrap_or(&[])

@@ -199,10 +199,7 @@ impl Index {
         let v = self.store.view();
         let node = v.find(id)?;
         Some(match self.params.vectors {
-            crate::VectorEncoding::Int8 => {
-                let (codes, scale) = v.int8(node);
-                crate::encoding::dequantize_i8(codes, scale)
-            }
+            crate::VectorEncoding::Int8 => crate::encoding::dequantize_i8(v.code(node)),
             crate::VectorEncoding::F32 | crate::VectorEncoding::Bf16 => v.vector(node).to_vec(),
         })
     }

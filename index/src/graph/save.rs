@@ -163,22 +163,7 @@ impl Index {
         w.put(bytemuck::cast_slice(&pairs))?;
         w.end();
 
-        if p.vectors == VectorEncoding::Int8 {
-            // Codes and scales apart: each node's codes on their own cache lines.
-            w.begin(Section::Codes)?;
-            let mut scales: Vec<f32> = Vec::with_capacity(live.len());
-            let zeros = vec![0u8; p.dim];
-            for &n in &live {
-                let (codes, scale) = view.int8(n);
-                // Every node has its full code (inserted with it); a short one would not open.
-                w.put(if codes.len() == p.dim { codes } else { &zeros })?;
-                scales.push(scale);
-            }
-            let (codes, at) = crate::format::read::int8_split(live.len() as u64, p.dim);
-            w.put(&[0u8; crate::format::ALIGN as usize][..(at - codes) as usize])?;
-            w.put(bytemuck::cast_slice(&scales))?;
-            w.end();
-        } else if p.vectors != VectorEncoding::F32 {
+        if p.vectors != VectorEncoding::F32 {
             w.begin(Section::Codes)?;
             let code_len = p.vectors.code_len(p.dim);
             let mut fallback = Vec::with_capacity(code_len);
@@ -188,9 +173,11 @@ impl Index {
                     w.put(code)?;
                 } else {
                     // Not reachable through the API (every node gets its code when inserted);
-                    // a file with a short code would not open, so re-encode rather than write it.
+                    // a file with a short code would not open, so write a zero code (a bf16
+                    // index re-encodes its vector) rather than a short one.
                     fallback.clear();
                     p.vectors.encode_into(view.vector(n), &mut fallback);
+                    fallback.resize(code_len, 0);
                     w.put(&fallback)?;
                 }
             }

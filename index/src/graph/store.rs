@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use rustc_hash::FxHashMap;
 
-use crate::encoding::{int8_codes, int8_scale};
 use crate::format::read::block_links;
 use crate::format::BaseFile;
 
@@ -78,26 +77,16 @@ impl Store {
             .base
             .as_ref()
             .map_or((0, 1), |b| (b.params.dim, 1 + b.params.m0));
-        // Bytes per node in the codes section: a split int8 file holds the scales apart.
-        let code_len = self.base.as_ref().map_or(0, |b| {
-            if b.split {
-                b.params.dim
-            } else {
-                b.params.vectors.code_len(b.params.dim)
-            }
-        });
-        let (scales, split) = match &self.base {
-            Some(b) => (b.scales(), b.split),
-            None => (&[][..], false),
-        };
+        let code_len = self
+            .base
+            .as_ref()
+            .map_or(0, |b| b.params.vectors.code_len(b.params.dim));
         View {
             store: self,
             fresh: self.fresh.read(),
             vectors,
             level0,
             codes,
-            scales,
-            split,
             dim,
             stride,
             code_len,
@@ -114,9 +103,6 @@ pub(crate) struct View<'a> {
     level0: &'a [u32],
     /// The mapped codes of a compressed index (empty for f32).
     codes: &'a [u8],
-    /// The mapped scales of a split int8 file (`split`; empty otherwise).
-    scales: &'a [f32],
-    split: bool,
     dim: usize,
     stride: usize,
     code_len: usize,
@@ -150,36 +136,7 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The int8 codes of `node` and their scale (empty and 0 for a node out of range).
-    #[inline]
-    pub(crate) fn int8(&self, node: u32) -> (&[u8], f32) {
-        if self.split && node < self.store.base_len {
-            let s = node as usize * self.code_len;
-            (
-                self.codes.get(s..s + self.code_len).unwrap_or(&[]),
-                self.scales.get(node as usize).copied().unwrap_or(0.0),
-            )
-        } else {
-            let code = self.code(node);
-            (int8_codes(code), int8_scale(code))
-        }
-    }
-
-    /// Starts loading the int8 codes and scale of `node`.
-    #[inline]
-    pub(crate) fn prefetch_int8(&self, node: u32) {
-        if self.split && node < self.store.base_len {
-            let s = node as usize * self.code_len;
-            crate::simd::prefetch_span(self.codes.get(s..s + self.code_len).unwrap_or(&[]));
-            crate::simd::prefetch_bytes(self.scales.get(node as usize..).unwrap_or(&[]));
-        } else {
-            crate::simd::prefetch_span(self.code(node));
-        }
-    }
-
-    /// The compressed code of `node` as a node inserted since open holds it (empty in an f32
-    /// index or for a node out of range; in a split int8 file, a mapped node's codes alone:
-    /// read int8 codes through [`View::int8`]).
+    /// The compressed code of `node` (empty in an f32 index or for a node out of range).
     #[inline]
     pub(crate) fn code(&self, node: u32) -> &[u8] {
         if node < self.store.base_len {

@@ -5,7 +5,7 @@
 //! or for a stored node.
 
 use super::scratch::Scored;
-use crate::encoding::{code_as_query, quantize_query, VectorEncoding};
+use crate::encoding::{code_as_query, int8_codes, int8_scale, quantize_query, VectorEncoding};
 use crate::graph::store::View;
 use crate::simd::bf16::DotBf16Fn;
 use crate::simd::int8::DotI8Fn;
@@ -84,8 +84,8 @@ impl Int8 {
     }
 
     /// A stored code as the query (graph construction comparing two nodes).
-    pub(crate) fn of_code(codes: &[u8], scale: f32) -> Self {
-        let (scale, q) = code_as_query(codes, scale);
+    pub(crate) fn of_code(code: &[u8]) -> Self {
+        let (scale, q) = code_as_query(code);
         Int8 {
             q,
             scale,
@@ -97,14 +97,14 @@ impl Int8 {
 impl Scorer for Int8 {
     #[inline]
     fn sim(&self, view: &View<'_>, node: u32) -> f32 {
-        let (codes, scale) = view.int8(node);
-        (self.dot)(&self.q, codes) as f32 * self.scale * scale
+        let code = view.code(node);
+        (self.dot)(&self.q, int8_codes(code)) as f32 * self.scale * int8_scale(code)
     }
     /// Every line of the code (388 bytes at 384-d span 7 or 8 lines). Measured on 100k real-text vectors
     /// (`ann-bench --vectors int8`): 1.13-1.2x the QPS of prefetching the first 4 lines.
     #[inline]
     fn prefetch(&self, view: &View<'_>, node: u32) {
-        view.prefetch_int8(node);
+        crate::simd::prefetch_span(view.code(node));
     }
 }
 
@@ -133,10 +133,7 @@ impl<'q> Probe<'q> {
         dot: DotFn,
     ) -> Self {
         match encoding {
-            VectorEncoding::Int8 => {
-                let (codes, scale) = view.int8(node);
-                Probe::Int8(Int8::of_code(codes, scale))
-            }
+            VectorEncoding::Int8 => Probe::Int8(Int8::of_code(view.code(node))),
             VectorEncoding::F32 | VectorEncoding::Bf16 => Probe::Exact(Exact {
                 q: view.vector(node),
                 dot,
