@@ -44,10 +44,11 @@ pub struct StoreArgs {
     /// records which and refuses the other). Omitted: the store's own (f32 for a new store).
     #[arg(long, global = true, value_parser = parse_precision)]
     pub precision: Option<EncoderPrecision>,
-    /// How the index stores the vectors searches read: `f32`, `bf16` or `int8` (compressed
-    /// codes searched first, the best candidates re-scored on the f32 vectors: same recall,
-    /// faster searches, a larger index file). Recorded in the store; omitted keeps the store's
-    /// choice (f32 for a new store). A change rebuilds the index once.
+    /// How the index stores the vectors searches read: `f32`, `bf16` (codes beside the f32
+    /// vectors) or `int8` (codes only, a third of the f32 index file; the best candidates are
+    /// re-scored on the store's f32 vectors: same answers, faster searches and loads).
+    /// Recorded in the store; omitted keeps the store's choice (f32 for a new store). A change
+    /// rebuilds the index once.
     #[arg(long, global = true)]
     pub index_vectors: Option<VectorEncoding>,
     /// Open a store directory that another user owns or others can write (refused by

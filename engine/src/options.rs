@@ -69,9 +69,10 @@ pub struct Options {
     /// HNSW construction beam (efConstruction). Default 200.
     pub index_ef_construction: usize,
     /// How the index stores the vectors its searches read: [`VectorEncoding::F32`], or
-    /// compressed codes ([`VectorEncoding::Bf16`], [`VectorEncoding::Int8`]) that searches walk
-    /// and whose best candidates are then re-scored on the f32 vectors — the same recall at a
-    /// given beam, faster (see BENCHMARKS.md), at the cost of the codes in the index file.
+    /// compressed codes that searches walk and whose best candidates are then re-scored on
+    /// f32 vectors — the same answers, faster (see BENCHMARKS.md). [`VectorEncoding::Bf16`]
+    /// keeps the f32 vectors in the index beside its codes; [`VectorEncoding::Int8`] keeps
+    /// only its codes (a third of the f32 index file) and re-scores on the store's vectors.
     /// `None` (default) keeps the store's recorded choice (f32 for a new store); a choice is
     /// recorded in the store, and an index saved with another encoding is rebuilt on open.
     pub index_vectors: Option<VectorEncoding>,
