@@ -40,8 +40,12 @@ pub(crate) fn select_neighbours(
         if kept.len() >= max {
             break;
         }
-        let pc = sims.probe(view, c.node);
-        if kept.iter().all(|&k| pc.sim(view, k) < c.sim) {
+        // The first candidate is always kept: no probe (an int8 one allocates) to make for it.
+        let closer_to_base = |c: Scored| {
+            let pc = sims.probe(view, c.node);
+            kept.iter().all(|&k| pc.sim(view, k) < c.sim)
+        };
+        if kept.is_empty() || closer_to_base(c) {
             kept.push(c.node);
         } else {
             pruned.push(c.node);

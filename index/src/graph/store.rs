@@ -226,11 +226,17 @@ impl<'a> View<'a> {
         }
     }
 
+    /// The stored level-0 block `[count, ids…]` of a mapped node (`None` for a fresh one).
+    #[inline]
+    fn level0_block(&self, node: u32) -> Option<&'a [u32]> {
+        let s = node as usize * self.stride;
+        self.level0.get(s..s + self.stride)
+    }
+
     /// Starts loading the level-0 list of a mapped node (nothing for a fresh one).
     #[inline]
     pub(crate) fn prefetch_links0(&self, node: u32) {
-        let s = node as usize * self.stride;
-        if let Some(block) = self.level0.get(s..s + self.stride) {
+        if let Some(block) = self.level0_block(node) {
             crate::simd::prefetch_span(bytemuck::cast_slice(block));
         }
     }
@@ -250,8 +256,7 @@ impl<'a> View<'a> {
                 }
             }
             if level == 0 {
-                let s = node as usize * self.stride;
-                if let Some(block) = self.level0.get(s..s + self.stride) {
+                if let Some(block) = self.level0_block(node) {
                     out.extend(block_links(block).iter().copied().filter(|&n| n < len));
                 }
             } else if let Some(b) = &self.store.base {
