@@ -1,10 +1,15 @@
 //! Multi-head self-attention over packed sequences: every sequence attends only to its own
 //! tokens, so there is no padding and no mask, and each (sequence, head) pair is an
-//! independent task on the rayon pool.
+//! independent task on the rayon pool that writes its output in place. Heads a multiple of
+//! 16 wide run `attention_avx512.rs` where the CPU has AVX-512.
+#![allow(unsafe_code)]
 
 use rayon::prelude::*;
 
+#[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+use super::attention_avx512;
 use super::kernels::softmax;
+use super::panels::Dst;
 use super::simd::multiversion;
 
 /// Sequences packed one after another: their lengths and the row each starts at.
@@ -33,7 +38,8 @@ impl Packing {
 
 /// `ctx = softmax(Q Kᵀ / √d) V` per sequence and head. `qkv` is `total × 3·hidden` (the
 /// query, key and value projections side by side); `ctx` is `total × hidden`. The pairs run
-/// over the current rayon pool when `parallel`.
+/// over the current rayon pool when `parallel`, each writing its head's columns of its
+/// sequence's rows of `ctx` in place.
 pub(crate) fn attend(
     qkv: &[f32],
     packing: &Packing,
@@ -42,24 +48,99 @@ pub(crate) fn attend(
     ctx: &mut [f32],
     parallel: bool,
 ) {
-    let d = hidden / heads;
-    let items: Vec<(usize, usize)> = (0..packing.lens.len())
-        .flat_map(|s| (0..heads).map(move |h| (s, h)))
-        .collect();
-    let one = |&(s, h): &(usize, usize)| {
-        let rows = &qkv[packing.starts[s] * 3 * hidden..][..packing.lens[s] * 3 * hidden];
-        head(rows, packing.lens[s], h * d, d, hidden)
-    };
-    let outs: Vec<Vec<f32>> = if parallel {
-        items.par_iter().map(one).collect()
-    } else {
-        items.iter().map(one).collect()
-    };
-    for (&(s, h), out) in items.iter().zip(&outs) {
-        for (i, o) in out.chunks_exact(d).enumerate() {
-            let row = (packing.starts[s] + i) * hidden + h * d;
-            ctx[row..row + d].copy_from_slice(o);
+    attend_with(qkv, packing, heads, hidden, ctx, parallel, Kernel::best());
+}
+
+/// Which kernel runs a head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kernel {
+    /// [`head`]: plain loops, compiled for the widest vectors the CPU has.
+    Portable,
+    /// `attention_avx512::head`: heads a multiple of 16 wide on a CPU with AVX-512 F.
+    #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+    Avx512,
+}
+
+impl Kernel {
+    fn best() -> Kernel {
+        #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            return Kernel::Avx512;
         }
+        Kernel::Portable
+    }
+}
+
+/// [`attend`] with the kernel chosen by the caller.
+fn attend_with(
+    qkv: &[f32],
+    packing: &Packing,
+    heads: usize,
+    hidden: usize,
+    ctx: &mut [f32],
+    parallel: bool,
+    kernel: Kernel,
+) {
+    assert!(heads > 0 && hidden.is_multiple_of(heads));
+    assert_eq!(
+        qkv.len(),
+        packing.total * 3 * hidden,
+        "qkv is not total × 3·hidden"
+    );
+    assert_eq!(
+        ctx.len(),
+        packing.total * hidden,
+        "ctx is not total × hidden"
+    );
+    let d = hidden / heads;
+    let dst = Dst(ctx.as_mut_ptr());
+    let one = |(s, h): (usize, usize)| {
+        let (first_row, len) = (packing.starts[s], packing.lens[s]);
+        let rows = &qkv[first_row * 3 * hidden..][..len * 3 * hidden];
+        #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+        if kernel == Kernel::Avx512 && d.is_multiple_of(16) {
+            let at = attention_avx512::Head {
+                rows,
+                len,
+                col: h * d,
+                d,
+                hidden,
+                ctx: dst,
+                first_row,
+                total: packing.total,
+            };
+            // SAFETY: `Kernel::Avx512` is only chosen where AVX-512 F was detected; `ctx`
+            // holds total × hidden floats (asserted above); sequence s's rows
+            // first_row..first_row + len ≤ total (`Packing`) and head h's columns
+            // h·d..(h + 1)·d ≤ hidden are written by this pair alone, while this function
+            // holds the unique borrow of `ctx`; `rows` is len × 3·hidden.
+            unsafe { attention_avx512::head(&at) };
+            return;
+        }
+        let out = head(rows, len, h * d, d, hidden);
+        for (i, o) in out.chunks_exact(d).enumerate() {
+            // SAFETY: as above: row first_row + i < total, columns h·d..(h + 1)·d ≤ hidden,
+            // this pair's alone; `o` is a separate buffer.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    o.as_ptr(),
+                    dst.at((first_row + i) * hidden + h * d),
+                    d,
+                );
+            }
+        }
+    };
+    #[cfg(not(all(target_arch = "x86_64", feature = "avx512")))]
+    let _ = kernel;
+    let pairs = (0..packing.lens.len()).flat_map(|s| (0..heads).map(move |h| (s, h)));
+    if parallel {
+        pairs.collect::<Vec<_>>().into_par_iter().for_each(one);
+    } else {
+        pairs.for_each(one);
     }
 }
 
@@ -193,20 +274,43 @@ mod tests {
         out
     }
 
+    fn kernels() -> Vec<Kernel> {
+        let mut all = vec![Kernel::Portable];
+        if Kernel::best() != Kernel::Portable {
+            all.push(Kernel::best());
+        }
+        all
+    }
+
     #[test]
     fn packed_sequences_attend_only_to_themselves() {
-        for (heads, hidden) in [(2, 32), (3, 24)] {
-            check(heads, hidden, vec![4, 1, 6, 19, 33]);
+        for kernel in kernels() {
+            for (heads, hidden) in [(2, 32), (3, 24), (2, 64), (2, 128)] {
+                check(heads, hidden, vec![4, 1, 6, 19, 33], kernel);
+            }
         }
     }
 
-    fn check(heads: usize, hidden: usize, lens: Vec<usize>) {
+    /// Lengths on and around every block edge (8, 16 and 32 keys; 4 and 8 query rows), at
+    /// head widths of 32 (MiniLM), 64 (BERT-base), 48 and 16, with every kernel.
+    #[test]
+    fn every_block_edge_is_exact() {
+        for kernel in kernels() {
+            for (heads, hidden) in [(2, 64), (1, 64), (3, 96), (3, 144), (4, 64)] {
+                let lens = vec![7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 65];
+                check(heads, hidden, lens, kernel);
+            }
+            check(2, 64, vec![200], kernel);
+        }
+    }
+
+    fn check(heads: usize, hidden: usize, lens: Vec<usize>, kernel: Kernel) {
         let packing = Packing::new(lens.clone());
         let qkv: Vec<f32> = (0..packing.total * 3 * hidden)
             .map(|i| ((i as f32) * 0.731).sin())
             .collect();
         let mut ctx = vec![f32::NAN; packing.total * hidden];
-        attend(&qkv, &packing, heads, hidden, &mut ctx, true);
+        attend_with(&qkv, &packing, heads, hidden, &mut ctx, true, kernel);
         for (s, &len) in lens.iter().enumerate() {
             let start = packing.starts[s];
             let own = &qkv[start * 3 * hidden..(start + len) * 3 * hidden];

@@ -221,26 +221,40 @@ impl QuantLinear {
                 offset: &self.offset[start..start + PANEL],
                 bias: &self.bias[start..start + PANEL],
             };
-            // Every kernel overwrites the rows it computes: one buffer serves every block
-            // (zeroing it per block cost a memset call each).
+            // A narrow last panel is computed into a buffer and copied; a whole panel (every
+            // panel of the models' widths) is written in place.
             let mut done = [[0f32; PANEL]; ROWS];
             for r0 in (0..rows).step_by(ROWS) {
                 let block = ROWS.min(rows - r0);
                 let xs = &q.bytes[r0 * self.k4..(r0 + block) * self.k4];
-                self.block(panel, xs, &q.scale[r0..r0 + block], &cols, &mut done);
+                let xscale = &q.scale[r0..r0 + block];
+                if width == PANEL {
+                    let tile = Tile {
+                        at: dst.at(r0 * n + start),
+                        stride: n,
+                    };
+                    // SAFETY: rows r0 .. r0 + block ≤ rows and columns start .. start + 64 ≤ n
+                    // lie inside `out` (`rows × n`, asserted above); panels cover disjoint
+                    // column ranges, so no other thread writes them, and `out` is uniquely
+                    // borrowed by this call and aliases no input.
+                    unsafe { self.block(panel, xs, xscale, &cols, tile) };
+                    continue;
+                }
+                let tile = Tile {
+                    at: done.as_mut_ptr().cast::<f32>(),
+                    stride: PANEL,
+                };
+                // SAFETY: `done` holds 4 rows of 64 floats, local to this closure.
+                unsafe { self.block(panel, xs, xscale, &cols, tile) };
                 for (r, row) in done.iter().enumerate().take(block) {
                     // SAFETY: row r0 + r < rows and columns start..start + width ≤ n lie inside
-                    // `out` (`rows × n`, asserted above); panels cover disjoint column ranges,
-                    // so no other thread writes them, and `out` is uniquely borrowed by this
-                    // call and aliases no input.
+                    // `out`, written by this thread alone (as above).
                     unsafe {
-                        let to = dst.at((r0 + r) * n + start);
-                        if width == PANEL {
-                            // A whole panel: a copy of known size, inlined (not a call).
-                            to.cast::<[f32; PANEL]>().write_unaligned(*row);
-                        } else {
-                            std::ptr::copy_nonoverlapping(row.as_ptr(), to, width);
-                        }
+                        std::ptr::copy_nonoverlapping(
+                            row.as_ptr(),
+                            dst.at((r0 + r) * n + start),
+                            width,
+                        );
                     }
                 }
             }
@@ -249,15 +263,12 @@ impl QuantLinear {
     }
 
     /// The outputs of `xscale.len()` (≤ 4) unsigned rows `xs` (`rows × k4`) on one panel's 64
-    /// columns `cols`, into `out[row][column]`.
-    fn block(
-        &self,
-        panel: &[i8],
-        xs: &[u8],
-        xscale: &[f32],
-        cols: &Columns,
-        out: &mut [[f32; PANEL]; ROWS],
-    ) {
+    /// columns `cols`, into `out`.
+    ///
+    /// # Safety
+    /// `out` must hold `xscale.len()` rows of 64 floats that nothing else reads or writes
+    /// during the call.
+    unsafe fn block(&self, panel: &[i8], xs: &[u8], xscale: &[f32], cols: &Columns, out: Tile) {
         assert_eq!(panel.len(), PANEL * self.k4);
         assert_eq!(xs.len(), xscale.len() * self.k4);
         assert!(xscale.len() <= ROWS);
@@ -265,33 +276,51 @@ impl QuantLinear {
             cols.scale.len() == PANEL && cols.offset.len() == PANEL && cols.bias.len() == PANEL
         );
         match self.kernel {
-            Kernel::Scalar => block_scalar(panel, xs, self.k4, xscale, cols, out),
+            // SAFETY: the caller's contract on `out`.
+            Kernel::Scalar => unsafe { scalar_into(panel, xs, self.k4, xscale, cols, out) },
             #[cfg(target_arch = "x86_64")]
             Kernel::Vnni512 => {
                 // SAFETY: `Kernel::Vnni512` is only chosen where `Kernel::best` detected
-                // AVX-512 F, BW and VNNI on this CPU (or a test that checked the same), and the
-                // asserts above fix the extents `block_vnni512` reads.
+                // AVX-512 F, BW and VNNI on this CPU (or a test that checked the same), the
+                // asserts above fix the extents `block_vnni512` reads, and the caller's
+                // contract the ones it writes.
                 unsafe { block_vnni512(panel, xs, self.k4, xscale, cols, out) }
             }
             #[cfg(target_arch = "x86_64")]
             Kernel::AvxVnni256 => {
                 // SAFETY: `Kernel::AvxVnni256` is only chosen where `Kernel::best` detected AVX2
-                // and AVX-VNNI on this CPU (or a test that checked the same), and the asserts
-                // above fix the extents `block_avxvnni256` reads.
+                // and AVX-VNNI on this CPU (or a test that checked the same), the asserts above
+                // fix the extents `block_avxvnni256` reads, and the caller's contract the ones
+                // it writes.
                 unsafe { block_avxvnni256(panel, xs, self.k4, xscale, cols, out) }
             }
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2 => {
                 // SAFETY: `Kernel::Avx2` is only chosen where `Kernel::best` detected AVX2 on
-                // this CPU (or a test that checked the same), and the asserts above fix the
-                // extents `block_avx2` reads.
+                // this CPU (or a test that checked the same), the asserts above fix the extents
+                // `block_avx2` reads, and the caller's contract the ones it writes.
                 unsafe { block_avx2(panel, xs, self.k4, xscale, cols, out) }
             }
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Vnni512 | Kernel::AvxVnni256 | Kernel::Avx2 => {
-                block_scalar(panel, xs, self.k4, xscale, cols, out)
+                // SAFETY: the caller's contract on `out`.
+                unsafe { scalar_into(panel, xs, self.k4, xscale, cols, out) }
             }
         }
+    }
+}
+
+/// Where a block's outputs go: row `r`'s 64 floats start at `at + r · stride`.
+#[derive(Clone, Copy)]
+struct Tile {
+    at: *mut f32,
+    stride: usize,
+}
+
+impl Tile {
+    /// Row `r`'s first float.
+    fn row(self, r: usize) -> *mut f32 {
+        self.at.wrapping_add(r * self.stride)
     }
 }
 
@@ -335,13 +364,35 @@ multiversion! {
     }
 }
 
+/// [`block_scalar`] into a [`Tile`].
+///
+/// # Safety
+/// `out` must hold `xscale.len()` rows of 64 floats that only this call touches.
+unsafe fn scalar_into(
+    panel: &[i8],
+    xs: &[u8],
+    k4: usize,
+    xscale: &[f32],
+    cols: &Columns,
+    out: Tile,
+) {
+    let mut done = [[0f32; PANEL]; ROWS];
+    block_scalar(panel, xs, k4, xscale, cols, &mut done);
+    for (r, row) in done.iter().enumerate().take(xscale.len()) {
+        // SAFETY: the caller's contract: row r < xscale.len() of `out` holds 64 floats that
+        // only this call touches.
+        unsafe { out.row(r).cast::<[f32; PANEL]>().write_unaligned(*row) };
+    }
+}
+
 /// [`block_scalar`] with `vpdpbusd`: per group of 4 inputs, each row's 4 bytes broadcast to 16
 /// lanes and multiplied into the panel's four 16-column registers; the epilogue in vectors
 /// (the same operations in the same order: subtract, convert, multiply, add).
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VNNI; `panel` must hold `64 · k4` bytes, `xs`
-/// `xscale.len() · k4` bytes, `xscale.len() ≤ 4`, and each of `cols`' slices 64 entries.
+/// `xscale.len() · k4` bytes, `xscale.len() ≤ 4`, each of `cols`' slices 64 entries, and
+/// `out` `xscale.len()` rows of 64 floats that only this call touches.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 unsafe fn block_vnni512(
@@ -350,7 +401,7 @@ unsafe fn block_vnni512(
     k4: usize,
     xscale: &[f32],
     cols: &Columns,
-    out: &mut [[f32; PANEL]; ROWS],
+    out: Tile,
 ) {
     use std::arch::x86_64::*;
     let block = xscale.len();
@@ -379,18 +430,19 @@ unsafe fn block_vnni512(
             s[3] = _mm512_dpbusd_epi32(s[3], a, w3);
         }
     }
-    for ((s, o), &xsc) in sums.iter().zip(out.iter_mut()).zip(xscale) {
+    for (r, (s, &xsc)) in sums.iter().zip(xscale).enumerate() {
         let xsc = _mm512_set1_ps(xsc);
+        let o = out.row(r);
         for (j, acc) in s.iter().enumerate() {
-            // SAFETY: each of `cols`' slices holds 64 entries and a row of `out` 64 floats;
-            // register j covers entries 16j .. 16j + 16.
+            // SAFETY: each of `cols`' slices holds 64 entries and row r of `out` 64 floats
+            // (the caller's contract); register j covers entries 16j .. 16j + 16.
             unsafe {
                 let off = _mm512_loadu_si512(cols.offset.as_ptr().add(16 * j).cast::<__m512i>());
                 let scale = _mm512_mul_ps(xsc, _mm512_loadu_ps(cols.scale.as_ptr().add(16 * j)));
                 let bias = _mm512_loadu_ps(cols.bias.as_ptr().add(16 * j));
                 let v = _mm512_cvtepi32_ps(_mm512_sub_epi32(*acc, off));
                 let v = _mm512_add_ps(_mm512_mul_ps(v, scale), bias);
-                _mm512_storeu_ps(o.as_mut_ptr().add(16 * j), v);
+                _mm512_storeu_ps(o.add(16 * j), v);
             }
         }
     }
@@ -411,7 +463,7 @@ macro_rules! block_256 {
             k4: usize,
             xscale: &[f32],
             cols: &Columns,
-            out: &mut [[f32; PANEL]; ROWS],
+            out: Tile,
         ) {
             use std::arch::x86_64::*;
             let w = panel.as_ptr();
@@ -446,11 +498,12 @@ macro_rules! block_256 {
                     }
                     for (r, s) in sums.iter().enumerate().take(rows) {
                         let xsc = _mm256_set1_ps(xscale[r0 + r]);
-                        let o = &mut out[r0 + r];
+                        let o = out.row(r0 + r);
                         for (j, acc) in s.iter().enumerate() {
                             let c = half * 32 + 8 * j;
-                            // SAFETY: each of `cols`' slices holds 64 entries and a row of
-                            // `out` 64 floats; this register covers entries c .. c + 8 ≤ 64.
+                            // SAFETY: each of `cols`' slices holds 64 entries and row r0 + r
+                            // of `out` 64 floats (the caller's contract); this register covers
+                            // entries c .. c + 8 ≤ 64.
                             unsafe {
                                 let sum = if $signed {
                                     *acc
@@ -463,7 +516,7 @@ macro_rules! block_256 {
                                 let bias = _mm256_loadu_ps(cols.bias.as_ptr().add(c));
                                 let v = _mm256_cvtepi32_ps(sum);
                                 let v = _mm256_add_ps(_mm256_mul_ps(v, scale), bias);
-                                _mm256_storeu_ps(o.as_mut_ptr().add(c), v);
+                                _mm256_storeu_ps(o.add(c), v);
                             }
                         }
                     }
@@ -516,7 +569,8 @@ block_256! {
     ///
     /// # Safety
     /// The CPU must have AVX2 and AVX-VNNI; `panel` must hold `64 · k4` bytes, `xs`
-    /// `xscale.len() · k4` bytes, `xscale.len() ≤ 4`, and each of `cols`' slices 64 entries.
+    /// `xscale.len() · k4` bytes, `xscale.len() ≤ 4`, each of `cols`' slices 64 entries, and
+    /// `out` `xscale.len()` rows of 64 floats that only this call touches.
     block_avxvnni256, "avx2,avxvnni", dot_avxvnni, false
 }
 
@@ -526,7 +580,8 @@ block_256! {
     ///
     /// # Safety
     /// The CPU must have AVX2; `panel` must hold `64 · k4` bytes, `xs` `xscale.len() · k4`
-    /// bytes, `xscale.len() ≤ 4`, and each of `cols`' slices 64 entries.
+    /// bytes, `xscale.len() ≤ 4`, each of `cols`' slices 64 entries, and `out`
+    /// `xscale.len()` rows of 64 floats that only this call touches.
     block_avx2, "avx2", dot_avx2, true
 }
 

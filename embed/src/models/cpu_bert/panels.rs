@@ -1,7 +1,8 @@
 //! What the dense layers (f32 in `matmul.rs`, int8 in `int8.rs`) share about their weight
 //! panels: the panel width, when a product is worth spreading over threads, running the
 //! panels, and the output buffer the threads fill, each thread the columns of its own panels,
-//! so the writes never overlap.
+//! so the writes never overlap (attention fills its output the same way, each task the
+//! columns of its own head in the rows of its own sequence).
 #![allow(unsafe_code)]
 
 use rayon::prelude::*;
@@ -29,9 +30,10 @@ pub(super) fn for_each_panel(count: usize, shared: bool, one: impl Fn(usize) + S
 /// The output buffer shared by the threads that fill its disjoint column ranges.
 #[derive(Clone, Copy)]
 pub(super) struct Dst(pub(super) *mut f32);
-// SAFETY: `Dst` only crosses threads inside `Linear::forward` and `QuantLinear::forward`,
-// where every thread writes a column range of the output that no other thread touches, while
-// `forward` holds the unique borrow of the buffer.
+// SAFETY: `Dst` only crosses threads inside `Linear::forward`, `QuantLinear::forward` and
+// `attention::attend`, where every thread writes a range of the output (columns, or a head's
+// columns of a sequence's rows) that no other thread touches, while the function holds the
+// unique borrow of the buffer.
 unsafe impl Send for Dst {}
 // SAFETY: as above.
 unsafe impl Sync for Dst {}

@@ -1,0 +1,230 @@
+//! One attention head in AVX-512 intrinsics, for heads whose width is a multiple of 16.
+//!
+//! The portable kernel (`attention.rs`, compiled for AVX-512 by `multiversion!`) keeps a block
+//! of 4 query rows × 16 keys: 4 accumulators, each a chain of dependent multiply-adds, so the
+//! two FMA units wait on the 4-cycle latency about half the time. With 32 registers a block
+//! can hold 8 query rows × 32 keys (16 accumulators) and, for the weighted values, 8 rows × 32
+//! columns; the compiler does not keep a block that size in registers from plain loops, so it
+//! is written here with intrinsics. Each key (or value) load then serves 8 multiply-adds and
+//! each broadcast query (or probability) 2.
+#![allow(unsafe_code)]
+
+use std::arch::x86_64::*;
+
+use super::kernels::exp;
+use super::panels::Dst;
+
+/// Query rows per block.
+const Q: usize = 8;
+/// Floats per register.
+const L: usize = 16;
+
+/// One (sequence, head) pair: `rows` is the sequence's `len × 3·hidden` slice of the
+/// projections and the head's `d` columns (a multiple of 16) start at `col`. Its output goes
+/// to rows `first_row..first_row + len`, columns `col..col + d` of `ctx`, `hidden` wide and
+/// `total` rows long.
+pub(super) struct Head<'a> {
+    pub(super) rows: &'a [f32],
+    pub(super) len: usize,
+    pub(super) col: usize,
+    pub(super) d: usize,
+    pub(super) hidden: usize,
+    pub(super) ctx: Dst,
+    pub(super) first_row: usize,
+    pub(super) total: usize,
+}
+
+/// `ctx = softmax(Q Kᵀ / √d) V` for one head of one sequence, written in place.
+///
+/// # Safety
+/// The CPU must have AVX-512 F. `at.ctx` must point at `at.total × at.hidden` floats that
+/// only this call writes in rows `first_row..first_row + len`, columns `col..col + d`, with
+/// `first_row + len ≤ total`, `col + d ≤ hidden`, and `rows.len() = len × 3·hidden`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+pub(super) unsafe fn head(at: &Head) {
+    let Head {
+        rows,
+        len,
+        col,
+        d,
+        hidden,
+        ..
+    } = *at;
+    assert!(d.is_multiple_of(L) && d > 0 && col + d <= hidden);
+    assert_eq!(rows.len(), len * 3 * hidden);
+    assert!(at.first_row + len <= at.total);
+    if len == 0 {
+        return;
+    }
+    let width = 3 * hidden;
+    let scale = 1.0 / (d as f32).sqrt();
+    // Keys transposed (d × padded, zeros past len): a block of scores is then d pairs of
+    // contiguous loads.
+    let padded = len.div_ceil(L) * L;
+    let mut keys = vec![0f32; d * padded];
+    for j in 0..len {
+        let k = &rows[j * width + hidden + col..][..d];
+        for (c, &v) in k.iter().enumerate() {
+            keys[c * padded + j] = v;
+        }
+    }
+    // Scores in chunks of 16 keys: keys 16b .. 16b + 16 of row r at `chunk(b, r)`, so the 8
+    // rows' scores of one key are 16 floats apart (fixed offsets from one address).
+    let mut scores = vec![0f32; Q * padded];
+    let mut inv = [0f32; Q];
+    // The block's query rows, scaled, column-major (d × Q).
+    let mut q = vec![0f32; d * Q];
+    for i0 in (0..len).step_by(Q) {
+        for r in 0..Q {
+            // Past the last row, repeat it: computed, then not written.
+            let i = (i0 + r).min(len - 1);
+            for (c, &x) in rows[i * width + col..][..d].iter().enumerate() {
+                q[c * Q + r] = x * scale;
+            }
+        }
+        let mut j0 = 0;
+        while j0 + 2 * L <= padded {
+            // SAFETY: AVX-512 F is enabled on this function; the callee's slices are checked.
+            unsafe { score_block::<2>(&keys, &q, padded, j0, d, &mut scores) };
+            j0 += 2 * L;
+        }
+        if j0 < padded {
+            // SAFETY: as above.
+            unsafe { score_block::<1>(&keys, &q, padded, j0, d, &mut scores) };
+        }
+        let valid = Q.min(len - i0);
+        for (r, inv) in inv.iter_mut().enumerate().take(valid) {
+            *inv = exp_row(&mut scores, r, len);
+        }
+        let mut c0 = 0;
+        while c0 < d {
+            let two = c0 + 2 * L <= d;
+            // SAFETY: AVX-512 F is enabled on this function; the callee's slices are checked,
+            // and its writes are rows first_row + i0 .. + valid ≤ first_row + len and columns
+            // col + c0 .. col + c0 + 16 or 32 ≤ col + d: this call's own part of `ctx`
+            // (the caller's contract).
+            unsafe {
+                if two {
+                    weigh_values::<2>(at, &scores, &inv, i0, valid, c0);
+                } else {
+                    weigh_values::<1>(at, &scores, &inv, i0, valid, c0);
+                }
+            }
+            c0 += if two { 2 * L } else { L };
+        }
+    }
+}
+
+/// Where keys `16b .. 16b + 16` of query row `r` start in a block's scores.
+#[inline(always)]
+fn chunk(b: usize, r: usize) -> usize {
+    (b * Q + r) * L
+}
+
+/// Row `r` of a block's scores (its first `len` keys, in chunks) replaced by `e^(s − max)`;
+/// returns 1 / their sum, the softmax's normalisation, which the weighted values apply. The
+/// lanes past `len` in the last chunk are set to −∞ first, so every pass runs on whole
+/// chunks; they come out as `exp`'s floor, about 1e-38, are never read, and add at most
+/// 15 · 1e-38 to a sum of at least 1 (the maximum's own term).
+#[inline(always)]
+fn exp_row(scores: &mut [f32], r: usize, len: usize) -> f32 {
+    let chunks = len.div_ceil(L);
+    let last = len - (chunks - 1) * L;
+    scores[chunk(chunks - 1, r) + last..chunk(chunks - 1, r) + L].fill(f32::NEG_INFINITY);
+    let mut m = [f32::NEG_INFINITY; L];
+    for b in 0..chunks {
+        let c = &scores[chunk(b, r)..][..L];
+        for (m, &x) in m.iter_mut().zip(c) {
+            *m = if x > *m { x } else { *m };
+        }
+    }
+    let max = m.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    let mut sum = [0f32; L];
+    for b in 0..chunks {
+        let c = &mut scores[chunk(b, r)..][..L];
+        for (x, s) in c.iter_mut().zip(&mut sum) {
+            let e = exp(*x - max);
+            *x = e;
+            *s += e;
+        }
+    }
+    1.0 / sum.iter().sum::<f32>()
+}
+
+/// Scores of the 8 query rows in `q` (`d × 8`) against keys `j0..j0 + 16·N`, into `scores`
+/// (see [`chunk`]).
+#[target_feature(enable = "avx512f")]
+unsafe fn score_block<const N: usize>(
+    keys: &[f32],
+    q: &[f32],
+    padded: usize,
+    j0: usize,
+    d: usize,
+    scores: &mut [f32],
+) {
+    let mut acc = [[_mm512_setzero_ps(); N]; Q];
+    for c in 0..d {
+        let k = &keys[c * padded + j0..][..N * L];
+        let qc = &q[c * Q..][..Q];
+        // SAFETY: `k` holds 16·N floats (checked slice); unaligned loads.
+        let k: [__m512; N] =
+            std::array::from_fn(|n| unsafe { _mm512_loadu_ps(k.as_ptr().add(n * L)) });
+        for (a, &x) in acc.iter_mut().zip(qc) {
+            let x = _mm512_set1_ps(x);
+            for (a, &k) in a.iter_mut().zip(&k) {
+                *a = _mm512_fmadd_ps(x, k, *a);
+            }
+        }
+    }
+    for (r, a) in acc.iter().enumerate() {
+        for (n, a) in a.iter().enumerate() {
+            let s = &mut scores[chunk(j0 / L + n, r)..][..L];
+            // SAFETY: `s` holds 16 floats (checked slice).
+            unsafe { _mm512_storeu_ps(s.as_mut_ptr(), *a) };
+        }
+    }
+}
+
+/// `ctx = P V` for query rows `i0..i0 + valid` and the head's columns `c0..c0 + 16·N`:
+/// `scores` holds the rows' `e^(s − max)` (see [`chunk`]), `inv` their normalisations.
+///
+/// # Safety
+/// As [`head`], whose asserts fix the extents; `valid ≤ 8`, `i0 + valid ≤ len` and the
+/// columns lie inside the head's `d`.
+#[target_feature(enable = "avx512f")]
+unsafe fn weigh_values<const N: usize>(
+    at: &Head,
+    scores: &[f32],
+    inv: &[f32; Q],
+    i0: usize,
+    valid: usize,
+    c0: usize,
+) {
+    let (width, hidden) = (3 * at.hidden, at.hidden);
+    let base = 2 * hidden + at.col + c0;
+    let mut acc = [[_mm512_setzero_ps(); N]; Q];
+    for j in 0..at.len {
+        let p = &scores[chunk(j / L, 0) + j % L..][..(Q - 1) * L + 1];
+        let v = &at.rows[j * width + base..][..N * L];
+        // SAFETY: `v` holds 16·N floats (checked slice); unaligned loads.
+        let v: [__m512; N] =
+            std::array::from_fn(|n| unsafe { _mm512_loadu_ps(v.as_ptr().add(n * L)) });
+        for (r, a) in acc.iter_mut().enumerate() {
+            let x = _mm512_set1_ps(p[r * L]);
+            for (a, &v) in a.iter_mut().zip(&v) {
+                *a = _mm512_fmadd_ps(x, v, *a);
+            }
+        }
+    }
+    for (r, a) in acc.iter().enumerate().take(valid) {
+        let to = at.ctx.at((at.first_row + i0 + r) * hidden + at.col + c0);
+        let inv = _mm512_set1_ps(inv[r]);
+        for (n, a) in a.iter().enumerate() {
+            let a = _mm512_mul_ps(*a, inv);
+            // SAFETY: the caller's contract: row first_row + i0 + r < first_row + len ≤ total
+            // and columns col + c0 .. + 16·N ≤ col + d ≤ hidden lie inside `ctx` and belong to
+            // this (sequence, head) pair alone.
+            unsafe { _mm512_storeu_ps(to.add(n * L), a) };
+        }
+    }
+}
