@@ -86,7 +86,7 @@ fn pick(corpus: &Path, n: usize) -> Result<Vec<PathBuf>> {
 }
 
 /// Runs the demo with the model in `model` (fetched when `None`) on `device`, its matrix
-/// products at `precision` (f32 when `None`: the demo store is new).
+/// products at `precision` (`None`: a new store's default, `Precision::preferred`).
 pub fn run(
     model: Option<&Path>,
     device: memloop::DeviceChoice,

@@ -41,7 +41,9 @@ pub struct StoreArgs {
     pub device: DeviceChoice,
     /// The model's matrix products: `f32`, or `int8` (memloop's native CPU encoder: faster,
     /// vectors slightly different, so a store is written in one or the other; the store
-    /// records which and refuses the other). Omitted: the store's own (f32 for a new store).
+    /// records which and refuses the other). Omitted: the store's own; a new store takes int8
+    /// where the CPU has AVX2 and the model runs on the native encoder, else f32 (`embed`,
+    /// which writes no store, f32).
     #[arg(long, global = true, value_parser = parse_precision)]
     pub precision: Option<EncoderPrecision>,
     /// How the index stores the vectors searches read: `f32`, `bf16` (codes beside the f32

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use memloop_embed::{DeviceChoice, Embedder, EmbedderOptions, Precision};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A text embedder the engine can use: unit vectors of a fixed dimension, and a fingerprint
 /// naming the embedding space (stores refuse vectors from another space).
@@ -82,6 +82,29 @@ pub fn load_model_at(
             ..EmbedderOptions::default()
         },
     )?)
+}
+
+/// Loads the model for a new store that names no precision: at [`Precision::preferred`]
+/// (int8 on a CPU with a vector int8 kernel), or f32 where that model or device has no int8
+/// (only memloop's native CPU encoder does).
+///
+/// # Errors
+/// As [`load_model_at`].
+pub(crate) fn load_model_for_new_store(
+    dir: Option<&Path>,
+    device: DeviceChoice,
+) -> Result<Embedder> {
+    let preferred = Precision::preferred();
+    if preferred != Precision::F32 {
+        match load_model_at(dir, device, preferred) {
+            Err(Error::Embed(memloop_embed::EmbedError::InvalidOption {
+                name: "precision",
+                ..
+            })) => {}
+            loaded => return loaded,
+        }
+    }
+    load_model_at(dir, device, Precision::F32)
 }
 
 /// A deterministic, model-free embedder for tests and simulations that are not about

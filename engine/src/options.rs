@@ -50,7 +50,9 @@ pub struct Options {
     /// The arithmetic of that model's matrix products: [`Precision::F32`] or
     /// [`Precision::Int8`] (memloop's native CPU encoder only; its vectors are a space of their
     /// own, named in the fingerprint, so a store written in one refuses the other). `None`
-    /// (default) takes the store's recorded precision: f32 for a new store.
+    /// (default) takes the store's recorded precision; a new store takes
+    /// [`Precision::preferred`]: int8 on a CPU with a vector int8 kernel (x86-64 with AVX2)
+    /// where the model runs on the native encoder, else f32.
     pub precision: Option<Precision>,
     /// Where times come from.
     pub clock: Clock,

@@ -69,8 +69,8 @@ pub struct OpenOptions {
     /// "cpu" (default), "cuda" or "cuda:N" in a build with CUDA.
     pub device: Option<String>,
     /// The model's matrix products: "f32" or "int8" (faster on the CPU; its vectors differ
-    /// slightly, so a store is written in one or the other). Default: the store's own, f32
-    /// for a new store.
+    /// slightly, so a store is written in one or the other). Default: the store's own; for a
+    /// new store int8 where the CPU has AVX2 and the model runs on memloop's encoder, else f32.
     pub precision: Option<String>,
     /// "synced" (default: every write is fsynced before its Promise resolves) or "grouped"
     /// (writes made durable together, at least every second and at close).

@@ -32,7 +32,8 @@ struct InUse {
 /// `memloop model fetch`). `device` is where the model runs: "cpu" (default), or "cuda" /
 /// "cuda:N" in a build with the `cuda` feature; `precision` the model's matrix products:
 /// "f32" or "int8" (faster on the CPU, vectors slightly different, so a store is written in
-/// one or the other; default: the store's own, f32 for a new store). `clock="manual"` makes time move only through
+/// one or the other; default: the store's own; for a new store int8 where the CPU has AVX2
+/// and the model runs on memloop's encoder, else f32). `clock="manual"` makes time move only through
 /// `set_time` (`start` is its first value, Unix seconds or an aware datetime; without it the
 /// clock begins at the Unix epoch, so the first `set_time` puts it anywhere later).
 /// `sync=False` groups writes until `close` or a checkpoint. `capacity` bounds how many

@@ -63,6 +63,20 @@ impl Precision {
         }
     }
 
+    /// The precision a new store takes when its caller names none: int8 where this CPU has a
+    /// vector int8 kernel (x86-64 with AVX2; with AVX-512 VNNI, AVX-VNNI or AVX2 alone each
+    /// measured faster than f32, BENCHMARKS.md), else f32 (a scalar int8 kernel is slower than
+    /// f32's). Retrieval quality in int8 is within 0.005 of f32's on SciFact and LoCoMo.
+    /// Only memloop's native encoder has int8: a caller falls back to f32 for models or
+    /// devices it does not run (`EmbedError::InvalidOption` names "precision").
+    pub fn preferred() -> Precision {
+        if cpu_bert::has_vector_int8() {
+            Precision::Int8
+        } else {
+            Precision::F32
+        }
+    }
+
     /// The precision a fingerprint's model name was made at ([`Precision::model_name`]); f32
     /// for a name without one.
     pub fn of_model_name(name: &str) -> Precision {

@@ -14,7 +14,7 @@ use crate::catalog::CatalogSlot;
 use crate::crypt::ring::KeyRing;
 use crate::crypt::seal::Sealer;
 use crate::crypt::{Encryption, KeyError};
-use crate::embedder::{load_model_at, TextEmbedder};
+use crate::embedder::{load_model_at, load_model_for_new_store, TextEmbedder};
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::options::Options;
@@ -64,13 +64,16 @@ impl Memory {
         let lock = ProcessLock::acquire(dir)?;
         let embedder: Arc<dyn TextEmbedder> = match &options.embedder {
             Some(e) => e.clone(),
-            None => Arc::new(load_model_at(
-                options.model_dir.as_deref(),
-                options.device,
-                options
-                    .precision
-                    .unwrap_or_else(|| recorded_precision(manifest.as_ref())),
-            )?),
+            None => {
+                let (model, device) = (options.model_dir.as_deref(), options.device);
+                Arc::new(match options.precision {
+                    Some(p) => load_model_at(model, device, p)?,
+                    None if manifest.is_none() && !crate::store::is_store(dir) => {
+                        load_model_for_new_store(model, device)?
+                    }
+                    None => load_model_at(model, device, recorded_precision(manifest.as_ref()))?,
+                })
+            }
         };
         let started = Instant::now();
         remove_stale_temporaries(dir);
@@ -136,9 +139,10 @@ impl Memory {
     }
 }
 
-/// The encoder precision a store was written with, as its manifest names it
-/// (`<model>+int8:…`); f32 for a new store or an unreadable manifest. Only a default: the
-/// model check against the database still decides.
+/// The encoder precision an existing store was written with, as its manifest names it
+/// (`<model>+int8:…`); f32 for an unreadable or missing manifest (a store from before
+/// manifests). Only a default: the model check against the database still decides. A new
+/// store takes [`memloop_embed::Precision::preferred`].
 fn recorded_precision(manifest: Option<&Manifest>) -> EncoderPrecision {
     let model = manifest.map(|m| m.model.as_str()).unwrap_or_default();
     EncoderPrecision::of_model_name(model.split(':').next().unwrap_or_default())

@@ -1,12 +1,18 @@
 //! The engine on the real default model (all-MiniLM-L6-v2, fetched by scripts/fetch-model.sh).
 
-use memloop::{Kind, Memory, NewMemory, Options, Query, RememberAction};
+use memloop::{EncoderPrecision, Kind, Memory, NewMemory, Options, Query, RememberAction};
 
 #[test]
 fn recall_with_minilm_finds_the_semantically_closest_memory() {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(dir.path(), Options::default()).expect("default model is fetched");
-    assert!(m.fingerprint().starts_with("all-MiniLM-L6-v2:53aa5117"));
+    // A new store takes the preferred precision: int8 on a CPU with AVX2, else f32.
+    let model = EncoderPrecision::preferred().model_name("all-MiniLM-L6-v2");
+    assert!(
+        m.fingerprint().starts_with(&format!("{model}:53aa5117")),
+        "{}",
+        m.fingerprint()
+    );
     m.remember_batch(vec![
         NewMemory::new("The staging database password rotates every Monday."),
         NewMemory::new("Alice prefers tea over coffee in the morning."),
@@ -98,4 +104,39 @@ fn a_changed_fact_supersedes_and_differing_chunks_stay_apart() {
     );
     assert!(m.get(a).unwrap().unwrap().text.ends_with("41 million."));
     assert!(m.get(b).unwrap().unwrap().text.ends_with("47 million."));
+}
+
+/// A new store that names no precision takes the preferred one (int8 on a CPU with AVX2);
+/// a store written in f32 keeps f32 when reopened without a choice, also with its manifest
+/// gone (a store from before manifests), so the new default never locks an old store out.
+#[test]
+fn a_new_store_takes_the_preferred_precision_and_an_f32_store_keeps_f32() {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = Memory::open(dir.path().join("new"), Options::default()).unwrap();
+    let preferred = EncoderPrecision::preferred().model_name("all-MiniLM-L6-v2");
+    assert!(fresh.fingerprint().starts_with(&format!("{preferred}:")));
+    drop(fresh);
+    let old = dir.path().join("f32");
+    let f32_store = Options {
+        precision: Some(EncoderPrecision::F32),
+        ..Options::default()
+    };
+    let m = Memory::open(&old, f32_store).unwrap();
+    let id = m
+        .remember(NewMemory::new("Alice prefers tea over coffee."))
+        .unwrap();
+    drop(m);
+    for manifest_gone in [false, true] {
+        if manifest_gone {
+            std::fs::remove_file(old.join("manifest.json")).unwrap();
+        }
+        let m = Memory::open(&old, Options::default()).unwrap();
+        assert!(
+            m.fingerprint().starts_with("all-MiniLM-L6-v2:"),
+            "{}",
+            m.fingerprint()
+        );
+        let hits = m.recall(&Query::new("what does Alice drink").k(1)).unwrap();
+        assert_eq!(hits[0].item.id, id);
+    }
 }

@@ -158,6 +158,11 @@ fn norm(s: Scope, size: usize, eps: f64) -> candle_core::Result<Norm> {
     })
 }
 
+/// Whether this CPU runs the int8 products with a vector kernel (not the scalar reference).
+pub(crate) fn has_vector_int8() -> bool {
+    int8::Kernel::best() != int8::Kernel::Scalar
+}
+
 /// Whether this encoder implements `c`: absolute positions and heads whose width is a
 /// multiple of 8 (every released BERT-family embedder; others run on candle).
 pub(crate) fn supports(c: &Config) -> bool {
