@@ -153,31 +153,18 @@ multiversion! {
     /// One head of one sequence: `rows` is its `len × 3·hidden` slice of the projections, the
     /// head's columns start at `col`, `d` is a multiple of 8. Returns `len × d`.
     fn head(rows: &[f32], len: usize, col: usize, d: usize, hidden: usize) -> Vec<f32> {
-        let width = 3 * hidden;
         let scale = 1.0 / (d as f32).sqrt();
-        // Keys transposed (d × padded len, zeros past len): a block of KEYS scores is then d
-        // contiguous loads, each shared by QUERIES query rows.
+        // Keys transposed: a block of KEYS scores is then d contiguous loads, each shared by
+        // QUERIES query rows.
         let padded = len.div_ceil(KEYS) * KEYS;
-        let mut keys = vec![0f32; d * padded];
-        for j in 0..len {
-            let k = &rows[j * width + hidden + col..][..d];
-            for (c, &v) in k.iter().enumerate() {
-                keys[c * padded + j] = v;
-            }
-        }
+        let keys = transposed_keys(rows, len, col, d, hidden, padded);
         let mut out = vec![0f32; len * d];
         let mut scores = vec![0f32; QUERIES * padded];
         // The block's query rows, scaled once, column-major (d × QUERIES): each column's four
         // values are then one load apart from the next column's.
         let mut q = vec![0f32; d * QUERIES];
         for i0 in (0..len).step_by(QUERIES) {
-            for r in 0..QUERIES {
-                // Past the last row, repeat it: computed, then not written.
-                let i = (i0 + r).min(len - 1);
-                for (c, &x) in rows[i * width + col..][..d].iter().enumerate() {
-                    q[c * QUERIES + r] = x * scale;
-                }
-            }
+            gather_queries(rows, len, col, d, hidden, i0, scale, &mut q);
             for j0 in (0..padded).step_by(KEYS) {
                 let mut acc = [[0f32; KEYS]; QUERIES];
                 for c in 0..d {
@@ -206,6 +193,51 @@ multiversion! {
             }
         }
         out
+    }
+}
+
+/// Head `col..col + d`'s keys of a sequence (`rows`, `len × 3·hidden`) transposed to
+/// `d × padded`, zeros past `len`.
+#[inline(always)]
+pub(super) fn transposed_keys(
+    rows: &[f32],
+    len: usize,
+    col: usize,
+    d: usize,
+    hidden: usize,
+    padded: usize,
+) -> Vec<f32> {
+    let mut keys = vec![0f32; d * padded];
+    for j in 0..len {
+        let k = &rows[j * 3 * hidden + hidden + col..][..d];
+        for (c, &v) in k.iter().enumerate() {
+            keys[c * padded + j] = v;
+        }
+    }
+    keys
+}
+
+/// Query rows `i0..i0 + n` of head `col..col + d` (`n = q.len() / d`; past `len` the last
+/// row repeated: computed, then not written), scaled by `scale`, into `q` column-major
+/// (`d × n`): each column's `n` values one load apart from the next column's.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn gather_queries(
+    rows: &[f32],
+    len: usize,
+    col: usize,
+    d: usize,
+    hidden: usize,
+    i0: usize,
+    scale: f32,
+    q: &mut [f32],
+) {
+    let n = q.len() / d;
+    for r in 0..n {
+        let i = (i0 + r).min(len - 1);
+        for (c, &x) in rows[i * 3 * hidden + col..][..d].iter().enumerate() {
+            q[c * n + r] = x * scale;
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 
 use std::arch::x86_64::*;
 
+use super::attention::{gather_queries, transposed_keys};
 use super::kernels::exp;
 use super::panels::Dst;
 
@@ -56,18 +57,11 @@ pub(super) unsafe fn head(at: &Head) {
     if len == 0 {
         return;
     }
-    let width = 3 * hidden;
     let scale = 1.0 / (d as f32).sqrt();
     // Keys transposed (d × padded, zeros past len): a block of scores is then d pairs of
     // contiguous loads.
     let padded = len.div_ceil(L) * L;
-    let mut keys = vec![0f32; d * padded];
-    for j in 0..len {
-        let k = &rows[j * width + hidden + col..][..d];
-        for (c, &v) in k.iter().enumerate() {
-            keys[c * padded + j] = v;
-        }
-    }
+    let keys = transposed_keys(rows, len, col, d, hidden, padded);
     // Scores in chunks of 16 keys: keys 16b .. 16b + 16 of row r at `chunk(b, r)`, so the 8
     // rows' scores of one key are 16 floats apart (fixed offsets from one address).
     let mut scores = vec![0f32; Q * padded];
@@ -75,13 +69,7 @@ pub(super) unsafe fn head(at: &Head) {
     // The block's query rows, scaled, column-major (d × Q).
     let mut q = vec![0f32; d * Q];
     for i0 in (0..len).step_by(Q) {
-        for r in 0..Q {
-            // Past the last row, repeat it: computed, then not written.
-            let i = (i0 + r).min(len - 1);
-            for (c, &x) in rows[i * width + col..][..d].iter().enumerate() {
-                q[c * Q + r] = x * scale;
-            }
-        }
+        gather_queries(rows, len, col, d, hidden, i0, scale, &mut q);
         let mut j0 = 0;
         while j0 + 2 * L <= padded {
             // SAFETY: AVX-512 F is enabled on this function; the callee's slices are checked.
