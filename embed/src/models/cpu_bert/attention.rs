@@ -113,7 +113,8 @@ fn attend_with(
                 first_row,
                 total: packing.total,
             };
-            // SAFETY: `Kernel::Avx512` is only chosen where AVX-512 F was detected; `ctx`
+            // SAFETY: `Kernel::Avx512` is only chosen where AVX-512 F, BW and VL and FMA were
+            // detected; `ctx`
             // holds total × hidden floats (asserted above); sequence s's rows
             // first_row..first_row + len ≤ total (`Packing`) and head h's columns
             // h·d..(h + 1)·d ≤ hidden are written by this pair alone, while this function

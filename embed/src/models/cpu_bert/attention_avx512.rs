@@ -38,7 +38,8 @@ pub(super) struct Head<'a> {
 /// `ctx = softmax(Q Kᵀ / √d) V` for one head of one sequence, written in place.
 ///
 /// # Safety
-/// The CPU must have AVX-512 F. `at.ctx` must point at `at.total × at.hidden` floats that
+/// The CPU must have AVX-512 F, BW and VL and FMA (what `attention::Kernel::best` detects).
+/// `at.ctx` must point at `at.total × at.hidden` floats that
 /// only this call writes in rows `first_row..first_row + len`, columns `col..col + d`, with
 /// `first_row + len ≤ total`, `col + d ≤ hidden`, and `rows.len() = len × 3·hidden`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
