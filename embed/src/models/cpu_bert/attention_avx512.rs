@@ -11,7 +11,7 @@
 
 use std::arch::x86_64::*;
 
-use super::attention::{gather_queries, transposed_keys};
+use super::head_inputs::{gather_queries, transposed_keys};
 use super::kernels::exp;
 use super::panels::Dst;
 
