@@ -48,7 +48,8 @@ impl Memory {
         #[cfg(feature = "test-encryption")]
         let options = encrypt_for_tests(options);
         // The manifest (a hint: the database decides) of a store already there.
-        let manifest = Manifest::read(dir).filter(|_| crate::store::is_store(dir));
+        let existing = crate::store::is_store(dir);
+        let manifest = Manifest::read(dir).filter(|_| existing);
         // The key first: a wrong or missing one creates and writes nothing.
         let sealer = match &options.encryption {
             None => None,
@@ -68,9 +69,7 @@ impl Memory {
                 let (model, device) = (options.model_dir.as_deref(), options.device);
                 Arc::new(match options.precision {
                     Some(p) => load_model_at(model, device, p)?,
-                    None if manifest.is_none() && !crate::store::is_store(dir) => {
-                        load_model_for_new_store(model, device)?
-                    }
+                    None if !existing => load_model_for_new_store(model, device)?,
                     None => load_model_at(model, device, recorded_precision(manifest.as_ref()))?,
                 })
             }
