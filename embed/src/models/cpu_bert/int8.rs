@@ -92,9 +92,67 @@ pub(crate) struct QuantLinear {
 }
 
 /// Input rows quantized: unsigned bytes (`q + 128`), `k4` per row, and each row's scale.
-struct QuantRows {
+///
+/// The encoder fills one in the same pass that computes the rows (layer norm, GELU), while
+/// each block of rows is still in cache, and hands it to [`QuantLinear::forward_quantized`]:
+/// the product then reads no f32 row at all.
+#[derive(Debug)]
+pub(crate) struct QuantRows {
     bytes: Vec<u8>,
     scale: Vec<f32>,
+    /// The rows' width as quantized (`k` rounded up to 4).
+    k4: usize,
+}
+
+/// A block of a [`QuantRows`]' rows, filled by one task.
+pub(crate) struct QuantBlock<'a> {
+    bytes: &'a mut [u8],
+    scale: &'a mut [f32],
+    k4: usize,
+}
+
+impl QuantRows {
+    /// Room for `rows` rows of `k` inputs; the padding past `k` is 128 (a zero).
+    pub(crate) fn new(rows: usize, k: usize) -> Self {
+        let k4 = k.div_ceil(4) * 4;
+        QuantRows {
+            bytes: vec![128u8; rows * k4],
+            scale: vec![0f32; rows],
+            k4,
+        }
+    }
+
+    /// The rows in blocks of `per` (the last may be shorter), in order.
+    pub(crate) fn blocks_mut(&mut self, per: usize) -> Vec<QuantBlock<'_>> {
+        let k4 = self.k4;
+        self.bytes
+            .chunks_mut(per * k4)
+            .zip(self.scale.chunks_mut(per))
+            .map(|(bytes, scale)| QuantBlock { bytes, scale, k4 })
+            .collect()
+    }
+}
+
+impl QuantBlock<'_> {
+    /// Quantizes `xs` (whole rows of `k` floats, as many as the block holds) into the block.
+    pub(crate) fn fill(&mut self, xs: &[f32], k: usize) {
+        assert_eq!(
+            xs.len(),
+            self.scale.len() * k,
+            "rows do not match the block"
+        );
+        assert!(
+            k <= self.k4 && self.k4 - k < 4,
+            "row width does not match the block"
+        );
+        for ((src, dst), s) in xs
+            .chunks_exact(k)
+            .zip(self.bytes.chunks_exact_mut(self.k4))
+            .zip(self.scale.iter_mut())
+        {
+            *s = quantize_row(src, &mut dst[..k]);
+        }
+    }
 }
 
 multiversion! {
@@ -104,18 +162,28 @@ multiversion! {
     /// vectorises.
     fn quantize_row(src: &[f32], dst: &mut [u8]) -> f32 {
         const ROUND: f32 = 12_582_912.0;
-        let mut lanes = [0f32; 8];
-        let chunks = src.chunks_exact(8);
+        // 64 independent running maxima: four 16-lane registers, so the loop is not one
+        // chain of dependent `max`es.
+        let mut lanes = [0f32; 64];
+        let chunks = src.chunks_exact(64);
         let tail = chunks.remainder();
         for c in chunks {
             for (l, v) in lanes.iter_mut().zip(c) {
                 *l = if v.abs() > *l { v.abs() } else { *l };
             }
         }
+        // Halve the lanes in vector steps (64 → 32 → … → 1), not one lane at a time.
+        let mut width = lanes.len();
+        while width > 1 {
+            width /= 2;
+            let (low, high) = lanes.split_at_mut(width);
+            for (l, &h) in low.iter_mut().zip(&high[..width]) {
+                *l = if h > *l { h } else { *l };
+            }
+        }
         let max = tail
             .iter()
-            .chain(&lanes)
-            .fold(0f32, |m, v| if v.abs() > m { v.abs() } else { m });
+            .fold(lanes[0], |m, v| if v.abs() > m { v.abs() } else { m });
         let scale = if max > 0.0 && max.is_finite() {
             max / 127.0
         } else {
@@ -132,24 +200,22 @@ multiversion! {
     }
 }
 
-/// `x` (rows × `k`) quantized per row to `k4`-wide unsigned rows, padded with 128 (zero).
-fn quantize_rows(x: &[f32], k: usize, k4: usize, parallel: bool) -> QuantRows {
-    let rows = x.len() / k;
-    let mut bytes = vec![128u8; rows * k4];
-    let mut scale = vec![0f32; rows];
-    let one = |(src, (dst, s)): (&[f32], (&mut [u8], &mut f32))| {
-        *s = quantize_row(src, dst);
-    };
+/// `x` (rows × `k`) quantized per row, in blocks over the rayon pool when `parallel`.
+fn quantize_rows(x: &[f32], k: usize, parallel: bool) -> QuantRows {
+    /// Rows per task.
+    const PER: usize = 16;
+    let mut q = QuantRows::new(x.len() / k, k);
+    let blocks = q.blocks_mut(PER);
     if parallel {
-        x.par_chunks(k)
-            .zip(bytes.par_chunks_mut(k4).zip(scale.par_iter_mut()))
-            .for_each(one);
+        x.par_chunks(PER * k)
+            .zip(blocks)
+            .for_each(|(x, mut b)| b.fill(x, k));
     } else {
-        x.chunks(k)
-            .zip(bytes.chunks_mut(k4).zip(scale.iter_mut()))
-            .for_each(one);
+        x.chunks(PER * k)
+            .zip(blocks)
+            .for_each(|(x, mut b)| b.fill(x, k));
     }
-    QuantRows { bytes, scale }
+    q
 }
 
 impl QuantLinear {
@@ -203,14 +269,30 @@ impl QuantLinear {
     /// `out[r] = x[r] · Wᵀ + b` for the `rows` rows of `x` (`rows × inp`); `out` is
     /// `rows × out`. When `parallel`, the panels are shared over the current rayon pool.
     pub(crate) fn forward(&self, x: &[f32], rows: usize, out: &mut [f32], parallel: bool) {
-        let (k, n) = (self.inp, self.out);
+        let k = self.inp;
         assert_eq!(x.len(), rows * k, "input is not rows × in");
+        let q = quantize_rows(x, k, shared(parallel, rows, k, self.out));
+        self.forward_quantized(&q, rows, out, parallel);
+    }
+
+    /// As [`QuantLinear::forward`], from rows already quantized (`rows` of them, `inp` wide).
+    pub(crate) fn forward_quantized(
+        &self,
+        q: &QuantRows,
+        rows: usize,
+        out: &mut [f32],
+        parallel: bool,
+    ) {
+        let (k, n) = (self.inp, self.out);
+        assert!(
+            q.k4 == self.k4 && q.scale.len() == rows,
+            "quantized input is not rows × in"
+        );
         assert_eq!(out.len(), rows * n, "output is not rows × out");
         if rows == 0 {
             return;
         }
         let big = shared(parallel, rows, k, n);
-        let q = quantize_rows(x, k, self.k4, big);
         let dst = Dst(out.as_mut_ptr());
         let one = |p: usize| {
             let start = p * PANEL;
@@ -646,6 +728,26 @@ mod tests {
                     "{kernel:?} {rows}×{inp}→{out}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn rows_quantized_in_blocks_give_the_same_product_as_rows_quantized_by_it() {
+        // Blocks of 3 rows (the last one short), filled in order as the encoder's passes do.
+        for (rows, inp, out) in [(1, 7, 3), (8, 33, 150), (11, 384, 64)] {
+            let (x, weight, bias) = case(rows, inp, out);
+            let layer = QuantLinear::new(&weight, bias, inp, out, Kernel::best());
+            let mut q = QuantRows::new(rows, inp);
+            for (xs, mut block) in x.chunks(3 * inp).zip(q.blocks_mut(3)) {
+                block.fill(xs, inp);
+            }
+            let (mut a, mut b) = (vec![f32::NAN; rows * out], vec![f32::NAN; rows * out]);
+            layer.forward(&x, rows, &mut a, false);
+            layer.forward_quantized(&q, rows, &mut b, true);
+            assert!(
+                a.iter().zip(&b).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{rows}×{inp}→{out}"
+            );
         }
     }
 

@@ -10,7 +10,8 @@
 //! - the dense layers call `gemm` directly on row-major buffers (`matmul.rs`), with the bias
 //!   as the initial value of the output;
 //! - GELU, softmax and the residual + layer norm are single vectorisable passes
-//!   (`kernels.rs`), spread over the rayon pool by rows.
+//!   (`kernels.rs`), spread over the rayon pool by rows; at int8 the same passes quantize
+//!   the next product's input (`int8::QuantRows`) while each block of rows is in cache.
 //!
 //! The golden tests hold it to the sentence-transformers vectors (cosine ≥ 0.9999), and
 //! `native_and_candle_kernels_agree` holds it to candle's `BertModel` on the same inputs.
@@ -30,7 +31,7 @@ use candle_transformers::models::bert::{Config, HiddenAct, PositionEmbeddingType
 use rayon::prelude::*;
 
 use attention::Packing;
-use int8::QuantLinear;
+use int8::{QuantLinear, QuantRows};
 use kernels::Norm;
 use matmul::Linear;
 
@@ -71,6 +72,31 @@ impl Dense {
         match self {
             Dense::F32(l) => l.forward(x, rows, out, parallel),
             Dense::Int8(l) => l.forward(x, rows, out, parallel),
+        }
+    }
+
+    /// Room for this layer's input quantized, where it is an int8 layer: the pass that
+    /// computes the input fills it (see [`by_rows`]).
+    fn quantized_input(&self, rows: usize) -> Option<QuantRows> {
+        match self {
+            Dense::F32(_) => None,
+            Dense::Int8(l) => Some(QuantRows::new(rows, l.inp)),
+        }
+    }
+
+    /// As [`Dense::forward`], reading `q` (`x` quantized, where the layer is int8 and the
+    /// pass that computed `x` filled it) instead of quantizing `x` again.
+    fn forward_from(
+        &self,
+        x: &[f32],
+        q: Option<&QuantRows>,
+        rows: usize,
+        out: &mut [f32],
+        parallel: bool,
+    ) {
+        match (self, q) {
+            (Dense::Int8(l), Some(q)) => l.forward_quantized(q, rows, out, parallel),
+            _ => self.forward(x, rows, out, parallel),
         }
     }
 }
@@ -292,25 +318,46 @@ impl CpuBert {
                 at += 1;
             }
         }
-        by_rows(par, &mut x, h, |b| kernels::norm_rows(&self.emb_norm, b));
-        let inter = self.layers.first().map_or(0, |l| l.up.out());
+        let Some(first) = self.layers.first() else {
+            by_rows(par, &mut x, h, None, |_, b| {
+                kernels::norm_rows(&self.emb_norm, b)
+            });
+            return Ok(x);
+        };
+        let inter = first.up.out();
+        // An int8 encoder quantizes the inputs of the query/key/value, up and down products
+        // in the passes that compute them (layer norm, activation); the attention output is
+        // quantized by its product.
+        let (mut xq, mut upq) = (
+            first.qkv.quantized_input(rows),
+            first.down.quantized_input(rows),
+        );
+        by_rows(par, &mut x, h, xq.as_mut(), |_, b| {
+            kernels::norm_rows(&self.emb_norm, b);
+        });
         let mut qkv = vec![0f32; rows * 3 * h];
         let mut ctx = vec![0f32; rows * h];
         let mut tmp = vec![0f32; rows * h];
         let mut up = vec![0f32; rows * inter];
-        for layer in &self.layers {
-            layer.qkv.forward(&x, rows, &mut qkv, par);
+        for (i, layer) in self.layers.iter().enumerate() {
+            layer.qkv.forward_from(&x, xq.as_ref(), rows, &mut qkv, par);
             attention::attend(&qkv, &packing, self.heads, h, &mut ctx, par);
             layer.attn_out.forward(&ctx, rows, &mut tmp, par);
-            add_norm(par, &mut x, &tmp, h, &layer.attn_norm);
-            layer.up.forward(&x, rows, &mut up, par);
-            match self.act {
-                HiddenAct::Gelu => by_rows(par, &mut up, inter, kernels::gelu_erf),
-                HiddenAct::GeluApproximate => by_rows(par, &mut up, inter, kernels::gelu_tanh),
-                HiddenAct::Relu => by_rows(par, &mut up, inter, kernels::relu),
-            }
-            layer.down.forward(&up, rows, &mut tmp, par);
-            add_norm(par, &mut x, &tmp, h, &layer.out_norm);
+            add_norm(par, &mut x, &tmp, h, &layer.attn_norm, xq.as_mut());
+            layer.up.forward_from(&x, xq.as_ref(), rows, &mut up, par);
+            let q = upq.as_mut();
+            let act: fn(&mut [f32]) = match self.act {
+                HiddenAct::Gelu => kernels::gelu_erf,
+                HiddenAct::GeluApproximate => kernels::gelu_tanh,
+                HiddenAct::Relu => kernels::relu,
+            };
+            by_rows(par, &mut up, inter, q, |_, b| act(b));
+            layer
+                .down
+                .forward_from(&up, upq.as_ref(), rows, &mut tmp, par);
+            // The last layer's output feeds no product.
+            let next = xq.as_mut().filter(|_| i + 1 < self.layers.len());
+            add_norm(par, &mut x, &tmp, h, &layer.out_norm, next);
         }
         Ok(x)
     }
@@ -319,23 +366,48 @@ impl CpuBert {
 /// Rows per task of the element-wise passes.
 const ROWS_PER_TASK: usize = 16;
 
-/// Applies `f` to blocks of whole `width`-wide rows of `xs`, spread over the rayon pool
-/// when `parallel`.
-fn by_rows(parallel: bool, xs: &mut [f32], width: usize, f: impl Fn(&mut [f32]) + Send + Sync) {
-    if parallel {
-        xs.par_chunks_mut(width * ROWS_PER_TASK).for_each(f);
-    } else {
-        f(xs);
+/// Applies `f` to blocks of whole `width`-wide rows of `xs` (with the index of the block's
+/// first row), spread over the rayon pool when `parallel`; with `q`, each block is then
+/// quantized into it while still in cache.
+fn by_rows(
+    parallel: bool,
+    xs: &mut [f32],
+    width: usize,
+    q: Option<&mut QuantRows>,
+    f: impl Fn(usize, &mut [f32]) + Send + Sync,
+) {
+    let per = width * ROWS_PER_TASK;
+    match q {
+        Some(q) => {
+            let one = |((i, x), mut b): ((usize, &mut [f32]), int8::QuantBlock)| {
+                f(i * ROWS_PER_TASK, x);
+                b.fill(x, width);
+            };
+            let blocks = q.blocks_mut(ROWS_PER_TASK);
+            if parallel {
+                xs.par_chunks_mut(per).enumerate().zip(blocks).for_each(one);
+            } else {
+                xs.chunks_mut(per).enumerate().zip(blocks).for_each(one);
+            }
+        }
+        None if parallel => xs
+            .par_chunks_mut(per)
+            .enumerate()
+            .for_each(|(i, x)| f(i * ROWS_PER_TASK, x)),
+        None => f(0, xs),
     }
 }
 
-/// `x = norm(x + residual)`, row by row.
-fn add_norm(parallel: bool, x: &mut [f32], residual: &[f32], width: usize, norm: &Norm) {
-    if parallel {
-        x.par_chunks_mut(width * ROWS_PER_TASK)
-            .zip(residual.par_chunks(width * ROWS_PER_TASK))
-            .for_each(|(x, r)| kernels::add_norm_rows(norm, x, r));
-    } else {
-        kernels::add_norm_rows(norm, x, residual);
-    }
+/// `x = norm(x + residual)`, row by row; with `q`, `x` quantized into it as well.
+fn add_norm(
+    parallel: bool,
+    x: &mut [f32],
+    residual: &[f32],
+    width: usize,
+    norm: &Norm,
+    q: Option<&mut QuantRows>,
+) {
+    by_rows(parallel, x, width, q, |row, x| {
+        kernels::add_norm_rows(norm, x, &residual[row * width..][..x.len()]);
+    });
 }
