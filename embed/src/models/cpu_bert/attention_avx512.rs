@@ -11,7 +11,7 @@
 
 use std::arch::x86_64::*;
 
-use super::head_inputs::{gather_queries, transposed_keys};
+use super::head_inputs::transposed_keys;
 use super::kernels::exp;
 use super::panels::Dst;
 
@@ -67,19 +67,23 @@ pub(super) unsafe fn head(at: &Head) {
     // rows' scores of one key are 16 floats apart (fixed offsets from one address).
     let mut scores = vec![0f32; Q * padded];
     let mut inv = [0f32; Q];
-    // The block's query rows, scaled, column-major (d × Q).
-    let mut q = vec![0f32; d * Q];
     for i0 in (0..len).step_by(Q) {
-        gather_queries(rows, len, col, d, hidden, i0, scale, &mut q);
+        // The block's query rows, read in place (past len the last row repeated: computed,
+        // then not written).
+        let mut q: [&[f32]; Q] = [&[]; Q];
+        for (r, q) in q.iter_mut().enumerate() {
+            let i = (i0 + r).min(len - 1);
+            *q = &rows[i * 3 * hidden + col..][..d];
+        }
         let mut j0 = 0;
         while j0 + 2 * L <= padded {
             // SAFETY: AVX-512 F is enabled on this function; the callee's slices are checked.
-            unsafe { score_block::<2>(&keys, &q, padded, j0, d, &mut scores) };
+            unsafe { score_block::<2>(&keys, &q, scale, padded, j0, &mut scores) };
             j0 += 2 * L;
         }
         if j0 < padded {
             // SAFETY: as above.
-            unsafe { score_block::<1>(&keys, &q, padded, j0, d, &mut scores) };
+            unsafe { score_block::<1>(&keys, &q, scale, padded, j0, &mut scores) };
         }
         let valid = Q.min(len - i0);
         for (r, inv) in inv.iter_mut().enumerate().take(valid) {
@@ -115,7 +119,11 @@ fn chunk(b: usize, r: usize) -> usize {
 /// lanes past `len` in the last chunk are set to −∞ first, so every pass runs on whole
 /// chunks; they come out as `exp`'s floor, about 1e-38, are never read, and add at most
 /// 15 · 1e-38 to a sum of at least 1 (the maximum's own term).
-#[inline(always)]
+///
+/// The two reductions across the 16 lanes (the maximum and the sum) are single instruction
+/// sequences (`_mm512_reduce_*`): written as folds over an array they compiled to a scalar
+/// chain as long as a whole short row's exponentials.
+#[target_feature(enable = "avx512f")]
 fn exp_row(scores: &mut [f32], r: usize, len: usize) -> f32 {
     let chunks = len.div_ceil(L);
     let last = len - (chunks - 1) * L;
@@ -127,7 +135,8 @@ fn exp_row(scores: &mut [f32], r: usize, len: usize) -> f32 {
             *m = if x > *m { x } else { *m };
         }
     }
-    let max = m.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    // SAFETY: `m` holds 16 floats; an unaligned load.
+    let max = _mm512_reduce_max_ps(unsafe { _mm512_loadu_ps(m.as_ptr()) });
     let mut sum = [0f32; L];
     for b in 0..chunks {
         let c = &mut scores[chunk(b, r)..][..L];
@@ -137,39 +146,46 @@ fn exp_row(scores: &mut [f32], r: usize, len: usize) -> f32 {
             *s += e;
         }
     }
-    1.0 / sum.iter().sum::<f32>()
+    // SAFETY: `sum` holds 16 floats; an unaligned load.
+    1.0 / _mm512_reduce_add_ps(unsafe { _mm512_loadu_ps(sum.as_ptr()) })
 }
 
-/// Scores of the 8 query rows in `q` (`d × 8`) against keys `j0..j0 + 16·N`, into `scores`
-/// (see [`chunk`]).
+/// Scores of the 8 query rows `q` (each the head's `d` columns) against keys
+/// `j0..j0 + 16·N`, times `scale`, into `scores` (see [`chunk`]). Each query value is
+/// broadcast straight from its row: no gathered copy of the block.
 #[target_feature(enable = "avx512f")]
 unsafe fn score_block<const N: usize>(
     keys: &[f32],
-    q: &[f32],
+    q: &[&[f32]; Q],
+    scale: f32,
     padded: usize,
     j0: usize,
-    d: usize,
     scores: &mut [f32],
 ) {
+    let d = q[0].len();
+    let mut rows: [&[f32]; Q] = [&[]; Q];
+    for (o, r) in rows.iter_mut().zip(q) {
+        *o = &r[..d];
+    }
     let mut acc = [[_mm512_setzero_ps(); N]; Q];
     for c in 0..d {
         let k = &keys[c * padded + j0..][..N * L];
-        let qc = &q[c * Q..][..Q];
         // SAFETY: `k` holds 16·N floats (checked slice); unaligned loads.
         let k: [__m512; N] =
             std::array::from_fn(|n| unsafe { _mm512_loadu_ps(k.as_ptr().add(n * L)) });
-        for (a, &x) in acc.iter_mut().zip(qc) {
-            let x = _mm512_set1_ps(x);
+        for (a, row) in acc.iter_mut().zip(&rows) {
+            let x = _mm512_set1_ps(row[c]);
             for (a, &k) in a.iter_mut().zip(&k) {
                 *a = _mm512_fmadd_ps(x, k, *a);
             }
         }
     }
+    let scale = _mm512_set1_ps(scale);
     for (r, a) in acc.iter().enumerate() {
         for (n, a) in a.iter().enumerate() {
             let s = &mut scores[chunk(j0 / L + n, r)..][..L];
             // SAFETY: `s` holds 16 floats (checked slice).
-            unsafe { _mm512_storeu_ps(s.as_mut_ptr(), *a) };
+            unsafe { _mm512_storeu_ps(s.as_mut_ptr(), _mm512_mul_ps(*a, scale)) };
         }
     }
 }

@@ -1,6 +1,7 @@
-//! What both attention kernels (`attention.rs`, `attention_avx512.rs`) read of one head: its
-//! keys transposed and a block of its query rows gathered, each laid out so the kernels'
-//! inner loops make contiguous loads.
+//! What the attention kernels (`attention.rs`, `attention_avx512.rs`) read of one head, laid
+//! out so their inner loops make contiguous loads: its keys transposed (both kernels) and a
+//! block of its query rows gathered (the portable kernel; the AVX-512 one broadcasts each
+//! query value straight from its row).
 
 /// Head `col..col + d`'s keys of a sequence (`rows`, `len × 3·hidden`) transposed to
 /// `d × padded`, zeros past `len`.
