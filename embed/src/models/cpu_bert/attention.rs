@@ -8,7 +8,6 @@ use rayon::prelude::*;
 
 #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
 use super::attention_avx512;
-use super::head_inputs::{gather_queries, transposed_keys};
 use super::kernels::softmax;
 use super::panels::Dst;
 use super::simd::multiversion;
@@ -115,8 +114,7 @@ fn attend_with(
                 total: packing.total,
             };
             // SAFETY: `Kernel::Avx512` is only chosen where AVX-512 F, BW and VL and FMA were
-            // detected; `ctx`
-            // holds total × hidden floats (asserted above); sequence s's rows
+            // detected; `ctx` holds total × hidden floats (asserted above); sequence s's rows
             // first_row..first_row + len ≤ total (`Packing`) and head h's columns
             // h·d..(h + 1)·d ≤ hidden are written by this pair alone, while this function
             // holds the unique borrow of `ctx`; `rows` is len × 3·hidden.
@@ -155,18 +153,31 @@ multiversion! {
     /// One head of one sequence: `rows` is its `len × 3·hidden` slice of the projections, the
     /// head's columns start at `col`, `d` is a multiple of 8. Returns `len × d`.
     fn head(rows: &[f32], len: usize, col: usize, d: usize, hidden: usize) -> Vec<f32> {
+        let width = 3 * hidden;
         let scale = 1.0 / (d as f32).sqrt();
-        // Keys transposed: a block of KEYS scores is then d contiguous loads, each shared by
-        // QUERIES query rows.
+        // Keys transposed (d × padded len, zeros past len): a block of KEYS scores is then d
+        // contiguous loads, each shared by QUERIES query rows.
         let padded = len.div_ceil(KEYS) * KEYS;
-        let keys = transposed_keys(rows, len, col, d, hidden, padded);
+        let mut keys = vec![0f32; d * padded];
+        for j in 0..len {
+            let k = &rows[j * width + hidden + col..][..d];
+            for (c, &v) in k.iter().enumerate() {
+                keys[c * padded + j] = v;
+            }
+        }
         let mut out = vec![0f32; len * d];
         let mut scores = vec![0f32; QUERIES * padded];
         // The block's query rows, scaled once, column-major (d × QUERIES): each column's four
         // values are then one load apart from the next column's.
         let mut q = vec![0f32; d * QUERIES];
         for i0 in (0..len).step_by(QUERIES) {
-            gather_queries(rows, len, col, d, hidden, i0, scale, &mut q);
+            for r in 0..QUERIES {
+                // Past the last row, repeat it: computed, then not written.
+                let i = (i0 + r).min(len - 1);
+                for (c, &x) in rows[i * width + col..][..d].iter().enumerate() {
+                    q[c * QUERIES + r] = x * scale;
+                }
+            }
             for j0 in (0..padded).step_by(KEYS) {
                 let mut acc = [[0f32; KEYS]; QUERIES];
                 for c in 0..d {

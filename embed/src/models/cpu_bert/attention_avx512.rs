@@ -38,9 +38,9 @@ pub(super) struct Head<'a> {
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VL and FMA (what `attention::Kernel::best` detects).
-/// `at.ctx` must point at `at.total × at.hidden` floats that
-/// only this call writes in rows `first_row..first_row + len`, columns `col..col + d`, with
-/// `first_row + len ≤ total`, `col + d ≤ hidden`, and `rows.len() = len × 3·hidden`.
+/// `at.ctx` must point at `at.total × at.hidden` floats that only this call writes in rows
+/// `first_row..first_row + len`, columns `col..col + d`, with `first_row + len ≤ total`,
+/// `col + d ≤ hidden`, and `rows.len() = len × 3·hidden`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
 pub(super) unsafe fn head(at: &Head) {
     let Head {
@@ -108,9 +108,9 @@ pub(super) unsafe fn head(at: &Head) {
 }
 
 /// Head `col..col + d`'s keys of a sequence (`rows`, `len × 3·hidden`) transposed to
-/// `d × padded` (zeros past `len`), as `head_inputs::transposed_keys`, but 16 keys at a time:
-/// one masked gather per column and block of keys, where the scalar loop made a load and a
-/// store per value (about a sixth of a short sequence's attention).
+/// `d × padded` (zeros past `len`), 16 keys at a time: one masked gather per column and block
+/// of keys, where a scalar transpose (the portable kernel's) makes a load and a store per
+/// value (about a sixth of a short sequence's attention).
 #[target_feature(enable = "avx512f")]
 fn gathered_keys(
     rows: &[f32],
@@ -210,6 +210,8 @@ unsafe fn score_block<const N: usize>(
     j0: usize,
     scores: &mut [f32],
 ) {
+    // Every row cut to the first one's length here, in sight of the loop below, so the
+    // compiler drops the bounds check of each broadcast.
     let d = q[0].len();
     let mut rows: [&[f32]; Q] = [&[]; Q];
     for (o, r) in rows.iter_mut().zip(q) {

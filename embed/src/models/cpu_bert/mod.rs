@@ -21,7 +21,6 @@ mod simd;
 mod attention;
 #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
 mod attention_avx512;
-mod head_inputs;
 mod int8;
 mod kernels;
 mod matmul;
