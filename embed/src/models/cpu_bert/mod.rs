@@ -118,8 +118,9 @@ pub(crate) struct CpuBert {
     /// The word-embedding table, read in place from the mapped weights when aligned.
     word: Floats,
     position: Vec<f32>,
-    /// Row 0 of the token-type table: every input is segment 0.
-    token_type: Vec<f32>,
+    /// The token-type (segment) table, `types × hidden`: an embedder's inputs are all segment
+    /// 0, a cross-encoder's second text segment 1.
+    token_types: Vec<f32>,
     emb_norm: Norm,
     layers: Vec<Layer>,
     hidden: usize,
@@ -267,10 +268,12 @@ impl CpuBert {
             position: emb
                 .pp("position_embeddings")
                 .vec(&[c.max_position_embeddings, h], "weight")?,
-            // No token-type table (type_vocab_size 0) adds nothing.
-            token_type: token_types
-                .get(..h)
-                .map_or_else(|| vec![0.0; h], <[f32]>::to_vec),
+            // No token-type table (type_vocab_size 0) adds nothing: one row of zeros.
+            token_types: if token_types.is_empty() {
+                vec![0.0; h]
+            } else {
+                token_types.to_vec()
+            },
             emb_norm: norm(emb.pp("LayerNorm"), h, eps)?,
             layers,
             hidden: h,
@@ -282,24 +285,40 @@ impl CpuBert {
     }
 
     /// Last hidden states of `seqs`, packed: row after row, `Σ len × hidden`, computed on the
-    /// current rayon pool.
+    /// current rayon pool. Every token is of segment 0.
     ///
     /// # Errors
     /// A token id outside the vocabulary or a sequence longer than the position table.
     pub(crate) fn forward(&self, seqs: &[&[u32]]) -> Result<Vec<f32>, String> {
+        self.forward_segments(seqs, &vec![usize::MAX; seqs.len()])
+    }
+
+    /// As [`CpuBert::forward`], the tokens of sequence `i` from position `second[i]` on of
+    /// segment 1 (a cross-encoder's second text).
+    ///
+    /// # Errors
+    /// As [`CpuBert::forward`]; a second segment where the model has one token type.
+    pub(crate) fn forward_segments(
+        &self,
+        seqs: &[&[u32]],
+        second: &[usize],
+    ) -> Result<Vec<f32>, String> {
         let par = rayon::current_num_threads() > 1;
         let h = self.hidden;
         let packing = Packing::new(seqs.iter().map(|s| s.len()).collect());
         let rows = packing.total;
         let mut x = vec![0f32; rows * h];
         let mut at = 0;
-        for s in seqs {
+        for (s, &second) in seqs.iter().zip(second) {
             if s.len() > self.max_positions {
                 return Err(format!(
                     "{} tokens exceed the model's {} positions",
                     s.len(),
                     self.max_positions
                 ));
+            }
+            if second < s.len() && self.token_types.len() < 2 * h {
+                return Err("the model has one token type: it takes no second segment".into());
             }
             for (pos, &id) in s.iter().enumerate() {
                 let id = id as usize;
@@ -310,8 +329,10 @@ impl CpuBert {
                     ));
                 }
                 let row = &mut x[at * h..(at + 1) * h];
+                let segment = usize::from(pos >= second);
                 let (w, p) = (&self.word[id * h..][..h], &self.position[pos * h..][..h]);
-                for (((r, w), p), t) in row.iter_mut().zip(w).zip(p).zip(&self.token_type) {
+                let t = &self.token_types[segment * h..][..h];
+                for (((r, w), p), t) in row.iter_mut().zip(w).zip(p).zip(t) {
                     *r = w + p + t;
                 }
                 at += 1;
