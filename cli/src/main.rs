@@ -347,6 +347,12 @@ fn run_or_forward(cli: &Cli) -> anyhow::Result<()> {
                 "this command needs the store to itself; stop the process that holds it first",
             ));
         };
+        if cli.store.reranker_model.is_some() {
+            return Err(e.context(
+                "another process serves this store with its own reranker: give --reranker-model \
+                 to that process (`memloop mcp`), or stop it first",
+            ));
+        }
         let dir = cli.store.dir();
         match forward::run(&dir, call)? {
             true => return Ok(()),

@@ -53,6 +53,13 @@ pub struct StoreArgs {
     /// rebuilds the index once.
     #[arg(long, global = true)]
     pub index_vectors: Option<VectorEncoding>,
+    /// A cross-encoder directory (a one-label BERT sequence classifier such as
+    /// ms-marco-MiniLM-L-6-v2: config.json, tokenizer.json, model.safetensors; none ships with
+    /// memloop): the rerank and iterative strategies then order their best candidates by it.
+    /// It belongs to the process that opens the store: a command that would forward to a
+    /// running `memloop mcp` refuses it (give it to the server).
+    #[arg(long, global = true)]
+    pub reranker_model: Option<PathBuf>,
     /// Open a store directory that another user owns or others can write (refused by
     /// default: whoever can write it can replace the store's files or answer on its socket).
     #[arg(long, global = true)]
@@ -180,6 +187,7 @@ impl StoreArgs {
             precision: self.precision,
             dedup_threshold: self.dedup_threshold.0,
             index_vectors: self.index_vectors,
+            reranker_model: self.reranker_model.clone(),
             durability,
             allow_unsafe_directory: self.allow_unsafe_directory,
             encryption: self.encryption(),

@@ -54,6 +54,10 @@ pub struct Options {
     /// [`Precision::preferred`]: int8 on a CPU with a vector int8 kernel (x86-64 with AVX2)
     /// where the model runs on the native encoder, else f32.
     pub precision: Option<Precision>,
+    /// A cross-encoder directory: when set, the store opens with
+    /// [`crate::hooks::CrossEncoderReranker`] over it as `hooks.reranker` (rerank and iterative
+    /// recalls order their best candidates by it). Default `None`: `hooks.reranker` as given.
+    pub reranker_model: Option<PathBuf>,
     /// Where times come from.
     pub clock: Clock,
     /// When writes are durable.
@@ -145,6 +149,7 @@ impl Default for Options {
             model_dir: None,
             device: DeviceChoice::Cpu,
             precision: None,
+            reranker_model: None,
             clock: Clock::System,
             durability: Durability::Synced,
             dedup_threshold: Some(0.95),
@@ -184,6 +189,7 @@ impl Options {
             o.embedder = Some(Arc::new(HashingEmbedder::new(dim)));
         }
         o.model_dir = r.model;
+        o.reranker_model = r.reranker_model;
         if let Some(d) = r.device.as_deref() {
             o.device = d
                 .parse::<DeviceChoice>()
@@ -261,6 +267,7 @@ impl std::fmt::Debug for Options {
             .field("model_dir", &self.model_dir)
             .field("device", &self.device)
             .field("precision", &self.precision)
+            .field("reranker_model", &self.reranker_model)
             .field("clock", &self.clock)
             .field("durability", &self.durability)
             .field("dedup_threshold", &self.dedup_threshold)

@@ -480,6 +480,8 @@ int32_t memloop_set_time(const memloop_t *handle, int64_t unix_ms);
  * vectors searches read, recorded in the store; absent keeps the store's choice, f32 for a new
  * store; compressed codes are re-scored on the f32 vectors),
  * `"max_text_bytes"` (longest text of one memory, default 512 KiB),
+ * `"reranker_model"` (a cross-encoder directory, such as ms-marco-MiniLM-L-6-v2's: the rerank
+ * and iterative strategies then order their best candidates by it; not with a `rerank` hook),
  * `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
  * fields are an error.
  *

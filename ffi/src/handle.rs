@@ -69,6 +69,8 @@ pub(crate) fn store(handle: *const memloop_t) -> Outcome<InUse> {
 /// vectors searches read, recorded in the store; absent keeps the store's choice, f32 for a new
 /// store; compressed codes are re-scored on the f32 vectors),
 /// `"max_text_bytes"` (longest text of one memory, default 512 KiB),
+/// `"reranker_model"` (a cross-encoder directory, such as ms-marco-MiniLM-L-6-v2's: the rerank
+/// and iterative strategies then order their best candidates by it; not with a `rerank` hook),
 /// `"hashing_embedder"` (dimension of a model-free test embedder). Unknown
 /// fields are an error.
 ///
@@ -100,6 +102,13 @@ pub unsafe extern "C" fn memloop_open(
         };
         let mut options = Options::from_request(request)
             .map_err(|e| Failure::invalid(format!("options_json: {e}")))?;
+        // SAFETY: the caller's contract for `hooks`; read once, the struct is Copy.
+        let reranks = !hooks.is_null() && unsafe { hooks.read() }.rerank.is_some();
+        if reranks && options.reranker_model.is_some() {
+            return Err(Failure::invalid(
+                "a rerank callback excludes options_json's reranker_model: pass one of them",
+            ));
+        }
         // SAFETY: the caller's contract for `hooks`.
         unsafe { install(hooks, &mut options.hooks) }?;
         let memory = Memory::open(path, options)?;

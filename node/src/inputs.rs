@@ -72,6 +72,10 @@ pub struct OpenOptions {
     /// slightly, so a store is written in one or the other). Default: the store's own; for a
     /// new store int8 where the CPU has AVX2 and the model runs on memloop's encoder, else f32.
     pub precision: Option<String>,
+    /// A cross-encoder directory (a one-label BERT sequence classifier such as
+    /// ms-marco-MiniLM-L-6-v2): the "rerank" and "iterative" strategies then order their best
+    /// candidates by it. Default: none (score fusion).
+    pub reranker_model: Option<String>,
     /// "synced" (default: every write is fsynced before its Promise resolves) or "grouped"
     /// (writes made durable together, at least every second and at close).
     pub durability: Option<String>,
@@ -117,6 +121,7 @@ impl OpenOptions {
             model: self.model.map(Into::into),
             device: self.device,
             precision: self.precision,
+            reranker_model: self.reranker_model.map(Into::into),
             clock: self.clock,
             start_ms,
             sync,

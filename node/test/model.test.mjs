@@ -54,3 +54,14 @@ test('precision "int8" opens a store of its own space; a bad precision is refuse
   await assert.rejects(Memory.open(dir, { precision: 'f32' }), (e) => e.code === 'model_mismatch')
   await assert.rejects(Memory.open(freshDir(), { precision: 'int4' }), (e) => e.code === 'invalid_input')
 })
+
+test('rerankerModel must name a cross-encoder: another model rejects with an EmbedError', async () => {
+  const nomic = new URL('../../embed/tests/fixtures/nomic-tiny', import.meta.url).pathname
+  for (const rerankerModel of [nomic, join(freshDir('absent'), 'ce')]) {
+    await assert.rejects(
+      Memory.open(freshDir(), { hashingEmbedder: 16, rerankerModel }),
+      (e) => e instanceof EmbedError && e.code === 'embed'
+    )
+  }
+  await assert.rejects(Memory.open(freshDir(), { hashingEmbedder: 16, rerankerModel: 5 }), (e) => e.code === 'invalid_input')
+})

@@ -42,6 +42,9 @@ struct InUse {
 /// `recall_ef` is the index's search beam; `index_vectors` ("f32", "bf16" or "int8") how the
 /// index stores the vectors searches read (compressed codes re-scored on the f32 vectors:
 /// faster, same recall), recorded in the store (None keeps its choice, f32 for a new store).
+/// `reranker_model` is a cross-encoder directory (a one-label BERT sequence classifier such as
+/// ms-marco-MiniLM-L-6-v2): the "rerank" and "iterative" strategies then order their best
+/// candidates by it, on memloop's own encoder.
 /// `reranker`, `refiner`, `summarizer` and `token_counter` replace the built-in parts, and
 /// `extractor(session, turns)` draws facts from conversation turns; they may be called from
 /// any thread that uses this store. `hashing_embedder` (a dimension) replaces
@@ -139,7 +142,7 @@ impl Memory {
         dedup_threshold=Threshold(None), hashing_embedder=None, reranker=None, refiner=None,
         summarizer=None, token_counter=None, extractor=None, device=None, max_text_bytes=None,
         recall_ef=None, index_vectors=None, embedder=None, precision=None, key_file=None,
-        passphrase=None))]
+        passphrase=None, reranker_model=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -165,6 +168,7 @@ impl Memory {
         precision: Option<&Bound<'_, PyAny>>,
         key_file: Option<&Bound<'_, PyAny>>,
         passphrase: Option<&Bound<'_, PyAny>>,
+        reranker_model: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Memory> {
         let dir: PathBuf = arg(path, "path")?;
         let open = OpenArgs {
@@ -178,6 +182,7 @@ impl Memory {
             hashing_embedder,
             device,
             precision,
+            reranker_model,
             max_text_bytes,
             recall_ef,
             index_vectors,
@@ -186,8 +191,14 @@ impl Memory {
         };
         let mut options = open.options()?;
         let none = |f: Option<Py<PyAny>>| f.filter(|f| !f.is_none(py));
+        let reranker = none(reranker);
+        if reranker.is_some() && options.reranker_model.is_some() {
+            return Err(invalid(
+                "reranker excludes reranker_model: pass one of them",
+            ));
+        }
         Callables {
-            reranker: none(reranker),
+            reranker,
             refiner: none(refiner),
             summarizer: none(summarizer),
             token_counter: none(token_counter),

@@ -20,6 +20,7 @@ pub(crate) struct OpenArgs<'a, 'py> {
     pub hashing_embedder: Option<&'a Bound<'py, PyAny>>,
     pub device: Option<&'a Bound<'py, PyAny>>,
     pub precision: Option<&'a Bound<'py, PyAny>>,
+    pub reranker_model: Option<&'a Bound<'py, PyAny>>,
     pub max_text_bytes: Option<&'a Bound<'py, PyAny>>,
     pub recall_ef: Option<&'a Bound<'py, PyAny>>,
     pub index_vectors: Option<&'a Bound<'py, PyAny>>,
@@ -42,6 +43,9 @@ impl OpenArgs<'_, '_> {
                 .transpose()?,
             device: optional_text(self.device, "device")?,
             precision: optional_text(self.precision, "precision")?,
+            reranker_model: given(self.reranker_model)
+                .map(|m| arg::<PathBuf>(m, "reranker_model"))
+                .transpose()?,
             clock: optional_text(self.clock, "clock")?,
             start_ms: given(self.start).map(|s| millis(s, "start")).transpose()?,
             sync: given(self.sync).map(flag).transpose()?,

@@ -1,6 +1,8 @@
 """Bad input from Python is a typed MemloopError, never a TypeError from the binding layer
 or a dead interpreter: None, wrong types, huge ints, closed handles, use after close."""
 
+from pathlib import Path
+
 import pytest
 
 import memloop
@@ -170,3 +172,17 @@ def test_a_callback_returning_nonsense_is_a_callback_error(tmp_path):
         m.remember("x")
         with pytest.raises(memloop.CallbackError, match="refiner returned int"):
             m.recall("x", strategy="iterative")
+
+
+def test_a_reranker_model_is_checked_at_open(tmp_path):
+    # The embedder fixture of another architecture: no cross-encoder.
+    nomic = Path(__file__).resolve().parents[2] / "embed/tests/fixtures/nomic-tiny"
+    for model in [nomic, tmp_path / "absent"]:
+        with pytest.raises(memloop.EmbedError):
+            memloop.Memory(tmp_path / "s", hashing_embedder=16, reranker_model=model)
+    with pytest.raises(memloop.InvalidArgumentError, match="reranker_model"):
+        memloop.Memory(
+            tmp_path / "s", hashing_embedder=16, reranker_model=nomic, reranker=lambda q, c: []
+        )
+    with pytest.raises(memloop.InvalidArgumentError):
+        memloop.Memory(tmp_path / "s", hashing_embedder=16, reranker_model=5)

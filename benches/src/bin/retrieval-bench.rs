@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use memloop::retrieve::{CrossEncoderReranker, Reranker, ScoreFusion};
 use memloop::{
     Clock, ContextRequest, Durability, ForgetPolicy, Kind, Memory, MemoryFilter, MemoryId,
     NewMemory, Options, Query, Scope, Strategy, TextEmbedder, Turn,
@@ -150,15 +151,38 @@ struct Args {
     /// (default: the engine's).
     #[arg(long)]
     lexical_weight: Option<f32>,
+    /// A cross-encoder directory (a one-label BERT sequence classifier such as
+    /// ms-marco-MiniLM-L-6-v2; none ships with memloop): `rerank` and `iterative` order their
+    /// best fused candidates by it (`CrossEncoderReranker`).
+    #[arg(long)]
+    cross_encoder: Option<PathBuf>,
+    /// How many of the fused candidates the cross-encoder reads.
+    #[arg(long, default_value_t = memloop::retrieve::CrossEncoderReranker::DEFAULT_DEPTH, requires = "cross_encoder")]
+    cross_encoder_depth: usize,
     /// Print JSON lines only.
     #[arg(long)]
     json: bool,
 }
 
-/// `options` with the fusion weight asked for, if any.
-fn fused(mut options: Options, weight: Option<f32>) -> Options {
-    if let Some(w) = weight {
-        options.hooks.reranker = Arc::new(memloop::retrieve::ScoreFusion { lexical_weight: w });
+/// The reranker the arguments ask for, if not the engine's default: a cross-encoder after the
+/// fusion, or the fusion at another lexical weight.
+fn reranker(a: &Args) -> Result<Option<Arc<dyn Reranker>>> {
+    let fusion = a.lexical_weight.map(|w| ScoreFusion { lexical_weight: w });
+    Ok(match &a.cross_encoder {
+        Some(dir) => {
+            let mut r = CrossEncoderReranker::load(dir)?;
+            r.depth = a.cross_encoder_depth;
+            r.first = fusion.unwrap_or(r.first);
+            Some(Arc::new(r))
+        }
+        None => fusion.map(|f| Arc::new(f) as Arc<dyn Reranker>),
+    })
+}
+
+/// `options` with `reranker`, if any.
+fn fused(mut options: Options, reranker: Option<&Arc<dyn Reranker>>) -> Options {
+    if let Some(r) = reranker {
+        options.hooks.reranker = r.clone();
     }
     options
 }
@@ -178,7 +202,7 @@ fn store_conversation(
     dir: &Path,
     model: &Arc<memloop_embed::Embedder>,
     sessions: &[Session],
-    weight: Option<f32>,
+    reranker: Option<&Arc<dyn Reranker>>,
 ) -> Result<(Memory, Vec<MemoryId>, MemoryFilter)> {
     let clock = Clock::manual(sessions.first().map_or(0, |s| s.time));
     let options = Options {
@@ -188,7 +212,7 @@ fn store_conversation(
         clock: clock.clone(),
         ..Options::with_embedder(model.clone())
     };
-    let memory = Memory::open(dir, fused(options, weight))?;
+    let memory = Memory::open(dir, fused(options, reranker))?;
     let mut ids = Vec::new();
     for (i, session) in sessions.iter().enumerate() {
         clock
@@ -227,7 +251,7 @@ fn main() -> Result<()> {
             model: a.model.clone(),
             limit: a.limit_queries,
             all_turns: a.all_turns,
-            lexical_weight: a.lexical_weight,
+            reranker: reranker(&a)?,
             json: a.json,
         });
     }
@@ -257,6 +281,7 @@ fn main() -> Result<()> {
         memloop::EncoderPrecision::parse(&a.precision).unwrap_or_default(),
     )?);
     let cached = CachingEmbedder::new(model.clone(), dir_of(&a.cache)?.as_deref())?;
+    let chosen = reranker(&a)?;
     let mut totals: Vec<Totals> = (0..rankers.len()).map(|_| Totals::default()).collect();
     let mut lancedb_version = None;
     // Per budget: questions, carried by memloop's context, carried by the naive one.
@@ -278,7 +303,7 @@ fn main() -> Result<()> {
         let embed_s = t.elapsed().as_secs_f64();
         let dir = tempfile::tempdir()?;
         let (memory, ids, filter) = if a.conversations {
-            store_conversation(dir.path(), &model, &corpus.sessions, a.lexical_weight)?
+            store_conversation(dir.path(), &model, &corpus.sessions, chosen.as_ref())?
         } else {
             let options = Options {
                 durability: Durability::Grouped,
@@ -286,7 +311,7 @@ fn main() -> Result<()> {
                 forgetting: ForgetPolicy::disabled(),
                 ..Options::with_embedder(model.clone())
             };
-            let memory = Memory::open(dir.path(), fused(options, a.lexical_weight))?;
+            let memory = Memory::open(dir.path(), fused(options, chosen.as_ref()))?;
             let batch: Vec<(NewMemory, Vec<f32>)> = corpus
                 .docs
                 .iter()

@@ -51,8 +51,8 @@ pub struct LmeArgs {
     pub limit: usize,
     /// Every turn stored, evidence of both speakers (memloop's own figures).
     pub all_turns: bool,
-    /// The default reranker's lexical weight, when not the engine's.
-    pub lexical_weight: Option<f32>,
+    /// The reranker, when not the engine's default.
+    pub reranker: Option<Arc<dyn Reranker>>,
     /// JSON lines only.
     pub json: bool,
 }
@@ -184,7 +184,7 @@ fn store(
     embedder: Arc<dyn TextEmbedder>,
     q: &LmeQuestion,
     all_turns: bool,
-    lexical_weight: Option<f32>,
+    reranker: Option<&Arc<dyn Reranker>>,
 ) -> Result<(Memory, HashMap<MemoryId, String>)> {
     let mut sessions: Vec<&super::LmeSession> = q.sessions.iter().collect();
     sessions.sort_by_key(|s| s.time);
@@ -196,8 +196,8 @@ fn store(
         clock: clock.clone(),
         ..Options::with_embedder(embedder)
     };
-    if let Some(w) = lexical_weight {
-        options.hooks.reranker = Arc::new(memloop::retrieve::ScoreFusion { lexical_weight: w });
+    if let Some(r) = reranker {
+        options.hooks.reranker = r.clone();
     }
     let memory = Memory::open(dir, options)?;
     let mut keys = HashMap::new();
@@ -301,7 +301,7 @@ pub fn run(a: &LmeArgs) -> Result<()> {
                 cached.clone(),
                 q,
                 a.all_turns,
-                a.lexical_weight,
+                a.reranker.as_ref(),
             )?)
         } else {
             None

@@ -85,6 +85,13 @@ pub fn share_store(store: &StoreArgs, command: &str) -> Result<(PathBuf, Shared)
         &dir,
         Box::new(move || settings.open_dir(&opened_dir, Durability::Synced)),
     )?;
+    if !shared.is_serving() && store.reranker_model.is_some() {
+        anyhow::bail!(
+            "store {}: another memloop process serves it with its own reranker; give \
+             --reranker-model to that process, or stop it first",
+            dir.display()
+        );
+    }
     eprintln!(
         "memloop {command}: store {} ({})",
         dir.display(),

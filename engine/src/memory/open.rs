@@ -16,6 +16,7 @@ use crate::crypt::seal::Sealer;
 use crate::crypt::{Encryption, KeyError};
 use crate::embedder::{load_model_at, load_model_for_new_store, TextEmbedder};
 use crate::error::{Error, Result};
+use crate::hooks::CrossEncoderReranker;
 use crate::invalid::InvalidInput;
 use crate::options::Options;
 use crate::store::lock::ProcessLock;
@@ -60,6 +61,12 @@ impl Memory {
             )?))),
         };
         precheck_encryption(dir, manifest.as_ref(), sealer.as_deref())?;
+        // The cross-encoder before anything is written: a bad directory leaves no store behind.
+        let reranker = options
+            .reranker_model
+            .as_deref()
+            .map(CrossEncoderReranker::load)
+            .transpose()?;
         crate::store::dir::create_private(dir)?;
         crate::store::dir::check_safe(dir, options.allow_unsafe_directory)?;
         let lock = ProcessLock::acquire(dir)?;
@@ -82,6 +89,9 @@ impl Memory {
         let fingerprint = check_model(dir, &store, embedder.as_ref())?;
         let store_id = store_id(&store)?;
         let mut options = options;
+        if let Some(r) = reranker {
+            options.hooks.reranker = Arc::new(r);
+        }
         options.index_vectors = Some(index_vectors(&store, options.index_vectors)?);
         let mut manifest = Manifest::new(fingerprint.clone(), embedder.dim());
         manifest.encryption = sealer.as_ref().map(|s| s.describe());

@@ -5,7 +5,8 @@
 //! - [`Strategy::Lexical`]: the top K by BM25 alone (no embedding).
 //! - [`Strategy::Rerank`]: a wider candidate set from the vector index *and* the BM25 lexical
 //!   index, ordered by a [`Reranker`] (by default [`ScoreFusion`], a weighted sum of the two
-//!   scores, each normalised over the candidates), top K kept.
+//!   scores, each normalised over the candidates; [`CrossEncoderReranker`] reads the best of
+//!   them with the query through a cross-encoder), top K kept.
 //! - [`Strategy::Iterative`]: N rounds of T results each, the query refined after each round by
 //!   a [`QueryRefiner`] (by default [`Rocchio`] pseudo-relevance feedback on embeddings), then
 //!   the refined query's candidates and every round's results reranked, top K kept.
@@ -21,7 +22,8 @@ mod time_cues;
 mod vector;
 
 pub use crate::hooks::{
-    FusionReranker, QueryRefiner, RefineInput, Refinement, Reranker, Rocchio, ScoreFusion,
+    CrossEncoderReranker, FusionReranker, QueryRefiner, RefineInput, Refinement, Reranker, Rocchio,
+    ScoreFusion,
 };
 pub use crate::vocabulary::{
     Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K,

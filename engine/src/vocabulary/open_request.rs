@@ -20,6 +20,10 @@ pub struct OpenRequest {
     /// different: a store records which it was written with). Absent: the store's own, f32
     /// for a new store.
     pub precision: Option<String>,
+    /// A cross-encoder directory (a one-label BERT sequence classifier such as
+    /// ms-marco-MiniLM-L-6-v2: config.json, tokenizer.json, model.safetensors): rerank and
+    /// iterative recalls then order their best candidates by it. Default: none (score fusion).
+    pub reranker_model: Option<PathBuf>,
     /// "system" (default) or "manual".
     pub clock: Option<String>,
     /// Start of a manual clock, ms since the Unix epoch (default: the epoch itself, so the

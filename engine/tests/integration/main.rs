@@ -5,6 +5,7 @@ mod common;
 mod concurrent;
 mod contract;
 mod conversations;
+mod cross_encoder;
 mod dedup;
 mod embedder_contract;
 mod encryption;

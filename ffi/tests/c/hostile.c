@@ -143,6 +143,8 @@ int main(int argc, char **argv) {
     EXPECT(memloop_open(dir, "[]", NULL, &mem), INVALID, "options_json");
     EXPECT(memloop_open(dir, "{\"model\": \"/nonexistent/model\"}", NULL, &mem), MEMLOOP_ERR_EMBED,
            "/nonexistent/model");
+    EXPECT(memloop_open(dir, "{\"hashing_embedder\": 8, \"reranker_model\": \"/nonexistent/ce\"}", NULL, &mem),
+           MEMLOOP_ERR_EMBED, "/nonexistent/ce");
     if (mem != NULL) { printf("FAIL: a failed open wrote a handle\n"); failures++; }
 
     /* every call on NULL, made-up handles */
@@ -263,6 +265,8 @@ int main(int argc, char **argv) {
     /* failing callbacks */
     memloop_hooks_t hooks = {0};
     hooks.rerank = failing_rerank;
+    EXPECT(memloop_open(dir, "{\"hashing_embedder\": 8, \"reranker_model\": \"/some/ce\"}", &hooks, &mem),
+           INVALID, "reranker_model");
     EXPECT(memloop_open(dir, opts, &hooks, &mem), MEMLOOP_OK, NULL);
     EXPECT(memloop_recall(mem, "{\"query\": \"cache\", \"strategy\": \"rerank\"}", &json), MEMLOOP_ERR_CALLBACK,
            "the reranker service is down");
