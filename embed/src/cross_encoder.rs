@@ -137,24 +137,7 @@ impl CrossEncoder {
         let hidden = bert.hidden_size;
         let (pooler, classifier) = head(&weights, hidden)?;
         let (tokenizer, _) = tokenize::load(&dir.join("tokenizer.json"), max_len)?;
-        let pool = match options.threads {
-            Some(0) => {
-                return Err(EmbedError::InvalidOption {
-                    name: "threads",
-                    reason: "must be at least 1".into(),
-                })
-            }
-            Some(n) => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .map_err(|e| EmbedError::InvalidOption {
-                        name: "threads",
-                        reason: e.to_string(),
-                    })?,
-            ),
-            None => None,
-        };
+        let pool = crate::threads::own_pool(options.threads)?;
         Ok(CrossEncoder {
             dir,
             encoder,

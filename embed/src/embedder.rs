@@ -233,24 +233,7 @@ impl Embedder {
             Some(d) => Some(d),
         };
         let (tokenizer, counter) = tokenizers?;
-        let pool = match options.threads {
-            Some(0) => {
-                return Err(EmbedError::InvalidOption {
-                    name: "threads",
-                    reason: "must be at least 1".into(),
-                })
-            }
-            Some(n) => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .map_err(|e| EmbedError::InvalidOption {
-                        name: "threads",
-                        reason: e.to_string(),
-                    })?,
-            ),
-            None => None,
-        };
+        let pool = crate::threads::own_pool(options.threads)?;
         Ok(Embedder {
             dir,
             encoder,

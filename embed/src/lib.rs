@@ -40,6 +40,7 @@ mod error;
 pub mod fetch;
 mod models;
 mod pool;
+mod threads;
 mod tokenize;
 mod weights;
 mod weights_hash;
