@@ -132,7 +132,8 @@ fn hostile_input_gets_error_codes_and_messages_never_a_crash() {
 #[test]
 fn the_c_abi_keeps_the_contract() {
     // The cross-door table (contract/cases.json): the same requests as the Rust API, the CLI,
-    // MCP and Python, through memloop_remember, memloop_recall and memloop_context.
+    // MCP and Python, through memloop_remember, memloop_recall and memloop_context (and
+    // memloop_open for an `open` case).
     let scratch = tempfile::tempdir().unwrap();
     let exe = compile("tests/c/contract.c", scratch.path());
     let table = check::table();
@@ -190,19 +191,23 @@ fn the_c_abi_keeps_the_contract() {
         assert_eq!((*status, *id), (0, (i + 1).to_string().as_str()));
     }
     let invalid = memloop::ErrorCode::InvalidInput as i64;
+    let embed = memloop::ErrorCode::Embed as i64;
     let mut failures = Vec::new();
     for (case, (status, output)) in cases.iter().zip(&lines[seeds.len()..]) {
         let got: check::Answer = match *status {
             0 if case["op"] == "remember" => Ok(vec![output.parse().unwrap()]),
             0 => {
                 let v: serde_json::Value = serde_json::from_str(output).unwrap();
-                Ok(check::ids_of(if case["op"] == "recall" {
-                    &v
-                } else {
-                    &v["blocks"]
-                }))
+                Ok(check::ids_of(
+                    if case["op"] == "recall" || case["op"] == "open" {
+                        &v
+                    } else {
+                        &v["blocks"]
+                    },
+                ))
             }
             s if s == invalid => Err("invalid_input".into()),
+            s if s == embed => Err("embed".into()),
             s => Err(format!("status {s}: {output}")),
         };
         failures.extend(check::check(case, &got).err());

@@ -26,6 +26,11 @@ async function answer(mem, c) {
   try {
     if (c.op === 'remember') return [(await mem.remember({ text, ...rest })).id]
     if (c.op === 'recall') return (await mem.recall(query, rest)).map((h) => h.id)
+    if (c.op === 'open') {
+      // A fresh store with the case's options (the test embedder in place of a model).
+      await (await Memory.open(freshDir(), { hashingEmbedder: 256, ...rest })).close()
+      return []
+    }
     return (await mem.context(query, rest)).blocks.map((b) => b.id)
   } catch (e) {
     if (e instanceof MemloopError) return e.code

@@ -11,7 +11,7 @@ import memloop
 from conftest import ROOT
 
 TABLE = json.loads((ROOT / "contract" / "cases.json").read_text())
-CODES = {"invalid_input": memloop.InvalidArgumentError.code}
+CODES = {"invalid_input": memloop.InvalidArgumentError.code, "embed": memloop.EmbedError.code}
 
 
 def as_python(request):
@@ -33,14 +33,26 @@ def as_python(request):
     return kwargs
 
 
-def answer(memory, case):
-    call = {"recall": memory.recall, "context": memory.context, "remember": memory.remember}
+def answer(memory, case, fresh):
+    def open_fresh(**options):
+        # A fresh store with the case's options (the test embedder in place of a model).
+        memloop.Memory(fresh, hashing_embedder=256, **options).close()
+        return []
+
+    call = {
+        "recall": memory.recall,
+        "context": memory.context,
+        "remember": memory.remember,
+        "open": open_fresh,
+    }
     try:
         result = call[case["op"]](**as_python(case["request"]))
     except memloop.MemloopError as e:
         return e.code
     if case["op"] == "remember":
         return [result]
+    if case["op"] == "open":
+        return result
     hits = result if case["op"] == "recall" else result.blocks
     return [h.id if hasattr(h, "id") else h["id"] for h in hits]
 
@@ -51,7 +63,7 @@ def test_python_keeps_the_contract(tmp_path):
             assert memory.remember(**as_python(seed)) == i + 1
         failures = []
         for case in TABLE["cases"]:
-            got = answer(memory, case)
+            got = answer(memory, case, tmp_path / "opened")
             if isinstance(got, int):
                 fine = CODES.get(case.get("error")) == got
             elif "ids" in case:

@@ -1,9 +1,12 @@
 //! The cross-door contract (`contract/cases.json`) on the Rust API: the requests parsed as
-//! `RecallRequest` / `ContextParams`, run on a store seeded with the table's memories. The CLI,
+//! `RecallRequest` / `ContextParams`, run on a store seeded with the table's memories; an
+//! `open` case's as `OpenRequest`, opening a fresh store. The CLI,
 //! MCP, C and Python run the same table (cli/tests/contract.rs,
 //! cli/tests/mcp_clients/test_contract.py, ffi/tests/c/contract.c, python/tests/test_contract.py).
 
-use memloop::{ContextParams, Error, Memory, MemoryId, RecallRequest, RememberRequest};
+use memloop::{
+    ContextParams, Error, Memory, MemoryId, OpenRequest, Options, RecallRequest, RememberRequest,
+};
 use serde_json::Value;
 
 use crate::common::hashing;
@@ -35,6 +38,15 @@ fn outcome(memory: &Memory, op: &str, request: &Value) -> Result<Vec<MemoryId>, 
             let r: RememberRequest = serde_json::from_value(request.clone()).map_err(invalid)?;
             let id = memory.remember(r.into_new_memory().map_err(engine)?);
             Ok(vec![id.map_err(engine)?])
+        }
+        "open" => {
+            // A fresh store with the request's options (the test embedder in place of a model).
+            let mut r: OpenRequest = serde_json::from_value(request.clone()).map_err(invalid)?;
+            r.hashing_embedder = Some(256);
+            let options = Options::from_request(r).map_err(|e| engine(e.into()))?;
+            let dir = tempfile::tempdir().unwrap();
+            Memory::open(dir.path().join("opened"), options).map_err(engine)?;
+            Ok(Vec::new())
         }
         other => panic!("unknown op {other}"),
     }

@@ -48,6 +48,17 @@ int main(int argc, char **argv) {
             status = memloop_recall(mem, request, &json);
         } else if (strcmp(op, "context") == 0) {
             status = memloop_context(mem, request, &json);
+        } else if (strcmp(op, "open") == 0) {
+            /* A fresh store beside the table's, with the case's options. */
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s-opened", argv[1]);
+            memloop_t *opened = NULL;
+            status = memloop_open(dir, request, NULL, &opened);
+            if (status == MEMLOOP_OK) {
+                memloop_close(opened);
+                printf("%d\t[]\n", status);
+                continue;
+            }
         } else {
             fprintf(stderr, "unknown op \"%s\"\n", op);
             return 2;
