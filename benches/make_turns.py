@@ -3,10 +3,11 @@
 `embed_peers.py --sentences`: LongMemEval-S turns of 5 to 300 tokens, in the order a
 conversation ingest meets them (session after session, turn after turn), written as a JSON array.
 
-    python3 benches/make_turns.py --data ../shared/datasets/longmemeval/longmemeval_s_dev.json.gz \
+    python3 benches/make_turns.py --data LONGMEMEVAL_DIR/longmemeval_s_dev.json.gz \
         --tokenizer DIR/tokenizer.json --n 256 --out target/turns.json
 
-The dataset is read where it lies and never copied into the repository; only the output file
+LONGMEMEVAL_DIR is wherever the LongMemEval data lies (MIT; not shipped with memloop, and no
+test reads it). The dataset is read where it lies and never copied into the repository; only the output file
 (under target/) holds the selected turns. Tokens are counted with the model's own tokenizer
 (with [CLS] and [SEP]); `--n` turns are taken, evenly spread over the whole haystack of the
 first questions, so short chat turns and long pasted documents both appear.

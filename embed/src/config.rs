@@ -21,6 +21,12 @@ pub(crate) enum ModelConfig {
 
 impl ModelConfig {
     pub(crate) fn read(path: &Path) -> Result<Self> {
+        Ok(Self::read_with_json(path)?.0)
+    }
+
+    /// As [`ModelConfig::read`], with the file's JSON (for the fields a caller reads beside
+    /// the architecture's, such as a classifier's labels).
+    pub(crate) fn read_with_json(path: &Path) -> Result<(Self, serde_json::Value)> {
         let text = std::fs::read_to_string(path).map_err(|e| EmbedError::MissingFile {
             path: path.to_path_buf(),
             reason: e.to_string(),
@@ -45,10 +51,12 @@ impl ModelConfig {
                 found,
             });
         }
-        serde_json::from_value(value).map_err(|e| EmbedError::MalformedFile {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })
+        let config =
+            serde_json::from_value(value.clone()).map_err(|e| EmbedError::MalformedFile {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+        Ok((config, value))
     }
 
     /// Hidden size (the pooled embedding's dimension).

@@ -11,12 +11,11 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::Device;
 use tokenizers::Tokenizer;
 
 use crate::config::ModelConfig;
 use crate::error::{EmbedError, Result};
-use crate::models::{Encoder, Kernels, Precision};
+use crate::models::{PairEncoder, Precision};
 use crate::tokenize;
 use crate::weights::MappedTensors;
 
@@ -49,7 +48,7 @@ impl Default for CrossEncoderOptions {
 /// A loaded cross-encoder; [`CrossEncoder::score`] rates texts against a query.
 pub struct CrossEncoder {
     dir: PathBuf,
-    encoder: Encoder,
+    encoder: PairEncoder,
     tokenizer: Tokenizer,
     hidden: usize,
     max_len: usize,
@@ -85,14 +84,14 @@ impl CrossEncoder {
     pub fn load(dir: impl AsRef<Path>, options: CrossEncoderOptions) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
         let config_path = dir.join("config.json");
-        let config = ModelConfig::read(&config_path)?;
+        let (config, json) = ModelConfig::read_with_json(&config_path)?;
         let ModelConfig::Bert(bert) = &config else {
             return Err(EmbedError::UnsupportedArchitecture {
                 path: config_path,
                 found: "nomic_bert (a cross-encoder must be a BERT model)".into(),
             });
         };
-        let labels = label_count(&config_path)?;
+        let labels = label_count(&json, &config_path)?;
         if labels != 1 {
             return Err(EmbedError::MalformedFile {
                 path: config_path,
@@ -118,24 +117,12 @@ impl CrossEncoder {
                 reason: "must be at least 1".into(),
             });
         }
+        // One mapping of the weights for the encoder and the head.
         let weights = dir.join("model.safetensors");
-        let encoder = Encoder::load(
-            &config,
-            &weights,
-            &Device::Cpu,
-            Kernels::Native,
-            options.precision,
-        )?;
-        if !encoder.takes_pairs() {
-            return Err(EmbedError::InvalidOption {
-                name: "model",
-                reason: "memloop's CPU encoder runs cross-encoders whose attention heads are a \
-                         multiple of 8 wide, with absolute positions"
-                    .into(),
-            });
-        }
+        let tensors = MappedTensors::open(&weights)?;
+        let encoder = PairEncoder::load(&tensors, bert, &weights, options.precision)?;
         let hidden = bert.hidden_size;
-        let (pooler, classifier) = head(&weights, hidden)?;
+        let (pooler, classifier) = head(&tensors, &weights, hidden)?;
         let (tokenizer, _) = tokenize::load(&dir.join("tokenizer.json"), max_len)?;
         let pool = crate::threads::own_pool(options.threads)?;
         Ok(CrossEncoder {
@@ -183,7 +170,7 @@ impl CrossEncoder {
             for batch in order.chunks(self.batch_size) {
                 let seqs: Vec<&[u32]> = batch.iter().map(|&i| encoded[i].0.as_slice()).collect();
                 let second: Vec<usize> = batch.iter().map(|&i| encoded[i].1).collect();
-                let states = self.encoder.pair_states(&seqs, &second)?;
+                let states = self.encoder.states(&seqs, &second)?;
                 let mut row = 0;
                 for (&i, seq) in batch.iter().zip(&seqs) {
                     // Each pair's first token is [CLS].
@@ -215,37 +202,35 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// The number of labels config.json gives (`id2label`'s entries, else `num_labels`; 2, the
-/// Hugging Face default, with neither).
-fn label_count(path: &Path) -> Result<usize> {
-    let bad = |reason: String| EmbedError::MalformedFile {
+/// The number of labels config.json (`json`, read from `path`) gives: `id2label`'s entries,
+/// else `num_labels`; 2, the Hugging Face default, with neither.
+fn label_count(json: &serde_json::Value, path: &Path) -> Result<usize> {
+    let bad = |reason: &str| EmbedError::MalformedFile {
         path: path.to_path_buf(),
-        reason,
+        reason: reason.into(),
     };
-    let text = std::fs::read_to_string(path).map_err(|e| EmbedError::MissingFile {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    if let Some(labels) = value.get("id2label") {
+    if let Some(labels) = json.get("id2label") {
         return labels
             .as_object()
             .map(serde_json::Map::len)
-            .ok_or_else(|| bad("id2label is not an object".into()));
+            .ok_or_else(|| bad("id2label is not an object"));
     }
-    match value.get("num_labels") {
+    match json.get("num_labels") {
         None => Ok(2),
         Some(n) => n
             .as_u64()
             .map(|n| n as usize)
-            .ok_or_else(|| bad("num_labels is not a count".into())),
+            .ok_or_else(|| bad("num_labels is not a count")),
     }
 }
 
 /// The pooler and the one-output classifier, read from the weights file.
 #[allow(clippy::type_complexity)]
-fn head(weights: &Path, hidden: usize) -> Result<((Vec<f32>, Vec<f32>), (Vec<f32>, f32))> {
-    let tensors = MappedTensors::open(weights)?;
+fn head(
+    tensors: &MappedTensors,
+    weights: &Path,
+    hidden: usize,
+) -> Result<((Vec<f32>, Vec<f32>), (Vec<f32>, f32))> {
     let mismatch = |reason: String| EmbedError::WeightsMismatch {
         path: weights.to_path_buf(),
         reason,

@@ -56,7 +56,8 @@ pub struct Options {
     pub precision: Option<Precision>,
     /// A cross-encoder directory: when set, the store opens with
     /// [`crate::hooks::CrossEncoderReranker`] over it as `hooks.reranker` (rerank and iterative
-    /// recalls order their best candidates by it). Default `None`: `hooks.reranker` as given.
+    /// recalls order their best candidates by it); a `hooks.reranker` of the caller's own is
+    /// then refused at open. Default `None`: `hooks.reranker` as given.
     pub reranker_model: Option<PathBuf>,
     /// Where times come from.
     pub clock: Clock,
@@ -130,10 +131,25 @@ pub struct Hooks {
     pub extractor: Option<Arc<dyn Extractor>>,
 }
 
+/// The default reranker, one shared allocation: every [`Hooks::default`] holds this `Arc`, so
+/// an open can tell a caller's own reranker from it ([`Hooks::reranker_is_default`]).
+fn default_reranker() -> Arc<dyn Reranker> {
+    static DEFAULT: std::sync::LazyLock<Arc<dyn Reranker>> =
+        std::sync::LazyLock::new(|| Arc::new(ScoreFusion::default()));
+    DEFAULT.clone()
+}
+
+impl Hooks {
+    /// Whether `reranker` is still the default one (no caller replaced it).
+    pub(crate) fn reranker_is_default(&self) -> bool {
+        Arc::ptr_eq(&self.reranker, &default_reranker())
+    }
+}
+
 impl Default for Hooks {
     fn default() -> Self {
         Hooks {
-            reranker: Arc::new(ScoreFusion::default()),
+            reranker: default_reranker(),
             refiner: Arc::new(Rocchio::default()),
             summarizer: Arc::new(Extractive),
             token_counter: None,

@@ -102,13 +102,6 @@ pub unsafe extern "C" fn memloop_open(
         };
         let mut options = Options::from_request(request)
             .map_err(|e| Failure::invalid(format!("options_json: {e}")))?;
-        // SAFETY: the caller's contract for `hooks`; read once, the struct is Copy.
-        let reranks = !hooks.is_null() && unsafe { hooks.read() }.rerank.is_some();
-        if reranks && options.reranker_model.is_some() {
-            return Err(Failure::invalid(
-                "a rerank callback excludes options_json's reranker_model: pass one of them",
-            ));
-        }
         // SAFETY: the caller's contract for `hooks`.
         unsafe { install(hooks, &mut options.hooks) }?;
         let memory = Memory::open(path, options)?;

@@ -191,14 +191,8 @@ impl Memory {
         };
         let mut options = open.options()?;
         let none = |f: Option<Py<PyAny>>| f.filter(|f| !f.is_none(py));
-        let reranker = none(reranker);
-        if reranker.is_some() && options.reranker_model.is_some() {
-            return Err(invalid(
-                "reranker excludes reranker_model: pass one of them",
-            ));
-        }
         Callables {
-            reranker,
+            reranker: none(reranker),
             refiner: none(refiner),
             summarizer: none(summarizer),
             token_counter: none(token_counter),

@@ -148,29 +148,6 @@ impl Encoder {
         }
     }
 
-    /// Whether this encoder takes a second segment ([`Encoder::pair_states`]): memloop's own
-    /// CPU encoder does.
-    pub(crate) fn takes_pairs(&self) -> bool {
-        matches!(self, Encoder::CpuBert(_))
-    }
-
-    /// Last hidden states of text pairs, packed as [`Encoder::hidden_states`]: the tokens of
-    /// sequence `i` from position `second[i]` on are of segment 1 (token type 1).
-    ///
-    /// # Errors
-    /// [`EmbedError::InvalidOption`] (`kernels`) where the encoder is candle's.
-    pub(crate) fn pair_states(&self, seqs: &[&[u32]], second: &[usize]) -> Result<Vec<f32>> {
-        match self {
-            Encoder::CpuBert(m) => m
-                .forward_segments(seqs, second)
-                .map_err(EmbedError::Inference),
-            Encoder::Bert(_) | Encoder::NomicBert(_) => Err(EmbedError::InvalidOption {
-                name: "kernels",
-                reason: "text pairs run on memloop's native CPU encoder only".into(),
-            }),
-        }
-    }
-
     /// Text prefixes the architecture's training used for (documents, queries).
     pub(crate) fn prefixes(&self) -> (&'static str, &'static str) {
         match self {
@@ -182,6 +159,49 @@ impl Encoder {
     /// Whether Matryoshka output dimensions are defined for this architecture.
     pub(crate) fn matryoshka(&self) -> bool {
         matches!(self, Encoder::NomicBert(_))
+    }
+}
+
+/// memloop's own CPU encoder for text pairs (a cross-encoder's body): the tokens of the
+/// second text are of segment 1.
+pub(crate) struct PairEncoder(cpu_bert::CpuBert);
+
+impl PairEncoder {
+    /// The BERT model `c` from already-mapped weights (`weights` names their file), at
+    /// `precision`.
+    ///
+    /// # Errors
+    /// [`EmbedError::InvalidOption`] (`model`) for a model memloop's encoder cannot run,
+    /// [`EmbedError::WeightsMismatch`] for tensors that do not fit the configuration.
+    pub(crate) fn load(
+        tensors: &MappedTensors,
+        c: &candle_transformers::models::bert::Config,
+        weights: &Path,
+        precision: Precision,
+    ) -> Result<Self> {
+        if !cpu_bert::supports(c) {
+            return Err(EmbedError::InvalidOption {
+                name: "model",
+                reason: "memloop's CPU encoder runs models whose attention heads are a multiple \
+                         of 8 wide, with absolute positions"
+                    .into(),
+            });
+        }
+        let model = cpu_bert::CpuBert::load(tensors, c, precision).map_err(|e| {
+            EmbedError::WeightsMismatch {
+                path: weights.to_path_buf(),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(PairEncoder(model))
+    }
+
+    /// Last hidden states of text pairs, packed as [`Encoder::hidden_states`]: the tokens of
+    /// sequence `i` from position `second[i]` on are of segment 1 (token type 1).
+    pub(crate) fn states(&self, seqs: &[&[u32]], second: &[usize]) -> Result<Vec<f32>> {
+        self.0
+            .forward_segments(seqs, second)
+            .map_err(EmbedError::Inference)
     }
 }
 

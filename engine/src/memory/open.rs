@@ -62,6 +62,13 @@ impl Memory {
         };
         precheck_encryption(dir, manifest.as_ref(), sealer.as_deref())?;
         // The cross-encoder before anything is written: a bad directory leaves no store behind.
+        if options.reranker_model.is_some() && !options.hooks.reranker_is_default() {
+            return Err(InvalidInput::Options(
+                "reranker_model and a reranker of the caller's own exclude each other: pass one of them"
+                    .into(),
+            )
+            .into());
+        }
         let reranker = options
             .reranker_model
             .as_deref()

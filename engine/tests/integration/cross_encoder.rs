@@ -108,8 +108,19 @@ fn a_directory_without_a_cross_encoder_is_refused_at_open() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("absent"), "{err}");
+    // A reranker of the caller's own and a cross-encoder directory exclude each other.
+    let mut both = Options {
+        reranker_model: Some(embed_fixtures().join("nomic-tiny")),
+        ..hashing(64, &Clock::manual(1_000))
+    };
+    both.hooks.reranker = std::sync::Arc::new(memloop::retrieve::FusionReranker::default());
+    let err = Memory::open(tmp.path().join("u"), both).unwrap_err();
     assert!(
-        !tmp.path().join("s").exists() && !tmp.path().join("t").exists(),
+        matches!(err, Error::InvalidInput(_)) && err.to_string().contains("reranker_model"),
+        "{err}"
+    );
+    assert!(
+        ["s", "t", "u"].iter().all(|s| !tmp.path().join(s).exists()),
         "a refused open writes nothing"
     );
 }

@@ -303,6 +303,13 @@ impl CpuBert {
         seqs: &[&[u32]],
         second: &[usize],
     ) -> Result<Vec<f32>, String> {
+        if second.len() != seqs.len() {
+            return Err(format!(
+                "{} segment starts for {} sequences",
+                second.len(),
+                seqs.len()
+            ));
+        }
         let par = rayon::current_num_threads() > 1;
         let h = self.hidden;
         let packing = Packing::new(seqs.iter().map(|s| s.len()).collect());
