@@ -6,14 +6,29 @@
 
 use super::simd::multiversion;
 
+/// The constants of Cephes' `expf` ([`exp`], and the AVX-512 form in `attention_avx512.rs`).
+pub(crate) mod exp_poly {
+    pub(crate) const LOG2E: f32 = std::f32::consts::LOG2_E;
+    /// ln 2 in two parts: `n · LN2_HI` is exact for the n an f32 exponential meets.
+    pub(crate) const LN2_HI: f32 = 0.693_359_4;
+    pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
+    /// e^r ≈ 1 + r + r²·p(r) on |r| ≤ ln 2 / 2, p's coefficients from the highest power.
+    pub(crate) const COEFFS: [f32; 6] = [
+        1.987_569_1e-4,
+        1.398_199_9e-3,
+        8.333_452e-3,
+        4.166_579_6e-2,
+        1.666_666_5e-1,
+        5e-1,
+    ];
+}
+
 /// e^x to about 2 ulp for x in [−87, 88] (Cephes `expf`: x = n·ln 2 + r, a degree-6
 /// polynomial for e^r, 2ⁿ put straight into the exponent bits). Below −87 it returns ~1e-38
 /// instead of a subnormal or zero, which no caller can tell apart after a sum.
 #[inline(always)]
 pub(crate) fn exp(x: f32) -> f32 {
-    const LOG2E: f32 = std::f32::consts::LOG2_E;
-    const LN2_HI: f32 = 0.693_359_4;
-    const LN2_LO: f32 = -2.121_944_4e-4;
+    use exp_poly::{COEFFS, LN2_HI, LN2_LO, LOG2E};
     // Adding 1.5·2²³ rounds to the nearest integer n and leaves 0x4B40_0000 + n in the bits,
     // so neither the rounding nor 2ⁿ needs a libm call or a float-to-int conversion.
     const ROUND: f32 = 12_582_912.0;
@@ -21,12 +36,10 @@ pub(crate) fn exp(x: f32) -> f32 {
     let k = x * LOG2E + ROUND;
     let n = k - ROUND;
     let r = x - n * LN2_HI - n * LN2_LO;
-    let mut p = 1.987_569_1e-4f32;
-    p = p * r + 1.398_199_9e-3;
-    p = p * r + 8.333_452e-3;
-    p = p * r + 4.166_579_6e-2;
-    p = p * r + 1.666_666_5e-1;
-    p = p * r + 5e-1;
+    let mut p = COEFFS[0];
+    for c in &COEFFS[1..] {
+        p = p * r + c;
+    }
     let y = p * r * r + r + 1.0;
     let two_n = f32::from_bits(k.to_bits().wrapping_sub(0x4B40_0000).wrapping_add(127) << 23);
     y * two_n

@@ -10,7 +10,7 @@
 //! parallelism: threads take whole panels, each a small single-threaded product.
 #![allow(unsafe_code)]
 
-use super::panels::{for_each_panel, shared, Dst, PANEL};
+use super::panels::{for_each_task, shared, Dst, PANEL};
 
 /// A dense layer, its weight in transposed panels (see the module docs).
 #[derive(Debug, Clone)]
@@ -96,7 +96,7 @@ impl Linear {
                 );
             }
         };
-        for_each_panel(n.div_ceil(PANEL), shared(parallel, rows, k, n), one);
+        for_each_task(n.div_ceil(PANEL), shared(parallel, rows, k, n), one);
     }
 }
 

@@ -18,8 +18,9 @@ pub(super) fn shared(parallel: bool, rows: usize, inp: usize, out: usize) -> boo
     parallel && rows * out * inp >= PARALLEL_WORK
 }
 
-/// Runs `one` for each of `count` panels, over the current rayon pool when `shared`.
-pub(super) fn for_each_panel(count: usize, shared: bool, one: impl Fn(usize) + Send + Sync) {
+/// Runs `one` for each of `count` tasks (panels, or blocks of rows and panels), in order, or
+/// over the current rayon pool when `shared`.
+pub(super) fn for_each_task(count: usize, shared: bool, one: impl Fn(usize) + Send + Sync) {
     if shared {
         (0..count).into_par_iter().for_each(one);
     } else {
