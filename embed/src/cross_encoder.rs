@@ -76,13 +76,24 @@ impl CrossEncoder {
     /// pooler (`bert.pooler.dense`) and the classifier (`classifier`).
     ///
     /// # Errors
-    /// [`EmbedError::MissingFile`], [`EmbedError::MalformedFile`] (also: not exactly one
+    /// [`EmbedError::MissingCrossEncoderFile`], [`EmbedError::MalformedFile`] (also: not exactly one
     /// label), [`EmbedError::UnsupportedArchitecture`] (not BERT),
     /// [`EmbedError::WeightsMismatch`] (no pooler or classifier, wrong shapes);
     /// [`EmbedError::InvalidOption`] for options out of range or a model memloop's encoder
     /// cannot run.
     pub fn load(dir: impl AsRef<Path>, options: CrossEncoderOptions) -> Result<Self> {
-        let dir = dir.as_ref().to_path_buf();
+        // The embedder's message for a missing file says how to fetch its model; a
+        // cross-encoder's says that its directory is the caller's own.
+        Self::load_from(dir.as_ref(), options).map_err(|e| match e {
+            EmbedError::MissingFile { path, reason } => {
+                EmbedError::MissingCrossEncoderFile { path, reason }
+            }
+            e => e,
+        })
+    }
+
+    fn load_from(dir: &Path, options: CrossEncoderOptions) -> Result<Self> {
+        let dir = dir.to_path_buf();
         let config_path = dir.join("config.json");
         let (config, json) = ModelConfig::read_with_json(&config_path)?;
         let ModelConfig::Bert(bert) = &config else {

@@ -1,7 +1,7 @@
 //! The embedder's error type.
 //!
-//! - **model errors** (`MissingFile`, `MalformedFile`, `UnsupportedArchitecture`,
-//!   `WeightsMismatch`): the model directory cannot be used; each names the file.
+//! - **model errors** (`MissingFile`, `MissingCrossEncoderFile`, `MalformedFile`,
+//!   `UnsupportedArchitecture`, `WeightsMismatch`): the model directory cannot be used; each names the file.
 //! - **caller errors** (`InvalidOption`): a request or option out of range.
 //! - **inference errors** (`Inference`): candle or the tokenizer failed on valid input; report it.
 //! - **fetch errors** (`Fetch`): downloading or checking the default model failed.
@@ -15,6 +15,15 @@ pub enum EmbedError {
     /// A file the model directory must contain is absent or unreadable.
     #[error("{path}: missing or unreadable model file ({reason}); fetch the model with `memloop model fetch` (or scripts/fetch-model.sh) or point at a directory with config.json, tokenizer.json and model.safetensors")]
     MissingFile {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// A file a cross-encoder's directory must contain is absent or unreadable. memloop
+    /// ships no cross-encoder: the directory is the caller's own.
+    #[error("{path}: missing or unreadable cross-encoder file ({reason}); a reranker model is a directory you supply: a BERT sequence classifier with one label (such as ms-marco-MiniLM-L-6-v2) with config.json, tokenizer.json and model.safetensors")]
+    MissingCrossEncoderFile {
         /// The file.
         path: PathBuf,
         /// The operating system's reason.

@@ -185,5 +185,10 @@ fn a_model_that_is_no_cross_encoder_is_refused() {
     );
 
     let err = CrossEncoder::load(tmp.path().join("absent"), opts()).unwrap_err();
-    assert!(matches!(err, EmbedError::MissingFile { .. }), "{err}");
+    assert!(
+        matches!(&err, EmbedError::MissingCrossEncoderFile { path, .. } if path.ends_with("config.json"))
+            && err.to_string().contains("directory you supply")
+            && !err.to_string().contains("model fetch"),
+        "{err}"
+    );
 }
