@@ -80,7 +80,8 @@ def embedding():
     for ax, corpus in zip(axes[0], corpora):
         mine = [r for r in rows if r.get("corpus", "sentences") == corpus]
         for k, key in enumerate(["batch1_per_s", "batch32_per_s"]):
-            values = [statistics.mean(r[key] for r in mine if name(r) == s) for s in systems]
+            # The median of the rounds: one slow round (another process waking) moves a mean.
+            values = [statistics.median(r[key] for r in mine if name(r) == s) for s in systems]
             ax.bar([i + k * 0.4 for i in range(len(systems))], values, 0.4,
                    label=f"batch {key[5:key.index('_')]}")
         ax.set_xticks([i + 0.2 for i in range(len(systems))])
