@@ -135,18 +135,37 @@ pub(crate) fn quantize_i8(v: &[f32]) -> (f32, impl Iterator<Item = i8> + '_) {
 /// Largest magnitude of a query value in [`quantize_query`] (15 bits and a sign).
 const QUERY_MAX: f32 = 32_767.0;
 
-/// A query for int8 codes at 16-bit precision: the scale and the values `round(x / scale)`.
+/// A query for int8 codes at 16-bit precision: the scale and the values `x / scale` rounded to
+/// the nearest integer (ties to even).
 ///
 /// The int8 kernels sum `query[i] · code[i]` in i32 lanes, and `|code[i]| ≤ 127`, so the sum
 /// stays below 2^31 while `Σ|query[i]| ≤ (2^31 - 1) / 127`. The largest value is therefore
 /// 32,767 unless the vector's L1 norm over its largest value is high enough (over 516
 /// dimensions of equal size) to need fewer steps; a unit vector of any length fits.
 pub(crate) fn quantize_query(v: &[f32]) -> (f32, Vec<i16>) {
-    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    // The maximum and the L1 norm in eight lanes each: independent chains the compiler
+    // vectorises (a fold is one chain of dependent steps, a microsecond per query at 384-d).
+    let (mut maxes, mut sums) = ([0f32; 8], [0f64; 8]);
+    let chunks = v.chunks_exact(8);
+    for x in chunks.remainder() {
+        maxes[0] = if x.abs() > maxes[0] {
+            x.abs()
+        } else {
+            maxes[0]
+        };
+        sums[0] += f64::from(x.abs());
+    }
+    for c in chunks {
+        for ((m, s), x) in maxes.iter_mut().zip(&mut sums).zip(c) {
+            *m = if x.abs() > *m { x.abs() } else { *m };
+            *s += f64::from(x.abs());
+        }
+    }
+    let max = maxes.iter().fold(0f32, |m, &x| m.max(x));
     if !(max > 0.0 && max.is_finite()) {
         return (0.0, vec![0; v.len()]);
     }
-    let l1: f64 = v.iter().map(|x| f64::from(x.abs())).sum();
+    let l1: f64 = sums.iter().sum();
     let budget = f64::from(i32::MAX) / 127.0;
     // Each value rounds up by at most a half: leave room for that over every dimension.
     let top = ((budget - v.len() as f64) * f64::from(max) / l1)
@@ -154,10 +173,13 @@ pub(crate) fn quantize_query(v: &[f32]) -> (f32, Vec<i16>) {
         .clamp(1.0, f64::from(QUERY_MAX)) as f32;
     let scale = max / top;
     let inv = 1.0 / scale;
+    // Rounds to the nearest integer, ties to even, by adding and taking away 1.5·2²³ (exact
+    // for |x| ≤ 2²²; top ≤ 32,767): no libm `roundf` call per value, so the loop vectorises.
+    const ROUND: f32 = 12_582_912.0;
     (
         scale,
         v.iter()
-            .map(|&x| (x * inv).round().clamp(-top, top) as i16)
+            .map(|&x| (((x * inv).clamp(-top, top) + ROUND) - ROUND) as i16)
             .collect(),
     )
 }
@@ -201,6 +223,27 @@ pub(crate) fn int8_codes(code: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every value lands within half a step of `x / scale`, the largest on ±32,767, whatever
+    /// the length (the eight-lane maximum and sum, their tails included).
+    #[test]
+    fn a_query_rounds_each_value_to_its_nearest_step() {
+        for n in [1, 7, 8, 9, 383, 384, 385] {
+            let mut v: Vec<f32> = (0..n).map(|i| (i as f32 * 0.618).fract() - 0.5).collect();
+            v[n / 2] = -1.5;
+            let (scale, q) = quantize_query(&v);
+            let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+            assert_eq!(scale, max / QUERY_MAX, "n {n}");
+            for (x, &q) in v.iter().zip(&q) {
+                assert!(
+                    (f32::from(q) - x / scale).abs() <= 0.5 + 1e-3,
+                    "n {n}: {x} → {q}"
+                );
+            }
+            assert_eq!(q[n / 2].unsigned_abs(), 32_767, "n {n}");
+        }
+        assert_eq!(quantize_query(&[0.0; 5]), (0.0, vec![0; 5]));
+    }
 
     #[test]
     fn names_parse_back_and_tags_round_trip() {

@@ -85,9 +85,12 @@ pub(crate) fn search_layer(
                 let sc = Scored { sim, node: nb };
                 s.candidates.push(sc);
                 if accept(nb) {
-                    s.results.push(Reverse(sc));
-                    if s.results.len() > ef {
-                        s.results.pop();
+                    if s.results.len() < ef {
+                        s.results.push(Reverse(sc));
+                    } else if let Some(mut worst) = s.results.peek_mut() {
+                        // Full, and this one beats the worst: it takes the worst's place (one
+                        // sift down where a push and a pop made two; the same set).
+                        *worst = Reverse(sc);
                     }
                 }
             }

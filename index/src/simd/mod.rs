@@ -78,8 +78,27 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     (kernel().1)(a, b)
 }
 
-/// Portable inner product: eight independent accumulators, then a fixed-order sum.
+/// Portable inner product: eight independent accumulators, then a fixed-order sum. The same
+/// bits on every CPU (the unit vectors an index stores are normalised with it); where the CPU
+/// has FMA the multiply-adds are its instructions rather than libm's `fmaf` (one call per
+/// element, 2% of a search's time when a query is normalised), with the same result: a fused
+/// multiply-add is rounded once, whoever computes it.
 pub fn dot_scalar(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        #[target_feature(enable = "avx2,fma")]
+        fn fused(a: &[f32], b: &[f32]) -> f32 {
+            dot_fixed_order(a, b)
+        }
+        // SAFETY: `fused` needs AVX2 and FMA, both just detected on this CPU.
+        return unsafe { fused(a, b) };
+    }
+    dot_fixed_order(a, b)
+}
+
+/// [`dot_scalar`]'s arithmetic, inlined into each build of it.
+#[inline(always)]
+fn dot_fixed_order(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut acc = [0f32; 8];
@@ -272,6 +291,20 @@ mod tests {
         (0..n)
             .map(|i| (((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 2001) as f32 / 1000.0 - 1.0)
             .collect()
+    }
+
+    /// The fused build of `dot_scalar` (FMA instructions) gives the bits of the portable one
+    /// (libm's `fmaf`, which this test calls from code compiled without FMA).
+    #[test]
+    fn dot_scalar_gives_the_same_bits_on_every_cpu() {
+        for n in [0, 1, 7, 8, 9, 384, 385, 1024] {
+            let (a, b) = (data(n, 3), data(n, 11));
+            assert_eq!(
+                dot_scalar(&a, &b).to_bits(),
+                dot_fixed_order(&a, &b).to_bits(),
+                "n {n}"
+            );
+        }
     }
 
     #[test]
