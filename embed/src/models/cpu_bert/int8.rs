@@ -210,7 +210,7 @@ multiversion! {
 }
 
 /// `x` (rows × `k`) quantized per row, in blocks over the rayon pool when `parallel`.
-fn quantize_rows(x: &[f32], k: usize, parallel: bool) -> QuantRows {
+pub(crate) fn quantize_rows(x: &[f32], k: usize, parallel: bool) -> QuantRows {
     /// Rows per task.
     const PER: usize = 16;
     let mut q = QuantRows::new(x.len() / k, k);
@@ -292,12 +292,30 @@ impl QuantLinear {
         out: &mut [f32],
         parallel: bool,
     ) {
+        assert_eq!(q.scale.len(), rows, "quantized input is not rows × in");
+        self.forward_quantized_rows(q, 0, out, parallel);
+    }
+
+    /// As [`QuantLinear::forward_quantized`] for `q`'s rows `first..first + rows`, where `out`
+    /// holds `rows × out` floats.
+    pub(crate) fn forward_quantized_rows(
+        &self,
+        q: &QuantRows,
+        first: usize,
+        out: &mut [f32],
+        parallel: bool,
+    ) {
         let (k, n) = (self.inp, self.out);
+        let rows = out.len() / n;
+        assert_eq!(out.len(), rows * n, "output is not rows × out");
         assert!(
-            q.k4 == self.k4 && q.scale.len() == rows,
+            q.k4 == self.k4 && first + rows <= q.scale.len(),
             "quantized input is not rows × in"
         );
-        assert_eq!(out.len(), rows * n, "output is not rows × out");
+        let (bytes, scale) = (
+            &q.bytes[first * self.k4..(first + rows) * self.k4],
+            &q.scale[first..first + rows],
+        );
         if rows == 0 {
             return;
         }
@@ -324,8 +342,8 @@ impl QuantLinear {
             let mut done = [[0f32; PANEL]; ROWS];
             for r0 in (c * chunk..rows.min((c + 1) * chunk)).step_by(ROWS) {
                 let block = ROWS.min(rows - r0);
-                let xs = &q.bytes[r0 * self.k4..(r0 + block) * self.k4];
-                let xscale = &q.scale[r0..r0 + block];
+                let xs = &bytes[r0 * self.k4..(r0 + block) * self.k4];
+                let xscale = &scale[r0..r0 + block];
                 if width == PANEL {
                     let tile = Tile {
                         at: dst.at(r0 * n + start),

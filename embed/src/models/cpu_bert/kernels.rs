@@ -83,30 +83,64 @@ fn max(xs: &[f32]) -> f32 {
     lanes.iter().fold(m, |m, &x| if x > m { x } else { m })
 }
 
+/// The coefficients of [`erf`]'s rational function (and the AVX-512 form in
+/// `gelu_avx512.rs`), from the highest power of x².
+pub(crate) mod erf_poly {
+    /// The numerator, times x.
+    pub(crate) const P: [f32; 7] = [
+        -2.726_142_3e-10,
+        2.770_681_4e-8,
+        -2.101_024e-6,
+        -5.692_506_4e-5,
+        -7.349_906_3e-4,
+        -2.9546e-3,
+        -1.609_603_3e-2,
+    ];
+    /// The denominator.
+    pub(crate) const Q: [f32; 5] = [
+        -1.456_607_2e-5,
+        -2.133_740_6e-4,
+        -1.682_827e-3,
+        -7.373_329_3e-3,
+        -1.426_473_9e-2,
+    ];
+}
+
 /// erf(x) to within 5e-7 absolute: a rational function of x on [−4, 4] (outside, ±1 to f32
 /// precision), from Eigen's / XLA's `erf` for floats.
 #[inline(always)]
 pub(crate) fn erf(x: f32) -> f32 {
+    use erf_poly::{P, Q};
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
-    let mut p = -2.726_142_3e-10f32;
-    p = p * x2 + 2.770_681_4e-8;
-    p = p * x2 + -2.101_024e-6;
-    p = p * x2 + -5.692_506_4e-5;
-    p = p * x2 + -7.349_906_3e-4;
-    p = p * x2 + -2.9546e-3;
-    p = p * x2 + -1.609_603_3e-2;
-    let mut q = -1.456_607_2e-5f32;
-    q = q * x2 + -2.133_740_6e-4;
-    q = q * x2 + -1.682_827e-3;
-    q = q * x2 + -7.373_329_3e-3;
-    q = q * x2 + -1.426_473_9e-2;
+    let mut p = P[0];
+    for c in &P[1..] {
+        p = p * x2 + c;
+    }
+    let mut q = Q[0];
+    for c in &Q[1..] {
+        q = q * x2 + c;
+    }
     x * p / q
 }
 
+/// GELU with the exact (erf) form, in place: x·½(1 + erf(x/√2)); in AVX-512 intrinsics
+/// (`gelu_avx512.rs`) where the CPU has them.
+pub(crate) fn gelu_erf(xs: &mut [f32]) {
+    #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: `gelu_avx512::gelu_erf` may only run on a CPU with AVX-512 F and FMA, and
+        // both were just detected on this one.
+        #[allow(unsafe_code)]
+        return unsafe { super::gelu_avx512::gelu_erf(xs) };
+    }
+    gelu_erf_portable(xs);
+}
+
 multiversion! {
-    /// GELU with the exact (erf) form, in place: x·½(1 + erf(x/√2)).
-    pub(crate) fn gelu_erf(xs: &mut [f32]) {
+    /// [`gelu_erf`] as plain loops.
+    pub(crate) fn gelu_erf_portable(xs: &mut [f32]) {
         for x in xs {
             *x = 0.5 * *x * (1.0 + erf(*x * std::f32::consts::FRAC_1_SQRT_2));
         }

@@ -21,6 +21,8 @@ mod simd;
 mod attention;
 #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
 mod attention_avx512;
+#[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+mod gelu_avx512;
 mod int8;
 mod kernels;
 mod matmul;
@@ -352,41 +354,97 @@ impl CpuBert {
             return Ok(x);
         };
         let inter = first.up.out();
-        // An int8 encoder quantizes the inputs of the query/key/value, up and down products
-        // in the passes that compute them (layer norm, activation); the attention output is
-        // quantized by its product.
-        let (mut xq, mut upq) = (
-            first.qkv.quantized_input(rows),
-            first.down.quantized_input(rows),
-        );
+        // An int8 encoder quantizes the inputs of the query/key/value and up products in the
+        // pass that computes them (layer norm), the down product's in the activation's pass
+        // (or in `feed_forward_int8`); the attention output is quantized by its product.
+        let mut xq = first.qkv.quantized_input(rows);
         by_rows(par, &mut x, h, xq.as_mut(), |_, b| {
             kernels::norm_rows(&self.emb_norm, b);
         });
         let mut qkv = vec![0f32; rows * 3 * h];
         let mut ctx = vec![0f32; rows * h];
         let mut tmp = vec![0f32; rows * h];
-        let mut up = vec![0f32; rows * inter];
+        // The intermediate rows, product by product (`feed_forward_int8` keeps its own per task).
+        let (mut up, mut upq) = (Vec::new(), None);
         for (i, layer) in self.layers.iter().enumerate() {
             layer.qkv.forward_from(&x, xq.as_ref(), rows, &mut qkv, par);
             attention::attend(&qkv, &packing, self.heads, h, &mut ctx, par);
             layer.attn_out.forward(&ctx, rows, &mut tmp, par);
             add_norm(par, &mut x, &tmp, h, &layer.attn_norm, xq.as_mut());
-            layer.up.forward_from(&x, xq.as_ref(), rows, &mut up, par);
-            let q = upq.as_mut();
             let act: fn(&mut [f32]) = match self.act {
                 HiddenAct::Gelu => kernels::gelu_erf,
                 HiddenAct::GeluApproximate => kernels::gelu_tanh,
                 HiddenAct::Relu => kernels::relu,
             };
-            by_rows(par, &mut up, inter, q, |_, b| act(b));
-            layer
-                .down
-                .forward_from(&up, upq.as_ref(), rows, &mut tmp, par);
+            match (&layer.up, &layer.down, xq.as_ref()) {
+                (Dense::Int8(u), Dense::Int8(d), Some(xq)) if rows * inter >= FUSED_FLOATS => {
+                    feed_forward_int8(u, d, act, xq, &mut tmp, par);
+                }
+                _ => {
+                    up.resize(rows * inter, 0.0);
+                    if upq.is_none() {
+                        upq = layer.down.quantized_input(rows);
+                    }
+                    layer.up.forward_from(&x, xq.as_ref(), rows, &mut up, par);
+                    by_rows(par, &mut up, inter, upq.as_mut(), |_, b| act(b));
+                    layer
+                        .down
+                        .forward_from(&up, upq.as_ref(), rows, &mut tmp, par);
+                }
+            }
             // The last layer's output feeds no product.
             let next = xq.as_mut().filter(|_| i + 1 < self.layers.len());
             add_norm(par, &mut x, &tmp, h, &layer.out_norm, next);
         }
         Ok(x)
+    }
+}
+
+/// A forward pass whose intermediate rows hold at least this many floats (1 MiB: 171 rows of
+/// MiniLM's 1,536) runs an int8 layer's feed-forward block by [`feed_forward_int8`]. Below it
+/// the rows stay in cache product by product, and tasks of (rows, panel) share the work
+/// between threads better than a few blocks of rows do: a conversation turn of 86 tokens
+/// embedded alone ran about 8% faster product by product, a chunk of 178 tokens about 15%
+/// faster by blocks of rows.
+const FUSED_FLOATS: usize = 1 << 18;
+
+/// Rows per task of [`feed_forward_int8`].
+const FFN_ROWS: usize = 32;
+
+/// The feed-forward block of an int8 layer, `out = down(act(up(x)))` for the rows of `xq`
+/// (`x` quantized), [`FFN_ROWS`] rows per task over the rayon pool when `parallel`. Each
+/// task runs both products and the activation on its own rows, so the intermediate rows
+/// (`FFN_ROWS × inter` floats, 192 KiB for MiniLM) stay in the core's cache. Run product by
+/// product, a batch's intermediate rows (35 MB for 32 chunks of 200 tokens) went through
+/// memory three times: written by the up product, read and written by the activation, read
+/// again to be quantized. The result is the same, bit for bit: every step is row by row.
+fn feed_forward_int8(
+    up: &QuantLinear,
+    down: &QuantLinear,
+    act: fn(&mut [f32]),
+    xq: &QuantRows,
+    out: &mut [f32],
+    parallel: bool,
+) {
+    let (h, inter) = (down.out, up.out);
+    let one = |scratch: &mut Vec<f32>, (b, out): (usize, &mut [f32])| {
+        let rows = out.len() / h;
+        let mid = &mut scratch[..rows * inter];
+        up.forward_quantized_rows(xq, b * FFN_ROWS, mid, false);
+        act(mid);
+        let q = int8::quantize_rows(mid, inter, false);
+        down.forward_quantized(&q, rows, out, false);
+    };
+    let scratch = || vec![0f32; FFN_ROWS * inter];
+    if parallel {
+        out.par_chunks_mut(FFN_ROWS * h)
+            .enumerate()
+            .for_each_init(scratch, one);
+    } else {
+        let mut s = scratch();
+        out.chunks_mut(FFN_ROWS * h)
+            .enumerate()
+            .for_each(|c| one(&mut s, c));
     }
 }
 
@@ -437,4 +495,51 @@ fn add_norm(
     by_rows(parallel, x, width, q, |row, x| {
         kernels::add_norm_rows(norm, x, &residual[row * width..][..x.len()]);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_int8_feed_forward_by_blocks_of_rows_equals_the_product_by_product_path() {
+        // 70 rows: two whole blocks and a short one; widths with a narrow last panel.
+        let (rows, h, inter) = (70, 72, 200);
+        let wave = |n: usize, f: f32, a: f32| -> Vec<f32> {
+            (0..n).map(|i| (i as f32 * f).sin() * a).collect()
+        };
+        let kernel = int8::Kernel::best();
+        let up = QuantLinear::new(
+            &wave(inter * h, 0.11, 0.1),
+            wave(inter, 0.3, 0.2),
+            h,
+            inter,
+            kernel,
+        );
+        let down = QuantLinear::new(
+            &wave(h * inter, 0.07, 0.05),
+            wave(h, 0.5, 0.1),
+            inter,
+            h,
+            kernel,
+        );
+        let xq = int8::quantize_rows(&wave(rows * h, 0.37, 3.0), h, false);
+        // Product by product, as the encoder ran it before.
+        let mut mid = vec![0f32; rows * inter];
+        up.forward_quantized(&xq, rows, &mut mid, false);
+        kernels::gelu_erf(&mut mid);
+        let q = int8::quantize_rows(&mid, inter, false);
+        let mut want = vec![0f32; rows * h];
+        down.forward_quantized(&q, rows, &mut want, false);
+        for parallel in [false, true] {
+            let mut got = vec![f32::NAN; rows * h];
+            feed_forward_int8(&up, &down, kernels::gelu_erf, &xq, &mut got, parallel);
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(g, w)| g.to_bits() == w.to_bits()),
+                "parallel {parallel}"
+            );
+        }
+    }
 }
