@@ -124,23 +124,10 @@ pub(crate) fn erf(x: f32) -> f32 {
     x * p / q
 }
 
-/// GELU with the exact (erf) form, in place: x·½(1 + erf(x/√2)); in AVX-512 intrinsics
-/// (`gelu_avx512.rs`) where the CPU has them.
-pub(crate) fn gelu_erf(xs: &mut [f32]) {
-    #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
-    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
-    {
-        // SAFETY: `gelu_avx512::gelu_erf` may only run on a CPU with AVX-512 F and FMA, and
-        // both were just detected on this one.
-        #[allow(unsafe_code)]
-        return unsafe { super::gelu_avx512::gelu_erf(xs) };
-    }
-    gelu_erf_portable(xs);
-}
-
 multiversion! {
-    /// [`gelu_erf`] as plain loops.
-    pub(crate) fn gelu_erf_portable(xs: &mut [f32]) {
+    /// GELU with the exact (erf) form, in place: x·½(1 + erf(x/√2)) (in AVX-512 intrinsics:
+    /// `gelu_avx512.rs`).
+    pub(crate) fn gelu_erf(xs: &mut [f32]) {
         for x in xs {
             *x = 0.5 * *x * (1.0 + erf(*x * std::f32::consts::FRAC_1_SQRT_2));
         }

@@ -372,7 +372,7 @@ impl CpuBert {
             layer.attn_out.forward(&ctx, rows, &mut tmp, par);
             add_norm(par, &mut x, &tmp, h, &layer.attn_norm, xq.as_mut());
             let act: fn(&mut [f32]) = match self.act {
-                HiddenAct::Gelu => kernels::gelu_erf,
+                HiddenAct::Gelu => gelu_erf,
                 HiddenAct::GeluApproximate => kernels::gelu_tanh,
                 HiddenAct::Relu => kernels::relu,
             };
@@ -398,6 +398,20 @@ impl CpuBert {
         }
         Ok(x)
     }
+}
+
+/// GELU (the erf form) in place: in AVX-512 intrinsics (`gelu_avx512.rs`) where the CPU has
+/// them, else `kernels::gelu_erf`.
+fn gelu_erf(xs: &mut [f32]) {
+    #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
+    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: `gelu_avx512::gelu_erf` may only run on a CPU with AVX-512 F and FMA, and
+        // both were just detected on this one.
+        #[allow(unsafe_code)]
+        return unsafe { gelu_avx512::gelu_erf(xs) };
+    }
+    kernels::gelu_erf(xs);
 }
 
 /// A forward pass whose intermediate rows hold at least this many floats (1 MiB: 171 rows of
@@ -527,13 +541,13 @@ mod tests {
         // Product by product, as the encoder ran it before.
         let mut mid = vec![0f32; rows * inter];
         up.forward_quantized(&xq, rows, &mut mid, false);
-        kernels::gelu_erf(&mut mid);
+        gelu_erf(&mut mid);
         let q = int8::quantize_rows(&mid, inter, false);
         let mut want = vec![0f32; rows * h];
         down.forward_quantized(&q, rows, &mut want, false);
         for parallel in [false, true] {
             let mut got = vec![f32::NAN; rows * h];
-            feed_forward_int8(&up, &down, kernels::gelu_erf, &xq, &mut got, parallel);
+            feed_forward_int8(&up, &down, gelu_erf, &xq, &mut got, parallel);
             assert!(
                 got.iter()
                     .zip(&want)
