@@ -159,6 +159,10 @@ struct Args {
     /// How many of the fused candidates the cross-encoder reads.
     #[arg(long, default_value_t = memloop::retrieve::CrossEncoderReranker::DEFAULT_DEPTH, requires = "cross_encoder")]
     cross_encoder_depth: usize,
+    /// LongMemEval: write each (question, system)'s ten best turns and its evidence turns'
+    /// ranks to this file, one JSON line each.
+    #[arg(long, requires = "longmemeval")]
+    per_question: Option<PathBuf>,
     /// Print JSON lines only.
     #[arg(long)]
     json: bool,
@@ -253,6 +257,7 @@ fn main() -> Result<()> {
             all_turns: a.all_turns,
             reranker: reranker(&a)?,
             json: a.json,
+            per_question: a.per_question.clone(),
         });
     }
     if a.strategy.is_empty() {

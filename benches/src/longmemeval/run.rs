@@ -10,6 +10,7 @@
 //! Rankings are of turns; session figures take each session at its best turn.
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -55,6 +56,9 @@ pub struct LmeArgs {
     pub reranker: Option<Arc<dyn Reranker>>,
     /// JSON lines only.
     pub json: bool,
+    /// Where to write each (question, system)'s ranking beside its evidence, one JSON line
+    /// each, for reading the misses.
+    pub per_question: Option<PathBuf>,
 }
 
 /// What ranks a question's turns.
@@ -252,6 +256,12 @@ pub fn run(a: &LmeArgs) -> Result<()> {
     let mut lancedb_version = None;
     let mut lancedb_ingest_s = 0.0f64;
     let started = Instant::now();
+    let mut per_question = a
+        .per_question
+        .as_ref()
+        .map(|p| std::fs::File::create(p).map(std::io::BufWriter::new))
+        .transpose()
+        .context("--per-question")?;
     let record = |sums: &mut BTreeMap<(usize, &'static str, String), Sums>,
                   si: usize,
                   h: &Haystack,
@@ -371,6 +381,9 @@ pub fn run(a: &LmeArgs) -> Result<()> {
             };
             seconds[si] += t.elapsed().as_secs_f64();
             record(&mut sums, si, &h, &q.kind, &ranking);
+            if let Some(w) = per_question.as_mut() {
+                write_ranking(w, q, &a.systems[si], &h, &ranking)?;
+            }
         }
         if let Some((memory, _)) = stored {
             memory.close()?;
@@ -418,6 +431,9 @@ pub fn run(a: &LmeArgs) -> Result<()> {
     if !a.json {
         eprintln!();
     }
+    if let Some(mut w) = per_question {
+        w.flush()?;
+    }
     let counts = cached.counts();
     for ((si, granularity, kind), s) in &sums {
         let n = s.questions as f64;
@@ -452,6 +468,29 @@ pub fn run(a: &LmeArgs) -> Result<()> {
             "lancedb_ingest_seconds": lance_wanted.then_some(lancedb_ingest_s),
             "total_seconds": started.elapsed().as_secs_f64()})
     );
+    Ok(())
+}
+
+/// One line of `--per-question`: the question, the system, its best ten turns and where each
+/// evidence turn came (`null`: below the ranking's depth).
+fn write_ranking(
+    w: &mut impl Write,
+    q: &LmeQuestion,
+    system: &str,
+    h: &Haystack,
+    ranking: &[String],
+) -> Result<()> {
+    let ranks: Vec<Option<usize>> = h
+        .evidence_turns
+        .iter()
+        .map(|e| ranking.iter().position(|k| k == e))
+        .collect();
+    let line = json!({
+        "question_id": q.id, "question_type": q.kind, "question": q.question,
+        "system": system, "evidence": h.evidence_turns, "evidence_ranks": ranks,
+        "top": &ranking[..ranking.len().min(10)],
+    });
+    writeln!(w, "{line}")?;
     Ok(())
 }
 
