@@ -147,10 +147,17 @@ struct Args {
     /// Use only the first N queries of each corpus (LongMemEval: the first N questions; 0: all).
     #[arg(long, default_value_t = 0)]
     limit_queries: usize,
-    /// The default reranker's lexical weight (`ScoreFusion`), for measuring others
-    /// (default: the engine's).
+    /// The default reranker's lexical weight (`ScoreFusion`) in every place, for measuring
+    /// others (default: the engine's head and tail weights).
     #[arg(long)]
     lexical_weight: Option<f32>,
+    /// How many places the fusion's lexical-leaning weight fills (`ScoreFusion::head`); with
+    /// `--lexical-weight`, that weight fills them.
+    #[arg(long)]
+    fusion_head: Option<usize>,
+    /// The fusion's lexical weight below its head (`ScoreFusion::tail_lexical_weight`).
+    #[arg(long)]
+    tail_lexical_weight: Option<f32>,
     /// A cross-encoder directory (a one-label BERT sequence classifier such as
     /// ms-marco-MiniLM-L-6-v2; none ships with memloop): `rerank` and `iterative` order their
     /// best fused candidates by it (`CrossEncoderReranker`).
@@ -171,7 +178,20 @@ struct Args {
 /// The reranker the arguments ask for, if not the engine's default: a cross-encoder after the
 /// fusion, or the fusion at another lexical weight.
 fn reranker(a: &Args) -> Result<Option<Arc<dyn Reranker>>> {
-    let fusion = a.lexical_weight.map(|w| ScoreFusion { lexical_weight: w });
+    let fusion =
+        (a.lexical_weight.is_some() || a.fusion_head.is_some() || a.tail_lexical_weight.is_some())
+            .then(|| {
+                let mut f = a
+                    .lexical_weight
+                    .map_or_else(ScoreFusion::default, ScoreFusion::uniform);
+                if let Some(h) = a.fusion_head {
+                    f.head = h;
+                }
+                if let Some(w) = a.tail_lexical_weight {
+                    f.tail_lexical_weight = w;
+                }
+                f
+            });
     Ok(match &a.cross_encoder {
         Some(dir) => {
             let mut r = CrossEncoderReranker::load(dir)?;

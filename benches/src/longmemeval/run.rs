@@ -498,7 +498,7 @@ fn write_ranking(
 /// engine's `ScoreFusion`), each lifted by `lift` × the best fused score among the other
 /// candidates of its session, the time cue's boost applied as the engine applies it.
 fn refuse(pool: &[(String, memloop::Hit)], h: &Haystack, w: f32, lift: f32) -> Vec<String> {
-    let fused = engine_scores(pool, &ScoreFusion { lexical_weight: w });
+    let fused = engine_scores(pool, &ScoreFusion::uniform(w));
     let mut best_two: HashMap<&str, (f32, f32)> = HashMap::new();
     for ((key, _), f) in pool.iter().zip(&fused) {
         let e = best_two
