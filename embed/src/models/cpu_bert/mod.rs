@@ -422,12 +422,21 @@ fn gelu_erf(xs: &mut [f32]) {
 /// faster by blocks of rows.
 const FUSED_FLOATS: usize = 1 << 18;
 
-/// Rows per task of [`feed_forward_int8`].
+/// The most rows per task of [`feed_forward_int8`].
 const FFN_ROWS: usize = 32;
 
+/// Rows per task of [`feed_forward_int8`] for a pass of `rows` over `threads` threads: at most
+/// [`FFN_ROWS`], and as many tasks as a multiple of `threads`, of equal size, so no thread
+/// waits for another's last block (a chunk of 200 tokens alone made 7 blocks of 32 for 2
+/// threads, one running 4 while the other ran 3; as 8 blocks of 25 each runs 4).
+fn ffn_block_rows(rows: usize, threads: usize) -> usize {
+    let blocks = rows.div_ceil(FFN_ROWS).next_multiple_of(threads.max(1));
+    rows.div_ceil(blocks).max(1)
+}
+
 /// The feed-forward block of an int8 layer, `out = down(act(up(x)))` for the rows of `xq`
-/// (`x` quantized), [`FFN_ROWS`] rows per task over the rayon pool when `parallel`. Each
-/// task runs both products and the activation on its own rows, so the intermediate rows
+/// (`x` quantized), at most [`FFN_ROWS`] rows per task ([`ffn_block_rows`]) over the rayon
+/// pool when `parallel`. Each task runs both products and the activation on its own rows, so the intermediate rows
 /// (`FFN_ROWS × inter` floats, 192 KiB for MiniLM) stay in the core's cache. Run product by
 /// product, a batch's intermediate rows (35 MB for 32 chunks of 200 tokens) went through
 /// memory three times: written by the up product, read and written by the activation, read
@@ -441,22 +450,28 @@ fn feed_forward_int8(
     parallel: bool,
 ) {
     let (h, inter) = (down.out, up.out);
+    let threads = if parallel {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
+    let block = ffn_block_rows(out.len() / h, threads);
     let one = |scratch: &mut Vec<f32>, (b, out): (usize, &mut [f32])| {
         let rows = out.len() / h;
         let mid = &mut scratch[..rows * inter];
-        up.forward_quantized_rows(xq, b * FFN_ROWS, mid, false);
+        up.forward_quantized_rows(xq, b * block, mid, false);
         act(mid);
         let q = int8::quantize_rows(mid, inter, false);
         down.forward_quantized(&q, rows, out, false);
     };
-    let scratch = || vec![0f32; FFN_ROWS * inter];
+    let scratch = || vec![0f32; block * inter];
     if parallel {
-        out.par_chunks_mut(FFN_ROWS * h)
+        out.par_chunks_mut(block * h)
             .enumerate()
             .for_each_init(scratch, one);
     } else {
         let mut s = scratch();
-        out.chunks_mut(FFN_ROWS * h)
+        out.chunks_mut(block * h)
             .enumerate()
             .for_each(|c| one(&mut s, c));
     }
@@ -517,7 +532,8 @@ mod tests {
 
     #[test]
     fn the_int8_feed_forward_by_blocks_of_rows_equals_the_product_by_product_path() {
-        // 70 rows: two whole blocks and a short one; widths with a narrow last panel.
+        // 70 rows: blocks of 24, 24 and 22 alone, of 18 and a short one on two threads;
+        // widths with a narrow last panel.
         let (rows, h, inter) = (70, 72, 200);
         let wave = |n: usize, f: f32, a: f32| -> Vec<f32> {
             (0..n).map(|i| (i as f32 * f).sin() * a).collect()
@@ -554,6 +570,26 @@ mod tests {
                     .all(|(g, w)| g.to_bits() == w.to_bits()),
                 "parallel {parallel}"
             );
+        }
+    }
+
+    #[test]
+    fn feed_forward_blocks_are_equal_and_a_multiple_of_the_threads() {
+        // A chunk of 200 tokens: 8 blocks of 25 for 2 threads, not 7 of 32.
+        assert_eq!(ffn_block_rows(200, 2), 25);
+        assert_eq!(ffn_block_rows(200, 1), 29);
+        assert_eq!(ffn_block_rows(6400, 2), 32);
+        assert_eq!(ffn_block_rows(70, 2), 18);
+        assert_eq!(ffn_block_rows(1, 16), 1);
+        for rows in 1..300 {
+            for threads in [1, 2, 3, 8] {
+                let b = ffn_block_rows(rows, threads);
+                assert!(
+                    (1..=FFN_ROWS).contains(&b),
+                    "{rows} rows, {threads} threads: {b}"
+                );
+                assert!(rows.div_ceil(b) <= rows.div_ceil(FFN_ROWS).next_multiple_of(threads));
+            }
         }
     }
 }
