@@ -48,7 +48,8 @@ fn a_cross_encoder_reranks_and_belongs_to_the_serving_process() {
         assert!(r.ok, "{}", r.err);
     }
     let model_arg = model.to_str().unwrap();
-    // Fused scores lie in [0, 1]; a candidate the cross-encoder read scores 1 + sigmoid(logit).
+    // Fused scores lie in [0, 1] (three candidates: all within the fusion's first places, one
+    // weight); a candidate the cross-encoder read scores 2 + sigmoid(logit).
     let fused = scores(&store, &[]);
     assert!(
         !fused.is_empty() && fused.iter().all(|s| (0.0..=1.0).contains(s)),
@@ -56,7 +57,7 @@ fn a_cross_encoder_reranks_and_belongs_to_the_serving_process() {
     );
     let read = scores(&store, &["--reranker-model", model_arg]);
     assert!(
-        read.len() == fused.len() && read.iter().all(|s| *s > 1.0 && *s < 2.0),
+        read.len() == fused.len() && read.iter().all(|s| *s > 2.0 && *s < 3.0),
         "{read:?}"
     );
 

@@ -167,7 +167,8 @@ struct Args {
     #[arg(long, default_value_t = memloop::retrieve::CrossEncoderReranker::DEFAULT_DEPTH, requires = "cross_encoder")]
     cross_encoder_depth: usize,
     /// LongMemEval: write each (question, system)'s ten best turns and its evidence turns'
-    /// ranks to this file, one JSON line each.
+    /// ranks to this file, one JSON line each (every system but LanceDB's, which rank in
+    /// batches in their own process).
     #[arg(long, requires = "longmemeval")]
     per_question: Option<PathBuf>,
     /// Print JSON lines only.

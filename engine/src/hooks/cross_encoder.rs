@@ -14,8 +14,8 @@ use crate::vocabulary::Hit;
 /// Orders the candidates in two stages: [`ScoreFusion`] first, then a cross-encoder over the
 /// fused order's best `depth`, which it places above the rest by its relevance.
 ///
-/// Scores: a candidate the model read scores `1 + sigmoid(logit)`, in (1, 2); the others keep
-/// their fused score, in [0, 1], below them. A cross-encoder such as
+/// Scores: a candidate the model read scores `2 + sigmoid(logit)`, in (2, 3); the others keep
+/// their fused score, in [0, 2] ([`ScoreFusion`]'s first places score above 1), below them. A cross-encoder such as
 /// `cross-encoder/ms-marco-MiniLM-L-6-v2` (MiniLM's architecture) costs about a document
 /// embedding per candidate it reads: `depth` bounds a recall's cost.
 #[derive(Clone)]
@@ -73,7 +73,7 @@ impl Reranker for CrossEncoderReranker {
             .collect();
         let logits = self.model.score(query, &texts)?;
         for (&i, logit) in order.iter().zip(logits) {
-            scores[i] = 1.0 + 1.0 / (1.0 + (-logit).exp());
+            scores[i] = 2.0 + 1.0 / (1.0 + (-logit).exp());
         }
         Ok(scores)
     }

@@ -75,7 +75,7 @@ fn a_cross_encoder_orders_the_rerank_candidates() {
     assert_eq!(got, want);
     for h in &hits {
         let logit = logits[ids.iter().position(|&i| i == h.item.id).unwrap()];
-        let expected = 1.0 + 1.0 / (1.0 + (-logit).exp());
+        let expected = 2.0 + 1.0 / (1.0 + (-logit).exp());
         assert!(
             (h.score - expected).abs() < 1e-6,
             "{} vs {expected}",
