@@ -15,9 +15,9 @@ use crate::vocabulary::Hit;
 /// fused order's best `depth`, which it places above the rest by its relevance.
 ///
 /// Scores: a candidate the model read scores `2 + sigmoid(logit)`, in (2, 3); the others keep
-/// their fused score, in [0, 2] ([`ScoreFusion`]'s first places score above 1), below them. A cross-encoder such as
-/// `cross-encoder/ms-marco-MiniLM-L-6-v2` (MiniLM's architecture) costs about a document
-/// embedding per candidate it reads: `depth` bounds a recall's cost.
+/// their fused score, in [0, 2] ([`ScoreFusion`]'s first places score above 1), below them.
+/// A cross-encoder such as `cross-encoder/ms-marco-MiniLM-L-6-v2` (MiniLM's architecture)
+/// costs about a document embedding per candidate it reads: `depth` bounds a recall's cost.
 #[derive(Clone)]
 pub struct CrossEncoderReranker {
     model: Arc<CrossEncoder>,

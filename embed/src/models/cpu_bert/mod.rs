@@ -436,11 +436,12 @@ fn ffn_block_rows(rows: usize, threads: usize) -> usize {
 
 /// The feed-forward block of an int8 layer, `out = down(act(up(x)))` for the rows of `xq`
 /// (`x` quantized), at most [`FFN_ROWS`] rows per task ([`ffn_block_rows`]) over the rayon
-/// pool when `parallel`. Each task runs both products and the activation on its own rows, so the intermediate rows
-/// (`FFN_ROWS × inter` floats, 192 KiB for MiniLM) stay in the core's cache. Run product by
-/// product, a batch's intermediate rows (35 MB for 32 chunks of 200 tokens) went through
-/// memory three times: written by the up product, read and written by the activation, read
-/// again to be quantized. The result is the same, bit for bit: every step is row by row.
+/// pool when `parallel`. Each task runs both products and the activation on its own rows, so
+/// the intermediate rows (at most `FFN_ROWS × inter` floats, 192 KiB for MiniLM) stay in the
+/// core's cache. Run product by product, a batch's intermediate rows (35 MB for 32 chunks of
+/// 200 tokens) went through memory three times: written by the up product, read and written
+/// by the activation, read again to be quantized. The result is the same, bit for bit: every
+/// step is row by row.
 fn feed_forward_int8(
     up: &QuantLinear,
     down: &QuantLinear,
