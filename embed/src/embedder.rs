@@ -9,6 +9,7 @@ use tokenizers::Tokenizer;
 use crate::config::{sentence_bert_max_len, ModelConfig};
 use crate::error::{EmbedError, Result};
 use crate::models::{Encoder, Kernels, Precision};
+use crate::sentences::{self, DocumentPooling};
 use crate::{pool, tokenize};
 
 /// Where inference runs.
@@ -93,6 +94,10 @@ pub struct EmbedderOptions {
     /// embedder's fingerprint names it (`<model>+int8`): its vectors differ slightly from f32's,
     /// so a store never mixes the two.
     pub precision: Precision,
+    /// How [`Embedder::embed_documents`] makes a text's vector: pooled over the whole text
+    /// (default, sentence-transformers' recipe) or as the mean of its sentences' vectors
+    /// (named in the fingerprint, `<model>+sentences`).
+    pub pooling: DocumentPooling,
 }
 
 impl Default for EmbedderOptions {
@@ -105,6 +110,7 @@ impl Default for EmbedderOptions {
             device: DeviceChoice::Cpu,
             kernels: Kernels::Native,
             precision: Precision::F32,
+            pooling: DocumentPooling::Whole,
         }
     }
 }
@@ -150,6 +156,8 @@ pub struct Embedder {
     device_choice: DeviceChoice,
     /// The native encoder's arithmetic (part of the fingerprint).
     precision: Precision,
+    /// How a stored text's vector is made (part of the fingerprint).
+    pooling: DocumentPooling,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -160,6 +168,7 @@ impl std::fmt::Debug for Embedder {
             .field("max_len", &self.max_len)
             .field("device", &self.device_choice)
             .field("precision", &self.precision)
+            .field("pooling", &self.pooling)
             .finish()
     }
 }
@@ -249,6 +258,7 @@ impl Embedder {
             fingerprint: OnceLock::new(),
             device_choice: options.device,
             precision: options.precision,
+            pooling: options.pooling,
         })
     }
 
@@ -297,7 +307,7 @@ impl Embedder {
             .dir
             .file_name()
             .map_or_else(|| "model".to_string(), |n| n.to_string_lossy().into_owned());
-        let model = self.precision.model_name(&model);
+        let model = self.pooling.model_name(&self.precision.model_name(&model));
         let f = Fingerprint {
             model,
             weights_sha256: sha,
@@ -306,12 +316,45 @@ impl Embedder {
         Ok(self.fingerprint.get_or_init(|| f).clone())
     }
 
-    /// Embeds texts to be stored (nomic-style models get `search_document: `).
+    /// Embeds texts to be stored (nomic-style models get `search_document: `), each whole or
+    /// as the mean of its sentences' vectors ([`EmbedderOptions::pooling`]).
     ///
     /// # Errors
     /// [`EmbedError::Inference`] if the model fails.
     pub fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        self.embed_with_prefix(texts, self.encoder.prefixes().0)
+        let prefix = self.encoder.prefixes().0;
+        if self.pooling == DocumentPooling::Whole {
+            return self.embed_with_prefix(texts, prefix);
+        }
+        // Every text's pieces in one call (batched by length together), then each text's
+        // pieces averaged.
+        let mut all: Vec<&str> = Vec::with_capacity(texts.len());
+        let mut owner: Vec<usize> = Vec::with_capacity(texts.len());
+        for (i, text) in texts.iter().enumerate() {
+            for piece in sentences::pieces(text) {
+                all.push(piece);
+                owner.push(i);
+            }
+        }
+        let vectors = self.embed_with_prefix(&all, prefix)?;
+        if all.len() == texts.len() {
+            return Ok(vectors);
+        }
+        let mut out = vec![vec![0.0f32; self.dim]; texts.len()];
+        let mut count = vec![0usize; texts.len()];
+        for (v, &i) in vectors.iter().zip(&owner) {
+            count[i] += 1;
+            for (o, x) in out[i].iter_mut().zip(v) {
+                *o += x;
+            }
+        }
+        // A text of one piece keeps its vector bit for bit.
+        for (v, n) in out.iter_mut().zip(count) {
+            if n > 1 {
+                pool::l2_normalize(v);
+            }
+        }
+        Ok(out)
     }
 
     /// Embeds one search query (nomic-style models get `search_query: `).

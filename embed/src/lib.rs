@@ -11,7 +11,8 @@
 //!   default, and the BERT family) and `nomic_bert` (nomic-embed-text: task prefixes applied for
 //!   you, Matryoshka dimensions through [`EmbedderOptions::dimension`]).
 //! - Recipe: truncation at the model's max length (256 for MiniLM), batches sorted by length,
-//!   mean pooling over each input's tokens, L2 normalisation.
+//!   mean pooling over each input's tokens, L2 normalisation; stored texts either whole or as the
+//!   mean of their sentences' vectors ([`DocumentPooling`]).
 //! - On the CPU, BERT-family models run on memloop's own encoder ([`Kernels::Native`]:
 //!   sequences packed with no padding, matrix multiplications straight through `gemm`, fused
 //!   element-wise passes), which matches candle-transformers' `bert` (the reference,
@@ -40,6 +41,7 @@ mod error;
 pub mod fetch;
 mod models;
 mod pool;
+mod sentences;
 mod threads;
 mod tokenize;
 mod weights;
@@ -52,6 +54,7 @@ pub use embedder::{DeviceChoice, Embedder, EmbedderOptions, Fingerprint};
 pub use error::{EmbedError, Result};
 pub use fetch::fetch_default_model;
 pub use models::{Kernels, Precision};
+pub use sentences::{DocumentPooling, MAX_PIECES};
 
 /// Name of the default model's directory.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use memloop_embed::{DeviceChoice, Embedder, EmbedderOptions, Precision};
+use memloop_embed::{DeviceChoice, DocumentPooling, Embedder, EmbedderOptions, Precision};
 
 use crate::error::{Error, Result};
 
@@ -73,18 +73,34 @@ pub fn load_model_at(
     device: DeviceChoice,
     precision: Precision,
 ) -> Result<Embedder> {
+    load_model_with(dir, device, precision, DocumentPooling::Whole)
+}
+
+/// Loads the model in `dir` (the default model's cache directory when `None`) to run on
+/// `device` with matrix products at `precision`, stored texts' vectors made by `pooling`.
+///
+/// # Errors
+/// As [`load_model_at`].
+pub fn load_model_with(
+    dir: Option<&Path>,
+    device: DeviceChoice,
+    precision: Precision,
+    pooling: DocumentPooling,
+) -> Result<Embedder> {
     let dir = dir.map_or_else(memloop_embed::default_model_dir, Path::to_path_buf);
     Ok(Embedder::load(
         dir,
         EmbedderOptions {
             device,
             precision,
+            pooling,
             ..EmbedderOptions::default()
         },
     )?)
 }
 
-/// Loads the model for a new store that names no precision: at [`Precision::preferred`]
+/// Loads the model for a new store that names no precision, its texts' vectors made by
+/// `pooling`: at [`Precision::preferred`]
 /// (int8 on a CPU with a vector int8 kernel), or f32 where that model or device has no int8
 /// (only memloop's native CPU encoder does).
 ///
@@ -93,10 +109,11 @@ pub fn load_model_at(
 pub(crate) fn load_model_for_new_store(
     dir: Option<&Path>,
     device: DeviceChoice,
+    pooling: DocumentPooling,
 ) -> Result<Embedder> {
     let preferred = Precision::preferred();
     if preferred != Precision::F32 {
-        match load_model_at(dir, device, preferred) {
+        match load_model_with(dir, device, preferred, pooling) {
             Err(Error::Embed(memloop_embed::EmbedError::InvalidOption {
                 name: "precision",
                 ..
@@ -104,7 +121,7 @@ pub(crate) fn load_model_for_new_store(
             loaded => return loaded,
         }
     }
-    load_model_at(dir, device, Precision::F32)
+    load_model_with(dir, device, Precision::F32, pooling)
 }
 
 /// A deterministic, model-free embedder for tests and simulations that are not about

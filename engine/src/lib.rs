@@ -79,7 +79,9 @@ pub use context::{
 pub use conversation::{ConversationReport, Extracted, Extractor, Turn};
 pub use crypt::{verify_receipt, Encryption, ErasureReceipt, KeyError, ReceiptError};
 pub use dedup::{RememberAction, Remembered};
-pub use embedder::{load_model, load_model_at, load_model_on, HashingEmbedder, TextEmbedder};
+pub use embedder::{
+    load_model, load_model_at, load_model_on, load_model_with, HashingEmbedder, TextEmbedder,
+};
 pub use error::StoreError;
 pub use error::{Error, Result};
 pub use error_code::{ErrorCategory, ErrorCode};
@@ -95,6 +97,7 @@ pub use item::{
     DEFAULT_NAMESPACE, MAX_ID, MAX_TIME, MIN_TIME,
 };
 pub use memloop_embed::DeviceChoice;
+pub use memloop_embed::DocumentPooling;
 pub use memloop_embed::Precision as EncoderPrecision;
 pub use memloop_embed::{default_model_dir, fetch_default_model};
 pub use memloop_index::VectorEncoding;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use memloop_embed::{DeviceChoice, Precision};
+use memloop_embed::{DeviceChoice, DocumentPooling, Precision};
 use memloop_index::VectorEncoding;
 
 use crate::clock::Clock;
@@ -54,6 +54,12 @@ pub struct Options {
     /// [`Precision::preferred`]: int8 on a CPU with a vector int8 kernel (x86-64 with AVX2)
     /// where the model runs on the native encoder, else f32.
     pub precision: Option<Precision>,
+    /// How that model makes a stored text's vector: whole, or as the mean of its sentences'
+    /// vectors ([`DocumentPooling`]; named in the fingerprint, so a store written one way
+    /// refuses the other). `None` (default) takes the store's recorded pooling; a new store
+    /// takes [`DocumentPooling::Sentences`] (chosen by measurement, BENCHMARKS.md). Only for
+    /// a model the engine loads: an [`Options::embedder`] of the caller's own pools as it does.
+    pub pooling: Option<DocumentPooling>,
     /// A cross-encoder directory: when set, the store opens with
     /// [`crate::hooks::CrossEncoderReranker`] over it as `hooks.reranker` (rerank and iterative
     /// recalls order their best candidates by it); a `hooks.reranker` of the caller's own is
@@ -165,6 +171,7 @@ impl Default for Options {
             model_dir: None,
             device: DeviceChoice::Cpu,
             precision: None,
+            pooling: None,
             reranker_model: None,
             clock: Clock::System,
             durability: Durability::Synced,
@@ -283,6 +290,7 @@ impl std::fmt::Debug for Options {
             .field("model_dir", &self.model_dir)
             .field("device", &self.device)
             .field("precision", &self.precision)
+            .field("pooling", &self.pooling)
             .field("reranker_model", &self.reranker_model)
             .field("clock", &self.clock)
             .field("durability", &self.durability)

@@ -150,7 +150,7 @@ def test_semantic_recall_and_context_on_the_real_model(model_store):
     context = model_store.context("how do we ship to staging?", budget=40, k=4)
     assert context.tokens <= 40 and context.blocks
     # A new store takes int8 on a CPU with AVX2 (its fingerprint says so), else f32.
-    assert re.match(r"all-MiniLM-L6-v2(\+int8)?:53aa5117", model_store.stats()["model"])
+    assert re.match(r"all-MiniLM-L6-v2(\+int8)?(\+sentences)?:53aa5117", model_store.stats()["model"])
 
 
 def test_version():

@@ -3,7 +3,7 @@
 //! ```text
 //! cargo run --release -p memloop-benches --bin embed-bench -- [--model DIR] \
 //!     [--sentences benches/data/bench_sentences.json] [--threads 1,2] [--kernels native|candle] \
-//!     [--device cpu|cuda[:N]] [--precision f32|int8] --json
+//!     [--device cpu|cuda[:N]] [--precision f32|int8] [--pooling whole|sentences] --json
 //! ```
 //! Same protocol as the reference figures (`research/embedding.md`, `benches/embed_peers.py`):
 //! 256 fixed sentences of 20–60 tokens; batch 1 over the first 128, batch 32 over all 256,
@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use memloop_benches::median;
 use memloop_embed::{
-    default_model_dir, DeviceChoice, Embedder, EmbedderOptions, Kernels, Precision,
+    default_model_dir, DeviceChoice, DocumentPooling, Embedder, EmbedderOptions, Kernels, Precision,
 };
 use serde_json::json;
 
@@ -49,6 +49,10 @@ struct Args {
     /// The native encoder's matrix products: `f32` (default) or `int8`.
     #[arg(long, default_value = "f32", value_parser = ["f32", "int8"])]
     precision: String,
+    /// How a text's vector is made: `whole` (default, the protocol's) or `sentences` (the
+    /// mean of its sentences' vectors, a new store's default).
+    #[arg(long, default_value = "whole", value_parser = ["whole", "sentences"])]
+    pooling: String,
     /// Timed runs per figure (the median is reported).
     #[arg(long, default_value_t = 5)]
     runs: usize,
@@ -105,10 +109,11 @@ fn main() -> Result<()> {
                 },
                 device,
                 precision: Precision::parse(&args.precision).unwrap_or_default(),
+                pooling: DocumentPooling::parse(&args.pooling).unwrap_or_default(),
                 ..Default::default()
             },
         )?;
-        let fidelity = if args.precision == "int8" {
+        let fidelity = if args.precision == "int8" && args.pooling == "whole" {
             let exact = Embedder::load(
                 &model,
                 EmbedderOptions {
@@ -180,7 +185,7 @@ fn main() -> Result<()> {
             "system": "memloop", "threads": threads, "batch1_per_s": (b1 * 10.0).round() / 10.0,
             "batch32_per_s": (b32 * 10.0).round() / 10.0, "batch256_per_s": (b256 * 10.0).round() / 10.0, "latency_ms": (latency * 100.0).round() / 100.0,
             "mean_tokens": (tokens as f64 / all.len() as f64 * 10.0).round() / 10.0, "micro_batch": args.micro_batch, "kernels": args.kernels, "device": device.to_string(),
-            "precision": args.precision, "fidelity": fidelity,
+            "precision": args.precision, "pooling": args.pooling, "fidelity": fidelity,
         });
         if args.json {
             println!("{line}");

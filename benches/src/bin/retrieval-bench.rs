@@ -132,6 +132,10 @@ struct Args {
     /// The model's matrix products: `f32` (default) or `int8` (its vectors are cached apart).
     #[arg(long, default_value = "f32", value_parser = ["f32", "int8"])]
     precision: String,
+    /// How a stored text's vector is made: `sentences` (the mean of its sentences' vectors,
+    /// a new store's default) or `whole` (cached apart).
+    #[arg(long, default_value = "sentences", value_parser = ["whole", "sentences"])]
+    pooling: String,
     /// LoCoMo through `Memory::remember_conversation`: each session's turns with the session's
     /// real date (the store's clock moved to it), a session summary, queries asked at the end
     /// of the conversation over the turns; otherwise each turn is a plain memory.
@@ -274,6 +278,8 @@ fn main() -> Result<()> {
             python: a.python.clone(),
             cache: dir_of(&a.cache)?,
             model: a.model.clone(),
+            precision: memloop::EncoderPrecision::parse(&a.precision).unwrap_or_default(),
+            pooling: memloop::DocumentPooling::parse(&a.pooling).unwrap_or_default(),
             limit: a.limit_queries,
             all_turns: a.all_turns,
             reranker: reranker(&a)?,
@@ -301,10 +307,11 @@ fn main() -> Result<()> {
         .iter()
         .map(|s| Ranker::parse(s))
         .collect::<Result<_>>()?;
-    let model = Arc::new(memloop::load_model_at(
+    let model = Arc::new(memloop::load_model_with(
         a.model.as_deref(),
         memloop::DeviceChoice::Cpu,
         memloop::EncoderPrecision::parse(&a.precision).unwrap_or_default(),
+        memloop::DocumentPooling::parse(&a.pooling).unwrap_or_default(),
     )?);
     let cached = CachingEmbedder::new(model.clone(), dir_of(&a.cache)?.as_deref())?;
     let chosen = reranker(&a)?;

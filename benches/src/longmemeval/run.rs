@@ -48,6 +48,10 @@ pub struct LmeArgs {
     pub cache: Option<PathBuf>,
     /// The model directory (default: the default model).
     pub model: Option<PathBuf>,
+    /// The model's matrix products.
+    pub precision: memloop::EncoderPrecision,
+    /// How stored texts' vectors are made.
+    pub pooling: memloop::DocumentPooling,
     /// Only the first N questions (0: all).
     pub limit: usize,
     /// Every turn stored, evidence of both speakers (memloop's own figures).
@@ -239,7 +243,12 @@ pub fn run(a: &LmeArgs) -> Result<()> {
     if a.limit > 0 {
         questions.truncate(a.limit);
     }
-    let model: Arc<dyn TextEmbedder> = Arc::new(memloop::load_model(a.model.as_deref())?);
+    let model: Arc<dyn TextEmbedder> = Arc::new(memloop::load_model_with(
+        a.model.as_deref(),
+        memloop::DeviceChoice::Cpu,
+        a.precision,
+        a.pooling,
+    )?);
     let cached = Arc::new(CachingEmbedder::new(model, a.cache.as_deref())?);
     let metrics = if a.all_turns { "all_turns" } else { "official" };
     // (system index, granularity, question type) → sums.

@@ -80,8 +80,9 @@ impl Precision {
     /// The precision a fingerprint's model name was made at ([`Precision::model_name`]); f32
     /// for a name without one.
     pub fn of_model_name(name: &str) -> Precision {
-        name.rsplit_once('+')
-            .and_then(|(_, p)| Precision::parse(p))
+        name.split('+')
+            .skip(1)
+            .find_map(Precision::parse)
             .unwrap_or_default()
     }
 }

@@ -10,4 +10,5 @@ mod errors;
 mod int8;
 mod minilm;
 mod nomic;
+mod sentences;
 mod tiny_cross_encoder;

@@ -14,7 +14,7 @@ use crate::catalog::CatalogSlot;
 use crate::crypt::ring::KeyRing;
 use crate::crypt::seal::Sealer;
 use crate::crypt::{Encryption, KeyError};
-use crate::embedder::{load_model_at, load_model_for_new_store, TextEmbedder};
+use crate::embedder::{load_model_for_new_store, load_model_with, TextEmbedder};
 use crate::error::{Error, Result};
 use crate::hooks::CrossEncoderReranker;
 use crate::invalid::InvalidInput;
@@ -23,7 +23,7 @@ use crate::store::lock::ProcessLock;
 use crate::store::manifest::{Manifest, STORE_VERSION};
 use crate::store::sealing::Sealing;
 use crate::store::{Store, Tx};
-use memloop_embed::Precision as EncoderPrecision;
+use memloop_embed::{DocumentPooling, Precision as EncoderPrecision};
 
 impl Memory {
     /// Opens the store in `dir`, creating it if needed.
@@ -81,10 +81,20 @@ impl Memory {
             Some(e) => e.clone(),
             None => {
                 let (model, device) = (options.model_dir.as_deref(), options.device);
+                let pooling = match options.pooling {
+                    Some(p) => p,
+                    None if !existing => DocumentPooling::Sentences,
+                    None => recorded_pooling(manifest.as_ref()),
+                };
                 Arc::new(match options.precision {
-                    Some(p) => load_model_at(model, device, p)?,
-                    None if !existing => load_model_for_new_store(model, device)?,
-                    None => load_model_at(model, device, recorded_precision(manifest.as_ref()))?,
+                    Some(p) => load_model_with(model, device, p, pooling)?,
+                    None if !existing => load_model_for_new_store(model, device, pooling)?,
+                    None => load_model_with(
+                        model,
+                        device,
+                        recorded_precision(manifest.as_ref()),
+                        pooling,
+                    )?,
                 })
             }
         };
@@ -162,6 +172,14 @@ impl Memory {
 fn recorded_precision(manifest: Option<&Manifest>) -> EncoderPrecision {
     let model = manifest.map(|m| m.model.as_str()).unwrap_or_default();
     EncoderPrecision::of_model_name(model.split(':').next().unwrap_or_default())
+}
+
+/// How an existing store's texts were pooled, as its manifest names it
+/// (`<model>+sentences:…`); whole for an unreadable or missing manifest or a name without it.
+/// Only a default, as [`recorded_precision`].
+fn recorded_pooling(manifest: Option<&Manifest>) -> DocumentPooling {
+    let model = manifest.map(|m| m.model.as_str()).unwrap_or_default();
+    DocumentPooling::of_model_name(model.split(':').next().unwrap_or_default())
 }
 
 /// Records the model in a new store, or checks it against the stored one.

@@ -1,13 +1,17 @@
 //! The engine on the real default model (all-MiniLM-L6-v2, fetched by scripts/fetch-model.sh).
 
-use memloop::{EncoderPrecision, Kind, Memory, NewMemory, Options, Query, RememberAction};
+use memloop::{
+    DocumentPooling, EncoderPrecision, Kind, Memory, NewMemory, Options, Query, RememberAction,
+};
 
 #[test]
 fn recall_with_minilm_finds_the_semantically_closest_memory() {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::open(dir.path(), Options::default()).expect("default model is fetched");
-    // A new store takes the preferred precision: int8 on a CPU with AVX2, else f32.
-    let model = EncoderPrecision::preferred().model_name("all-MiniLM-L6-v2");
+    // A new store takes the preferred precision (int8 on a CPU with AVX2, else f32) and pools
+    // a text's sentences.
+    let model = DocumentPooling::Sentences
+        .model_name(&EncoderPrecision::preferred().model_name("all-MiniLM-L6-v2"));
     assert!(
         m.fingerprint().starts_with(&format!("{model}:53aa5117")),
         "{}",
@@ -106,19 +110,22 @@ fn a_changed_fact_supersedes_and_differing_chunks_stay_apart() {
     assert!(m.get(b).unwrap().unwrap().text.ends_with("47 million."));
 }
 
-/// A new store that names no precision takes the preferred one (int8 on a CPU with AVX2);
-/// a store written in f32 keeps f32 when reopened without a choice, also with its manifest
-/// gone (a store from before manifests), so the new default never locks an old store out.
+/// A new store that names no precision takes the preferred one (int8 on a CPU with AVX2) and
+/// sentence pooling; a store written in f32, whole, keeps both when reopened without a
+/// choice, also with its manifest gone (a store from before manifests), so the new defaults
+/// never lock an old store out.
 #[test]
 fn a_new_store_takes_the_preferred_precision_and_an_f32_store_keeps_f32() {
     let dir = tempfile::tempdir().unwrap();
     let fresh = Memory::open(dir.path().join("new"), Options::default()).unwrap();
-    let preferred = EncoderPrecision::preferred().model_name("all-MiniLM-L6-v2");
+    let preferred = DocumentPooling::Sentences
+        .model_name(&EncoderPrecision::preferred().model_name("all-MiniLM-L6-v2"));
     assert!(fresh.fingerprint().starts_with(&format!("{preferred}:")));
     drop(fresh);
     let old = dir.path().join("f32");
     let f32_store = Options {
         precision: Some(EncoderPrecision::F32),
+        pooling: Some(DocumentPooling::Whole),
         ..Options::default()
     };
     let m = Memory::open(&old, f32_store).unwrap();
@@ -139,4 +146,41 @@ fn a_new_store_takes_the_preferred_precision_and_an_f32_store_keeps_f32() {
         let hits = m.recall(&Query::new("what does Alice drink").k(1)).unwrap();
         assert_eq!(hits[0].item.id, id);
     }
+}
+
+/// A store whose texts were pooled by sentences keeps that pooling when reopened, refuses a
+/// caller who asks for whole-text vectors (the two are different spaces), and finds a memory
+/// by one sentence of a long text.
+#[test]
+fn sentence_pooling_is_recorded_and_finds_a_memory_by_one_of_its_sentences() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::open(dir.path(), Options::default()).unwrap();
+    let long = m
+        .remember(NewMemory::new(
+            "We spent the weekend repainting the kitchen and fixing the leaking tap. \
+             The hardware store ran out of the blue paint, so we went with green. \
+             My sister came over on Sunday with her twins and stayed for dinner. \
+             I also finally booked the dentist appointment I had been putting off.",
+        ))
+        .unwrap();
+    m.remember(NewMemory::new("The quarterly report is due on Friday."))
+        .unwrap();
+    let hits = m
+        .recall(&Query::new("Have I booked a visit to the dentist yet?").k(1))
+        .unwrap();
+    assert_eq!(hits[0].item.id, long);
+    drop(m);
+    let m = Memory::open(dir.path(), Options::default()).unwrap();
+    assert!(
+        m.fingerprint().contains("+sentences:"),
+        "{}",
+        m.fingerprint()
+    );
+    drop(m);
+    let whole = Options {
+        pooling: Some(DocumentPooling::Whole),
+        ..Options::default()
+    };
+    let err = Memory::open(dir.path(), whole).unwrap_err();
+    assert!(matches!(err, memloop::Error::ModelMismatch { .. }), "{err}");
 }
