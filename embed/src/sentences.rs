@@ -69,9 +69,9 @@ impl DocumentPooling {
 /// The sentences of `text`, in order: a piece ends after `.`, `!` or `?` followed by white
 /// space, or at a line break; a piece without a letter or digit ("...", "--") joins the next;
 /// the [`MAX_PIECES`]th piece holds the rest. Short sentences stay apart: on LoCoMo's chat
-/// turns ("Hey Mel! Good to see you. …") joining pieces under 4 words cost 0.010 R@10
-/// against splitting every sentence (BENCHMARKS.md). Each piece is trimmed; a text of one piece is
-/// returned as one piece, itself untrimmed, so its vector is the whole text's.
+/// turns ("Hey Mel! Good to see you. …") joining pieces under 4 words cost 0.010 R@10 against
+/// splitting every sentence (`docs/bench-log/2026-11.md`). Each piece is trimmed; a text of
+/// one piece is returned as one piece, itself untrimmed, so its vector is the whole text's.
 pub(crate) fn pieces(text: &str) -> Vec<&str> {
     // Byte offsets where each piece ends (the last ends at the text's end).
     let mut ends: Vec<usize> = Vec::new();
