@@ -264,6 +264,9 @@ fn store_conversation(
 
 fn main() -> Result<()> {
     let mut a = Args::parse();
+    // clap admits only the names these parse.
+    let precision = memloop::EncoderPrecision::parse(&a.precision).unwrap_or_default();
+    let pooling = memloop::DocumentPooling::parse(&a.pooling).unwrap_or_default();
     if let Some(file) = &a.longmemeval {
         if a.strategy.is_empty() {
             a.strategy =
@@ -278,8 +281,8 @@ fn main() -> Result<()> {
             python: a.python.clone(),
             cache: dir_of(&a.cache)?,
             model: a.model.clone(),
-            precision: memloop::EncoderPrecision::parse(&a.precision).unwrap_or_default(),
-            pooling: memloop::DocumentPooling::parse(&a.pooling).unwrap_or_default(),
+            precision,
+            pooling,
             limit: a.limit_queries,
             all_turns: a.all_turns,
             reranker: reranker(&a)?,
@@ -310,8 +313,8 @@ fn main() -> Result<()> {
     let model = Arc::new(memloop::load_model_with(
         a.model.as_deref(),
         memloop::DeviceChoice::Cpu,
-        memloop::EncoderPrecision::parse(&a.precision).unwrap_or_default(),
-        memloop::DocumentPooling::parse(&a.pooling).unwrap_or_default(),
+        precision,
+        pooling,
     )?);
     let cached = CachingEmbedder::new(model.clone(), dir_of(&a.cache)?.as_deref())?;
     let chosen = reranker(&a)?;

@@ -165,21 +165,25 @@ impl Memory {
     }
 }
 
-/// The encoder precision an existing store was written with, as its manifest names it
-/// (`<model>+int8:…`); f32 for an unreadable or missing manifest (a store from before
-/// manifests). Only a default: the model check against the database still decides. A new
-/// store takes [`memloop_embed::Precision::preferred`].
-fn recorded_precision(manifest: Option<&Manifest>) -> EncoderPrecision {
+/// The model name an existing store's manifest records, before the fingerprint's first `:`
+/// (`all-MiniLM-L6-v2+int8+sentences`); empty for an unreadable or missing manifest (a store
+/// from before manifests). Only a default for the encoder's settings: the model check against
+/// the database still decides.
+fn recorded_model_name(manifest: Option<&Manifest>) -> &str {
     let model = manifest.map(|m| m.model.as_str()).unwrap_or_default();
-    EncoderPrecision::of_model_name(model.split(':').next().unwrap_or_default())
+    model.split(':').next().unwrap_or_default()
 }
 
-/// How an existing store's texts were pooled, as its manifest names it
-/// (`<model>+sentences:…`); whole for an unreadable or missing manifest or a name without it.
-/// Only a default, as [`recorded_precision`].
+/// The encoder precision an existing store was written with (`<model>+int8`); f32 for a name
+/// without one. A new store takes [`memloop_embed::Precision::preferred`].
+fn recorded_precision(manifest: Option<&Manifest>) -> EncoderPrecision {
+    EncoderPrecision::of_model_name(recorded_model_name(manifest))
+}
+
+/// How an existing store's texts were pooled (`<model>+sentences`); whole for a name without
+/// it. A new store takes [`DocumentPooling::Sentences`].
 fn recorded_pooling(manifest: Option<&Manifest>) -> DocumentPooling {
-    let model = manifest.map(|m| m.model.as_str()).unwrap_or_default();
-    DocumentPooling::of_model_name(model.split(':').next().unwrap_or_default())
+    DocumentPooling::of_model_name(recorded_model_name(manifest))
 }
 
 /// Records the model in a new store, or checks it against the stored one.
