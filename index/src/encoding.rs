@@ -4,21 +4,28 @@
 //! - A bf16 index keeps the f32 vectors too: inserts link the graph on exact similarities, and
 //!   a search re-scores its candidates exactly before answering.
 //! - An int8 index keeps only its codes (a quarter of the f32 bytes; the caller's store holds
-//!   the f32 vectors once). Every similarity is then a 15-bit query against the 8-bit codes
-//!   ([`quantize_query`]): the query loses nothing that matters (its rounding error is 1/256 of
-//!   the codes'), so the walk's scores are already the asymmetric distance that an exact
-//!   re-score of the codes would give, and no second pass is needed. Graph construction compares
-//!   two stored nodes code against code.
+//!   the f32 vectors once). A search walks the graph on the high 4 bits of each code against an
+//!   8-bit query ([`quantize_query_i8`], `search::scorer::Nibble`): half the bytes per node, the
+//!   walk's cost being the cache lines it waits for. It then re-scores every candidate it kept
+//!   on the whole code against a 15-bit query ([`quantize_query`]), which loses nothing that
+//!   matters (its rounding error is 1/256 of the codes'): those scores are the asymmetric
+//!   distance of the codes. Graph construction compares two stored nodes on their whole codes.
 //!
-//! Code layouts (one per node, in node order in the codes section of the file):
+//! Code layouts (one per node):
 //! - `bf16`: `dim` little-endian u16, each the upper half of the f32 rounded to nearest even;
-//! - `int8`: the scale `s` as f32 (4 bytes, little-endian), then `dim` i8 codes `c` with
-//!   `x ≈ s · c`, `s = max|x| / 127`.
+//! - `int8`: values `c` with `x ≈ s · c`, `s = max|x| / 127`, each stored as `u = c + 128` in
+//!   two nibble planes of 64 bytes per block of 128 dimensions (the last block padded with
+//!   `c = 0`; layout in [`crate::simd::int8`]): the high planes (`u >> 4`), then the low planes
+//!   (`u & 15`), then the scale `s` as f32 (4 bytes, little-endian). A graph walk scores nodes on
+//!   the high planes alone (3 cache lines at 384-d), then re-scores its best candidates on both.
+//!   In the file, the codes section holds every node's planes in node order, then every scale
+//!   (so a walk reads the scales from one dense array).
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::error::IndexError;
+use crate::simd::int8::{unpack, BLOCK_DIMS, PLANE_BLOCK};
 
 /// How an index stores the vectors its searches walk; chosen per index in
 /// [`crate::Params::vectors`] and recorded in the file header.
@@ -47,7 +54,7 @@ impl VectorEncoding {
         match self {
             VectorEncoding::F32 => 0,
             VectorEncoding::Bf16 => 2 * dim,
-            VectorEncoding::Int8 => 4 + dim,
+            VectorEncoding::Int8 => int8_planes_len(dim) + 4,
         }
     }
 
@@ -81,9 +88,20 @@ impl VectorEncoding {
             VectorEncoding::Bf16 => out.extend(v.iter().flat_map(|&x| to_bf16(x).to_le_bytes())),
             VectorEncoding::Int8 => {
                 let (scale, codes) = quantize_i8(v);
+                pack_int8_planes(codes, v.len(), out);
                 out.extend_from_slice(&scale.to_le_bytes());
-                out.extend(codes.map(|c| c as u8));
             }
+        }
+    }
+}
+
+impl VectorEncoding {
+    /// A code made by [`VectorEncoding::encode_into`] as a node keeps it: an int8 code's
+    /// planes and its scale; any other code whole, with scale 0.
+    pub(crate) fn split_scale(self, code: &[u8]) -> (&[u8], f32) {
+        match self {
+            VectorEncoding::Int8 => int8_parts(code),
+            VectorEncoding::F32 | VectorEncoding::Bf16 => (code, 0.0),
         }
     }
 }
@@ -184,40 +202,68 @@ pub(crate) fn quantize_query(v: &[f32]) -> (f32, Vec<i16>) {
     )
 }
 
-/// An int8 code as a query for other codes: its values widened, with its scale (so two codes
-/// compare as the dot product of their dequantised vectors).
-pub(crate) fn code_as_query(code: &[u8]) -> (f32, Vec<i16>) {
-    (
-        int8_scale(code),
-        int8_codes(code)
-            .iter()
-            .map(|&c| i16::from(c as i8))
-            .collect(),
-    )
+/// Bytes of an int8 code's two planes for `dim`-dimensional vectors: 128 per block of 128
+/// dimensions.
+pub(crate) fn int8_planes_len(dim: usize) -> usize {
+    dim.div_ceil(BLOCK_DIMS) * 2 * PLANE_BLOCK
 }
 
-/// The vector an int8 code stands for: `scale · code`.
-pub(crate) fn dequantize_i8(code: &[u8]) -> Vec<f32> {
-    let s = int8_scale(code);
-    int8_codes(code)
-        .iter()
-        .map(|&c| s * f32::from(c as i8))
-        .collect()
-}
-
-/// The scale stored at the start of an int8 code (0 for a code too short to hold one).
-#[inline]
-pub(crate) fn int8_scale(code: &[u8]) -> f32 {
-    match code.first_chunk::<4>() {
-        Some(b) => f32::from_le_bytes(*b),
-        None => 0.0,
+/// Appends the nibble planes of `values` (the first `dim`, the last block padded with 0) to
+/// `out`: every block's high plane, then every block's low plane.
+pub(crate) fn pack_int8_planes(values: impl Iterator<Item = i8>, dim: usize, out: &mut Vec<u8>) {
+    let blocks = dim.div_ceil(BLOCK_DIMS);
+    let mut u: Vec<u8> = values.take(dim).map(|c| c as u8 ^ 0x80).collect();
+    u.resize(blocks * BLOCK_DIMS, 0x80);
+    let start = out.len();
+    out.resize(start + blocks * 2 * PLANE_BLOCK, 0);
+    let (hi, lo) = out[start..].split_at_mut(blocks * PLANE_BLOCK);
+    for (b, vals) in u.chunks_exact(BLOCK_DIMS).enumerate() {
+        for j in 0..PLANE_BLOCK {
+            let (a, z) = (vals[j], vals[j + PLANE_BLOCK]);
+            hi[b * PLANE_BLOCK + j] = (a >> 4) | (z & 0xf0);
+            lo[b * PLANE_BLOCK + j] = (a & 15) | (z << 4);
+        }
     }
 }
 
-/// The codes after the scale of an int8 code.
+/// A fresh node's int8 code split into its planes and its scale (the scale last; empty planes
+/// and 0 for a code too short to hold one).
 #[inline]
-pub(crate) fn int8_codes(code: &[u8]) -> &[u8] {
-    code.get(4..).unwrap_or(&[])
+pub(crate) fn int8_parts(code: &[u8]) -> (&[u8], f32) {
+    match code.split_last_chunk::<4>() {
+        Some((planes, scale)) => (planes, f32::from_le_bytes(*scale)),
+        None => (&[], 0.0),
+    }
+}
+
+/// The high planes of an int8 code's planes (their first half).
+#[inline]
+pub(crate) fn int8_high(planes: &[u8]) -> &[u8] {
+    &planes[..planes.len() / 2]
+}
+
+/// An int8 code as a query for other codes: its values widened (zero past the vector), with
+/// its scale (so two codes compare as the dot product of their dequantised vectors).
+pub(crate) fn code_as_query(planes: &[u8], scale: f32) -> (f32, Vec<i16>) {
+    (scale, unpack(planes).into_iter().map(i16::from).collect())
+}
+
+/// The `dim`-dimensional vector an int8 code stands for: `scale · value`.
+pub(crate) fn dequantize_i8(planes: &[u8], scale: f32, dim: usize) -> Vec<f32> {
+    unpack(planes)
+        .into_iter()
+        .take(dim)
+        .map(|c| scale * f32::from(c))
+        .collect()
+}
+
+/// A query for the high planes of int8 codes ([`crate::simd::nibble`]): the scale
+/// `max|x| / 127` and the values `x / scale` rounded, zero up to `len` (whole blocks).
+pub(crate) fn quantize_query_i8(v: &[f32], len: usize) -> (f32, Vec<i8>) {
+    let (scale, values) = quantize_i8(v);
+    let mut q: Vec<i8> = values.collect();
+    q.resize(len.max(q.len()), 0);
+    (scale, q)
 }
 
 #[cfg(test)]
@@ -267,10 +313,20 @@ mod tests {
         }
         let mut out = Vec::new();
         VectorEncoding::Int8.encode_into(&v, &mut out);
-        let s = int8_scale(&out);
-        for (x, c) in v.iter().zip(int8_codes(&out)) {
-            assert!((x - s * f32::from(*c as i8)).abs() <= s / 2.0 + 1e-7);
+        let (planes, s) = int8_parts(&out);
+        assert_eq!(planes.len(), 384);
+        let values = unpack(planes);
+        for (x, c) in v.iter().zip(&values) {
+            assert!((x - s * f32::from(*c)).abs() <= s / 2.0 + 1e-7);
         }
+        // A dimension that is not a whole number of blocks pads with zero values.
+        let mut short = Vec::new();
+        VectorEncoding::Int8.encode_into(&v[..200], &mut short);
+        assert_eq!(short.len(), 256 + 4);
+        let (planes, s2) = int8_parts(&short);
+        let values2 = unpack(planes);
+        assert!(values2[200..].iter().all(|&c| c == 0));
+        assert_eq!(dequantize_i8(planes, s2, 200).len(), 200);
         for &x in &v {
             let back = crate::simd::bf16::bf16_to_f32(to_bf16(x));
             assert!((x - back).abs() <= x.abs() / 256.0);
@@ -291,18 +347,21 @@ mod tests {
         let mut code = Vec::new();
         VectorEncoding::Int8.encode_into(&v, &mut code);
         let (qs, qv) = quantize_query(&q);
-        let got = crate::simd::int8::dot_i8_scalar(&qv, int8_codes(&code)) as f32
-            * qs
-            * int8_scale(&code);
-        let want: f32 = q.iter().zip(dequantize_i8(&code)).map(|(a, b)| a * b).sum();
+        let (planes, scale) = int8_parts(&code);
+        let got = crate::simd::int8::dot_i8_scalar(&qv, planes) as f32 * qs * scale;
+        let want: f32 = q
+            .iter()
+            .zip(dequantize_i8(planes, scale, 384))
+            .map(|(a, b)| a * b)
+            .sum();
         assert!(
             (got - want).abs() < 1e-4 * want.abs().max(1.0),
             "{got} vs {want}"
         );
         // Two codes compare as their dequantised vectors.
-        let (cs, cq) = code_as_query(&code);
-        let self_dot = crate::simd::int8::dot_i8_scalar(&cq, int8_codes(&code)) as f32 * cs * cs;
-        let d = dequantize_i8(&code);
+        let (cs, cq) = code_as_query(planes, scale);
+        let self_dot = crate::simd::int8::dot_i8_scalar(&cq, planes) as f32 * cs * cs;
+        let d = dequantize_i8(planes, scale, 384);
         let want_self: f32 = d.iter().map(|x| x * x).sum();
         assert!((self_dot - want_self).abs() < 1e-4);
     }
@@ -312,11 +371,13 @@ mod tests {
         // Every dimension at the largest value: the worst case for the i32 sum.
         for dim in [1usize, 384, 516, 517, 4096, 65_536] {
             let v = vec![1.0 / (dim as f32).sqrt(); dim];
-            let (scale, q) = quantize_query(&v);
+            let (scale, mut q) = quantize_query(&v);
             assert!(scale > 0.0);
             let l1: i64 = q.iter().map(|&x| i64::from(x).abs()).sum();
             assert!(l1 * 127 <= i64::from(i32::MAX), "dim {dim}: {l1}");
-            let code = vec![127u8; dim];
+            let mut code = Vec::new();
+            pack_int8_planes(std::iter::repeat(127), dim, &mut code);
+            q.resize(int8_planes_len(dim), 0);
             let _ = crate::simd::int8::dot_i8_scalar(&q, &code); // no overflow panic in debug
         }
         assert_eq!(quantize_query(&[0.0; 3]), (0.0, vec![0; 3]));

@@ -22,7 +22,7 @@
 //! | 88     | 8    | upper_words      | u32 words in the upper section                 |
 //! | 96     | 192  | sections         | 8 × (offset u64, length u64, checksum u64)     |
 //! | 288    | 16   | owner            | caller's id of the data the file belongs to    |
-//! | 304    | 4    | vector_encoding  | 0 = f32, 1 = bf16, 2 = int8 (version 2; zero in 1) |
+//! | 304    | 4    | vector_encoding  | 0 = f32, 1 = bf16, 2 = int8 (version 2; zero in 1; int8 from 4) |
 //! | 308    | 196  | reserved         | zero                                           |
 //! | 504    | 8    | header_checksum  | XXH3-64 of bytes 0..504                        |
 
@@ -32,7 +32,10 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 /// PNG-style magic: a non-ASCII first byte, the name, CR LF to catch text-mode transfers.
 pub(crate) const MAGIC: [u8; 8] = *b"\x89MLIDX\r\n";
 /// Format version written by this build (independent of the crate version).
-pub(crate) const FORMAT_VERSION: u32 = 3;
+pub(crate) const FORMAT_VERSION: u32 = 4;
+/// The first version whose int8 codes are nibble planes with the scales apart; an int8 file of
+/// an earlier version is not read.
+pub(crate) const INT8_PLANES_VERSION: u32 = 4;
 /// Oldest format version this build reads.
 pub(crate) const MIN_FORMAT_VERSION: u32 = 1;
 /// Checksum algorithm tag: XXH3-64.

@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 use zerocopy::FromBytes;
 
-use super::header::{Header, CHECKSUM_XXH3, HEADER_LEN, MAGIC, METRIC_IP, MIN_FORMAT_VERSION};
+use super::header::{
+    Header, CHECKSUM_XXH3, HEADER_LEN, INT8_PLANES_VERSION, MAGIC, METRIC_IP, MIN_FORMAT_VERSION,
+};
 use super::stamp::FileStamp;
 use super::{section_seed, Section, ALIGN, FORMAT_VERSION};
-use crate::encoding::VectorEncoding;
+use crate::encoding::{int8_planes_len, VectorEncoding};
 use crate::error::{IndexError, Result};
 use crate::params::{Params, MAX_LEVEL};
 
@@ -203,9 +205,18 @@ impl BaseFile {
             }
         };
         let dim = params.dim as u64;
-        // From version 3 an int8 index keeps no f32 vectors; a version 2 one still has them
-        // (they are read past: its codes are what it searches).
-        let vectors_len = if vectors == VectorEncoding::Int8 && version >= 3 {
+        // An int8 index keeps no f32 vectors, and its codes are nibble planes from version 4;
+        // one written before (its codes whole, and up to version 2 its f32 vectors too) is not
+        // read: an owner rebuilds it from its store, as for any file it cannot use.
+        if vectors == VectorEncoding::Int8 && version < INT8_PLANES_VERSION {
+            return Err(IndexError::UnsupportedVersion {
+                path: path.to_path_buf(),
+                found: version,
+                min: INT8_PLANES_VERSION,
+                max: FORMAT_VERSION,
+            });
+        }
+        let vectors_len = if vectors == VectorEncoding::Int8 {
             0
         } else {
             n * dim * 4
@@ -281,7 +292,9 @@ impl BaseFile {
             && bytemuck::try_cast_slice::<u8, u32>(base.bytes(Section::UpperOffsets)).is_ok()
             && bytemuck::try_cast_slice::<u8, u32>(base.bytes(Section::Upper)).is_ok()
             && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::ExtIds)).is_ok()
-            && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::IdIndex)).is_ok();
+            && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::IdIndex)).is_ok()
+            && (base.int8_scale_bytes().is_empty()
+                || bytemuck::try_cast_slice::<u8, f32>(base.int8_scale_bytes()).is_ok());
         if !aligned {
             return Err(corrupted(
                 "header",
@@ -337,9 +350,33 @@ impl BaseFile {
     pub(crate) fn vectors(&self) -> &[f32] {
         bytemuck::try_cast_slice(self.bytes(Section::Vectors)).unwrap_or(&[])
     }
-    /// The codes of a compressed index (empty for f32).
-    pub(crate) fn codes(&self) -> &[u8] {
-        self.bytes(Section::Codes)
+    /// The codes of a compressed index (empty for f32; an int8 index's planes, without the
+    /// scales after them), the int8 scales (empty otherwise), and the bytes of one node's code
+    /// in the first.
+    pub(crate) fn code_parts(&self) -> (&[u8], &[f32], usize) {
+        let codes = self.bytes(Section::Codes);
+        let p = &self.params;
+        match p.vectors {
+            VectorEncoding::Int8 => {
+                let stride = int8_planes_len(p.dim);
+                let planes = codes.get(..self.len as usize * stride).unwrap_or(&[]);
+                let scales = bytemuck::try_cast_slice(self.int8_scale_bytes()).unwrap_or(&[]);
+                (planes, scales, stride)
+            }
+            VectorEncoding::Bf16 => (codes, &[], p.vectors.code_len(p.dim)),
+            VectorEncoding::F32 => (&[], &[], 0),
+        }
+    }
+
+    /// The scales that end an int8 index's codes section (empty otherwise).
+    fn int8_scale_bytes(&self) -> &[u8] {
+        match self.params.vectors {
+            VectorEncoding::Int8 => {
+                let planes = self.len as usize * int8_planes_len(self.params.dim);
+                self.bytes(Section::Codes).get(planes..).unwrap_or(&[])
+            }
+            VectorEncoding::F32 | VectorEncoding::Bf16 => &[],
+        }
     }
     pub(crate) fn level0(&self) -> &[u32] {
         bytemuck::try_cast_slice(self.bytes(Section::Level0)).unwrap_or(&[])

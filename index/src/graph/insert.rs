@@ -189,6 +189,7 @@ impl Index {
                 let level = self.level_for(id);
                 code.clear();
                 self.params.vectors.encode_into(v, &mut code);
+                let (kept, scale) = self.params.vectors.split_scale(&code);
                 fresh.push(FreshNode {
                     // An int8 index keeps only the code (the caller holds the f32 vector).
                     vector: if self.params.vectors == VectorEncoding::Int8 {
@@ -196,7 +197,8 @@ impl Index {
                     } else {
                         v.into()
                     },
-                    code: code.as_slice().into(),
+                    code: kept.into(),
+                    scale,
                     ext: id,
                     level: level as u8,
                     deleted: AtomicBool::new(false),

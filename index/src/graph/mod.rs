@@ -199,7 +199,9 @@ impl Index {
         let v = self.store.view();
         let node = v.find(id)?;
         Some(match self.params.vectors {
-            crate::VectorEncoding::Int8 => crate::encoding::dequantize_i8(v.code(node)),
+            crate::VectorEncoding::Int8 => {
+                crate::encoding::dequantize_i8(v.code(node), v.scale(node), self.params.dim)
+            }
             crate::VectorEncoding::F32 | crate::VectorEncoding::Bf16 => v.vector(node).to_vec(),
         })
     }

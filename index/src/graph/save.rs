@@ -11,7 +11,7 @@ use std::path::Path;
 use zerocopy::FromZeros;
 
 use super::Index;
-use crate::encoding::VectorEncoding;
+use crate::encoding::{int8_planes_len, VectorEncoding};
 use crate::error::Result;
 use crate::format::{header::Header, Section, SectionWriter};
 
@@ -165,21 +165,34 @@ impl Index {
 
         if p.vectors != VectorEncoding::F32 {
             w.begin(Section::Codes)?;
-            let code_len = p.vectors.code_len(p.dim);
-            let mut fallback = Vec::with_capacity(code_len);
+            // bf16: each node's code. int8: each node's planes, then every scale.
+            let stride = match p.vectors {
+                VectorEncoding::Int8 => int8_planes_len(p.dim),
+                VectorEncoding::F32 | VectorEncoding::Bf16 => p.vectors.code_len(p.dim),
+            };
+            let mut fallback = Vec::with_capacity(p.vectors.code_len(p.dim));
+            let mut scales = Vec::with_capacity(live.len());
             for &n in &live {
                 let code = view.code(n);
-                if code.len() == code_len {
+                if code.len() == stride {
                     w.put(code)?;
+                    scales.push(view.scale(n));
                 } else {
                     // Not reachable through the API (every node gets its code when inserted);
                     // a file with a short code would not open, so write a zero code (a bf16
                     // index re-encodes its vector) rather than a short one.
                     fallback.clear();
                     p.vectors.encode_into(view.vector(n), &mut fallback);
-                    fallback.resize(code_len, 0);
-                    w.put(&fallback)?;
+                    let (code, scale) = p.vectors.split_scale(&fallback);
+                    let mut code = code.to_vec();
+                    code.resize(stride, 0);
+                    w.put(&code)?;
+                    scales.push(scale);
                 }
+            }
+            if p.vectors == VectorEncoding::Int8 {
+                let bytes: Vec<u8> = scales.iter().flat_map(|s| s.to_le_bytes()).collect();
+                w.put(&bytes)?;
             }
             w.end();
         }

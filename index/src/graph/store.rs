@@ -28,8 +28,10 @@ pub(crate) type Links = Vec<Vec<u32>>;
 /// A node inserted since the index was opened.
 pub(crate) struct FreshNode {
     pub vector: Box<[f32]>,
-    /// The compressed code of `vector` (empty in an f32 index).
+    /// The compressed code of `vector` (empty in an f32 index; in an int8 index, its planes).
     pub code: Box<[u8]>,
+    /// The scale of an int8 code (0 otherwise).
+    pub scale: f32,
     pub ext: u64,
     pub level: u8,
     pub deleted: AtomicBool,
@@ -69,27 +71,28 @@ impl Store {
 
     /// A consistent view for one operation: holds the read side of `fresh`.
     pub(crate) fn view(&self) -> View<'_> {
-        let (vectors, level0, codes) = match &self.base {
-            Some(b) => (b.vectors(), b.level0(), b.codes()),
-            None => (&[][..], &[][..], &[][..]),
+        let (vectors, level0) = match &self.base {
+            Some(b) => (b.vectors(), b.level0()),
+            None => (&[][..], &[][..]),
         };
+        let (codes, scales, code_stride) = self
+            .base
+            .as_ref()
+            .map_or((&[][..], &[][..], 0), |b| b.code_parts());
         let (dim, stride) = self
             .base
             .as_ref()
             .map_or((0, 1), |b| (b.params.dim, 1 + b.params.m0));
-        let code_len = self
-            .base
-            .as_ref()
-            .map_or(0, |b| b.params.vectors.code_len(b.params.dim));
         View {
             store: self,
             fresh: self.fresh.read(),
             vectors,
             level0,
             codes,
+            scales,
             dim,
             stride,
-            code_len,
+            code_stride,
         }
     }
 }
@@ -101,11 +104,13 @@ pub(crate) struct View<'a> {
     /// The mapped vectors and level-0 lists, resolved once per view (hot path of every search).
     vectors: &'a [f32],
     level0: &'a [u32],
-    /// The mapped codes of a compressed index (empty for f32).
+    /// The mapped codes of a compressed index (empty for f32; an int8 index's planes), each
+    /// `code_stride` bytes, and an int8 index's scales.
     codes: &'a [u8],
+    scales: &'a [f32],
     dim: usize,
     stride: usize,
-    code_len: usize,
+    code_stride: usize,
 }
 
 impl<'a> View<'a> {
@@ -136,14 +141,33 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The compressed code of `node` (empty in an f32 index or for a node out of range).
+    /// The compressed code of `node`: a bf16 code, or an int8 code's planes (empty in an f32
+    /// index or for a node out of range).
     #[inline]
     pub(crate) fn code(&self, node: u32) -> &[u8] {
         if node < self.store.base_len {
-            let s = node as usize * self.code_len;
-            self.codes.get(s..s + self.code_len).unwrap_or(&[])
+            let s = node as usize * self.code_stride;
+            self.codes.get(s..s + self.code_stride).unwrap_or(&[])
         } else {
             self.fresh_node(node).map_or(&[], |f| &f.code)
+        }
+    }
+
+    /// The scale of `node`'s int8 code (0 in another index or for a node out of range).
+    #[inline]
+    pub(crate) fn scale(&self, node: u32) -> f32 {
+        if node < self.store.base_len {
+            self.scales.get(node as usize).copied().unwrap_or(0.0)
+        } else {
+            self.fresh_node(node).map_or(0.0, |f| f.scale)
+        }
+    }
+
+    /// Starts loading the scale of a mapped node's int8 code (nothing for a fresh one).
+    #[inline]
+    pub(crate) fn prefetch_scale(&self, node: u32) {
+        if let Some(s) = self.scales.get(node as usize..) {
+            crate::simd::prefetch_bytes(s);
         }
     }
 

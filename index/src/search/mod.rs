@@ -11,7 +11,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub use filter::{Filter, IdFilter};
-use scorer::{rescore, rescore_len, Bf16, Exact, Int8, Probe, Scorer};
+use scorer::{rescore, rescore_len, Bf16, Exact, Int8, Nibble, Probe, Scorer};
 use scratch::Scored;
 pub use scratch::SearchScratch;
 
@@ -149,8 +149,8 @@ impl Index {
     }
 
     /// The graph walk with the scorer of this index's encoding; a bf16 index's best candidates
-    /// are re-scored exactly before the top `k` are taken (an int8 index's walk scores are
-    /// already as close as its codes allow).
+    /// are re-scored exactly, and every candidate of an int8 index's walk (on the high planes
+    /// of its codes) on the whole codes, before the top `k` are taken.
     #[allow(clippy::too_many_arguments)] // the hot path, called from one place
     fn graph_search(
         &self,
@@ -170,12 +170,16 @@ impl Index {
             VectorEncoding::F32 => walk(view, &Exact { q, dot }, entry, ef, filter, s),
             VectorEncoding::Bf16 => rescore(
                 view,
-                q,
-                dot,
+                &Exact { q, dot },
                 walk(view, &Bf16::new(q), entry, ef, filter, s),
-                k,
+                rescore_len(k),
             ),
-            VectorEncoding::Int8 => walk(view, &Int8::new(q), entry, ef, filter, s),
+            VectorEncoding::Int8 => rescore(
+                view,
+                &Int8::new(q),
+                walk(view, &Nibble::new(q), entry, ef, filter, s),
+                usize::MAX,
+            ),
         };
         found
             .into_iter()

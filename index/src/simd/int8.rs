@@ -1,19 +1,34 @@
-//! Integer inner product of a widened int8 query with an int8 code, for int8-quantised indexes.
+//! Integer inner product of a widened int8 query with an int8 code stored as two nibble planes,
+//! for int8-quantised indexes.
 //!
-//! The query is quantised once per search and widened to `i16`; each stored code is `i8` (read
-//! from bytes, so any alignment works). Products of two values in -127..=127 summed over at most
-//! 65,536 dimensions stay below 2^31, so no accumulator can overflow.
+//! A code's values `c` (each in -127..=127) are stored as `u = c + 128`, split into a high
+//! plane (`u >> 4`) and a low plane (`u & 15`) of 64 bytes per block of 128 dimensions: in
+//! block `b`, byte `j` of a plane holds dimension `128b + j` in its low nibble and
+//! `128b + 64 + j` in its high nibble. All high planes come first, then all low planes
+//! (`encoding` lays codes out; a graph walk reads only the high planes, see [`super::nibble`]).
+//! Here both planes are joined back into the exact values, so these kernels give the same
+//! sums as the plain int8 dot product.
+//!
+//! The query is quantised once per search and widened to `i16`, zero past the vector's
+//! dimension. Products of two values in -127..=127 summed over at most 65,536 dimensions stay
+//! below 2^31, so no accumulator can overflow.
 //!
 //! Kernels, chosen once per process by [`kernel`]:
-//! - `avx512vnni`: AVX-512BW widening + VNNI `vpdpwssd` (multiply pairs and add in one step);
-//! - `avx512`: AVX-512BW widening + `vpmaddwd`, two 32-lane accumulators;
-//! - `avx2`: AVX2 widening + `vpmaddwd`, two 16-lane accumulators;
+//! - `avx512vnni`: AVX-512BW unpacking and widening + VNNI `vpdpwssd`;
+//! - `avx512`: AVX-512BW unpacking and widening + `vpmaddwd`;
+//! - `avx2`: AVX2 unpacking and widening + `vpmaddwd`;
 //! - `scalar`: portable (the reference the others are tested against).
 #![allow(unsafe_code)]
 
 use std::sync::OnceLock;
 
-/// An int8 dot-product kernel: `Σ query[i] · (code[i] as i8)` over the shorter length.
+/// Dimensions per block of a code's planes.
+pub const BLOCK_DIMS: usize = 128;
+/// Bytes of one plane per block.
+pub const PLANE_BLOCK: usize = BLOCK_DIMS / 2;
+
+/// An int8 dot-product kernel: `Σ query[i] · value[i]` over the whole blocks both hold, where
+/// `planes` is a code's high planes followed by its low planes (`128 · blocks` bytes).
 pub type DotI8Fn = fn(&[i16], &[u8]) -> i32;
 
 /// The kernel [`dot_i8`] uses on this CPU.
@@ -47,22 +62,52 @@ pub fn kernels() -> Vec<(&'static str, DotI8Fn)> {
 
 /// Integer inner product with the fastest kernel for this CPU.
 #[inline]
-pub fn dot_i8(query: &[i16], code: &[u8]) -> i32 {
-    (kernel().1)(query, code)
+pub fn dot_i8(query: &[i16], planes: &[u8]) -> i32 {
+    (kernel().1)(query, planes)
+}
+
+/// Whole blocks a query of `q` values and planes of `p` bytes have in common.
+#[inline]
+pub(crate) fn blocks(q: usize, p: usize) -> usize {
+    (q / BLOCK_DIMS).min(p / (2 * PLANE_BLOCK))
+}
+
+/// The values of `planes` (`128 · blocks` bytes), in dimension order.
+pub fn unpack(planes: &[u8]) -> Vec<i8> {
+    let n = planes.len() / (2 * PLANE_BLOCK);
+    let (hi, lo) = planes.split_at(n * PLANE_BLOCK);
+    let mut out = vec![0i8; n * BLOCK_DIMS];
+    for b in 0..n {
+        let (h, l) = (
+            &hi[b * PLANE_BLOCK..][..PLANE_BLOCK],
+            &lo[b * PLANE_BLOCK..][..PLANE_BLOCK],
+        );
+        let o = &mut out[b * BLOCK_DIMS..][..BLOCK_DIMS];
+        for j in 0..PLANE_BLOCK {
+            o[j] = (((h[j] & 15) << 4) | (l[j] & 15)) as i8 ^ i8::MIN;
+            o[j + PLANE_BLOCK] = ((h[j] & 0xf0) | (l[j] >> 4)) as i8 ^ i8::MIN;
+        }
+    }
+    out
 }
 
 /// Portable integer inner product.
-pub fn dot_i8_scalar(query: &[i16], code: &[u8]) -> i32 {
+pub fn dot_i8_scalar(query: &[i16], planes: &[u8]) -> i32 {
+    let n = blocks(query.len(), planes.len());
+    let bytes = n * PLANE_BLOCK;
+    let joined = [&planes[..bytes], &planes[planes.len() / 2..][..bytes]].concat();
     query
         .iter()
-        .zip(code)
-        .map(|(&q, &c)| i32::from(q) * i32::from(c as i8))
+        .zip(unpack(&joined))
+        .map(|(&q, c)| i32::from(q) * i32::from(c))
         .sum()
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
+
+    use super::{blocks, BLOCK_DIMS, PLANE_BLOCK};
 
     /// Safe wrapper: only handed out by `kernels()` after detecting AVX-512F, BW and VNNI.
     pub(super) fn dot_avx512vnni_checked(q: &[i16], c: &[u8]) -> i32 {
@@ -83,110 +128,133 @@ mod x86 {
         unsafe { dot_avx2(q, c) }
     }
 
-    fn tail(q: &[i16], c: &[u8], from: usize) -> i32 {
-        super::dot_i8_scalar(q.get(from..).unwrap_or(&[]), c.get(from..).unwrap_or(&[]))
+    /// The AVX-512 kernel's body, with `$madd(acc, values, query)` adding 32 products (a macro,
+    /// not a helper function, so every intrinsic sits in the function whose target features
+    /// allow it).
+    macro_rules! avx512_planes_dot {
+        ($q:expr, $c:expr, $madd:expr) => {{
+            let (q, c): (&[i16], &[u8]) = ($q, $c);
+            let n = blocks(q.len(), c.len());
+            let (pq, hi, lo) = (q.as_ptr(), c.as_ptr(), c[c.len() / 2..].as_ptr());
+            let low = _mm512_set1_epi8(0x0f);
+            let sign = _mm512_set1_epi8(i8::MIN);
+            let mut acc0 = _mm512_setzero_si512();
+            let mut acc1 = _mm512_setzero_si512();
+            for b in 0..n {
+                // SAFETY: b < n: the 64-byte loads at b · 64 of each plane (the high planes
+                // are the first half of `c`, the low ones the second) and the 128 query values
+                // at b · 128 are in bounds.
+                unsafe {
+                    let h = _mm512_loadu_si512(hi.add(b * PLANE_BLOCK).cast());
+                    let l = _mm512_loadu_si512(lo.add(b * PLANE_BLOCK).cast());
+                    // Dimensions 0..64 of the block from the low nibbles, 64..128 from the high.
+                    let first = _mm512_xor_si512(
+                        _mm512_or_si512(
+                            _mm512_slli_epi16::<4>(_mm512_and_si512(h, low)),
+                            _mm512_and_si512(l, low),
+                        ),
+                        sign,
+                    );
+                    let second = _mm512_xor_si512(
+                        _mm512_or_si512(
+                            _mm512_andnot_si512(low, h),
+                            _mm512_and_si512(_mm512_srli_epi16::<4>(l), low),
+                        ),
+                        sign,
+                    );
+                    let qb = pq.add(b * BLOCK_DIMS);
+                    let madd = $madd;
+                    acc0 = madd(
+                        acc0,
+                        _mm512_cvtepi8_epi16(_mm512_castsi512_si256(first)),
+                        _mm512_loadu_si512(qb.cast()),
+                    );
+                    acc1 = madd(
+                        acc1,
+                        _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64::<1>(first)),
+                        _mm512_loadu_si512(qb.add(32).cast()),
+                    );
+                    acc0 = madd(
+                        acc0,
+                        _mm512_cvtepi8_epi16(_mm512_castsi512_si256(second)),
+                        _mm512_loadu_si512(qb.add(64).cast()),
+                    );
+                    acc1 = madd(
+                        acc1,
+                        _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64::<1>(second)),
+                        _mm512_loadu_si512(qb.add(96).cast()),
+                    );
+                }
+            }
+            _mm512_reduce_add_epi32(_mm512_add_epi32(acc0, acc1))
+        }};
     }
 
     /// # Safety
     /// The CPU must support AVX-512F, AVX-512BW and AVX-512VNNI.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
     unsafe fn dot_avx512vnni(q: &[i16], c: &[u8]) -> i32 {
-        let n = q.len().min(c.len());
-        let (pq, pc) = (q.as_ptr(), c.as_ptr());
-        let mut acc0 = _mm512_setzero_si512();
-        let mut acc1 = _mm512_setzero_si512();
-        let mut i = 0;
-        while i + 64 <= n {
-            // SAFETY: i + 64 <= n: the 32-byte code loads at i and i + 32 and the 32-lane i16
-            // query loads at i and i + 32 are in bounds of c and q.
-            unsafe {
-                let c0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pc.add(i).cast()));
-                let c1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pc.add(i + 32).cast()));
-                acc0 = _mm512_dpwssd_epi32(acc0, c0, _mm512_loadu_si512(pq.add(i).cast()));
-                acc1 = _mm512_dpwssd_epi32(acc1, c1, _mm512_loadu_si512(pq.add(i + 32).cast()));
-            }
-            i += 64;
-        }
-        while i + 32 <= n {
-            // SAFETY: i + 32 <= n.
-            unsafe {
-                let c0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pc.add(i).cast()));
-                acc0 = _mm512_dpwssd_epi32(acc0, c0, _mm512_loadu_si512(pq.add(i).cast()));
-            }
-            i += 32;
-        }
-        _mm512_reduce_add_epi32(_mm512_add_epi32(acc0, acc1)) + tail(q, c, i)
+        avx512_planes_dot!(q, c, |acc, v, q| _mm512_dpwssd_epi32(acc, v, q))
     }
 
     /// # Safety
     /// The CPU must support AVX-512F and AVX-512BW.
     #[target_feature(enable = "avx512f,avx512bw")]
     unsafe fn dot_avx512(q: &[i16], c: &[u8]) -> i32 {
-        let n = q.len().min(c.len());
-        let (pq, pc) = (q.as_ptr(), c.as_ptr());
-        let mut acc0 = _mm512_setzero_si512();
-        let mut acc1 = _mm512_setzero_si512();
-        let mut i = 0;
-        while i + 64 <= n {
-            // SAFETY: i + 64 <= n, as in the VNNI kernel.
-            unsafe {
-                let c0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pc.add(i).cast()));
-                let c1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pc.add(i + 32).cast()));
-                let q0 = _mm512_loadu_si512(pq.add(i).cast());
-                let q1 = _mm512_loadu_si512(pq.add(i + 32).cast());
-                acc0 = _mm512_add_epi32(acc0, _mm512_madd_epi16(c0, q0));
-                acc1 = _mm512_add_epi32(acc1, _mm512_madd_epi16(c1, q1));
-            }
-            i += 64;
-        }
-        while i + 32 <= n {
-            // SAFETY: i + 32 <= n.
-            unsafe {
-                let c0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(pc.add(i).cast()));
-                let q0 = _mm512_loadu_si512(pq.add(i).cast());
-                acc0 = _mm512_add_epi32(acc0, _mm512_madd_epi16(c0, q0));
-            }
-            i += 32;
-        }
-        _mm512_reduce_add_epi32(_mm512_add_epi32(acc0, acc1)) + tail(q, c, i)
+        avx512_planes_dot!(q, c, |acc, v, q| _mm512_add_epi32(
+            acc,
+            _mm512_madd_epi16(v, q)
+        ))
     }
 
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     unsafe fn dot_avx2(q: &[i16], c: &[u8]) -> i32 {
-        let n = q.len().min(c.len());
-        let (pq, pc) = (q.as_ptr(), c.as_ptr());
+        let n = blocks(q.len(), c.len());
+        let (pq, hi, lo) = (q.as_ptr(), c.as_ptr(), c[c.len() / 2..].as_ptr());
+        let low = _mm256_set1_epi8(0x0f);
+        let sign = _mm256_set1_epi8(i8::MIN);
         let mut acc0 = _mm256_setzero_si256();
         let mut acc1 = _mm256_setzero_si256();
-        let mut i = 0;
-        while i + 32 <= n {
-            // SAFETY: i + 32 <= n: the 16-byte code loads at i and i + 16 and the 16-lane i16
-            // query loads at i and i + 16 are in bounds.
-            unsafe {
-                let c0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(pc.add(i).cast()));
-                let c1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(pc.add(i + 16).cast()));
-                let q0 = _mm256_loadu_si256(pq.add(i).cast());
-                let q1 = _mm256_loadu_si256(pq.add(i + 16).cast());
-                acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(c0, q0));
-                acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(c1, q1));
+        for b in 0..n {
+            for half in 0..2 {
+                // SAFETY: b < n and half < 2: the 32-byte loads at b · 64 + half · 32 of each
+                // plane and the query values at b · 128 + half · 32 (+ 64, each 32 long) are in
+                // bounds.
+                unsafe {
+                    let at = b * PLANE_BLOCK + 32 * half;
+                    let h = _mm256_loadu_si256(hi.add(at).cast());
+                    let l = _mm256_loadu_si256(lo.add(at).cast());
+                    let first = _mm256_or_si256(
+                        _mm256_slli_epi16::<4>(_mm256_and_si256(h, low)),
+                        _mm256_and_si256(l, low),
+                    );
+                    let second = _mm256_or_si256(
+                        _mm256_andnot_si256(low, h),
+                        _mm256_and_si256(_mm256_srli_epi16::<4>(l), low),
+                    );
+                    let (first, second) = (
+                        _mm256_xor_si256(first, sign),
+                        _mm256_xor_si256(second, sign),
+                    );
+                    let qb = pq.add(b * BLOCK_DIMS + 32 * half);
+                    for (v, off) in [(first, 0), (second, PLANE_BLOCK)] {
+                        let v0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(v));
+                        let v1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256::<1>(v));
+                        let q0 = _mm256_loadu_si256(qb.add(off).cast());
+                        let q1 = _mm256_loadu_si256(qb.add(off + 16).cast());
+                        acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(v0, q0));
+                        acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(v1, q1));
+                    }
+                }
             }
-            i += 32;
-        }
-        while i + 16 <= n {
-            // SAFETY: i + 16 <= n.
-            unsafe {
-                let c0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(pc.add(i).cast()));
-                let q0 = _mm256_loadu_si256(pq.add(i).cast());
-                acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(c0, q0));
-            }
-            i += 16;
         }
         let s = _mm256_add_epi32(acc0, acc1);
         let s = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256::<1>(s));
         let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
         let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
-        _mm_cvtsi128_si32(s) + tail(q, c, i)
+        _mm_cvtsi128_si32(s)
     }
 }
 
@@ -194,28 +262,51 @@ mod x86 {
 mod tests {
     use super::*;
 
+    /// Planes of `values` (a multiple of 128 long), packed as `encoding` packs them.
+    fn planes(values: &[i8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        crate::encoding::pack_int8_planes(values.iter().copied(), values.len(), &mut out);
+        out
+    }
+
     #[test]
-    fn every_kernel_equals_scalar_at_every_length_and_extreme() {
-        for n in (0..140).chain([255, 256, 257, 384, 768, 1023]) {
+    fn unpacking_returns_the_packed_values() {
+        let v: Vec<i8> = (0..384i32).map(|i| (i * 91 % 255 - 127) as i8).collect();
+        assert_eq!(unpack(&planes(&v)), v);
+    }
+
+    #[test]
+    fn every_kernel_equals_the_plain_dot_product_at_every_block_count_and_extreme() {
+        for blocks in [0usize, 1, 2, 3, 4, 8] {
+            let n = blocks * BLOCK_DIMS;
             let q: Vec<i16> = (0..n).map(|i| ((i * 37 % 255) as i16) - 127).collect();
-            let c: Vec<u8> = (0..n)
-                .map(|i| ((i * 91 % 255) as i32 - 127) as i8 as u8)
+            let v: Vec<i8> = (0..n)
+                .map(|i| ((i * 91 % 255) as i32 - 127) as i8)
                 .collect();
-            let want = dot_i8_scalar(&q, &c);
+            let want: i32 = q
+                .iter()
+                .zip(&v)
+                .map(|(&a, &b)| i32::from(a) * i32::from(b))
+                .sum();
+            let p = planes(&v);
             for (name, f) in kernels() {
-                assert_eq!(f(&q, &c), want, "{name} n={n}");
-                // Unequal lengths use the shorter one.
-                assert_eq!(
-                    f(&q, &c[..n / 2]),
-                    dot_i8_scalar(&q[..n / 2], &c),
-                    "{name} half n={n}"
-                );
+                assert_eq!(f(&q, &p), want, "{name} blocks={blocks}");
+                // A query with fewer blocks uses the blocks both have.
+                if blocks > 1 {
+                    let short = &q[..n - BLOCK_DIMS];
+                    let want: i32 = short
+                        .iter()
+                        .zip(&v)
+                        .map(|(&a, &b)| i32::from(a) * i32::from(b))
+                        .sum();
+                    assert_eq!(f(short, &p), want, "{name} short blocks={blocks}");
+                }
             }
         }
         let q = vec![-127i16; 4096];
-        let c = vec![(-127i8) as u8; 4096];
+        let p = planes(&vec![-127i8; 4096]);
         for (name, f) in kernels() {
-            assert_eq!(f(&q, &c), 4096 * 127 * 127, "{name} extreme");
+            assert_eq!(f(&q, &p), 4096 * 127 * 127, "{name} extreme");
         }
     }
 }

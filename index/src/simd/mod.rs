@@ -13,6 +13,7 @@
 
 pub mod bf16;
 pub mod int8;
+pub mod nibble;
 
 use std::sync::OnceLock;
 

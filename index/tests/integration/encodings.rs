@@ -1,6 +1,6 @@
 //! Compressed vectors: bf16 indexes search their codes, re-score exactly and keep f32's recall;
 //! int8 indexes keep only their codes and search them as well as an exact scan of the codes
-//! allows; both save and reopen with their encoding; version-1 and version-2 files still open.
+//! allows; both save and reopen with their encoding; f32 files of versions 1-3 still open.
 
 use memloop_index::{Index, IndexError, Params, Rescore, VectorEncoding};
 
@@ -97,13 +97,18 @@ fn int8_searches_find_what_a_scan_of_the_codes_finds_with_scores_within_their_er
     let scan = exact_all(&index, &queries, DIM, 10);
     let ceiling = recall(&scan, &truth, 10);
     assert!(ceiling >= 0.95, "a scan of the codes finds {ceiling}");
-    for ef in [16, 48] {
+    // The walk scores nodes on the 4-bit high halves of their codes, then re-scores its
+    // candidates on the whole codes. On these clustered near ties it needs a wider beam than
+    // an f32 walk: at ef 16 it found 0.89 of its scan where f32 found 0.98 of the truth, from
+    // ef 48 within 0.002 (real 384-d text vectors lose nothing measurable at any ef:
+    // BENCHMARKS.md). From ef 48 it loses to its own scan what an f32 walk loses to an f32
+    // scan, and a little.
+    for (ef, slack) in [(16, 0.1), (48, 0.02)] {
         let base = recall(&search_all(&f32_index, &queries, DIM, 10, ef), &truth, 10);
         let got = search_all(&index, &queries, DIM, 10, ef);
-        // The walk loses to its own scan what an f32 walk loses to an f32 scan, and a little.
         let r = recall(&got, &scan, 10);
         assert!(
-            r >= base - 0.02,
+            r >= base - slack,
             "int8 ef {ef}: recall {r} of the scan vs f32 {base}"
         );
         for (hits, q) in got.iter().zip(queries.chunks(DIM)) {
@@ -173,7 +178,9 @@ fn int8_searches_rescored_on_the_callers_vectors_keep_f32_recall_and_exact_score
     } = clusters();
     let index = index_of(VectorEncoding::Int8, &data);
     let rows = Rows(&data);
-    for ef in [16, 48] {
+    // As above, a narrow beam loses some on these clustered vectors (0.944 against f32's 0.976
+    // at ef 16); from ef 48, f32's recall.
+    for (ef, slack) in [(16, 0.05), (48, 0.01)] {
         let base = recall(&search_all(&f32_index, &queries, DIM, 10, ef), &truth, 10);
         let got: Vec<_> = queries
             .chunks(DIM)
@@ -183,9 +190,8 @@ fn int8_searches_rescored_on_the_callers_vectors_keep_f32_recall_and_exact_score
                     .unwrap()
             })
             .collect();
-        // At least f32's (at ef 16 more: 2k = 20 candidates are walked for their re-score).
         let r = recall(&got, &truth, 10);
-        assert!(r >= base - 0.01, "ef {ef}: recall {r} vs f32 {base}");
+        assert!(r >= base - slack, "ef {ef}: recall {r} vs f32 {base}");
         for (hits, q) in got.iter().zip(queries.chunks(DIM)) {
             assert_eq!(hits.len(), 10);
             for w in hits.windows(2) {
@@ -288,18 +294,28 @@ fn version_one_files_open_as_f32_and_cannot_claim_codes() {
         Index::open(&old),
         Err(IndexError::Corrupted { .. })
     ));
-    // Version 2 lays out f32 files as version 3 does; its int8 files held f32 vectors too, so
-    // a version-3 int8 file (no vectors) labelled 2 is refused, never read short.
-    for (bytes, opens) in [
-        (std::fs::read(&path).unwrap(), true),
-        (std::fs::read(&p8).unwrap(), false),
-    ] {
-        let mut v2 = bytes;
-        with_version(&mut v2, 2);
-        std::fs::write(&old, &v2).unwrap();
-        match Index::open_verified(&old) {
-            Ok(_) => assert!(opens),
-            Err(e) => assert!(!opens && matches!(e, IndexError::Corrupted { .. }), "{e}"),
+    // Versions 2 and 3 lay out f32 files as version 4 does. Their int8 files held whole codes
+    // (and in version 2 f32 vectors too), so an int8 file labelled 2 or 3 is refused as a
+    // version this build does not read (an owner rebuilds it), never read as planes.
+    for version in [2, 3] {
+        for (bytes, opens) in [
+            (std::fs::read(&path).unwrap(), true),
+            (std::fs::read(&p8).unwrap(), false),
+        ] {
+            let mut older = bytes;
+            with_version(&mut older, version);
+            std::fs::write(&old, &older).unwrap();
+            match Index::open_verified(&old) {
+                Ok(_) => assert!(opens, "version {version}"),
+                Err(e) => assert!(
+                    !opens
+                        && matches!(
+                            e,
+                            IndexError::UnsupportedVersion { found, min: 4, .. } if found == version
+                        ),
+                    "version {version}: {e}"
+                ),
+            }
         }
     }
 }
