@@ -22,7 +22,7 @@
 //! | 88     | 8    | upper_words      | u32 words in the upper section                 |
 //! | 96     | 192  | sections         | 8 × (offset u64, length u64, checksum u64)     |
 //! | 288    | 16   | owner            | caller's id of the data the file belongs to    |
-//! | 304    | 4    | vector_encoding  | 0 = f32, 1 = bf16, 2 = int8 (version 2; zero in 1; int8 from 4) |
+//! | 304    | 4    | vector_encoding  | 0 = f32, 1 = bf16, 2 = int8 (zero in 1; int8 read from 4) |
 //! | 308    | 196  | reserved         | zero                                           |
 //! | 504    | 8    | header_checksum  | XXH3-64 of bytes 0..504                        |
 

@@ -12,7 +12,7 @@
 //! | 4 | upper          | per node with level L ≥ 1: L × (1 + M) u32 blocks             |
 //! | 5 | ext_ids        | `n` u64: each node's external id                              |
 //! | 6 | id_index       | `n × (u64 external id, u64 node)`, sorted by external id      |
-//! | 7 | codes          | bf16 / int8 indexes only: `n × code_len` bytes (int8: planes, then scales) |
+//! | 7 | codes          | bf16 / int8 only: `n × code_len` bytes (int8: planes, then scales) |
 //!
 //! Everything is little-endian. Each section has an XXH3-64 checksum seeded with the section's
 //! number (so swapped or zero-filled sections do not validate), and the header carries its own.
