@@ -348,7 +348,9 @@ impl Embedder {
                 *o += x;
             }
         }
-        // A text of one piece keeps its vector bit for bit.
+        // A text of one piece keeps its vector as embedded (on the CPU encoder, bit for bit the
+        // vector it gets alone: a packed batch has no padding; candle pads a CUDA batch to its
+        // longest text, which can change the last bits).
         for (v, n) in out.iter_mut().zip(count) {
             if n > 1 {
                 pool::l2_normalize(v);

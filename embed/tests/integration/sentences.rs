@@ -1,9 +1,10 @@
 //! `DocumentPooling::Sentences`: a stored text's vector is the normalised mean of its
 //! sentences' vectors, each sentence embedded exactly as alone; a text of one sentence keeps
-//! its whole-text vector bit for bit; queries are embedded whole; the pooling is named in the
-//! fingerprint.
+//! its whole-text vector (bit for bit on the CPU encoder, which packs a batch without padding;
+//! within rounding on CUDA, where candle pads each batch to its longest text and the batch
+//! changes the last bits); queries are embedded whole; the pooling is named in the fingerprint.
 
-use memloop_embed::{default_model_dir, DocumentPooling, Embedder, EmbedderOptions};
+use memloop_embed::{default_model_dir, DeviceChoice, DocumentPooling, Embedder, EmbedderOptions};
 
 use crate::common::*;
 
@@ -50,7 +51,18 @@ fn a_text_is_the_mean_of_its_sentences_and_a_sentence_is_itself() {
         cosine(&got[0], &whole_text) < 0.999,
         "a different vector from the whole text's"
     );
-    assert_eq!(got[1], whole.embed_documents(&[one]).unwrap()[0]);
+    let alone = whole.embed_documents(&[one]).unwrap().remove(0);
+    if test_device() == DeviceChoice::Cpu {
+        assert_eq!(got[1], alone);
+    } else {
+        // Measured on an H200: the last bits differ (about 1e-7), from the batch it was in.
+        let worst = got[1]
+            .iter()
+            .zip(&alone)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(worst < 1e-5, "{worst}");
+    }
     assert_eq!(
         pooled.embed_query(&text).unwrap(),
         whole.embed_query(&text).unwrap(),
