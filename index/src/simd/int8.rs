@@ -39,23 +39,17 @@ pub fn kernel() -> (&'static str, DotI8Fn) {
 
 /// Every int8 kernel this CPU can run, fastest first; the last is always `scalar`.
 pub fn kernels() -> Vec<(&'static str, DotI8Fn)> {
+    #[allow(unused_mut)] // only x86-64 has other kernels
     let mut v: Vec<(&'static str, DotI8Fn)> = Vec::new();
     #[cfg(target_arch = "x86_64")]
-    {
-        use super::{isa_cap, Isa};
-        let bw = isa_cap() >= Isa::Avx512
-            && std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw");
-        if bw && std::is_x86_feature_detected!("avx512vnni") {
-            v.push(("avx512vnni", x86::dot_avx512vnni_checked));
-        }
-        if bw {
-            v.push(("avx512", x86::dot_avx512_checked));
-        }
-        if isa_cap() >= Isa::Avx2 && std::is_x86_feature_detected!("avx2") {
-            v.push(("avx2", x86::dot_avx2_checked));
-        }
-    }
+    v.extend(super::int_tiers().into_iter().map(|t| {
+        let f: DotI8Fn = match t {
+            super::IntTier::Avx512Vnni => x86::dot_avx512vnni_checked,
+            super::IntTier::Avx512 => x86::dot_avx512_checked,
+            super::IntTier::Avx2 => x86::dot_avx2_checked,
+        };
+        (t.name(), f)
+    }));
     v.push(("scalar", dot_i8_scalar));
     v
 }

@@ -71,6 +71,51 @@ pub fn kernels() -> Vec<(&'static str, DotFn)> {
     v
 }
 
+/// The tiers the integer kernels ([`int8`], [`nibble`]) come in, each with its instructions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IntTier {
+    /// AVX-512F and BW with VNNI's dot-product instructions.
+    Avx512Vnni,
+    /// AVX-512F and BW.
+    Avx512,
+    /// AVX2.
+    Avx2,
+}
+
+impl IntTier {
+    /// The kernel name a tier's kernels report.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            IntTier::Avx512Vnni => "avx512vnni",
+            IntTier::Avx512 => "avx512",
+            IntTier::Avx2 => "avx2",
+        }
+    }
+}
+
+/// The integer-kernel tiers this CPU can run (within `MEMLOOP_SIMD`), fastest first; each
+/// kernel family adds its portable kernel after them.
+pub(crate) fn int_tiers() -> Vec<IntTier> {
+    #[allow(unused_mut)] // nothing is pushed off x86-64
+    let mut v = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        let bw = isa_cap() >= Isa::Avx512
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw");
+        if bw && std::is_x86_feature_detected!("avx512vnni") {
+            v.push(IntTier::Avx512Vnni);
+        }
+        if bw {
+            v.push(IntTier::Avx512);
+        }
+        if isa_cap() >= Isa::Avx2 && std::is_x86_feature_detected!("avx2") {
+            v.push(IntTier::Avx2);
+        }
+    }
+    v
+}
+
 /// Inner product of two equally long slices with the fastest kernel for this CPU.
 ///
 /// Extra elements of the longer slice are ignored.
