@@ -58,6 +58,24 @@ impl VectorEncoding {
         }
     }
 
+    /// Bytes of one node's code where codes lie side by side (in a file's codes section, or a
+    /// node's own): the whole code, less an int8 code's scale, which is kept apart.
+    pub(crate) fn code_stride(self, dim: usize) -> usize {
+        match self {
+            VectorEncoding::Int8 => int8_planes_len(dim),
+            VectorEncoding::F32 | VectorEncoding::Bf16 => self.code_len(dim),
+        }
+    }
+
+    /// A code made by [`VectorEncoding::encode_into`] as a node keeps it: an int8 code's
+    /// planes and its scale; any other code whole, with scale 0.
+    pub(crate) fn split_scale(self, code: &[u8]) -> (&[u8], f32) {
+        match self {
+            VectorEncoding::Int8 => int8_parts(code),
+            VectorEncoding::F32 | VectorEncoding::Bf16 => (code, 0.0),
+        }
+    }
+
     /// The lowercase name: `f32`, `bf16` or `int8`.
     pub fn name(self) -> &'static str {
         match self {
@@ -91,17 +109,6 @@ impl VectorEncoding {
                 pack_int8_planes(codes, v.len(), out);
                 out.extend_from_slice(&scale.to_le_bytes());
             }
-        }
-    }
-}
-
-impl VectorEncoding {
-    /// A code made by [`VectorEncoding::encode_into`] as a node keeps it: an int8 code's
-    /// planes and its scale; any other code whole, with scale 0.
-    pub(crate) fn split_scale(self, code: &[u8]) -> (&[u8], f32) {
-        match self {
-            VectorEncoding::Int8 => int8_parts(code),
-            VectorEncoding::F32 | VectorEncoding::Bf16 => (code, 0.0),
         }
     }
 }
@@ -161,8 +168,42 @@ const QUERY_MAX: f32 = 32_767.0;
 /// 32,767 unless the vector's L1 norm over its largest value is high enough (over 516
 /// dimensions of equal size) to need fewer steps; a unit vector of any length fits.
 pub(crate) fn quantize_query(v: &[f32]) -> (f32, Vec<i16>) {
-    // The maximum and the L1 norm in eight lanes each: independent chains the compiler
-    // vectorises (a fold is one chain of dependent steps, a microsecond per query at 384-d).
+    let (max, l1) = max_and_l1(v);
+    if !(max > 0.0 && max.is_finite()) {
+        return (0.0, vec![0; v.len()]);
+    }
+    let budget = f64::from(i32::MAX) / 127.0;
+    // Each value rounds up by at most a half: leave room for that over every dimension.
+    let top = ((budget - v.len() as f64) * f64::from(max) / l1)
+        .floor()
+        .clamp(1.0, f64::from(QUERY_MAX)) as f32;
+    let scale = max / top;
+    (
+        scale,
+        rounded_steps(v, scale, top).map(|x| x as i16).collect(),
+    )
+}
+
+/// A query for the high planes of int8 codes ([`crate::simd::nibble`]): the scale
+/// `max|x| / 127` and the values `x / scale` rounded to the nearest integer (ties to even),
+/// zero up to `len` (whole blocks).
+pub(crate) fn quantize_query_i8(v: &[f32], len: usize) -> (f32, Vec<i8>) {
+    let (max, _) = max_and_l1(v);
+    let mut q = vec![0i8; len.max(v.len())];
+    if !(max > 0.0 && max.is_finite()) {
+        return (0.0, q);
+    }
+    let scale = max / 127.0;
+    for (o, x) in q.iter_mut().zip(rounded_steps(v, scale, 127.0)) {
+        *o = x as i8;
+    }
+    (scale, q)
+}
+
+/// The largest magnitude and the L1 norm of a query, in eight lanes each: independent chains
+/// the compiler vectorises (a fold is one chain of dependent steps, a microsecond per query at
+/// 384-d).
+fn max_and_l1(v: &[f32]) -> (f32, f64) {
     let (mut maxes, mut sums) = ([0f32; 8], [0f64; 8]);
     let chunks = v.chunks_exact(8);
     for x in chunks.remainder() {
@@ -179,27 +220,17 @@ pub(crate) fn quantize_query(v: &[f32]) -> (f32, Vec<i16>) {
             *s += f64::from(x.abs());
         }
     }
-    let max = maxes.iter().fold(0f32, |m, &x| m.max(x));
-    if !(max > 0.0 && max.is_finite()) {
-        return (0.0, vec![0; v.len()]);
-    }
-    let l1: f64 = sums.iter().sum();
-    let budget = f64::from(i32::MAX) / 127.0;
-    // Each value rounds up by at most a half: leave room for that over every dimension.
-    let top = ((budget - v.len() as f64) * f64::from(max) / l1)
-        .floor()
-        .clamp(1.0, f64::from(QUERY_MAX)) as f32;
-    let scale = max / top;
-    let inv = 1.0 / scale;
-    // Rounds to the nearest integer, ties to even, by adding and taking away 1.5·2²³ (exact
-    // for |x| ≤ 2²²; top ≤ 32,767): no libm `roundf` call per value, so the loop vectorises.
+    (maxes.iter().fold(0f32, |m, &x| m.max(x)), sums.iter().sum())
+}
+
+/// Each `x / scale`, within ±`top`, rounded to the nearest integer, ties to even, by adding
+/// and taking away 1.5·2²³ (exact for |x| ≤ 2²²; `top` ≤ 32,767): no libm `roundf` call per
+/// value, so the loop vectorises.
+fn rounded_steps(v: &[f32], scale: f32, top: f32) -> impl Iterator<Item = f32> + '_ {
     const ROUND: f32 = 12_582_912.0;
-    (
-        scale,
-        v.iter()
-            .map(|&x| (((x * inv).clamp(-top, top) + ROUND) - ROUND) as i16)
-            .collect(),
-    )
+    let inv = 1.0 / scale;
+    v.iter()
+        .map(move |&x| ((x * inv).clamp(-top, top) + ROUND) - ROUND)
 }
 
 /// Bytes of an int8 code's two planes for `dim`-dimensional vectors: 128 per block of 128
@@ -255,15 +286,6 @@ pub(crate) fn dequantize_i8(planes: &[u8], scale: f32, dim: usize) -> Vec<f32> {
         .take(dim)
         .map(|c| scale * f32::from(c))
         .collect()
-}
-
-/// A query for the high planes of int8 codes ([`crate::simd::nibble`]): the scale
-/// `max|x| / 127` and the values `x / scale` rounded, zero up to `len` (whole blocks).
-pub(crate) fn quantize_query_i8(v: &[f32], len: usize) -> (f32, Vec<i8>) {
-    let (scale, values) = quantize_i8(v);
-    let mut q: Vec<i8> = values.collect();
-    q.resize(len.max(q.len()), 0);
-    (scale, q)
 }
 
 #[cfg(test)]

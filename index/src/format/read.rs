@@ -15,7 +15,7 @@ use super::header::{
 };
 use super::stamp::FileStamp;
 use super::{section_seed, Section, ALIGN, FORMAT_VERSION};
-use crate::encoding::{int8_planes_len, VectorEncoding};
+use crate::encoding::VectorEncoding;
 use crate::error::{IndexError, Result};
 use crate::params::{Params, MAX_LEVEL};
 
@@ -293,8 +293,10 @@ impl BaseFile {
             && bytemuck::try_cast_slice::<u8, u32>(base.bytes(Section::Upper)).is_ok()
             && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::ExtIds)).is_ok()
             && bytemuck::try_cast_slice::<u8, u64>(base.bytes(Section::IdIndex)).is_ok()
-            && (base.int8_scale_bytes().is_empty()
-                || bytemuck::try_cast_slice::<u8, f32>(base.int8_scale_bytes()).is_ok());
+            && {
+                let scales = base.split_codes().1;
+                scales.is_empty() || bytemuck::try_cast_slice::<u8, f32>(scales).is_ok()
+            };
         if !aligned {
             return Err(corrupted(
                 "header",
@@ -354,29 +356,21 @@ impl BaseFile {
     /// scales after them), the int8 scales (empty otherwise), and the bytes of one node's code
     /// in the first.
     pub(crate) fn code_parts(&self) -> (&[u8], &[f32], usize) {
-        let codes = self.bytes(Section::Codes);
-        let p = &self.params;
-        match p.vectors {
-            VectorEncoding::Int8 => {
-                let stride = int8_planes_len(p.dim);
-                let planes = codes.get(..self.len as usize * stride).unwrap_or(&[]);
-                let scales = bytemuck::try_cast_slice(self.int8_scale_bytes()).unwrap_or(&[]);
-                (planes, scales, stride)
-            }
-            VectorEncoding::Bf16 => (codes, &[], p.vectors.code_len(p.dim)),
-            VectorEncoding::F32 => (&[], &[], 0),
-        }
+        let (codes, scales) = self.split_codes();
+        let stride = self.params.vectors.code_stride(self.params.dim);
+        (
+            codes,
+            bytemuck::try_cast_slice(scales).unwrap_or(&[]),
+            stride,
+        )
     }
 
-    /// The scales that end an int8 index's codes section (empty otherwise).
-    fn int8_scale_bytes(&self) -> &[u8] {
-        match self.params.vectors {
-            VectorEncoding::Int8 => {
-                let planes = self.len as usize * int8_planes_len(self.params.dim);
-                self.bytes(Section::Codes).get(planes..).unwrap_or(&[])
-            }
-            VectorEncoding::F32 | VectorEncoding::Bf16 => &[],
-        }
+    /// The codes section as its codes and the scales that end an int8 index's section (empty
+    /// otherwise).
+    fn split_codes(&self) -> (&[u8], &[u8]) {
+        let codes = self.bytes(Section::Codes);
+        let end = self.len as usize * self.params.vectors.code_stride(self.params.dim);
+        codes.split_at(end.min(codes.len()))
     }
     pub(crate) fn level0(&self) -> &[u32] {
         bytemuck::try_cast_slice(self.bytes(Section::Level0)).unwrap_or(&[])

@@ -11,7 +11,7 @@ use std::path::Path;
 use zerocopy::FromZeros;
 
 use super::Index;
-use crate::encoding::{int8_planes_len, VectorEncoding};
+use crate::encoding::VectorEncoding;
 use crate::error::Result;
 use crate::format::{header::Header, Section, SectionWriter};
 
@@ -166,10 +166,7 @@ impl Index {
         if p.vectors != VectorEncoding::F32 {
             w.begin(Section::Codes)?;
             // bf16: each node's code. int8: each node's planes, then every scale.
-            let stride = match p.vectors {
-                VectorEncoding::Int8 => int8_planes_len(p.dim),
-                VectorEncoding::F32 | VectorEncoding::Bf16 => p.vectors.code_len(p.dim),
-            };
+            let stride = p.vectors.code_stride(p.dim);
             let mut fallback = Vec::with_capacity(p.vectors.code_len(p.dim));
             let mut scales = Vec::with_capacity(live.len());
             for &n in &live {

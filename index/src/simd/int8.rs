@@ -66,20 +66,27 @@ pub(crate) fn blocks(q: usize, p: usize) -> usize {
     (q / BLOCK_DIMS).min(p / (2 * PLANE_BLOCK))
 }
 
+/// The two values a high-plane byte and a low-plane byte hold: dimensions `j` and `j + 64`
+/// of their block.
+#[inline]
+fn join(h: u8, l: u8) -> (i8, i8) {
+    (
+        (((h & 15) << 4) | (l & 15)) as i8 ^ i8::MIN,
+        ((h & 0xf0) | (l >> 4)) as i8 ^ i8::MIN,
+    )
+}
+
 /// The values of `planes` (`128 · blocks` bytes), in dimension order.
 pub fn unpack(planes: &[u8]) -> Vec<i8> {
-    let n = planes.len() / (2 * PLANE_BLOCK);
-    let (hi, lo) = planes.split_at(n * PLANE_BLOCK);
-    let mut out = vec![0i8; n * BLOCK_DIMS];
-    for b in 0..n {
-        let (h, l) = (
-            &hi[b * PLANE_BLOCK..][..PLANE_BLOCK],
-            &lo[b * PLANE_BLOCK..][..PLANE_BLOCK],
-        );
-        let o = &mut out[b * BLOCK_DIMS..][..BLOCK_DIMS];
+    let (hi, lo) = planes.split_at(planes.len() / 2);
+    let mut out = vec![0i8; planes.len() / (2 * PLANE_BLOCK) * BLOCK_DIMS];
+    for ((o, h), l) in out
+        .chunks_exact_mut(BLOCK_DIMS)
+        .zip(hi.chunks_exact(PLANE_BLOCK))
+        .zip(lo.chunks_exact(PLANE_BLOCK))
+    {
         for j in 0..PLANE_BLOCK {
-            o[j] = (((h[j] & 15) << 4) | (l[j] & 15)) as i8 ^ i8::MIN;
-            o[j + PLANE_BLOCK] = ((h[j] & 0xf0) | (l[j] >> 4)) as i8 ^ i8::MIN;
+            (o[j], o[j + PLANE_BLOCK]) = join(h[j], l[j]);
         }
     }
     out
@@ -88,13 +95,21 @@ pub fn unpack(planes: &[u8]) -> Vec<i8> {
 /// Portable integer inner product.
 pub fn dot_i8_scalar(query: &[i16], planes: &[u8]) -> i32 {
     let n = blocks(query.len(), planes.len());
-    let bytes = n * PLANE_BLOCK;
-    let joined = [&planes[..bytes], &planes[planes.len() / 2..][..bytes]].concat();
-    query
-        .iter()
-        .zip(unpack(&joined))
-        .map(|(&q, c)| i32::from(q) * i32::from(c))
-        .sum()
+    let (hi, lo) = planes.split_at(planes.len() / 2);
+    let mut sum = 0i32;
+    for ((q, h), l) in query
+        .chunks_exact(BLOCK_DIMS)
+        .zip(hi.chunks_exact(PLANE_BLOCK))
+        .zip(lo.chunks_exact(PLANE_BLOCK))
+        .take(n)
+    {
+        for j in 0..PLANE_BLOCK {
+            let (first, second) = join(h[j], l[j]);
+            sum += i32::from(q[j]) * i32::from(first)
+                + i32::from(q[j + PLANE_BLOCK]) * i32::from(second);
+        }
+    }
+    sum
 }
 
 #[cfg(target_arch = "x86_64")]
