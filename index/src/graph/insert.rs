@@ -19,8 +19,8 @@ use crate::error::{IndexError, Result};
 use crate::params::MAX_LEVEL;
 use crate::search::layer::{greedy, search_layer};
 use crate::search::scorer::{Probe, Scorer};
-use crate::search::scratch::{Scored, SearchScratch};
 use crate::search::Hit;
+use crate::search::{scored::Scored, scratch::SearchScratch};
 use crate::unit::{check_dim, UnitVector, UnitVectors};
 
 /// Items reserved and linked per chunk of a batch.

@@ -9,8 +9,8 @@
 
 use crate::encoding::VectorEncoding;
 use crate::graph::store::View;
+use crate::search::scored::Scored;
 use crate::search::scorer::{Probe, Scorer};
-use crate::search::scratch::Scored;
 use crate::simd::DotFn;
 
 /// How construction compares two stored nodes: the index's encoding and its f32 kernel.

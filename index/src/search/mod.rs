@@ -1,8 +1,10 @@
 //! k-nearest-neighbour search: greedy descent through the upper layers, beam search on level 0,
 //! optional filter with exact-scan fallback.
 
+pub(crate) mod beam;
 pub(crate) mod filter;
 pub(crate) mod layer;
+pub(crate) mod scored;
 pub(crate) mod scorer;
 pub(crate) mod scratch;
 
@@ -11,8 +13,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub use filter::{Filter, IdFilter};
+use scored::Scored;
 use scorer::{rescore, rescore_len, Bf16, Exact, Int8, Nibble, Probe, Scorer};
-use scratch::Scored;
 pub use scratch::SearchScratch;
 
 use crate::encoding::VectorEncoding;
@@ -257,7 +259,7 @@ fn walk(
     s.links = links;
     match filter {
         None => layer::search_layer(view, scorer, &[cur], ef, 0, s, |n| !view.is_deleted(n)),
-        Some(f) => layer::search_layer(view, scorer, &[cur], ef, 0, s, |n| {
+        Some(f) => layer::search_layer_filtered(view, scorer, &[cur], ef, s, |n| {
             !view.is_deleted(n) && f.allows(view.ext(n))
         }),
     }

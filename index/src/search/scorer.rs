@@ -6,7 +6,7 @@
 //! [`Probe`] is what graph construction uses: the scorer of the index's encoding for a vector
 //! or for a stored node.
 
-use super::scratch::Scored;
+use super::scored::Scored;
 use crate::encoding::{
     code_as_query, int8_high, int8_planes_len, quantize_query, quantize_query_i8, VectorEncoding,
 };
