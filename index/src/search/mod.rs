@@ -175,12 +175,14 @@ impl Index {
                 &Exact { q, dot },
                 walk(view, &Bf16::new(q), entry, ef, filter, s),
                 rescore_len(k),
+                k,
             ),
             VectorEncoding::Int8 => rescore(
                 view,
                 &Int8::new(q),
                 walk(view, &Nibble::new(q), entry, ef, filter, s),
                 usize::MAX,
+                k,
             ),
         };
         found

@@ -223,13 +223,14 @@ pub(crate) fn rescore_len(k: usize) -> usize {
 }
 
 /// The best `keep` candidates of `found` (sorted best first by approximate similarity)
-/// re-scored by `exact` and sorted best first; the rest dropped. Every candidate's data is
+/// re-scored by `exact`, and the best `k` of them, best first. Every candidate's data is
 /// prefetched before the first is scored.
 pub(crate) fn rescore(
     view: &View<'_>,
     exact: &impl Scorer,
     mut found: Vec<Scored>,
     keep: usize,
+    k: usize,
 ) -> Vec<Scored> {
     found.truncate(keep);
     for sc in &found {
@@ -238,6 +239,12 @@ pub(crate) fn rescore(
     for sc in found.iter_mut() {
         sc.sim = exact.sim(view, sc.node);
     }
-    found.sort_unstable_by(|a, b| b.cmp(a));
+    let best_first = |a: &Scored, b: &Scored| b.cmp(a);
+    if k < found.len() {
+        // Only the top k are sorted (a search keeps ef candidates, often several times k).
+        found.select_nth_unstable_by(k, best_first);
+        found.truncate(k);
+    }
+    found.sort_unstable_by(best_first);
     found
 }
