@@ -43,7 +43,8 @@ pub(crate) fn greedy(
 }
 
 /// Beam search of width `ef` on `level`, starting at `entry`, for a search that rejects few
-/// nodes (unfiltered, or graph construction): the beam is the sorted [`Pool`](super::beam::Pool). Returns the
+/// nodes (unfiltered, or graph construction): the beam is the sorted
+/// [`Pool`](super::beam::Pool) up to [`POOL_MAX_EF`], the two heaps above. Returns the
 /// accepted nodes found, best first.
 pub(crate) fn search_layer(
     view: &View<'_>,
@@ -57,23 +58,25 @@ pub(crate) fn search_layer(
     let SearchScratch {
         visited,
         pool,
+        heaps,
         links,
-        ..
     } = s;
-    beam_search(
-        view,
-        scorer,
-        entry,
-        (ef, level),
-        visited,
-        links,
-        pool,
-        accept,
-    )
+    let at = (ef, level);
+    if ef <= POOL_MAX_EF {
+        beam_search(view, scorer, entry, at, visited, links, pool, accept)
+    } else {
+        beam_search(view, scorer, entry, at, visited, links, heaps, accept)
+    }
 }
 
-/// [`search_layer`] for a filtered search, whose beam is the two [`Heaps`](super::beam::Heaps) (many rejected
-/// candidates before `ef` nodes are accepted).
+/// The widest beam kept as a sorted pool: an insert moves up to `ef` entries where a heap
+/// sifts through `log ef` levels. On 100k real-text vectors the pool was 1.1-1.2x as fast as
+/// the heaps at ef 512, as fast at ef 1,024, and 0.9x at ef 4,096.
+const POOL_MAX_EF: usize = 1024;
+
+/// [`search_layer`] for a filtered search, whose beam is the two
+/// [`Heaps`](super::beam::Heaps): many rejected candidates come before `ef` nodes are
+/// accepted.
 pub(crate) fn search_layer_filtered(
     view: &View<'_>,
     scorer: &impl Scorer,

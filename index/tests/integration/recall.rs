@@ -94,3 +94,26 @@ fn caller_errors_are_typed_and_change_nothing() {
         Err(IndexError::InvalidParameter { name: "m", .. })
     ));
 }
+
+#[test]
+fn a_beam_wider_than_the_index_finds_the_exact_top_k_on_either_side_of_the_pool_limit() {
+    // Up to ef 1,024 a search keeps its beam as one sorted pool, above that as two heaps: with
+    // a beam as wide as the index, both must return exactly what a scan does.
+    let dim = 32;
+    let mut data = Clustered::new(dim, 20, seed(7));
+    let base = data.take(1_500);
+    let queries = data.take(20);
+    let ids: Vec<u64> = (0..1_500).collect();
+    let index = Index::new(params(dim)).unwrap();
+    index.insert_batch(&ids, &rows(&base, dim)).unwrap();
+    let want = exact_all(&index, &queries, dim, 50);
+    for ef in [1_024, 1_500] {
+        let got = search_all(&index, &queries, dim, 50, ef);
+        let ids = |hits: &Vec<Vec<memloop_index::Hit>>| -> Vec<Vec<u64>> {
+            hits.iter()
+                .map(|h| h.iter().map(|x| x.id).collect())
+                .collect()
+        };
+        assert_eq!(ids(&got), ids(&want), "ef {ef}");
+    }
+}
