@@ -55,18 +55,15 @@ pub(crate) fn search_layer(
     s: &mut SearchScratch,
     accept: impl Fn(u32) -> bool,
 ) -> Vec<Scored> {
-    let SearchScratch {
-        visited,
-        pool,
-        heaps,
-        links,
-    } = s;
-    let at = (ef, level);
-    if ef <= POOL_MAX_EF {
-        beam_search(view, scorer, entry, at, visited, links, pool, accept)
-    } else {
-        beam_search(view, scorer, entry, at, visited, links, heaps, accept)
-    }
+    search_in_beam(
+        view,
+        scorer,
+        entry,
+        (ef, level),
+        s,
+        ef <= POOL_MAX_EF,
+        accept,
+    )
 }
 
 /// The widest beam kept as a sorted pool: an insert moves up to `ef` entries where a heap
@@ -85,13 +82,30 @@ pub(crate) fn search_layer_filtered(
     s: &mut SearchScratch,
     accept: impl Fn(u32) -> bool,
 ) -> Vec<Scored> {
+    search_in_beam(view, scorer, entry, (ef, 0), s, false, accept)
+}
+
+/// [`beam_search`] with the scratch's sorted pool (`pooled`) or its two heaps as the beam.
+fn search_in_beam(
+    view: &View<'_>,
+    scorer: &impl Scorer,
+    entry: &[Scored],
+    at: (usize, usize),
+    s: &mut SearchScratch,
+    pooled: bool,
+    accept: impl Fn(u32) -> bool,
+) -> Vec<Scored> {
     let SearchScratch {
         visited,
+        pool,
         heaps,
         links,
-        ..
     } = s;
-    beam_search(view, scorer, entry, (ef, 0), visited, links, heaps, accept)
+    if pooled {
+        beam_search(view, scorer, entry, at, visited, links, pool, accept)
+    } else {
+        beam_search(view, scorer, entry, at, visited, links, heaps, accept)
+    }
 }
 
 /// Neighbours scored before any is offered to the beam: the scores of a chunk have no branch
@@ -121,7 +135,9 @@ fn beam_search(
     while let Some(c) = beam.next() {
         view.links_into(c.node, level, links);
         // The likely next candidate's links load while this one's neighbours are scored (a
-        // miss per visited node otherwise: 1.1-1.2x the QPS on 100k real-text vectors).
+        // miss per visited node otherwise: 1.1-1.2x the QPS on 100k real-text vectors). Its
+        // links were prefetched when it was admitted too, but in a wide beam it waits long
+        // enough to lose them: without this, ef 128 ran 0.91-1.02x.
         if let (0, Some(next)) = (level, beam.peek()) {
             view.prefetch_links0(next);
         }
