@@ -354,12 +354,23 @@ impl Catalog {
     }
 }
 
+/// Why the catalog could not be loaded, kept for every later caller.
+enum LoadFailure {
+    /// The key file is not the store's current one (a key error, not damage).
+    Key {
+        path: std::path::PathBuf,
+        detail: String,
+    },
+    /// Anything else: the store is damaged.
+    Other(String),
+}
+
 /// The catalog, loaded on a background thread so opening a store does not wait for it; the
 /// first operation that needs it waits for the load.
 pub(crate) struct CatalogSlot {
     ready: std::sync::OnceLock<parking_lot::RwLock<Catalog>>,
     loading: parking_lot::Mutex<Option<std::thread::JoinHandle<Result<Catalog>>>>,
-    failed: std::sync::OnceLock<String>,
+    failed: std::sync::OnceLock<LoadFailure>,
     path: std::path::PathBuf,
     /// Changes made before the load finished (a recall's reinforcements), applied to the
     /// loaded catalog before anyone sees it.
@@ -382,7 +393,9 @@ impl CatalogSlot {
             Ok(h) => (Some(h), std::sync::OnceLock::new()),
             Err(e) => {
                 let f = std::sync::OnceLock::new();
-                let _ = f.set(format!("cannot start the catalog loader: {e}"));
+                let _ = f.set(LoadFailure::Other(format!(
+                    "cannot start the catalog loader: {e}"
+                )));
                 (None, f)
             }
         };
@@ -440,21 +453,37 @@ impl CatalogSlot {
                     drop(deferred);
                     return Ok(self.ready.get().expect("just set"));
                 }
+                Ok(Err(crate::error::Error::Key(crate::crypt::KeyError::Wrong {
+                    path,
+                    detail,
+                }))) => {
+                    let _ = self.failed.set(LoadFailure::Key { path, detail });
+                }
                 Ok(Err(e)) => {
-                    let _ = self.failed.set(e.to_string());
+                    let _ = self.failed.set(LoadFailure::Other(e.to_string()));
                 }
                 Err(_) => {
-                    let _ = self.failed.set("the catalog loader panicked".into());
+                    let _ = self
+                        .failed
+                        .set(LoadFailure::Other("the catalog loader panicked".into()));
                 }
             }
         }
-        Err(crate::error::Error::Corrupt {
-            path: self.path.clone(),
-            detail: self
-                .failed
-                .get()
-                .cloned()
-                .unwrap_or_else(|| "catalog unavailable".into()),
+        Err(match self.failed.get() {
+            Some(LoadFailure::Key { path, detail }) => {
+                crate::error::Error::Key(crate::crypt::KeyError::Wrong {
+                    path: path.clone(),
+                    detail: detail.clone(),
+                })
+            }
+            Some(LoadFailure::Other(detail)) => crate::error::Error::Corrupt {
+                path: self.path.clone(),
+                detail: detail.clone(),
+            },
+            None => crate::error::Error::Corrupt {
+                path: self.path.clone(),
+                detail: "catalog unavailable".into(),
+            },
         })
     }
 }

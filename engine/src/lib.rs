@@ -42,6 +42,7 @@ mod agent;
 mod catalog;
 mod clock;
 mod codec;
+mod contained;
 pub mod context;
 mod conversation;
 mod crypt;
@@ -77,7 +78,10 @@ pub use context::{
     CHUNK_OVERLAP, CHUNK_TOKENS,
 };
 pub use conversation::{ConversationReport, Extracted, Extractor, Turn};
-pub use crypt::{verify_receipt, Encryption, ErasureReceipt, KeyError, ReceiptError};
+pub use crypt::{
+    verify_receipt, verify_receipt_chain, ChainError, Encryption, ErasureReceipt, KeyError,
+    ReceiptError,
+};
 pub use dedup::{RememberAction, Remembered};
 pub use embedder::{
     load_model, load_model_at, load_model_on, load_model_with, HashingEmbedder, TextEmbedder,

@@ -8,6 +8,7 @@
 //! erasing a user destroys its key there, so no copy of the directory (free pages, backups,
 //! exports) can be read for that user again.
 
+mod file_access;
 pub(crate) mod receipt;
 pub(crate) mod ring;
 pub(crate) mod seal;
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use zeroize::Zeroizing;
 
-pub use receipt::{verify_receipt, ErasureReceipt, ReceiptError};
+pub use receipt::{verify_receipt, verify_receipt_chain, ChainError, ErasureReceipt, ReceiptError};
 
 /// How a store is encrypted: the key file holding its key ring, and the passphrase that
 /// unlocks it when the ring was made with one.
@@ -101,6 +102,17 @@ pub enum KeyError {
     Tampered {
         /// Which record.
         what: String,
+    },
+    /// The key file may be read or written by other users (its mode or ACL): refused, as ssh
+    /// refuses a private key others can read.
+    #[error(
+        "{path}: the key file may be read or written by other users (mode {mode:o}); chmod 600 it"
+    )]
+    Exposed {
+        /// The key file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
     },
     /// Reading or writing the key file failed.
     #[error("{path}: {op}: {source}")]

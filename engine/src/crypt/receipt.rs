@@ -122,6 +122,61 @@ pub fn verify_receipt(bytes: &[u8]) -> Result<ErasureReceipt, ReceiptError> {
     Ok(receipt)
 }
 
+/// Why a receipt log does not verify as one chain.
+#[derive(Debug, thiserror::Error)]
+pub enum ChainError {
+    /// Receipt `index` (0-based) does not verify on its own.
+    #[error("receipt {} of the log: {source}", index + 1)]
+    Receipt {
+        /// Its place in the log.
+        index: usize,
+        /// Why.
+        source: ReceiptError,
+    },
+    /// Receipt `index` names another key than the first receipt.
+    #[error("receipt {} of the log is signed by another key than the first", index + 1)]
+    OtherSigner {
+        /// Its place in the log.
+        index: usize,
+    },
+    /// Receipt `index`'s `previous` is not the digest of the receipt before it (one was
+    /// removed, changed or put in between), or the first does not start the chain.
+    #[error("receipt {} of the log does not follow the one before it (a receipt was removed or changed)", index + 1)]
+    Broken {
+        /// Its place in the log.
+        index: usize,
+    },
+}
+
+/// Checks a whole receipt log, oldest first (as [`crate::Memory::receipt_log`] gives it):
+/// every receipt verifies, all are signed by one key, the first starts the chain (64 zeros)
+/// and each names the sha256 of the one before. Returns the receipts.
+///
+/// # Errors
+/// [`ChainError`], naming the first receipt that fails.
+pub fn verify_receipt_chain<S: AsRef<[u8]>>(
+    lines: &[S],
+) -> Result<Vec<ErasureReceipt>, ChainError> {
+    let mut out: Vec<ErasureReceipt> = Vec::with_capacity(lines.len());
+    let mut previous = "0".repeat(64);
+    for (index, line) in lines.iter().enumerate() {
+        let receipt = verify_receipt(line.as_ref())
+            .map_err(|source| ChainError::Receipt { index, source })?;
+        if out
+            .first()
+            .is_some_and(|f| f.public_key != receipt.public_key)
+        {
+            return Err(ChainError::OtherSigner { index });
+        }
+        if receipt.previous != previous {
+            return Err(ChainError::Broken { index });
+        }
+        previous = receipt.digest();
+        out.push(receipt);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +209,59 @@ mod tests {
                 assert!(verify_receipt(&bad).is_err(), "byte {i} ^ {flip}");
             }
         }
+    }
+
+    #[test]
+    fn a_chain_verifies_and_a_removed_or_foreign_receipt_breaks_it() {
+        let make = |previous: String, at: i64, seed: u8| {
+            let mut r = ErasureReceipt {
+                format: "memloop-erasure-receipt".into(),
+                version: 1,
+                store: "00".into(),
+                user: Some(format!("u{at}")),
+                agent: None,
+                session: None,
+                at,
+                counts: BTreeMap::new(),
+                encrypted: false,
+                destroyed_key: None,
+                changes: [0, 0],
+                previous,
+                public_key: String::new(),
+                signature: String::new(),
+            };
+            r.sign(&[seed; 32]);
+            r
+        };
+        let a = make("0".repeat(64), 1, 7);
+        let b = make(a.digest(), 2, 7);
+        let c = make(b.digest(), 3, 7);
+        let lines = [a.to_line(), b.to_line(), c.to_line()];
+        assert_eq!(verify_receipt_chain(&lines).unwrap().len(), 3);
+        assert!(verify_receipt_chain::<String>(&[]).unwrap().is_empty());
+        // The middle one removed; the first removed; a receipt of another key in the chain.
+        let gap = [a.to_line(), c.to_line()];
+        assert!(matches!(
+            verify_receipt_chain(&gap),
+            Err(ChainError::Broken { index: 1 })
+        ));
+        let headless = [b.to_line(), c.to_line()];
+        assert!(matches!(
+            verify_receipt_chain(&headless),
+            Err(ChainError::Broken { index: 0 })
+        ));
+        let foreign = make(a.digest(), 2, 9);
+        let mixed = [a.to_line(), foreign.to_line()];
+        assert!(matches!(
+            verify_receipt_chain(&mixed),
+            Err(ChainError::OtherSigner { index: 1 })
+        ));
+        let mut bad = b.to_line();
+        bad = bad.replace("\"at\":2", "\"at\":4");
+        let altered = [a.to_line(), bad];
+        assert!(matches!(
+            verify_receipt_chain(&altered),
+            Err(ChainError::Receipt { index: 1, .. })
+        ));
     }
 }

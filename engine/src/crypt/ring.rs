@@ -40,6 +40,14 @@ const FORMAT: &str = "memloop-keyring";
 const CHECK: &[u8] = b"memloop-kek-check";
 /// Argon2id parameters for new passphrase rings (OWASP's recommendation: 19 MiB, 2 passes).
 const ARGON_M_KIB: u32 = 19 * 1024;
+/// The most memory a key file's Argon2 may ask for, in KiB (256 MiB).
+const MAX_ARGON_M_KIB: u32 = 256 * 1024;
+/// The most passes.
+const MAX_ARGON_T: u32 = 8;
+/// The most lanes.
+const MAX_ARGON_P: u32 = 8;
+/// The most memory times passes, in KiB (512 MiB: a second or two on a laptop core).
+const MAX_ARGON_WORK: u64 = 512 * 1024;
 const ARGON_T: u32 = 2;
 const ARGON_P: u32 = 1;
 
@@ -215,11 +223,17 @@ fn derive(
 ) -> Result<Key, KeyError> {
     let params = argon2::Params::new(m, t, p, Some(KEY_LEN))
         .map_err(|e| KeyError::malformed(path, format!("argon2 parameters: {e}")))?;
-    // A key file could name parameters that take hours or all memory: bounded here.
-    if m > 4 << 20 || t > 64 || p > 64 {
+    // A key file could name parameters that take hours or all memory: bounded here, in
+    // memory, passes, lanes and their product (the work), each well above what memloop
+    // writes (19 MiB, 2 passes, 1 lane) and what OWASP recommends (up to 46 MiB).
+    if m > MAX_ARGON_M_KIB
+        || t > MAX_ARGON_T
+        || p > MAX_ARGON_P
+        || u64::from(m) * u64::from(t) > MAX_ARGON_WORK
+    {
         return Err(KeyError::malformed(
             path,
-            "argon2 parameters beyond 4 GiB, 64 passes or 64 lanes",
+            "argon2 parameters beyond 256 MiB, 8 passes, 8 lanes or 512 MiB of passes in all",
         ));
     }
     let mut key = Zeroizing::new([0u8; KEY_LEN]);
@@ -424,6 +438,11 @@ impl KeyRing {
         self.keys.iter().find(|k| &k.id == id)
     }
 
+    /// How many keys were destroyed.
+    pub(crate) fn destroyed_count(&self) -> usize {
+        self.destroyed.len()
+    }
+
     /// True if key `id` was destroyed (its records are erased).
     pub(crate) fn was_destroyed(&self, id: &KeyId) -> bool {
         self.destroyed.iter().any(|d| &d.id == id)
@@ -553,6 +572,17 @@ fn read_file(path: &Path) -> Result<RingFile, KeyError> {
         },
         _ => KeyError::io(path, "open key file")(e),
     })?;
+    // The file holds the key-encryption key (or what a passphrase unlocks): one others may
+    // read is refused before it is believed.
+    let meta = file
+        .metadata()
+        .map_err(KeyError::io(path, "read key file"))?;
+    if let Some(mode) = crate::crypt::file_access::exposed(&meta) {
+        return Err(KeyError::Exposed {
+            path: path.to_path_buf(),
+            mode,
+        });
+    }
     let mut bytes = Zeroizing::new(Vec::new());
     std::io::Read::read_to_end(
         &mut std::io::Read::take(file, MAX_RING_BYTES + 1),
@@ -590,8 +620,16 @@ fn unwrap_all(
         });
     }
     let mut keys = Vec::with_capacity(file.keys.len());
+    let mut seen = std::collections::HashSet::with_capacity(file.keys.len());
     for w in &file.keys {
         let key_id: KeyId = unhex(path, "key id", &w.id)?;
+        // One id, one key: a ring naming an id twice is damaged (which key holds is a guess).
+        if !seen.insert(key_id) {
+            return Err(KeyError::malformed(
+                path,
+                format!("key {} is named twice", w.id),
+            ));
+        }
         let wrapped = unhex_vec(path, "wrapped key", &w.wrapped)?;
         let plain = Zeroizing::new(
             open_with(kek, &wrap_aad(id, &key_id), &wrapped).ok_or_else(|| {
@@ -682,6 +720,61 @@ mod tests {
             assert!(
                 matches!(KeyRing::load(&enc), Err(KeyError::Malformed { .. })),
                 "{cut}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_others_may_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let enc = Encryption::key_file(dir.path().join("k"));
+        KeyRing::create(&enc).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o660] {
+            std::fs::set_permissions(&enc.key_file, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert!(
+                matches!(KeyRing::load(&enc), Err(KeyError::Exposed { mode: m, .. }) if m == mode),
+                "{mode:o}"
+            );
+        }
+        std::fs::set_permissions(&enc.key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        KeyRing::load(&enc).unwrap();
+    }
+
+    #[test]
+    fn a_ring_naming_a_key_twice_is_damaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = Encryption::key_file(dir.path().join("k"));
+        let mut ring = KeyRing::create(&enc).unwrap();
+        ring.ensure(Label::User("ana".into())).unwrap();
+        let mut file: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&enc.key_file).unwrap()).unwrap();
+        let keys = file["keys"].as_array_mut().unwrap();
+        let first = keys[0].clone();
+        keys.push(first);
+        std::fs::write(&enc.key_file, serde_json::to_vec(&file).unwrap()).unwrap();
+        assert!(matches!(
+            KeyRing::load(&enc),
+            Err(KeyError::Malformed { detail, .. }) if detail.contains("named twice")
+        ));
+    }
+
+    #[test]
+    fn argon2_work_past_its_bound_is_refused_at_once() {
+        let p = Path::new("k");
+        for (m, t, lanes) in [
+            (4 << 20, 1, 1),
+            (256 * 1024, 8, 1),
+            (19 * 1024, 64, 64),
+            (19 * 1024, 2, 9),
+        ] {
+            assert!(
+                matches!(
+                    derive(p, "pw", m, t, lanes, &[0; 16]),
+                    Err(KeyError::Malformed { .. })
+                ),
+                "{m} {t} {lanes}"
             );
         }
     }

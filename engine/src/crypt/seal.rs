@@ -38,6 +38,8 @@ pub(crate) enum Table {
     Index = 7,
     /// A record of an export file.
     Export = 8,
+    /// `receipts`: the erasure receipt log (it names who was erased).
+    Receipts = 9,
 }
 
 /// Seals and opens the records of one encrypted store with its key ring.
@@ -81,6 +83,11 @@ impl Sealer {
             return Ok(k.id);
         }
         self.ring.write().ensure(label)
+    }
+
+    /// The id of the key labelled `label`, if the ring has one (nothing is made).
+    pub(crate) fn existing_key_id(&self, label: &Label) -> Option<KeyId> {
+        self.ring.read().find(label).map(|k| k.id)
     }
 
     /// Seals `plain` for `table` under record key `rid` with the key labelled `label`.
@@ -148,7 +155,15 @@ impl Sealer {
             return if ring.was_destroyed(&id) {
                 Ok(Opened::Erased)
             } else {
-                Err(tampered())
+                // A key the ring never held: a key file older than the store (a copy taken
+                // before this key was made), not a changed record.
+                Err(KeyError::Wrong {
+                    path: ring.path().to_path_buf(),
+                    detail: format!(
+                        "the store uses data key {}, which this key file does not hold: it is older than the store (give the current key file)",
+                        hex::encode(id)
+                    ),
+                })
             };
         };
         open_with(&key.key, &aad(table, rid, &id), &sealed[9..])
@@ -197,6 +212,11 @@ impl Sealer {
     /// Replaces the key-encryption key (rewraps the data keys; no record changes).
     pub(crate) fn rekey(&self, new: &Encryption) -> Result<(), KeyError> {
         self.ring.write().rekey(new)
+    }
+
+    /// How many data keys the ring records as destroyed.
+    pub(crate) fn destroyed_count(&self) -> usize {
+        self.ring.read().destroyed_count()
     }
 
     /// The key file.

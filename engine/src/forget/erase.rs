@@ -3,7 +3,7 @@
 //! the erased nodes), the forgetting log and the in-memory lexical index.
 
 use rustc_hash::FxHashSet;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::crypt::receipt::ErasureReceipt;
 use crate::error::Result;
@@ -31,6 +31,28 @@ pub struct ScopeErasure {
     pub receipt_line: String,
 }
 
+/// An erasure whose rows are gone and whose receipt is not yet logged: kept in the store
+/// (sealed) until the receipt is, so a crash between the two is completed at the next open.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PendingErasure {
+    scope: Scope,
+    memories: usize,
+    current: u64,
+    log_events: usize,
+    changes: [u64; 2],
+    /// The database file's length before the erasure.
+    before: u64,
+    /// The id (hex) of the user key to destroy, as the ring named it before.
+    user_key: Option<String>,
+}
+
+/// The user whose key an erasure of `scope` destroys: a scope of a whole user only.
+fn erased_user(scope: &Scope) -> Option<&str> {
+    (scope.agent.is_none() && scope.session.is_none())
+        .then_some(scope.user.as_deref())
+        .flatten()
+}
+
 impl Memory {
     /// Erases every memory of `scope` (each field it sets must match; `Scope::user("ana")`
     /// erases all of Ana's agents and sessions) in every namespace, superseded versions
@@ -54,7 +76,17 @@ impl Memory {
         let filter = MemoryFilter::new()
             .scope(scope.clone())
             .include_superseded(true);
-        let (memories, current, log_events, changes) = self.inner.write(|inner, tx, applied| {
+        // The user key this erasure destroys (an encrypted store, a whole user): named in the
+        // intent before it goes, so a completion after a crash still names it.
+        let user_key = match &self.inner.store.sealing.0 {
+            Some(sealer) => erased_user(scope).and_then(|u| {
+                sealer
+                    .existing_key_id(&crate::crypt::ring::Label::User(u.to_string()))
+                    .map(hex::encode)
+            }),
+            None => None,
+        };
+        let pending = self.inner.write(|inner, tx, applied| {
             let first = tx.seq_after() + 1;
             let ids: Vec<MemoryId> = {
                 let cat = inner.catalog.get()?.read();
@@ -81,8 +113,27 @@ impl Memory {
                     })
             })?;
             let last = tx.seq_after();
-            Ok((ids.len(), current, events, [first.min(last), last]))
+            let pending = PendingErasure {
+                scope: scope.clone(),
+                memories: ids.len(),
+                current,
+                log_events: events,
+                changes: [first.min(last), last],
+                before,
+                user_key: user_key.clone(),
+            };
+            // The rows and the intent go together: from here the erasure is completed, at the
+            // next open if this process dies (`Memory::complete_pending_erasure`).
+            tx.set_pending_erasure(Some(&serde_json::to_vec(&pending).expect("serialises")))?;
+            Ok(pending)
         })?;
+        self.finish_erasure(pending)
+    }
+
+    /// Completes an erasure whose rows are gone: the files rewritten without them, the user's
+    /// key destroyed (an encrypted store), the receipt signed and logged and the intent
+    /// cleared in one transaction. Each step may run again after a crash.
+    fn finish_erasure(&self, p: PendingErasure) -> Result<ScopeErasure> {
         // The save leaves erased nodes out of the index file; the rewrite copies only live
         // records into a fresh database file.
         self.compact()?;
@@ -91,32 +142,51 @@ impl Memory {
         // of the old files, wherever they are, cannot be read for this scope again.
         let destroyed = match &self.inner.store.sealing.0 {
             Some(sealer) => {
-                let user = (scope.agent.is_none() && scope.session.is_none())
-                    .then_some(scope.user.as_deref())
-                    .flatten();
-                let key = sealer.destroy(user, self.inner.options.clock.now())?;
+                let key = sealer.destroy(erased_user(&p.scope), self.inner.options.clock.now())?;
+                // The store remembers how many keys its ring destroyed: a key file rolled back
+                // past this erasure is refused at open (at open).
+                let destroyed = (sealer.destroyed_count() as u64).to_le_bytes();
+                self.inner
+                    .write(|_, tx, _| tx.set_meta(crate::store::RING_DESTROYED, &destroyed))?;
                 self.inner.checkpoint_with(false, true)?;
-                key.map(hex::encode)
+                key.map(hex::encode).or(p.user_key.clone())
             }
             None => None,
         };
-        let n = memories as u64;
+        let n = p.memories as u64;
         let counts = [
             ("items", n),
             ("vectors", n),
             ("catalog", n),
-            ("hashes", current),
-            ("forget_log", log_events as u64),
+            ("hashes", p.current),
+            ("forget_log", p.log_events as u64),
         ];
-        let receipt = self.sign_receipt(scope, counts, destroyed, changes)?;
+        let receipt = self.sign_receipt(&p.scope, counts, destroyed, p.changes)?;
         Ok(ScopeErasure {
-            scope: scope.clone(),
-            memories,
-            log_events,
-            database_bytes: (before, self.disk_usage()?.database),
+            scope: p.scope,
+            memories: p.memories,
+            log_events: p.log_events,
+            database_bytes: (p.before, self.disk_usage()?.database),
             receipt_line: receipt.to_line(),
             receipt,
         })
+    }
+
+    /// Completes the erasure a crash interrupted, if the store records one (called at open):
+    /// its receipt is then in the log (`memloop receipt list`). Returns it.
+    ///
+    /// # Errors
+    /// As [`Memory::forget_scope`]; an intent that cannot be read is corruption.
+    pub(crate) fn complete_pending_erasure(&self) -> Result<Option<ScopeErasure>> {
+        let Some(bytes) = self.inner.store.pending_erasure()? else {
+            return Ok(None);
+        };
+        let p: PendingErasure = serde_json::from_slice(&bytes).map_err(|e| {
+            self.inner
+                .store
+                .corrupt(format!("the pending erasure does not parse: {e}"))
+        })?;
+        self.finish_erasure(p).map(Some)
     }
 
     /// Makes, signs and logs the receipt of an erasure, chained to the store's last one.
@@ -155,8 +225,10 @@ impl Memory {
         receipt.sign(&seed);
         let line = receipt.to_line();
         let n = previous.map_or(1, |(n, _)| n + 1);
-        self.inner
-            .write(|_, tx, _| tx.put_receipt(n, line.as_bytes()))?;
+        self.inner.write(|_, tx, _| {
+            tx.put_receipt(n, line.as_bytes())?;
+            tx.set_pending_erasure(None)
+        })?;
         Ok(receipt)
     }
 
@@ -184,6 +256,27 @@ impl Memory {
                 .transpose()
                 .map_err(|_| store.corrupt("meta `signing_seed` is not 32 bytes")),
         }
+    }
+
+    /// Every erasure receipt this store logged, oldest first, each exactly as signed (one
+    /// JSON line): what `memloop receipt list` prints again, and what
+    /// [`crate::verify_receipt_chain`] checks.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`]; [`crate::Error::Key`] for a log entry that fails authentication.
+    pub fn receipt_log(&self) -> Result<Vec<String>> {
+        self.inner
+            .store
+            .receipts()?
+            .into_iter()
+            .map(|(n, bytes)| {
+                String::from_utf8(bytes).map_err(|_| {
+                    self.inner
+                        .store
+                        .corrupt(format!("receipt {n} is not UTF-8"))
+                })
+            })
+            .collect()
     }
 
     /// The store's receipt public key (hex): compare it with a receipt's `public_key` to know

@@ -158,10 +158,14 @@ impl Memory {
             let _ = inner.checkpoint(false);
         }
         let background = background::Background::start(&inner);
-        Ok(Memory {
+        let memory = Memory {
             inner,
             background: Some(background),
-        })
+        };
+        // An erasure a crash interrupted after its rows went is completed before anything
+        // else reads the store: its key destroyed and its receipt logged.
+        memory.complete_pending_erasure()?;
+        Ok(memory)
     }
 }
 
@@ -459,7 +463,23 @@ fn check_encryption(dir: &Path, store: &Store) -> Result<()> {
     let recorded = store.meta("encryption_ring")?;
     match (&recorded, &store.sealing.0) {
         (None, None) => Ok(()),
-        (Some(ring), Some(s)) if ring.as_slice() == s.ring_id() => Ok(()),
+        (Some(ring), Some(s)) if ring.as_slice() == s.ring_id() => {
+            // A key file rolled back past an erasure would hold the erased user's key again
+            // (and let records sealed under it back in): the store counts the keys its
+            // erasures destroyed, and a ring that knows of fewer is older than the store.
+            let erased = store.meta_u64(crate::store::RING_DESTROYED)?;
+            let known = s.destroyed_count() as u64;
+            if known < erased {
+                return Err(KeyError::Wrong {
+                    path: s.key_file(),
+                    detail: format!(
+                        "this key file is older than the store: it knows of {known} destroyed keys, the store's erasures destroyed {erased} (give the current key file)"
+                    ),
+                }
+                .into());
+            }
+            Ok(())
+        }
         (Some(_), Some(s)) => Err(KeyError::Wrong {
             path: s.key_file(),
             detail: format!(

@@ -69,7 +69,7 @@ pub(crate) fn open_database(path: &Path, faults: Option<&Arc<StorageFaults>>) ->
             .create_with_backend(faults::FaultyBackend::new(backend, faults.clone()))
             .map_err(db)
     };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(open)).unwrap_or_else(|_| {
+    crate::contained::catch(open).unwrap_or_else(|| {
         Err(Error::Corrupt {
             path: path.to_path_buf(),
             detail: "the database file is damaged (redb could not read it)".into(),

@@ -81,6 +81,16 @@ pub(crate) const FEEDBACK: TableDefinition<u64, &[u8]> = TableDefinition::new(TA
 pub(crate) const SUBJECTS: TableDefinition<&str, u64> = TableDefinition::new(TABLES[8]);
 /// Merge state of subject memories: JSON.
 pub(crate) const SUBJECT_STATE: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[9]);
+/// The `meta` key counting the data keys an encrypted store's erasures destroyed: a key
+/// file that knows of fewer is older than the store (rolled back past an erasure), and the
+/// open refuses it.
+pub(crate) const RING_DESTROYED: &str = "ring_destroyed";
+
+/// The `meta` key of an erasure under way ([`Tx::set_pending_erasure`]).
+pub(crate) const PENDING_ERASURE: &str = "erasure_pending";
+/// Its record key when sealed.
+pub(crate) const PENDING_ERASURE_RID: &[u8] = b"erasure_pending";
+
 /// Erasure receipts, in order: number → the receipt's file (signed JSON line).
 pub(crate) const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[10]);
 
@@ -471,15 +481,57 @@ impl Store {
         Ok(())
     }
 
-    /// The last erasure receipt and its number, if any.
+    /// The last erasure receipt and its number, if any (its file, opened).
     pub(crate) fn last_receipt(&self) -> Result<Option<(u64, Vec<u8>)>> {
         let tx = self.read_tx()?;
         let t = tx.open_table(RECEIPTS).map_err(db)?;
-        let last = t
-            .last()
-            .map_err(db)?
-            .map(|(k, v)| (k.value(), v.value().to_vec()));
-        Ok(last)
+        let last = t.last().map_err(db)?;
+        last.map(|(k, v)| Ok((k.value(), self.open_receipt(k.value(), v.value())?)))
+            .transpose()
+    }
+
+    /// The erasure a crash interrupted, if any (what [`Tx::set_pending_erasure`] recorded).
+    pub(crate) fn pending_erasure(&self) -> Result<Option<Vec<u8>>> {
+        let Some(stored) = self.meta(PENDING_ERASURE)? else {
+            return Ok(None);
+        };
+        match self.sealing.open(
+            crate::crypt::seal::Table::Receipts,
+            PENDING_ERASURE_RID,
+            &stored,
+        )? {
+            Some(plain) => Ok(Some(plain.into_owned())),
+            None => Err(self.corrupt("the pending erasure is sealed under a destroyed key")),
+        }
+    }
+
+    /// Every erasure receipt of the log with its number, in order (their files, opened).
+    pub(crate) fn receipts(&self) -> Result<Vec<(u64, Vec<u8>)>> {
+        let tx = self.read_tx()?;
+        let t = tx.open_table(RECEIPTS).map_err(db)?;
+        let mut out = Vec::new();
+        for entry in t.iter().map_err(db)? {
+            let (k, v) = entry.map_err(db)?;
+            out.push((k.value(), self.open_receipt(k.value(), v.value())?));
+        }
+        Ok(out)
+    }
+
+    /// The file of receipt `n` as stored: sealed in an encrypted store (a receipt names the
+    /// user erased), under the store-wide key, which no erasure destroys. A receipt an
+    /// encrypted store logged before receipts were sealed is plain JSON, read as it is.
+    fn open_receipt(&self, n: u64, stored: &[u8]) -> Result<Vec<u8>> {
+        if self.sealing.on() && stored.first() == Some(&b'{') {
+            return Ok(stored.to_vec());
+        }
+        match self.sealing.open(
+            crate::crypt::seal::Table::Receipts,
+            &n.to_le_bytes(),
+            stored,
+        )? {
+            Some(plain) => Ok(plain.into_owned()),
+            None => Err(self.corrupt(format!("receipt {n} is sealed under a destroyed key"))),
+        }
     }
 
     /// Number of stored memories (O(1)).

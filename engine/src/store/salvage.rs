@@ -5,7 +5,6 @@
 //! at a time and keeps each item that decodes and has a vector of the store's dimension. An
 //! entry redb cannot read, or that panics inside redb, is skipped and counted, not fatal.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use redb::{ReadOnlyDatabase, ReadableDatabase, ReadableTable};
@@ -41,8 +40,8 @@ pub(crate) fn read_salvageable(
         path: path.clone(),
         detail,
     };
-    let database = catch_unwind(|| ReadOnlyDatabase::open(&path))
-        .map_err(|_| corrupt("redb could not open the file".into()))?
+    let database = crate::contained::catch(|| ReadOnlyDatabase::open(&path))
+        .ok_or_else(|| corrupt("redb could not open the file".into()))?
         .map_err(|e| corrupt(format!("cannot open: {e}")))?;
     let tx = database.begin_read().map_err(db)?;
     let meta = tx.open_table(META).map_err(db)?;
@@ -68,15 +67,15 @@ pub(crate) fn read_salvageable(
     let mut dim = None;
     let mut entries = items.iter().map_err(db)?;
     loop {
-        let next = catch_unwind(AssertUnwindSafe(|| entries.next()));
+        let next = crate::contained::catch(|| entries.next());
         let entry = match next {
-            Ok(None) => break,
-            Ok(Some(Ok(entry))) => entry,
-            Ok(Some(Err(e))) => {
+            Some(None) => break,
+            Some(Some(Ok(entry))) => entry,
+            Some(Some(Err(e))) => {
                 skip(&mut report, format!("unreadable entry: {e}"));
                 continue;
             }
-            Err(_) => {
+            None => {
                 // redb's iterator cannot go on past a page it panicked on.
                 skip(
                     &mut report,
@@ -93,8 +92,7 @@ pub(crate) fn read_salvageable(
                 continue;
             }
         };
-        let vector = catch_unwind(AssertUnwindSafe(|| vectors.get(id)))
-            .ok()
+        let vector = crate::contained::catch(|| vectors.get(id))
             .and_then(|r| r.ok().flatten())
             .map(|v| v.value().to_vec());
         let usable = vector.as_deref().and_then(decode_vector).filter(|v| {

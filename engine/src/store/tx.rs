@@ -311,11 +311,37 @@ impl Tx {
 
     /// Appends erasure receipt number `n`.
     pub(crate) fn put_receipt(&mut self, n: u64, receipt: &[u8]) -> Result<()> {
+        // Sealed under the store-wide key in an encrypted store: the receipt names the user.
+        let stored = self
+            .sealing
+            .seal(Table::Receipts, &n.to_le_bytes(), None, receipt)?;
         self.tx
             .open_table(super::RECEIPTS)
             .map_err(db)?
-            .insert(n, receipt)
+            .insert(n, stored.as_ref())
             .map_err(db)?;
+        Ok(())
+    }
+
+    /// Records (`Some`) or clears (`None`) the erasure under way: written in the transaction
+    /// that deletes its rows and cleared in the one that logs its receipt, so an erasure a
+    /// crash interrupted is completed at the next open. Sealed like a receipt (it names the
+    /// scope).
+    pub(crate) fn set_pending_erasure(&mut self, intent: Option<&[u8]>) -> Result<()> {
+        let stored = match intent {
+            Some(plain) => {
+                Some(
+                    self.sealing
+                        .seal(Table::Receipts, super::PENDING_ERASURE_RID, None, plain)?,
+                )
+            }
+            None => None,
+        };
+        let mut t = self.tx.open_table(META).map_err(db)?;
+        match stored {
+            Some(v) => t.insert(super::PENDING_ERASURE, v.as_ref()).map_err(db)?,
+            None => t.remove(super::PENDING_ERASURE).map_err(db)?,
+        };
         Ok(())
     }
 

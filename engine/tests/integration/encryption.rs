@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use memloop::{
-    verify_receipt, Clock, Encryption, Error, ErrorCode, KeyError, Memory, MemoryFilter, NewMemory,
-    Options, Query, Scope, TextEmbedder,
+    verify_receipt, verify_receipt_chain, Clock, Encryption, Error, ErrorCode, Fault, KeyError,
+    Memory, MemoryFilter, NewMemory, Options, Query, Scope, StorageFaults, TextEmbedder,
 };
 
 /// A dense deterministic embedder: every float of every vector is non-zero, so a 16-byte run
@@ -324,4 +324,151 @@ fn a_flipped_byte_in_a_sealed_record_is_an_error_never_a_wrong_answer() {
         ),
         Ok((n, report)) => panic!("read {n} memories, check said {report:?}"),
     }
+}
+
+/// The scope of one user, current and superseded memories alike.
+fn of_user(m: &Memory, user: &str) -> usize {
+    m.scan(
+        &MemoryFilter::new()
+            .scope(Scope::user(user))
+            .include_superseded(true),
+        usize::MAX,
+    )
+    .unwrap()
+    .len()
+}
+
+#[test]
+fn an_erasure_cut_short_at_any_write_is_completed_at_the_next_open() {
+    // Every storage operation of an erasure fails in turn. After reopening: either nothing
+    // of it happened (Ana's rows, no receipt) or all of it did (no row, her key destroyed for
+    // every old copy, its receipt in the log), never rows gone with the key alive.
+    let mut completed_at_open = 0;
+    let mut not_started = 0;
+    for op in 1.. {
+        let root = tempfile::tempdir().unwrap();
+        let (dir, key) = (root.path().join("store"), root.path().join("store.key"));
+        let faults = StorageFaults::new();
+        let memory = Memory::open(
+            &dir,
+            Options {
+                storage_faults: Some(Arc::clone(&faults)),
+                ..options(&key)
+            },
+        )
+        .unwrap();
+        for i in 0..6 {
+            let user = if i % 2 == 0 { "ana" } else { "bob" };
+            memory
+                .remember(NewMemory::new(text(i)).scope(Scope::user(user)))
+                .unwrap();
+        }
+        memory.checkpoint().unwrap();
+        let backup = root.path().join("backup");
+        std::fs::create_dir(&backup).unwrap();
+        for f in files(&dir) {
+            std::fs::copy(&f, backup.join(f.file_name().unwrap())).unwrap();
+        }
+        faults.fail_from(op, Fault::Io); // counted from here
+        let result = memory.forget_scope(&Scope::user("ana"));
+        let fired = faults.fired();
+        drop(memory);
+        let m = Memory::open(&dir, options(&key)).unwrap();
+        let log = m.receipt_log().unwrap();
+        let chain = verify_receipt_chain(&log).unwrap();
+        let (ana, bob) = (of_user(&m, "ana"), of_user(&m, "bob"));
+        assert_eq!(bob, 3, "op {op}");
+        if result.is_ok() || ana == 0 {
+            assert_eq!(ana, 0, "op {op}: an acknowledged erasure left rows");
+            assert_eq!(chain.len(), 1, "op {op}: no receipt");
+            assert!(chain[0].destroyed_key.is_some(), "op {op}");
+            assert_eq!(
+                Some(&chain[0].public_key),
+                m.receipt_public_key().unwrap().as_ref()
+            );
+            completed_at_open += usize::from(result.is_err());
+        } else {
+            assert_eq!(ana, 3, "op {op}: half an erasure");
+            assert!(chain.is_empty(), "op {op}");
+            not_started += 1;
+        }
+        m.close().unwrap();
+        // A copy taken before: Ana's records are unreadable once the erasure completed.
+        let old = Memory::open(&backup, options(&key)).unwrap();
+        assert_eq!(
+            of_user(&old, "ana"),
+            if ana == 0 { 0 } else { 3 },
+            "op {op}"
+        );
+        old.close().unwrap();
+        if !fired {
+            assert!(result.is_ok());
+            break;
+        }
+    }
+    assert!(
+        completed_at_open > 0 && not_started > 0,
+        "{completed_at_open} {not_started}"
+    );
+}
+
+#[test]
+fn a_key_file_older_than_the_store_is_a_key_error_and_the_receipt_log_is_sealed() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, key) = (root.path().join("store"), root.path().join("store.key"));
+    let user = "anaqx.lopez@example.com";
+    let memory = Memory::open(&dir, options(&key)).unwrap();
+    memory
+        .remember(NewMemory::new(text(1)).scope(Scope::user("bob")))
+        .unwrap();
+    memory.checkpoint().unwrap();
+    // A copy of the key file from before Ana had a key.
+    let before_ana = root.path().join("before-ana.key");
+    std::fs::copy(&key, &before_ana).unwrap();
+    memory
+        .remember(NewMemory::new(text(2)).scope(Scope::user(user)))
+        .unwrap();
+    memory.close().unwrap();
+    // Opened with it, the store reads Ana's memory as a key error naming the cause (it used
+    // to read as tampering).
+    let stale = Memory::open(&dir, options(&before_ana)).unwrap();
+    let read = stale.scan(&MemoryFilter::new(), usize::MAX);
+    assert!(
+        matches!(&read, Err(Error::Key(KeyError::Wrong { detail, .. })) if detail.contains("older than the store")),
+        "{:?}",
+        read.err()
+    );
+    drop(stale);
+    // A copy from before the erasure, put back after it: refused, as older than the store.
+    let memory = Memory::open(&dir, options(&key)).unwrap();
+    let before_erasure = root.path().join("before-erasure.key");
+    std::fs::copy(&key, &before_erasure).unwrap();
+    let line = memory
+        .forget_scope(&Scope::user(user))
+        .unwrap()
+        .receipt_line;
+    assert_eq!(memory.receipt_log().unwrap(), vec![line]);
+    memory.close().unwrap();
+    let rolled_back = Memory::open(&dir, options(&before_erasure));
+    assert!(
+        matches!(&rolled_back, Err(Error::Key(KeyError::Wrong { detail, .. })) if detail.contains("older than the store")),
+        "{:?}",
+        rolled_back.err()
+    );
+    // The erased user's name is in no file of the store: the receipt log is sealed.
+    for f in files(&dir) {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes.windows(user.len()).any(|w| w == user.as_bytes()),
+            "{} names the erased user",
+            f.display()
+        );
+    }
+    let memory = Memory::open(&dir, options(&key)).unwrap();
+    assert_eq!(
+        verify_receipt_chain(&memory.receipt_log().unwrap())
+            .unwrap()
+            .len(),
+        1
+    );
 }

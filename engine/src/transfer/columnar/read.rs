@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use arrow_array::RecordBatch;
 use arrow_ipc::reader::StreamReader;
@@ -38,7 +37,7 @@ enum Batches {
 /// Runs a decoder call; a panic inside it (arrow's readers assert on some malformed input)
 /// becomes an error naming `what`.
 fn fenced<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+    crate::contained::catch(f).unwrap_or_else(|| {
         Err(format!(
             "{what}: the file is malformed (its decoder gave up)"
         ))
