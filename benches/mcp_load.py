@@ -57,9 +57,12 @@ def start_http(binary, store, port, log):
     raise SystemExit("the HTTP server did not start")
 
 
-def token_of(store):
-    lines = (pathlib.Path(store) / "mcp-tokens").read_text().splitlines()
-    return next(l for l in lines if l and not l.startswith("#")).split()[0]
+def token_of(store, binary):
+    """A new store-wide token (the tokens file keeps only digests; `token rotate` prints the
+    new token once and the running server takes it up)."""
+    out = subprocess.run([binary, "--store", store, "token", "rotate"], check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
 
 
 class Stats:

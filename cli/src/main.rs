@@ -11,6 +11,7 @@ mod forward;
 mod ingest;
 mod lines;
 mod loop_commands;
+mod loopback_peer;
 mod mcp;
 mod output;
 mod privacy_commands;

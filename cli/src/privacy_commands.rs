@@ -53,18 +53,46 @@ pub struct ReceiptArgs {
 enum ReceiptCommand {
     /// Check an erasure receipt: its bytes and its Ed25519 signature (exit status 1 when it
     /// does not verify). With --store, also that this store signed it.
+    /// With --chain instead of a file: check the store's whole receipt log (every receipt
+    /// verifies, all signed by the store's key, each chained to the one before).
     Verify {
         /// The receipt file (`memloop erase` prints it).
-        file: PathBuf,
+        #[arg(required_unless_present = "chain")]
+        file: Option<PathBuf>,
+        /// Check the store's receipt log instead of one file (needs --store).
+        #[arg(long, conflicts_with = "file")]
+        chain: bool,
         /// Print the receipt as JSON when it verifies.
         #[arg(long)]
         json: bool,
     },
+    /// Print every receipt the store logged, oldest first, each exactly as signed (one JSON
+    /// line): a receipt whose printout was lost, or that an erasure completed at open made.
+    List,
 }
 
 /// Runs `memloop receipt …`.
 pub fn receipt(store: &StoreArgs, a: &ReceiptArgs) -> Result<ExitCode> {
-    let ReceiptCommand::Verify { file, json } = &a.command;
+    let (file, json) = match &a.command {
+        ReceiptCommand::List => {
+            let memory = store.open_existing(Durability::Synced)?;
+            let log = memory.receipt_log();
+            crate::store_args::close(memory);
+            print!("{}", log?.concat());
+            return Ok(ExitCode::SUCCESS);
+        }
+        ReceiptCommand::Verify {
+            chain: true, json, ..
+        } => return verify_chain(store, *json),
+        ReceiptCommand::Verify {
+            file: Some(file),
+            json,
+            ..
+        } => (file, json),
+        ReceiptCommand::Verify { file: None, .. } => {
+            bail!("name a receipt file, or pass --chain to check the store's log")
+        }
+    };
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     let receipt = match memloop::verify_receipt(&bytes) {
         Ok(r) => r,
@@ -106,6 +134,43 @@ pub fn receipt(store: &StoreArgs, a: &ReceiptArgs) -> Result<ExitCode> {
                 .as_deref()
                 .unwrap_or("none (overwritten)"),
             receipt.public_key
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `memloop receipt verify --chain`: the store's whole log, against the store's own key.
+fn verify_chain(store: &StoreArgs, json: bool) -> Result<ExitCode> {
+    if store.store.is_none() {
+        bail!("--chain checks a store's receipt log: pass --store");
+    }
+    let memory = store.open_existing(Durability::Synced)?;
+    let log = memory.receipt_log();
+    let key = memory.receipt_public_key();
+    crate::store_args::close(memory);
+    let (log, key) = (log?, key?);
+    let receipts = match memloop::verify_receipt_chain(&log) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("memloop: the receipt log does not verify: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let Some(first) = receipts.first() {
+        if key.as_deref() != Some(first.public_key.as_str()) {
+            eprintln!("memloop: the receipt log is signed by another key than this store's");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "receipts": receipts.len(), "valid": true })
+        );
+    } else {
+        println!(
+            "valid: {} receipts, one chain, signed by this store",
+            receipts.len()
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -111,6 +111,29 @@ fn an_encrypted_store_erases_a_user_with_a_verifiable_receipt() {
     let altered_file = root.path().join("altered.json");
     std::fs::write(&altered_file, altered).unwrap();
     assert_eq!(verify(&altered_file, false).code, Some(1));
+    // The log prints the receipt again, byte for byte, and verifies as one chain, a second
+    // erasure chained to the first.
+    let r = memloop_in(&s, &["--key-file", key, "erase", "--user", "nobody"], "");
+    assert!(r.ok, "{}", r.err);
+    let second = r.out.clone();
+    let r = memloop_in(&s, &["--key-file", key, "receipt", "list"], "");
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(
+        r.out,
+        format!(
+            "{}{second}",
+            std::fs::read_to_string(&receipt_file).unwrap()
+        )
+    );
+    let r = memloop_in(&s, &["--key-file", key, "receipt", "verify", "--chain"], "");
+    assert!(r.ok && r.out.contains("2 receipts"), "{} {}", r.out, r.err);
+    // A key file others may read is refused (exit status 10), before anything is read.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let r = memloop_in(&s, &["--key-file", key, "stats"], "");
+    assert_eq!(r.code, Some(10), "{}", r.err);
+    assert!(r.err.contains("chmod 600"), "{}", r.err);
+    std::fs::set_permissions(key, std::fs::Permissions::from_mode(0o600)).unwrap();
     // Bob is still there, after a key rotation too.
     let r = memloop_in(&s, &["--key-file", key, "key", "rotate"], "");
     assert!(r.ok, "{}", r.err);

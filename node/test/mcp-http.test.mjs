@@ -31,7 +31,9 @@ async function startServer(store) {
   proc.stderr.on('data', (d) => (log += d))
   for (let i = 0; i < 600 && !log.includes('serving http://'); i++) await new Promise((r) => setTimeout(r, 100))
   assert.ok(log.includes('serving http://'), log)
-  const token = readFileSync(`${store}/mcp-tokens`, 'utf8').split('\n').find((l) => l && !l.startsWith('#')).split(' ')[0]
+  // The token is printed once, on stderr; the tokens file keeps only its digest.
+  const token = log.split('(shown once):\n')[1].split('\n')[0].trim()
+  assert.ok(!readFileSync(`${store}/mcp-tokens`, 'utf8').includes(token))
   return { url: new URL(`http://127.0.0.1:${port}/mcp`), token, proc }
 }
 

@@ -31,14 +31,17 @@ are reinforced when recalled.";
 pub struct Server {
     shared: Arc<Shared>,
     tools: Arc<Vec<Tool>>,
+    /// The largest answer of one tool call, in bytes.
+    max_reply_bytes: usize,
 }
 
 impl Server {
-    /// A server for `shared`.
-    pub fn new(shared: Arc<Shared>) -> Self {
+    /// A server for `shared` whose tool answers are at most `max_reply_bytes`.
+    pub fn new(shared: Arc<Shared>, max_reply_bytes: usize) -> Self {
         Server {
             shared,
             tools: Arc::new(tools()),
+            max_reply_bytes,
         }
     }
 }
@@ -170,11 +173,14 @@ impl ServerHandler for Server {
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         Ok(match self.run(name, arguments, &context).await? {
-            Ok(reply) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
-                r.structured_content = Some(reply.structured);
-                r
-            }
+            Ok(reply) => match over_cap(&reply, self.max_reply_bytes) {
+                Some(why) => CallToolResult::error(vec![ContentBlock::text(why)]),
+                None => {
+                    let mut r = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
+                    r.structured_content = Some(reply.structured);
+                    r
+                }
+            },
             Err(why) => CallToolResult::error(vec![ContentBlock::text(why)]),
         }
         .into())
@@ -235,6 +241,23 @@ impl ServerHandler for Server {
             Err(why) => Err(ErrorData::resource_not_found(format!("{uri}: {why}"), None)),
         }
     }
+}
+
+/// Why `reply` is not sent: its text and structured content together are over `cap` bytes
+/// (a recall of many long memories); `None` to send it. The cap holds on every MCP
+/// transport: a client asks for fewer hits or a smaller budget.
+fn over_cap(reply: &crate::mcp::tools::Reply, cap: usize) -> Option<String> {
+    // Counted without serialising a reply far over the cap: the text alone may pass it.
+    let mut bytes = reply.text.len();
+    if bytes <= cap {
+        bytes += serde_json::to_vec(&reply.structured).map_or(usize::MAX - bytes, |v| v.len());
+    }
+    (bytes > cap).then(|| {
+        format!(
+            "error code {}: the reply is {bytes} bytes or more, over the {cap} an MCP reply may carry: ask for fewer hits (k) or a smaller budget",
+            memloop::ErrorCode::InvalidInput.name()
+        )
+    })
 }
 
 /// The store's statistics as a resource.

@@ -46,6 +46,28 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 << 20;
 /// Sessions open at once; an `initialize` past it is refused (503).
 const MAX_SESSIONS: usize = 256;
 
+/// Sessions one token holds at once: its `initialize` past it closes its own oldest session,
+/// so one token (a scoped one included) cannot take the sessions every other client needs.
+/// When all [`MAX_SESSIONS`] are open, a new one closes the oldest session of the token that
+/// holds the most: every token keeps its fair share. (Many agents may share one token: 64 is
+/// `benches/mcp_load.py`'s client count.)
+const MAX_SESSIONS_PER_TOKEN: usize = 64;
+
+/// Requests one token has in flight at once (from its headers until its answer's headers:
+/// the body's reading included); past it, 429 and the connection closed. One token cannot
+/// hold the connections every other client needs with bodies it never finishes.
+const MAX_IN_FLIGHT_PER_TOKEN: usize = 64;
+
+/// A request's body must have arrived this long after its headers (a body sent byte by byte,
+/// or not at all, holds no connection longer): 408 and the connection closed.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest answer a tool call sends over MCP by default (its text and its structured
+/// content together, `--max-reply-bytes`): a larger one is replaced by an error saying so
+/// (ask for fewer hits). With
+/// [`MAX_IN_FLIGHT_PER_TOKEN`] it bounds what one token can make the server hold.
+pub const MAX_REPLY_BYTES: usize = 16 << 20;
+
 /// A session without a request for this long is closed.
 const IDLE_SESSION: Duration = Duration::from_secs(15 * 60);
 
@@ -70,6 +92,8 @@ pub struct HttpOptions {
     pub rate_limit: u32,
     /// The largest request body, in bytes.
     pub max_body_bytes: usize,
+    /// The largest answer of one tool call, in bytes ([`MAX_REPLY_BYTES`] by default).
+    pub max_reply_bytes: usize,
     /// A certificate chain and its private key (PEM files) to serve HTTPS with.
     pub tls: Option<(PathBuf, PathBuf)>,
 }
@@ -108,16 +132,32 @@ struct TokenFile {
 }
 
 impl TokenFile {
+    /// The tokens the file holds now. A file that is gone, unreadable or malformed revokes
+    /// every token (an operator who deletes or breaks it means to cut everyone off): nothing
+    /// is served until a valid file is back.
     fn current(&self) -> Arc<Tokens> {
         let modified = std::fs::metadata(&self.path)
             .and_then(|m| m.modified())
             .ok();
         let mut loaded = self.loaded.lock();
-        if modified.is_some() && modified != loaded.0 {
-            match Tokens::load(&self.path) {
-                Ok(t) => *loaded = (modified, Arc::new(t)),
-                Err(e) => eprintln!("memloop mcp: keeping the tokens loaded before: {e:#}"),
-            }
+        if modified != loaded.0 || modified.is_none() && !loaded.1.is_empty() {
+            let tokens = match modified.map(|_| Tokens::load(&self.path)) {
+                Some(Ok(t)) => t,
+                Some(Err(e)) => {
+                    eprintln!(
+                        "memloop mcp: every token is revoked until the tokens file is valid: {e:#}"
+                    );
+                    Tokens::none()
+                }
+                None => {
+                    eprintln!(
+                        "memloop mcp: {} is gone: every token is revoked until it is back",
+                        self.path.display()
+                    );
+                    Tokens::none()
+                }
+            };
+            *loaded = (modified, Arc::new(tokens));
         }
         loaded.1.clone()
     }
@@ -136,6 +176,31 @@ struct Gate {
     window: Mutex<RateWindow>,
     metadata_url: String,
     resource: String,
+    max_body_bytes: usize,
+    /// Requests in flight per token digest.
+    in_flight: Mutex<HashMap<[u8; 32], usize>>,
+    /// The token digest that opened each session, and when.
+    session_owners: Mutex<HashMap<String, ([u8; 32], Instant)>>,
+    /// The events sent, to bind their resumption to whoever received them.
+    replay: Arc<super::replay::ReplayLog>,
+}
+
+/// A request of one token in flight; counted down when dropped.
+struct InFlight {
+    gate: Arc<Gate>,
+    token: [u8; 32],
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut m = self.gate.in_flight.lock();
+        if let Some(n) = m.get_mut(&self.token) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.token);
+            }
+        }
+    }
 }
 
 /// Serves `shared` over Streamable HTTP until the process is stopped.
@@ -157,7 +222,12 @@ pub fn serve(shared: Arc<Shared>, o: HttpOptions) -> Result<()> {
     };
     let scheme = if tls.is_some() { "https" } else { "http" };
     let resource = format!("{scheme}://{}/mcp", o.addr);
+    let replay = Arc::new(super::replay::ReplayLog::default());
     let gate = Arc::new(Gate {
+        max_body_bytes: o.max_body_bytes,
+        in_flight: Mutex::default(),
+        session_owners: Mutex::default(),
+        replay: replay.clone(),
         tokens: TokenFile {
             path: o.tokens.clone(),
             loaded: Mutex::new((
@@ -183,12 +253,12 @@ pub fn serve(shared: Arc<Shared>, o: HttpOptions) -> Result<()> {
     if o.allow_remote {
         config = config.disable_allowed_hosts();
     }
-    let mut sessions = LocalSessionManager::default()
-        .with_event_store(Arc::new(super::replay::ReplayLog::default()));
+    let mut sessions = LocalSessionManager::default().with_event_store(replay);
     sessions.session_config.keep_alive = Some(IDLE_SESSION);
     let sessions = Arc::new(sessions);
+    let max_reply = o.max_reply_bytes;
     let mcp = StreamableHttpService::new(
-        move || Ok(Server::new(shared.clone())),
+        move || Ok(Server::new(shared.clone(), max_reply)),
         sessions.clone(),
         config,
     );
@@ -236,7 +306,7 @@ pub(crate) async fn accept(
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let slot = slots.clone().acquire_owned().await?;
-        let (stream, _) = match listener.accept().await {
+        let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
                 eprintln!("memloop mcp: accept failed: {e}");
@@ -244,6 +314,13 @@ pub(crate) async fn accept(
                 continue;
             }
         };
+        // A loopback peer of another user is refused before anything is read: a token it
+        // holds (leaked in a log, or a cookie a browser sent to its port) opens nothing.
+        let local = stream.local_addr();
+        if local.is_ok_and(|local| !crate::loopback_peer::may_serve(local, peer)) {
+            tokio::spawn(refuse_other_user(stream, slot));
+            continue;
+        }
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         let tls = tls.clone();
         tokio::spawn(async move {
@@ -277,6 +354,22 @@ pub(crate) async fn accept(
     }
 }
 
+/// Answers a loopback peer of another user 403 and closes the connection.
+async fn refuse_other_user(
+    mut stream: tokio::net::TcpStream,
+    slot: tokio::sync::OwnedSemaphorePermit,
+) {
+    use tokio::io::AsyncWriteExt;
+    const BODY: &str = "memloop: this server serves only its own user's processes on loopback\n";
+    let answer = format!(
+        "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = tokio::time::timeout(HEADER_TIMEOUT, stream.write_all(answer.as_bytes())).await;
+    let _ = stream.shutdown().await;
+    drop(slot);
+}
+
 /// The OAuth 2.1 protected-resource metadata (RFC 9728): bearer tokens in the header, no
 /// authorization server yet (tokens come from `memloop token`).
 async fn protected_resource(State(gate): State<Arc<Gate>>) -> Json<serde_json::Value> {
@@ -299,7 +392,7 @@ fn refusal(status: StatusCode, code: i64, message: &str) -> Response {
 /// 429 past the token's rate, 503 past the session cap.
 async fn authorize(
     State((gate, sessions)): State<(Arc<Gate>, Arc<LocalSessionManager>)>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> Response {
     let started = Instant::now();
@@ -320,6 +413,12 @@ async fn authorize(
         .and_then(|t| gate.tokens.current().grant(t));
     let response = match (presented, grant) {
         (Some(token), Some(grant)) => {
+            let digest = super::tokens::digest(&token);
+            let session = request
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+                .map(String::from);
             if !gate.admit(&token) {
                 let mut r = refusal(
                     StatusCode::TOO_MANY_REQUESTS,
@@ -329,21 +428,48 @@ async fn authorize(
                 r.headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
                 r
-            } else if request.headers().get("mcp-session-id").is_none()
-                && method == axum::http::Method::POST
-                && sessions.sessions.read().await.len() >= MAX_SESSIONS
-            {
-                refusal(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    -32000,
-                    "too many open sessions; close one or retry later",
-                )
+            } else if let Some(r) = gate.refuse_foreign_session(session.as_deref(), &digest) {
+                r
+            } else if let Some(r) = gate.refuse_foreign_resumption(&request, &session, &digest) {
+                r
             } else {
-                let scope = scope_label(&grant);
-                request.extensions_mut().insert(grant);
-                let r = next.run(request).await;
-                log(&method, &path, r.status(), started, &scope);
-                return r;
+                let Some(_in_flight) = gate.enter(&digest) else {
+                    let mut r = refusal(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        -32000,
+                        "too many requests of this token at once; finish one first",
+                    );
+                    r.headers_mut()
+                        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                    log(&method, &path, r.status(), started, "-");
+                    return r;
+                };
+                let opens_session = session.is_none() && method == axum::http::Method::POST;
+                if opens_session {
+                    gate.make_room_for_session(&sessions, &digest).await;
+                }
+                if opens_session && sessions.sessions.read().await.len() >= MAX_SESSIONS {
+                    refusal(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        -32000,
+                        "too many open sessions; close one or retry later",
+                    )
+                } else {
+                    let request = match gate.read_body(request).await {
+                        Ok(r) => r,
+                        Err(r) => {
+                            log(&method, &path, r.status(), started, "-");
+                            return r;
+                        }
+                    };
+                    let scope = scope_label(&grant);
+                    let mut request = request;
+                    request.extensions_mut().insert(grant);
+                    let r = next.run(request).await;
+                    let r = gate.after(r, session, digest);
+                    log(&method, &path, r.status(), started, &scope);
+                    return r;
+                }
             }
         }
         _ => {
@@ -367,6 +493,165 @@ async fn authorize(
 }
 
 impl Gate {
+    /// Counts a request of token `digest` in flight; `None` past [`MAX_IN_FLIGHT_PER_TOKEN`].
+    fn enter(self: &Arc<Self>, digest: &[u8; 32]) -> Option<InFlight> {
+        let mut m = self.in_flight.lock();
+        let n = m.entry(*digest).or_insert(0);
+        if *n >= MAX_IN_FLIGHT_PER_TOKEN {
+            return None;
+        }
+        *n += 1;
+        Some(InFlight {
+            gate: self.clone(),
+            token: *digest,
+        })
+    }
+
+    /// A request naming a session another token opened is answered as if the session did not
+    /// exist (404): a session id, once seen, lets no other token end or use it.
+    fn refuse_foreign_session(&self, session: Option<&str>, digest: &[u8; 32]) -> Option<Response> {
+        let owners = self.session_owners.lock();
+        match owners.get(session?) {
+            Some((owner, _)) if owner != digest => {
+                Some(refusal(StatusCode::NOT_FOUND, -32600, "session not found"))
+            }
+            _ => None,
+        }
+    }
+
+    /// A resumption (`Last-Event-ID`) is let through only for the token and session its
+    /// event was sent to; any other gets 404, as an unknown event.
+    fn refuse_foreign_resumption(
+        &self,
+        request: &Request,
+        session: &Option<String>,
+        digest: &[u8; 32],
+    ) -> Option<Response> {
+        let id = request.headers().get("last-event-id")?;
+        let owner = super::replay::Owner {
+            token: *digest,
+            session: session.clone(),
+        };
+        let ok = id.to_str().is_ok_and(|id| self.replay.owned_by(id, &owner));
+        (!ok).then(|| {
+            refusal(
+                StatusCode::NOT_FOUND,
+                -32600,
+                "that event is unknown, no longer kept, or was not sent to this token and session",
+            )
+        })
+    }
+
+    /// Before token `digest` opens a session: sessions that ended are forgotten; at
+    /// [`MAX_SESSIONS_PER_TOKEN`] its own oldest is closed; with every session of the server
+    /// open, the oldest of the token holding the most (this one, or one holding more).
+    async fn make_room_for_session(&self, sessions: &LocalSessionManager, digest: &[u8; 32]) {
+        let live: std::collections::HashSet<String> = sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(|k| k.to_string())
+            .collect();
+        let close = {
+            let mut owners = self.session_owners.lock();
+            owners.retain(|id, _| live.contains(id));
+            let mut held: HashMap<[u8; 32], usize> = HashMap::new();
+            for (owner, _) in owners.values() {
+                *held.entry(*owner).or_default() += 1;
+            }
+            let mine = held.get(digest).copied().unwrap_or(0);
+            let victim = if mine >= MAX_SESSIONS_PER_TOKEN {
+                Some(*digest)
+            } else if live.len() >= MAX_SESSIONS {
+                held.iter()
+                    .max_by_key(|(_, n)| **n)
+                    .filter(|(_, n)| **n > mine)
+                    .map(|(d, _)| *d)
+                    .or(Some(*digest).filter(|_| mine > 0))
+            } else {
+                None
+            };
+            let Some(victim) = victim else { return };
+            let oldest = owners
+                .iter()
+                .filter(|(_, (o, _))| *o == victim)
+                .min_by_key(|(_, (_, at))| *at)
+                .map(|(id, _)| id.clone());
+            let Some(id) = oldest else { return };
+            owners.remove(&id);
+            id
+        };
+        use rmcp::transport::streamable_http_server::SessionManager;
+        let _ = sessions.close_session(&close.into()).await;
+    }
+
+    /// The request with its body read whole within [`BODY_TIMEOUT`] and [`Gate::max_body_bytes`]
+    /// (408 or 413 otherwise, and the connection closed).
+    async fn read_body(&self, request: Request) -> Result<Request, Response> {
+        let (parts, body) = request.into_parts();
+        let limit = self.max_body_bytes;
+        let read = tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, limit)).await;
+        let closing = |status, message: &str| {
+            let mut r = refusal(status, -32600, message);
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            r
+        };
+        match read {
+            Ok(Ok(bytes)) => Ok(Request::from_parts(parts, axum::body::Body::from(bytes))),
+            Ok(Err(_)) => Err(closing(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the request body is over the server's limit (or broke off)",
+            )),
+            Err(_) => Err(closing(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body did not arrive in time",
+            )),
+        }
+    }
+
+    /// The answer, with what it hands out recorded: a session it opens belongs to the token,
+    /// and each event id its stream carries to the token and session that received it.
+    fn after(&self, response: Response, session: Option<String>, digest: [u8; 32]) -> Response {
+        let opened = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
+        let session = match (session, opened) {
+            (None, Some(id)) => {
+                self.session_owners
+                    .lock()
+                    .insert(id.clone(), (digest, Instant::now()));
+                Some(id)
+            }
+            (s, _) => s,
+        };
+        let is_stream = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_stream {
+            return response;
+        }
+        let owner = Arc::new(super::replay::Owner {
+            token: digest,
+            session,
+        });
+        let replay = self.replay.clone();
+        let (parts, body) = response.into_parts();
+        let mut ids = super::replay::IdScanner::default();
+        let stream = futures::StreamExt::map(body.into_data_stream(), move |chunk| {
+            if let Ok(bytes) = &chunk {
+                ids.feed(bytes, |id| replay.claim(id, &owner));
+            }
+            chunk
+        });
+        Response::from_parts(parts, axum::body::Body::from_stream(stream))
+    }
+
     /// Counts a request of `token`; false past the rate limit of the current minute.
     fn admit(&self, token: &str) -> bool {
         let mut w = self.window.lock();

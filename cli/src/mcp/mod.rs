@@ -53,6 +53,10 @@ pub struct McpArgs {
     /// The largest request body over HTTP, in bytes (a larger one is refused, 413).
     #[arg(long, default_value_t = http::DEFAULT_MAX_BODY_BYTES, requires = "http")]
     max_body_bytes: usize,
+    /// The largest answer of one tool call, in bytes (its text and structured content
+    /// together; a larger one is replaced by an error: ask for fewer hits).
+    #[arg(long, default_value_t = http::MAX_REPLY_BYTES)]
+    max_reply_bytes: usize,
 }
 
 /// The store `memloop mcp` uses without `--store`: `$XDG_DATA_HOME/memloop/default` (or
@@ -125,6 +129,7 @@ pub fn run(store: &StoreArgs, args: &McpArgs) -> Result<ExitCode> {
                 allowed_origins: args.allow_origins.clone(),
                 rate_limit: args.rate_limit,
                 max_body_bytes: args.max_body_bytes,
+                max_reply_bytes: args.max_reply_bytes,
                 tls: args.tls_cert.clone().zip(args.tls_key.clone()),
             },
         )?;
@@ -135,7 +140,7 @@ pub fn run(store: &StoreArgs, args: &McpArgs) -> Result<ExitCode> {
         .build()
         .context("start the async runtime")?;
     runtime.block_on(async move {
-        let service = handler::Server::new(shared.clone())
+        let service = handler::Server::new(shared.clone(), args.max_reply_bytes)
             .serve(stdio::guarded())
             .await
             .context("start the MCP session")?;

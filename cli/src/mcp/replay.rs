@@ -4,8 +4,13 @@
 //!
 //! rmcp's own per-session cache forgets a call's stream the moment its result is sent; this log,
 //! handed to rmcp as its `EventStore`, keeps every stream's events in memory, bounded in count,
-//! bytes and age: the oldest go first. Event ids are 128 random bits, so one client cannot name
-//! (and replay) another's events; they are never written to disk.
+//! bytes and age: the oldest go first. Event ids are 128 random bits, never written to disk.
+//!
+//! Ids are not secrets, though (clients and proxies log `id:` lines and `Last-Event-ID`), so
+//! an event is replayed only to whoever it was sent to: as an event leaves in a reply, the
+//! HTTP layer ([`ReplayLog::claim`]) records the token and the session it went to, and a
+//! resumption is let through only for the same token and session ([`ReplayLog::owned_by`]);
+//! it then replays only the stream's events that nobody else received.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -25,6 +30,16 @@ const MAX_EVENTS: usize = 16_384;
 
 /// Bytes of event payload kept at most, over all streams.
 const MAX_BYTES: usize = 64 << 20;
+
+/// Who an event was sent to: the digest of the token of the request whose reply carried it,
+/// and that request's session (none on the stateless path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// The token's sha256.
+    pub token: [u8; 32],
+    /// The `Mcp-Session-Id` of the request.
+    pub session: Option<String>,
+}
 
 /// The replayable events of every stream, oldest first.
 #[derive(Default)]
@@ -48,6 +63,8 @@ struct Event {
     message: ServerSseMessage,
     bytes: usize,
     at: Instant,
+    /// Who received it, once its reply carried it.
+    owner: Option<Arc<Owner>>,
 }
 
 impl Log {
@@ -83,6 +100,70 @@ fn size_of(event: &ServerSseMessage) -> usize {
         + 64
 }
 
+impl ReplayLog {
+    /// Records that event `id` left in a reply to `owner` (the first claim holds: an id is
+    /// known to nobody before its reply carries it).
+    pub fn claim(&self, id: &str, owner: &Arc<Owner>) {
+        let mut log = self.inner.lock();
+        let Some(&seq) = log.by_id.get(id) else {
+            return;
+        };
+        let at = (seq - log.first) as usize;
+        if let Some(e) = log.events.get_mut(at) {
+            e.owner.get_or_insert_with(|| owner.clone());
+        }
+    }
+
+    /// Whether `owner` may resume after event `id`: it is kept and was sent to `owner`.
+    pub fn owned_by(&self, id: &str, owner: &Owner) -> bool {
+        let log = self.inner.lock();
+        log.by_id
+            .get(id)
+            .and_then(|&seq| log.events.get((seq - log.first) as usize))
+            .and_then(|e| e.owner.as_deref())
+            .is_some_and(|o| o == owner)
+    }
+}
+
+/// Finds the `id:` lines of an SSE stream as its chunks pass, wherever the chunks split it.
+#[derive(Default)]
+pub struct IdScanner {
+    /// The unfinished last line of the chunks so far (an id line is short: a longer line is
+    /// not kept, and skipped to its end).
+    carry: Vec<u8>,
+    skipping: bool,
+}
+
+/// The longest line [`IdScanner`] keeps across chunks.
+const MAX_ID_LINE: usize = 512;
+
+impl IdScanner {
+    /// Feeds one chunk; calls `found` with each event id a completed line gives.
+    pub fn feed(&mut self, chunk: &[u8], mut found: impl FnMut(&str)) {
+        for piece in chunk.split_inclusive(|&b| b == b'\n') {
+            let complete = piece.ends_with(b"\n");
+            if !self.skipping {
+                self.carry.extend_from_slice(piece);
+            }
+            if complete {
+                if !self.skipping {
+                    let line = self.carry.trim_ascii_end();
+                    if let Some(id) = line.strip_prefix(b"id:") {
+                        if let Ok(id) = std::str::from_utf8(id.trim_ascii()) {
+                            found(id);
+                        }
+                    }
+                }
+                self.carry.clear();
+                self.skipping = false;
+            } else if self.carry.len() > MAX_ID_LINE {
+                self.carry.clear();
+                self.skipping = true;
+            }
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl EventStore for ReplayLog {
     async fn store_event(
@@ -108,6 +189,7 @@ impl EventStore for ReplayLog {
             message,
             bytes,
             at: now,
+            owner: None,
         });
         log.by_id.insert(id.clone(), seq);
         log.bytes += bytes;
@@ -126,11 +208,17 @@ impl EventStore for ReplayLog {
         };
         let at = (seq - log.first) as usize;
         let stream = log.events[at].stream.clone();
+        // An event never resumes a stream it was not sent on, and an event of the stream that
+        // went to someone else (never, as streams go to one reply) is not replayed.
+        let Some(owner) = log.events[at].owner.clone() else {
+            return Err("that event was not delivered to anyone yet".into());
+        };
         let later: Vec<ServerSseMessage> = log
             .events
             .iter()
             .skip(at + 1)
             .filter(|e| e.stream == stream)
+            .filter(|e| e.owner.as_ref().is_none_or(|o| *o == owner))
             .map(|e| e.message.clone())
             .collect();
         Ok(Box::pin(futures::stream::iter(later)))
@@ -154,10 +242,19 @@ mod tests {
 
     async fn replays_later_events() {
         let log = ReplayLog::default();
+        let ana = Arc::new(Owner {
+            token: [1; 32],
+            session: Some("s1".into()),
+        });
         let a1 = log.store_event("a", &event()).await.unwrap();
         let b1 = log.store_event("b", &event()).await.unwrap();
         let a2 = log.store_event("a", &event()).await.unwrap();
         let a3 = log.store_event("a", &event()).await.unwrap();
+        // Not yet sent to anyone: nothing to resume from.
+        assert!(log.replay_events_after(&a1).await.is_err());
+        for id in [&a1, &b1] {
+            log.claim(id, &ana);
+        }
         let ids: Vec<_> = log
             .replay_events_after(&a1)
             .await
@@ -170,6 +267,50 @@ mod tests {
         assert!(after_b.is_empty());
         assert!(log.replay_events_after("not-an-id").await.is_err());
         assert_ne!(a3.len(), 0);
+    }
+
+    #[test]
+    fn an_event_resumes_only_for_the_token_and_session_it_went_to() {
+        block_on(async {
+            let log = ReplayLog::default();
+            let ana = Arc::new(Owner {
+                token: [1; 32],
+                session: Some("s1".into()),
+            });
+            let id = log.store_event("a", &event()).await.unwrap();
+            assert!(!log.owned_by(&id, &ana), "not sent yet");
+            log.claim(&id, &ana);
+            let bob = Owner {
+                token: [2; 32],
+                session: Some("s1".into()),
+            };
+            // A later claim (a reply that somehow carried it again) does not take it over.
+            log.claim(&id, &Arc::new(bob.clone()));
+            assert!(log.owned_by(&id, &ana));
+            assert!(!log.owned_by(&id, &bob));
+            let ana_elsewhere = Owner {
+                token: [1; 32],
+                session: None,
+            };
+            assert!(!log.owned_by(&id, &ana_elsewhere));
+            assert!(!log.owned_by("unknown", &ana));
+        });
+    }
+
+    #[test]
+    fn ids_are_found_however_the_stream_is_cut() {
+        let text = format!(
+            "data: {}\nid: abc123\nretry: 3000\n\ndata: x\nid:def\r\n\n",
+            "y".repeat(2000)
+        );
+        for cut in [1, 3, 7, 64, 4096] {
+            let mut scanner = IdScanner::default();
+            let mut ids = Vec::new();
+            for chunk in text.as_bytes().chunks(cut) {
+                scanner.feed(chunk, |id| ids.push(id.to_string()));
+            }
+            assert_eq!(ids, vec!["abc123", "def"], "chunks of {cut}");
+        }
     }
 
     #[test]

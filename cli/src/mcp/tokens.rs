@@ -1,14 +1,21 @@
 //! The bearer tokens of `memloop mcp --http`: a private file (0600) in the store directory,
 //! one token a line, each unbound (the whole store) or bound to a scope (`user=alice`,
-//! `agent=helper`): a bound token's calls act as that scope in the engine. Only the tokens'
-//! sha256 digests are kept in memory, and a presented token is compared with each in constant
-//! time (`subtle`).
+//! `agent=helper`): a bound token's calls act as that scope in the engine. The file holds
+//! only each token's sha256 digest (`sha256:` and 64 hex digits; a token is printed once, when
+//! it is made), so a copy of the file or of a backup of the store opens nothing; a line of a
+//! raw token (written by hand, or by an older memloop) is still accepted, and rewritten as its
+//! digest by the next `memloop token`. A presented token's digest is compared with each in
+//! constant time (`subtle`).
 //!
 //! ```text
-//! # memloop mcp tokens: TOKEN [user=NAME] [agent=NAME]
-//! 3f9c…e1
-//! 77ab…02 user=alice
+//! # memloop mcp tokens: sha256:DIGEST (or TOKEN) [user=NAME] [agent=NAME]
+//! sha256:3f9c…e1
+//! sha256:77ab…02 user=alice
 //! ```
+//!
+//! The file is the truth while a server runs: it is read again whenever it changes, and a
+//! file that is gone, unreadable or malformed revokes every token (the server answers 401
+//! until a valid file is back); a digest named twice is refused as an ambiguous file.
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -25,7 +32,10 @@ use subtle::ConstantTimeEq;
 pub const TOKENS_FILE: &str = "mcp-tokens";
 
 /// The first line of a tokens file.
-const HEADER: &str = "# memloop mcp tokens: TOKEN [user=NAME] [agent=NAME]";
+const HEADER: &str = "# memloop mcp tokens: sha256:DIGEST (or TOKEN) [user=NAME] [agent=NAME]";
+
+/// What a line holding a digest starts with.
+const DIGEST_PREFIX: &str = "sha256:";
 
 /// What a token may reach: the whole store, or one scope's memories.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -80,14 +90,14 @@ impl Tokens {
                 continue;
             }
             let mut words = line.split_whitespace();
-            let token = words.next().unwrap_or_default();
-            if token.len() < 32 {
+            let first = words.next().unwrap_or_default();
+            let Some(known) = stored_digest(first) else {
                 bail!(
-                    "{} line {}: a token of fewer than 32 characters",
+                    "{} line {}: neither sha256:DIGEST (64 hex digits) nor a token of 32 characters or more",
                     path.display(),
                     n + 1
                 );
-            }
+            };
             let mut scope = Scope::default();
             for word in words {
                 match word.split_once('=') {
@@ -100,12 +110,31 @@ impl Tokens {
                     ),
                 }
             }
-            entries.push((digest(token), Grant { scope }));
+            if entries.iter().any(|(d, _)| *d == known) {
+                bail!(
+                    "{} line {}: a token named twice (which grant holds would be a guess)",
+                    path.display(),
+                    n + 1
+                );
+            }
+            entries.push((known, Grant { scope }));
         }
         if entries.is_empty() {
             bail!("{} holds no token", path.display());
         }
         Ok(Tokens { entries })
+    }
+
+    /// No token at all: every request is refused (a tokens file gone or broken).
+    pub fn none() -> Tokens {
+        Tokens {
+            entries: Vec::new(),
+        }
+    }
+
+    /// True when no token is accepted.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// The grant of `presented`, if it is one of the tokens. Every digest is compared, each in
@@ -122,6 +151,40 @@ impl Tokens {
     }
 }
 
+/// The digest a line's first word stands for: `sha256:HEX` as written, or a raw token's.
+fn stored_digest(word: &str) -> Option<[u8; 32]> {
+    match word.strip_prefix(DIGEST_PREFIX) {
+        Some(hex_digits) => {
+            let mut d = [0u8; 32];
+            hex::decode_to_slice(hex_digits, &mut d).ok()?;
+            Some(d)
+        }
+        None => (word.len() >= 32).then(|| digest(word)),
+    }
+}
+
+/// A token's line word as the file keeps it: its digest.
+fn digest_word(token: &str) -> String {
+    format!("{DIGEST_PREFIX}{}", hex::encode(digest(token)))
+}
+
+/// `line` of a tokens file with a raw token replaced by its digest (other lines as they are).
+fn as_digest_line(line: &str) -> String {
+    let trimmed = line.trim();
+    if trimmed.is_empty() || trimmed.starts_with('#') {
+        return line.to_string();
+    }
+    let mut words = trimmed.split_whitespace();
+    let first = words.next().unwrap_or_default();
+    if first.starts_with(DIGEST_PREFIX) {
+        return line.to_string();
+    }
+    std::iter::once(digest_word(first))
+        .chain(words.map(String::from))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The tokens file of the store in `dir` (or `file`), created with one unbound token when it
 /// does not exist; returns its path and the new token when one was made (to print once).
 ///
@@ -133,7 +196,7 @@ pub fn ensure(dir: &Path, file: Option<&Path>) -> Result<(PathBuf, Option<String
         return Ok((path, None));
     }
     let token = new_token();
-    write_new(&path, &format!("{HEADER}\n{token}\n"))?;
+    write_new(&path, &format!("{HEADER}\n{}\n", digest_word(&token)))?;
     Ok((path, Some(token)))
 }
 
@@ -194,19 +257,29 @@ pub fn run(dir: &Path, a: &TokenArgs) -> Result<()> {
         Err(e) => return Err(e).with_context(|| format!("read {}", path.display())),
     };
     let token = new_token();
-    let kept: Vec<&str> = old.lines().collect();
+    // Raw tokens of an older file become digests as the file is rewritten; the header too.
+    let kept: Vec<String> = old
+        .lines()
+        .map(|l| {
+            if l.starts_with("# memloop mcp tokens") {
+                HEADER.to_string()
+            } else {
+                as_digest_line(l)
+            }
+        })
+        .collect();
     let text = match &a.action {
         TokenAction::Rotate => {
-            let bound = |l: &&str| l.starts_with('#') || l.split_whitespace().nth(1).is_some();
-            let mut lines: Vec<String> = kept.into_iter().filter(bound).map(String::from).collect();
-            lines.push(token.clone());
+            let bound = |l: &String| l.starts_with('#') || l.split_whitespace().nth(1).is_some();
+            let mut lines: Vec<String> = kept.into_iter().filter(bound).collect();
+            lines.push(digest_word(&token));
             lines.join("\n") + "\n"
         }
         TokenAction::Add { user, agent } => {
             if user.is_none() && agent.is_none() {
                 bail!("a bound token needs --user or --agent (memloop token rotate makes an unbound one)");
             }
-            let mut line = token.clone();
+            let mut line = digest_word(&token);
             for (key, value) in [("user", user), ("agent", agent)] {
                 if let Some(v) = value {
                     if v.is_empty() || v.chars().any(char::is_whitespace) {
@@ -215,7 +288,7 @@ pub fn run(dir: &Path, a: &TokenArgs) -> Result<()> {
                     line.push_str(&format!(" {key}={v}"));
                 }
             }
-            let mut lines: Vec<String> = kept.into_iter().map(String::from).collect();
+            let mut lines: Vec<String> = kept;
             lines.push(line);
             lines.join("\n") + "\n"
         }
@@ -240,6 +313,10 @@ mod tests {
             0o600
         );
         assert!(ensure(dir.path(), None).unwrap().1.is_none(), "made once");
+        // The file holds the token's digest, never the token.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(&token));
+        assert!(text.contains(&digest_word(&token)));
         let mut f = std::fs::OpenOptions::new()
             .append(true)
             .open(&path)
@@ -269,5 +346,39 @@ mod tests {
         assert!(Tokens::load(&path).is_err());
         std::fs::write(&path, format!("{} role=admin\n", "a".repeat(64))).unwrap();
         assert!(Tokens::load(&path).is_err());
+        // A digest that is not 64 hex digits; a token named twice (raw and as its digest).
+        std::fs::write(&path, "sha256:abcd\n").unwrap();
+        assert!(Tokens::load(&path).is_err());
+        let t = "a".repeat(64);
+        std::fs::write(&path, format!("{t}\n{} user=ana\n", digest_word(&t))).unwrap();
+        assert!(Tokens::load(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("named twice"));
+    }
+
+    #[test]
+    fn rewriting_the_file_turns_raw_tokens_into_digests() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(TOKENS_FILE);
+        let old = "b".repeat(64);
+        write_new(
+            &path,
+            &format!("# memloop mcp tokens: TOKEN\n{old} user=ana\n"),
+        )
+        .unwrap();
+        let args = TokenArgs {
+            action: TokenAction::Rotate,
+            token_file: None,
+        };
+        run(dir.path(), &args).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(&old), "{text}");
+        assert!(text.contains(&format!("{} user=ana", digest_word(&old))));
+        let tokens = Tokens::load(&path).unwrap();
+        assert_eq!(
+            tokens.grant(&old).unwrap().scope.user.as_deref(),
+            Some("ana")
+        );
     }
 }

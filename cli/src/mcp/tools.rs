@@ -251,10 +251,13 @@ fn forget(memory: &Memory, a: ForgetRequest) -> ToolResult {
         (None, false) => {
             let erased = memory.forget_scope(&scope)?;
             let structured = serde_json::to_value(&erased).map_err(|e| ToolError(e.to_string()))?;
+            // The text carries the receipt's exact signed line (`receipt_line` in the structured
+            // answer too): a client that saves either verifies; `receipt` re-serialised by a
+            // JSON library may order its keys otherwise and not.
             reply(
                 format!(
-                    "Erased {} memories of {} from every file of the store.",
-                    erased.memories, scope
+                    "Erased {} memories of {} from every file of the store. Receipt (save this line as it is; `memloop receipt verify FILE` checks it):\n{}",
+                    erased.memories, scope, erased.receipt_line
                 ),
                 structured,
             )

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::html::{esc, failure, url};
+use super::html::{esc, failure, page, url};
 use super::Ui;
 
 /// The action forms of memory `id`'s page.
@@ -144,16 +144,27 @@ pub(crate) struct EraseForm {
     user: String,
 }
 
-/// `POST /erase`: every memory of one user, from every file of the store.
+/// `POST /erase`: every memory of one user, from every file of the store. The answer is a
+/// page with the erasure's signed receipt, its exact bytes in `#receipt` (what `memloop
+/// receipt verify` checks), not a redirect: the receipt is shown once, like `memloop erase`
+/// prints it once (`memloop receipt list` prints it again).
 pub(crate) async fn erase(State(ui): State<Arc<Ui>>, Form(f): Form<EraseForm>) -> Response {
     if f.user.trim().is_empty() {
         return failure(StatusCode::BAD_REQUEST, "name the user to erase");
     }
     match run(&ui, "forget", json!({ "user": f.user })).await {
-        Ok(r) => done(
-            "/",
-            &format!("Erased {} memories of user {}.", r["memories"], f.user),
-        ),
+        Ok(r) => {
+            let notice = format!("Erased {} memories of user {}.", r["memories"], f.user);
+            let line = r["receipt_line"].as_str().unwrap_or_default();
+            let body = format!(
+                "<h1>Erased</h1><p>The erasure's signed receipt: save it exactly as shown (one \
+                 line) and check it with <code>memloop receipt verify FILE</code>; <code>memloop \
+                 receipt list</code> prints it again.</p><pre id=\"receipt\">{}</pre>\
+                 <p><a href=\"/\">Back to the overview</a></p>",
+                esc(line.trim_end())
+            );
+            page("erased", Some(&notice), &body).into_response()
+        }
         Err(r) => r,
     }
 }

@@ -51,6 +51,11 @@ pub(crate) struct Ui {
     token: String,
     /// The token's digest, what a presented token's digest is compared with.
     token_digest: [u8; 32],
+    /// The `Host` values a request may name (this server's own address by its loopback
+    /// names); `None` with `--allow-remote`.
+    hosts: Option<Vec<String>>,
+    /// The port, which names the cookie.
+    port: u16,
 }
 
 impl Ui {
@@ -98,12 +103,6 @@ pub fn run(store: &StoreArgs, args: &UiArgs) -> Result<()> {
     }
     let (_, shared) = crate::mcp::share_store(store, "ui")?;
     let token = crate::mcp::tokens::new_token();
-    let ui = Arc::new(Ui {
-        shared: Arc::new(shared),
-        token_digest: crate::mcp::tokens::digest(&token),
-        token,
-    });
-    let app = router(ui.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -118,6 +117,23 @@ pub fn run(store: &StoreArgs, args: &UiArgs) -> Result<()> {
             SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
             SocketAddr::V4(a) => a.to_string(),
         };
+        let port = bound.port();
+        let hosts = (!args.allow_remote).then(|| {
+            vec![
+                host.clone(),
+                format!("127.0.0.1:{port}"),
+                format!("localhost:{port}"),
+                format!("[::1]:{port}"),
+            ]
+        });
+        let ui = Arc::new(Ui {
+            shared: Arc::new(shared),
+            token_digest: crate::mcp::tokens::digest(&token),
+            token,
+            hosts,
+            port,
+        });
+        let app = router(ui.clone());
         // The one line on stdout: what a user (or a test) opens.
         println!("http://{host}/?token={}", ui.token);
         use std::io::Write;

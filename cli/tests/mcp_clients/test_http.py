@@ -34,6 +34,9 @@ class HttpServer:
 
     def __init__(self, store, log, *extra):
         self.store = pathlib.Path(store)
+        self.log = log
+        log.flush()
+        log_start = os.path.getsize(log.name)
         self.port = free_port()
         scheme = "https" if "--tls-cert" in extra else "http"
         self.url = f"{scheme}://127.0.0.1:{self.port}/mcp"
@@ -51,8 +54,22 @@ class HttpServer:
             except OSError:
                 assert self.proc.poll() is None, "the server exited"
                 time.sleep(0.1)
-        lines = (self.store / "mcp-tokens").read_text().splitlines()
-        self.token = next(l for l in lines if l and not l.startswith("#")).split()[0]
+        # The token is printed once, on stderr, when the tokens file is made; the file holds
+        # only its digest.
+        printed = []
+        while time.time() < deadline and len(printed) != 2:
+            with open(log.name, encoding="utf-8", errors="replace") as f:
+                f.seek(log_start)
+                printed = f.read().split("(shown once):\n", 1)
+            if (self.store / "mcp-tokens").exists() and len(printed) != 2:
+                break
+        if len(printed) == 2 and "\n" in printed[1]:
+            self.token = printed[1].split("\n", 1)[0].strip()
+        else:  # the store had a tokens file already: a new store-wide token
+            self.token = subprocess.run([BIN, "--store", str(self.store), "token", "rotate"],
+                                        check=True, capture_output=True, text=True).stdout.strip()
+        tokens = (self.store / "mcp-tokens").read_text()
+        assert self.token not in tokens and "sha256:" in tokens
         assert (self.store / "mcp-tokens").stat().st_mode & 0o077 == 0
 
     def add_token(self, *args):
@@ -349,7 +366,10 @@ def test_a_dropped_stream_is_resumed_with_last_event_id(server):
             time.sleep(0.2)
     assert result is not None, "the result was not replayed"
     assert result["result"]["structuredContent"]["action"] == "new"
-    assert resume("0" * 32) is None
+    # An unknown event id is refused (404), not answered with another stream's events.
+    with httpx2.stream("GET", server.url, headers={**HEADERS, **session,
+                                                   "last-event-id": "0" * 32}, timeout=30) as g:
+        assert g.status_code == 404
 
 
 def test_https_with_a_certificate_and_key(store, log, tmp_path):

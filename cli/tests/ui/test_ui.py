@@ -8,6 +8,7 @@ inspector's process, as it would to `memloop mcp`). Screenshots go to target/ui-
 import http.cookiejar
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -216,3 +217,51 @@ def test_it_runs_beside_an_agents_memloop_mcp():
                 assert "shared by another memloop process" in err, err
             mcp.stdin.close()
             mcp.wait(timeout=30)
+
+
+def test_round4_the_token_opens_nothing_for_another_user_or_another_host(served):
+    """Round 4's H1 and L8: browsers send the inspector's cookie to every port of 127.0.0.1, so
+    a page another local user serves there receives it. The inspector serves only its own
+    user's processes on loopback (another uid is answered 403 with the token in hand), its
+    cookie is named after its port, and a request naming another `Host` (DNS rebinding) is
+    refused."""
+    url, base = served["url"], served["base"]
+    token = url.split("token=", 1)[1]
+    port = base.rsplit(":", 1)[1]
+    with urllib.request.urlopen(url, timeout=10) as r:
+        assert r.status == 200
+        cookie = r.headers["set-cookie"]
+    assert cookie.startswith(f"memloop_ui_{port}={token};") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    req = urllib.request.Request(url, headers={"Host": "evil.example"})
+    code, _ = status_of_request(req)
+    assert code == 421
+    req = urllib.request.Request(base + "/erase", data=b"user=alice",
+                                 headers={"Host": f"rebind.example:{port}", "Origin": f"http://rebind.example:{port}"})
+    assert status_of_request(req)[0] == 421
+    if os.geteuid() == 0 and shutil.which("setpriv") and shutil.which("curl"):
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "curl", "-s",
+                            "-o", "/dev/null", "-w", "%{http_code}", f"{base}/search?q=tea&token={token}"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.stdout == "403", (r.stdout, r.stderr)
+
+
+def status_of_request(req):
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def test_round4_erasing_a_user_shows_its_receipt_which_verifies(served, browser, tmp_path):
+    """Round 4's L13: the inspector's erase answers with the erasure's signed receipt."""
+    page, errors = open_page(browser, served)
+    page.fill("#erase input[name=user]", "carol")
+    page.click("#erase button")
+    assert "Erased 1 memories of user carol." in page.locator("#notice").inner_text()
+    line = page.locator("#receipt").inner_text()
+    receipt = tmp_path / "carol.json"
+    receipt.write_text(line + "\n")
+    r = subprocess.run([BIN, "receipt", "verify", str(receipt)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert errors == []
