@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Optional, TypeVar, Union
+from typing import Any, Callable, Optional, TypeVar, Union
 
 from .._async import AsyncMemory
 from .._native import Memory
@@ -62,10 +62,12 @@ def dumps(value: Any) -> str:
 _PAGE = 100_000
 
 
-def forget_older_versions(memory: Memory, tag: str, kind: str) -> int:
-    """Among the memories of ``kind`` tagged ``tag``, where two share a memloop namespace (an
-    adapter's one item, written twice by a replace that a crash cut between its write of the
-    new version and its forgetting of the old), forgets all but the newest. Returns how many."""
+def forget_older_versions(memory: Memory, tag: str, kind: str, own: Callable[[Any], bool]) -> int:
+    """Among the memories of ``kind`` tagged ``tag`` that are the adapter's ``own`` (its scope:
+    a memory another user's writer planted with the same tag and namespace is never one),
+    where two share a memloop namespace (an adapter's one item, written twice by a replace that
+    a crash cut between its write of the new version and its forgetting of the old), forgets
+    all but the newest. Returns how many."""
     items: list[Any] = []
     while True:
         page = memory.list(tags=[tag], kinds=[kind], limit=_PAGE, offset=len(items))
@@ -75,6 +77,8 @@ def forget_older_versions(memory: Memory, tag: str, kind: str) -> int:
     newest: "dict[str, Any]" = {}
     forgotten = 0
     for item in items:
+        if not own(item):
+            continue
         other = newest.get(item.namespace)
         if other is None:
             newest[item.namespace] = item

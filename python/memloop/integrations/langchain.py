@@ -76,8 +76,9 @@ class MemloopVectorStore(OwnsMemory, VectorStore):
         self.collection = collection
         self._tag = "langchain.collection:" + collection
         self._embedding = embedding if embedding is not None else _MemloopEmbeddings(self.memory)
-        # A crash between an add's two steps leaves two versions: the older is forgotten here.
-        forget_older_versions(self.memory, self._tag, _KIND)
+        # A crash between an add's two steps leaves two versions: the older is forgotten here
+        # (among this store's own memories only: see `_own`).
+        forget_older_versions(self.memory, self._tag, _KIND, self._own)
 
     @property
     def embeddings(self) -> Embeddings:
@@ -89,9 +90,17 @@ class MemloopVectorStore(OwnsMemory, VectorStore):
     def _namespace(self, id: str) -> str:
         return "langchain:" + dumps([self.collection, id])
 
+    @staticmethod
+    def _own(item: Any) -> bool:
+        """Whether ``item`` is this store's: it writes memories of no user and no agent, so a
+        memory another writer of the memloop store planted in another scope (a token bound to
+        a user) with the collection's tag and a document's namespace is never read, replaced
+        or cleaned up as one of its documents."""
+        return item.user is None and item.agent is None
+
     def _versions(self, id: str) -> List[Any]:
         items = self.memory.list(namespace=self._namespace(id), tags=[self._tag], kinds=[_KIND])
-        return sorted(items, key=lambda i: (i.updated, i.id), reverse=True)
+        return sorted(filter(self._own, items), key=lambda i: (i.updated, i.id), reverse=True)
 
     def add_texts(
         self,
@@ -133,7 +142,8 @@ class MemloopVectorStore(OwnsMemory, VectorStore):
         every document of the collection."""
         if ids is None:
             for item in self.memory.list(tags=[self._tag], kinds=[_KIND], limit=_PAGE):
-                self.memory.forget(item.id)
+                if self._own(item):
+                    self.memory.forget(item.id)
             return True
         for id in ids:
             for item in self._versions(id):
@@ -145,8 +155,8 @@ class MemloopVectorStore(OwnsMemory, VectorStore):
     @staticmethod
     def _document(item: Any) -> Optional[Document]:
         """The document a memory holds, or ``None`` for one this store did not write (another
-        program's memory that happens to carry the collection's tag)."""
-        if not item.namespace.startswith("langchain:") or item.concise is None:
+        program's memory that happens to carry the collection's tag, or one of another scope)."""
+        if not MemloopVectorStore._own(item) or not item.namespace.startswith("langchain:") or item.concise is None:
             return None
         try:
             envelope = json.loads(item.concise)

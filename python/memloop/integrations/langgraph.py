@@ -75,7 +75,7 @@ def _datetime(ms: int) -> datetime:
 class _Stored:
     """One stored item, decoded."""
 
-    __slots__ = ("id", "namespace", "key", "value", "text", "created", "updated", "expires", "ttl", "indexed")
+    __slots__ = ("id", "namespace", "key", "value", "text", "created", "updated", "expires", "ttl", "indexed", "user", "agent")
 
     def __init__(self, item: Any) -> None:
         path = json.loads(item.namespace[len("langgraph:"):])
@@ -90,6 +90,8 @@ class _Stored:
         self.ttl: Optional[float] = envelope.get("ttl")
         self.expires: Optional[int] = envelope.get("expires")
         self.indexed: bool = envelope.get("indexed", True)
+        self.user: Optional[str] = item.user
+        self.agent: Optional[str] = item.agent
 
     def expired(self, now: int) -> bool:
         return self.expires is not None and self.expires <= now
@@ -114,7 +116,7 @@ class _Stored:
         )
 
 
-def _decode(item: Any) -> Optional[_Stored]:
+def _decode_item(item: Any) -> Optional[_Stored]:
     """The item an adapter memory holds, or ``None`` for none, or for a memory this adapter did
     not write (another program's memory that happens to carry the same tag and kind)."""
     if item is None or not item.namespace.startswith("langgraph:") or item.concise is None:
@@ -219,10 +221,24 @@ class MemloopStore(OwnsMemory, BaseStore):
         if user_at is not None and (not isinstance(user_at, int) or user_at < 0):
             raise ValueError("user_at must be a namespace position (an int >= 0)")
         self.user_at = user_at
-        # A crash between a put's two steps leaves two versions: the older is forgotten here.
-        forget_older_versions(self.memory, _ROOT_TAG, _KIND)
+        # A crash between a put's two steps leaves two versions: the older is forgotten here
+        # (among this store's own memories only: see `_own`).
+        forget_older_versions(self.memory, _ROOT_TAG, _KIND, lambda i: self._decode(i) is not None)
 
     # --- reading -----------------------------------------------------------------------------
+
+    def _own(self, s: _Stored) -> bool:
+        """Whether ``s`` is in this store's scope: a memory of the user its namespace names
+        (``user_at``), or of no user without ``user_at``, and of no agent. Another writer of
+        the memloop store (a token bound to another user) can plant memories with this store's
+        tags and namespaces; they are never read, replaced or cleaned up as its items."""
+        owner = s.namespace[self.user_at] if self.user_at is not None and len(s.namespace) > self.user_at else None
+        return s.user == owner and s.agent is None
+
+    def _decode(self, item: Any) -> Optional[_Stored]:
+        """The item a memory holds if it is one of this store's own (see :meth:`_own`)."""
+        s = _decode_item(item)
+        return s if s is not None and self._own(s) else None
 
     def _user(self, prefix: Sequence[str]) -> Optional[str]:
         if self.user_at is not None and len(prefix) > self.user_at:
@@ -238,7 +254,7 @@ class MemloopStore(OwnsMemory, BaseStore):
             kinds=[_KIND],
             tags=[_ROOT_TAG],
         )
-        versions = [s for s in map(_decode, items) if s is not None]
+        versions = [s for s in map(self._decode, items) if s is not None]
         return sorted(versions, key=lambda s: (s.updated, s.id), reverse=True)
 
     def _under(self, prefix: Sequence[str]) -> list[_Stored]:
@@ -252,7 +268,7 @@ class MemloopStore(OwnsMemory, BaseStore):
                 tags=[tag, _ROOT_TAG], kinds=[_KIND], user=self._user(prefix), limit=_PAGE, offset=offset
             )
             for i in page:
-                s = _decode(i)
+                s = self._decode(i)
                 if s is not None and s.namespace[: len(prefix)] == tuple(prefix) and not s.expired(now):
                     out.append(s)
             if len(page) < _PAGE:
@@ -304,7 +320,7 @@ class MemloopStore(OwnsMemory, BaseStore):
             )
             ranked: list[tuple[_Stored, Optional[float]]] = []
             for h in hits:
-                s = _decode(h.item)
+                s = self._decode(h.item)
                 if s is not None and s.namespace[: len(prefix)] == prefix and s.indexed and not s.expired(now) and self._passes(s, op):
                     ranked.append((s, h.score))
             if len(ranked) >= want:
@@ -322,7 +338,7 @@ class MemloopStore(OwnsMemory, BaseStore):
             tags=[tag, _ROOT_TAG], kinds=[_KIND], user=self._user(prefix), limit=op.limit, offset=op.offset
         )
         now = _now_ms()
-        decoded = [_decode(i) for i in items]
+        decoded = [self._decode(i) for i in items]
         page = [s for s in decoded if s is not None]
         if len(page) < len(decoded) or any(s.expired(now) or s.namespace[: len(prefix)] != prefix for s in page):
             return None
@@ -428,7 +444,7 @@ class MemloopStore(OwnsMemory, BaseStore):
             s.namespace, s.key, s.value, text=s.text, indexed=s.indexed, created=s.created, ttl=s.ttl,
             replacing=[s.id],
         )
-        refreshed = _decode(self.memory.get(id))
+        refreshed = self._decode(self.memory.get(id))
         return refreshed if refreshed is not None else s
 
     def sweep_ttl(self) -> int:
@@ -436,7 +452,7 @@ class MemloopStore(OwnsMemory, BaseStore):
         now = _now_ms()
         gone = 0
         for i in self.memory.list(tags=[_ROOT_TAG], kinds=[_KIND], limit=_PAGE):
-            s = _decode(i)
+            s = self._decode(i)
             if s is not None and s.expired(now):
                 self.memory.forget(s.id)
                 gone += 1

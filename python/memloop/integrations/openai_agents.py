@@ -65,7 +65,20 @@ class MemloopSession(OwnsMemory, SessionABC):
         self._lock = asyncio.Lock()
 
     def _turns(self) -> List[Any]:
-        return self.memory.conversation(self.session_id, user=self._user, agent=self._agent)
+        """The session's turns that this session wrote: of its own scope (exactly its user and
+        agent) and holding an item as it stores one. A turn another writer of the memloop store
+        put in the session (another scope, or a text that is not an item's JSON) is skipped,
+        never a failure: one foreign turn must not deny the whole session."""
+        turns = self.memory.conversation(self.session_id, user=self._user, agent=self._agent)
+        return [t for t in turns if t.user == self._user and t.agent == self._agent and self._decodes(t)]
+
+    @staticmethod
+    def _decodes(turn: Any) -> bool:
+        try:
+            MemloopSession._item(turn)
+            return True
+        except ValueError:
+            return False
 
     @staticmethod
     def _item(turn: Any) -> Any:
