@@ -40,6 +40,14 @@ pub fn run(dir: &Path, call: ToolCall) -> Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
             return Err(anyhow!("store {}: {e}", dir.display()))
         }
+        // It serves the store but refused this connection (all its peer slots taken): say
+        // so rather than that it does not share (round 4, L9).
+        Err(e) if e.kind() == std::io::ErrorKind::ResourceBusy => {
+            return Err(anyhow!(
+                "store {}: the process serving it refused this connection: {e}",
+                dir.display()
+            ))
+        }
         Err(_) => return Ok(false),
     };
     let reply = peer

@@ -89,6 +89,8 @@ fn find_owner(table: &str, from: SocketAddr, to: SocketAddr) -> Option<u32> {
 /// An address as `/proc/net/tcp{,6}` writes it: the address as 32-bit words, each in the
 /// machine's byte order, in hex, then `:` and the port in hex. An IPv4 address seen on an
 /// IPv6 socket is written as the mapped address, in the IPv6 table.
+// The kernel writes each 32-bit word in the host's byte order: native order is the point here.
+#[allow(clippy::host_endian_bytes)]
 fn proc_address(a: SocketAddr) -> String {
     let words: Vec<[u8; 4]> = match a.ip() {
         std::net::IpAddr::V4(v4) => vec![v4.octets()],

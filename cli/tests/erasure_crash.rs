@@ -89,6 +89,7 @@ fn erasures_and_key_rotations_killed_at_random_moments_lose_nothing_and_complete
     let mut receipts_printed: Vec<String> = Vec::new();
     let (mut erasures_completed_at_open, mut erasures_acked, mut rotations_acked) = (0, 0, 0);
     let mut next_text = 0usize;
+    let mut writes_acked = 0usize;
     for round in 0..rounds {
         let log_before = if round == 0 {
             0
@@ -158,6 +159,7 @@ fn erasures_and_key_rotations_killed_at_random_moments_lose_nothing_and_complete
                 for (l, written) in lines.iter().zip(&texts) {
                     let v: serde_json::Value = serde_json::from_str(l).unwrap();
                     acked.insert(v["id"].as_u64().unwrap(), written.clone());
+                    writes_acked += 1;
                 }
             }
             2 => {
@@ -223,7 +225,7 @@ fn erasures_and_key_rotations_killed_at_random_moments_lose_nothing_and_complete
         m.close().unwrap();
     }
     eprintln!(
-        "{rounds} rounds: {} acknowledged writes kept, {erasures_acked} erasures acknowledged, {erasures_completed_at_open} completed at the next open, {rotations_acked} rotations acknowledged",
+        "{rounds} rounds: {writes_acked} writes acknowledged, {} of them kept (the rest erased since), {erasures_acked} erasures acknowledged, {erasures_completed_at_open} completed at the next open, {rotations_acked} rotations acknowledged",
         acked.len()
     );
     assert!(!acked.is_empty());

@@ -99,7 +99,8 @@ impl Peer {
         peer.out.set_read_timeout(Some(HELLO_TIMEOUT))?;
         let hello = match peer.call(wire::HELLO, Value::Null) {
             Ok(Ok(reply)) => reply,
-            Ok(Err(e)) => return Err(std::io::Error::other(e.0)),
+            // It answered with a refusal (its peer cap): it serves the store, and is busy.
+            Ok(Err(e)) => return Err(std::io::Error::new(std::io::ErrorKind::ResourceBusy, e.0)),
             Err(Lost::NotSent(e) | Lost::NoAnswer(e)) => return Err(e),
         };
         // And it must serve this store, not another one whose socket was put here.
@@ -283,6 +284,13 @@ impl Shared {
                     Err(_) if Instant::now() < deadline => {
                         std::thread::sleep(Duration::from_millis(50));
                     }
+                    // It serves the store but refused this connection (all its peer slots
+                    // taken): say that, not that it does not share.
+                    Err(e) if e.kind() == std::io::ErrorKind::ResourceBusy => bail!(
+                        "store {} is served by {}, which refused this connection: {e}",
+                        self.dir.display(),
+                        pid.map_or("another process".to_string(), |p| format!("process {p}"))
+                    ),
                     Err(e) => bail!(
                         "store {} is open in {} which does not share it ({e}); close it there, or let `memloop mcp` hold it",
                         self.dir.display(),

@@ -6,12 +6,14 @@ deleting it revokes (M7, L1); one token cannot end another's session (L2); anoth
 user's process is refused on loopback even with a valid token (H1); the receipt MCP hands
 back verifies as delivered (L14)."""
 
+import itertools
 import json
 import os
 import pathlib
 import shutil
 import socket
 import subprocess
+import threading
 import time
 
 import httpx2
@@ -187,6 +189,45 @@ def test_m6_a_reply_over_the_cap_is_refused_with_a_reason(store, log):
         assert big.get("isError") and "over the 200000" in big["content"][0]["text"], big
         small = call(server, s, "recall", {"query": "harbour note", "k": 1})
         assert not small.get("isError") and len(small["structuredContent"]["hits"]) == 1
+        # Six huge recalls and a flood of resumptions with foreign event ids at once: the
+        # honest client's p99 stays under a second.
+        greedy = server.add_token("--user", "greedy")
+        g = open_session(server, greedy)
+        for n in range(5):
+            call(server, g, "remember", {"text": f"greedy {n}: {text}"}, call_id=20 + n)
+        stop = threading.Event()
+
+        codes = []
+
+        def huge():  # the attacker's own answers (refusals, 429s past its rate) do not matter
+            mine = open_session(server, greedy)  # one session a thread, ids never reused
+            for n in itertools.count(100):
+                if stop.is_set():
+                    break
+                body = {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                        "params": {"name": "recall", "arguments": {"query": "harbour note", "k": 5}}}
+                codes.append(post(server.url, body, **mine).status_code)
+
+        def resumptions():
+            while not stop.is_set():
+                codes.append(resume(server, g, "f" * 32)[0])
+
+        workers = [threading.Thread(target=huge) for _ in range(6)] + [threading.Thread(target=resumptions)]
+        for w in workers:
+            w.start()
+        times = []
+        try:
+            for _ in range(30):
+                t = time.time()
+                assert post(server.url, INIT, authorization=f"Bearer {server.token}").status_code == 200
+                times.append(time.time() - t)
+                time.sleep(0.05)
+        finally:
+            stop.set()
+            for w in workers:
+                w.join()
+        assert p99(times) < 1.0, times
+        assert set(codes) <= {200, 404, 429} and 404 in codes, set(codes)
     finally:
         server.stop()
 

@@ -126,6 +126,12 @@ def test_connections_and_request_sizes_are_bounded(store, log):
                 busy = json.loads(extra.makefile().readline())
                 assert "connections already" in busy["error"], busy
                 extra.close()
+                # The CLI, forwarding, says the server is busy (round 4, L9), not that it
+                # does not share the store.
+                r = subprocess.run([BIN, "--store", str(store), "stats"], capture_output=True,
+                                   text=True, timeout=120)
+                assert r.returncode != 0 and "refused this connection" in r.stderr, r.stderr
+                assert "does not share" not in r.stderr
             finally:
                 for c in held:
                     c.close()
