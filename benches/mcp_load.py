@@ -153,7 +153,7 @@ def run_http(a, log):
     store = tempfile.mkdtemp() + "/store"
     port = free_port()
     proc = start_http(a.memloop, store, port, log)
-    url, token = f"http://127.0.0.1:{port}/mcp", token_of(store)
+    url, token = f"http://127.0.0.1:{port}/mcp", token_of(store, a.memloop)
     opener = lambda: http_session(url, token)  # noqa: E731
     seed_store(opener)
     stats = Stats()
