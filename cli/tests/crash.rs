@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -79,28 +77,22 @@ fn acknowledged_writes_survive_sigkill_at_random_moments() {
                 )
             })
             .collect();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_memloop"))
-            .args([
-                "--store",
-                store.to_str().unwrap(),
-                "--dedup-threshold",
-                "off",
-            ])
-            .args(["ingest", "-", "--jsonl", "--batch", "4"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(input.as_bytes());
-        });
+        let words = [
+            "--store",
+            store.to_str().unwrap(),
+            "--dedup-threshold",
+            "off",
+            "ingest",
+            "-",
+            "--jsonl",
+            "--batch",
+            "4",
+        ];
+        let args: Vec<&std::ffi::OsStr> = words.iter().map(std::ffi::OsStr::new).collect();
+        let (mut child, lines_rx) = common::spawn_lines(&args, input);
         let (tx, rx) = mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
+            for line in lines_rx {
                 let v: serde_json::Value = serde_json::from_str(&line).unwrap();
                 if tx.send(v["id"].as_u64().unwrap()).is_err() {
                     break;

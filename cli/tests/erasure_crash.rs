@@ -14,9 +14,7 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -36,43 +34,23 @@ fn open(store: &Path, key: &Path) -> Memory {
     .unwrap_or_else(|e| panic!("the store does not open after a kill: {e}"))
 }
 
-/// A child `memloop` on the store, its stdout lines sent as they come.
+/// A child `memloop` on the encrypted store, its stdout's whole lines sent as they come.
 fn spawn(
     store: &Path,
     key: &Path,
     args: &[&str],
     input: String,
 ) -> (std::process::Child, mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memloop"))
-        .arg("--store")
-        .arg(store)
-        .arg("--key-file")
-        .arg(key)
-        .args(["--dedup-threshold", "off"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let (tx, rx) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        let mut line = String::new();
-        while reader.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
-            // Only whole lines are acknowledgements.
-            if line.ends_with('\n') && tx.send(std::mem::take(&mut line)).is_err() {
-                break;
-            }
-        }
-        let _ = reader.read_to_string(&mut line);
-    });
-    (child, rx)
+    let mut full: Vec<&std::ffi::OsStr> = vec![
+        "--store".as_ref(),
+        store.as_os_str(),
+        "--key-file".as_ref(),
+        key.as_os_str(),
+        "--dedup-threshold".as_ref(),
+        "off".as_ref(),
+    ];
+    full.extend(args.iter().map(std::ffi::OsStr::new));
+    common::spawn_lines(&full, input)
 }
 
 #[test]
