@@ -53,14 +53,15 @@ enum Lookup {
 
 #[cfg(target_os = "linux")]
 fn owner(local: SocketAddr, peer: SocketAddr) -> Lookup {
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        if let Ok(text) = std::fs::read_to_string(table) {
-            if let Some(uid) = find_owner(&text, peer, local) {
-                return Lookup::Uid(uid);
-            }
-        }
-    }
-    Lookup::NotListed
+    // The peer's socket is of the connection's family: one table is read.
+    let table = match peer {
+        SocketAddr::V4(_) => "/proc/net/tcp",
+        SocketAddr::V6(_) => "/proc/net/tcp6",
+    };
+    std::fs::read_to_string(table)
+        .ok()
+        .and_then(|text| find_owner(&text, peer, local))
+        .map_or(Lookup::NotListed, Lookup::Uid)
 }
 
 #[cfg(not(target_os = "linux"))]

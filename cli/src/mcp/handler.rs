@@ -247,14 +247,32 @@ impl ServerHandler for Server {
 /// (a recall of many long memories); `None` to send it. The cap holds on every MCP
 /// transport: a client asks for fewer hits or a smaller budget.
 fn over_cap(reply: &crate::mcp::tools::Reply, cap: usize) -> Option<String> {
-    // Counted without serialising a reply far over the cap: the text alone may pass it.
-    let mut bytes = reply.text.len();
-    if bytes <= cap {
-        bytes += serde_json::to_vec(&reply.structured).map_or(usize::MAX - bytes, |v| v.len());
+    // Counted as it is written, nothing kept, and stopped at the cap: rmcp serialises the
+    // reply for the wire afterwards, and a reply far over the cap costs no more than the cap.
+    struct Count {
+        bytes: usize,
+        cap: usize,
     }
-    (bytes > cap).then(|| {
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.bytes += b.len();
+            if self.bytes > self.cap {
+                return Err(std::io::Error::other("over the cap"));
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count {
+        bytes: reply.text.len(),
+        cap,
+    };
+    let fits = count.bytes <= cap && serde_json::to_writer(&mut count, &reply.structured).is_ok();
+    (!fits).then(|| {
         format!(
-            "error code {}: the reply is {bytes} bytes or more, over the {cap} an MCP reply may carry: ask for fewer hits (k) or a smaller budget",
+            "error code {}: the reply is over the {cap} bytes an MCP reply may carry: ask for fewer hits (k) or a smaller budget",
             memloop::ErrorCode::InvalidInput.name()
         )
     })

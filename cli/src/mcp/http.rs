@@ -30,7 +30,6 @@ use parking_lot::Mutex;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
-use sha2::Digest;
 
 use super::handler::Server;
 use super::tokens::{Grant, Tokens};
@@ -167,7 +166,7 @@ impl TokenFile {
 #[derive(Default)]
 struct RateWindow {
     started: Option<Instant>,
-    counts: HashMap<String, u32>,
+    counts: HashMap<[u8; 32], u32>,
 }
 
 struct Gate {
@@ -401,95 +400,94 @@ async fn authorize(
     if !path.starts_with("/mcp") {
         return next.run(request).await;
     }
-    let presented = request
+    // One digest a request: the grant, the rate window, the in-flight count, the sessions
+    // and the events it owns are all keyed by it.
+    let digest = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .map(String::from);
-    let grant = presented
-        .as_deref()
-        .and_then(|t| gate.tokens.current().grant(t));
-    let response = match (presented, grant) {
-        (Some(token), Some(grant)) => {
-            let digest = super::tokens::digest(&token);
-            let session = request
-                .headers()
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-                .map(String::from);
-            if !gate.admit(&token) {
-                let mut r = refusal(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    -32000,
-                    "rate limit: too many requests with this token this minute",
-                );
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
-                r
-            } else if let Some(r) = gate.refuse_foreign_session(session.as_deref(), &digest) {
-                r
-            } else if let Some(r) = gate.refuse_foreign_resumption(&request, &session, &digest) {
-                r
-            } else {
-                let Some(_in_flight) = gate.enter(&digest) else {
-                    let mut r = refusal(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        -32000,
-                        "too many requests of this token at once; finish one first",
-                    );
-                    r.headers_mut()
-                        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-                    log(&method, &path, r.status(), started, "-");
-                    return r;
-                };
-                let opens_session = session.is_none() && method == axum::http::Method::POST;
-                if opens_session {
-                    gate.make_room_for_session(&sessions, &digest).await;
-                }
-                if opens_session && sessions.sessions.read().await.len() >= MAX_SESSIONS {
-                    refusal(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        -32000,
-                        "too many open sessions; close one or retry later",
-                    )
-                } else {
-                    let request = match gate.read_body(request).await {
-                        Ok(r) => r,
-                        Err(r) => {
-                            log(&method, &path, r.status(), started, "-");
-                            return r;
-                        }
-                    };
-                    let scope = scope_label(&grant);
-                    let mut request = request;
-                    request.extensions_mut().insert(grant);
-                    let r = next.run(request).await;
-                    let r = gate.after(r, session, digest);
-                    log(&method, &path, r.status(), started, &scope);
-                    return r;
-                }
-            }
+        .map(|t| super::tokens::digest(t.trim()));
+    let grant = digest.and_then(|d| gate.tokens.current().grant_of_digest(&d));
+    let (Some(digest), Some(grant)) = (digest, grant) else {
+        let mut r = refusal(
+            StatusCode::UNAUTHORIZED,
+            -32001,
+            "a valid bearer token is required (see `memloop token`)",
+        );
+        let challenge = format!(
+            "Bearer resource_metadata=\"{}\", error=\"invalid_token\"",
+            gate.metadata_url
+        );
+        if let Ok(v) = HeaderValue::from_str(&challenge) {
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
         }
-        _ => {
-            let mut r = refusal(
-                StatusCode::UNAUTHORIZED,
-                -32001,
-                "a valid bearer token is required (see `memloop token`)",
+        log(&method, &path, r.status(), started, "-");
+        return r;
+    };
+    let session = request
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(String::from);
+    let refused = if !gate.admit(&digest) {
+        let mut r = refusal(
+            StatusCode::TOO_MANY_REQUESTS,
+            -32000,
+            "rate limit: too many requests with this token this minute",
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
+        Some(r)
+    } else {
+        gate.refuse_foreign_session(session.as_deref(), &digest)
+            .or_else(|| gate.refuse_foreign_resumption(&request, &session, &digest))
+    };
+    if let Some(r) = refused {
+        log(&method, &path, r.status(), started, "-");
+        return r;
+    }
+    let Some(_in_flight) = gate.enter(&digest) else {
+        let r = closing_refusal(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many requests of this token at once; finish one first",
+        );
+        log(&method, &path, r.status(), started, "-");
+        return r;
+    };
+    if session.is_none() && method == axum::http::Method::POST {
+        gate.make_room_for_session(&sessions, &digest).await;
+        if sessions.sessions.read().await.len() >= MAX_SESSIONS {
+            let r = refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                -32000,
+                "too many open sessions; close one or retry later",
             );
-            let challenge = format!(
-                "Bearer resource_metadata=\"{}\", error=\"invalid_token\"",
-                gate.metadata_url
-            );
-            if let Ok(v) = HeaderValue::from_str(&challenge) {
-                r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
-            }
-            r
+            log(&method, &path, r.status(), started, "-");
+            return r;
+        }
+    }
+    let mut request = match gate.read_body(request).await {
+        Ok(r) => r,
+        Err(r) => {
+            log(&method, &path, r.status(), started, "-");
+            return r;
         }
     };
-    log(&method, &path, response.status(), started, "-");
-    response
+    let scope = scope_label(&grant);
+    request.extensions_mut().insert(grant);
+    let r = next.run(request).await;
+    let r = gate.after(r, session, digest);
+    log(&method, &path, r.status(), started, &scope);
+    r
+}
+
+/// A refusal after which the connection is closed (its body may still be on the way).
+fn closing_refusal(status: StatusCode, message: &str) -> Response {
+    let mut r = refusal(status, -32600, message);
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
 }
 
 impl Gate {
@@ -592,19 +590,13 @@ impl Gate {
         let (parts, body) = request.into_parts();
         let limit = self.max_body_bytes;
         let read = tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, limit)).await;
-        let closing = |status, message: &str| {
-            let mut r = refusal(status, -32600, message);
-            r.headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            r
-        };
         match read {
             Ok(Ok(bytes)) => Ok(Request::from_parts(parts, axum::body::Body::from(bytes))),
-            Ok(Err(_)) => Err(closing(
+            Ok(Err(_)) => Err(closing_refusal(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "the request body is over the server's limit (or broke off)",
             )),
-            Err(_) => Err(closing(
+            Err(_) => Err(closing_refusal(
                 StatusCode::REQUEST_TIMEOUT,
                 "the request body did not arrive in time",
             )),
@@ -652,8 +644,9 @@ impl Gate {
         Response::from_parts(parts, axum::body::Body::from_stream(stream))
     }
 
-    /// Counts a request of `token`; false past the rate limit of the current minute.
-    fn admit(&self, token: &str) -> bool {
+    /// Counts a request of the token whose digest is `digest`; false past the rate limit of
+    /// the current minute.
+    fn admit(&self, digest: &[u8; 32]) -> bool {
         let mut w = self.window.lock();
         if w.started
             .is_none_or(|s| s.elapsed() >= Duration::from_secs(60))
@@ -661,8 +654,7 @@ impl Gate {
             w.started = Some(Instant::now());
             w.counts.clear();
         }
-        let key = format!("{:x}", sha2::Sha256::digest(token.as_bytes()));
-        let n = w.counts.entry(key).or_insert(0);
+        let n = w.counts.entry(*digest).or_insert(0);
         *n += 1;
         *n <= self.rate_limit
     }

@@ -140,18 +140,14 @@ impl Memory {
         // An encrypted store destroys the user's data key (when the scope is a whole user)
         // and replaces the index key, then saves the index again under the new one: copies
         // of the old files, wherever they are, cannot be read for this scope again.
-        let destroyed = match &self.inner.store.sealing.0 {
+        let (destroyed, ring_destroyed) = match &self.inner.store.sealing.0 {
             Some(sealer) => {
                 let key = sealer.destroy(erased_user(&p.scope), self.inner.options.clock.now())?;
-                // The store remembers how many keys its ring destroyed: a key file rolled back
-                // past this erasure is refused at open (at open).
-                let destroyed = (sealer.destroyed_count() as u64).to_le_bytes();
-                self.inner
-                    .write(|_, tx, _| tx.set_meta(crate::store::RING_DESTROYED, &destroyed))?;
                 self.inner.checkpoint_with(false, true)?;
-                key.map(hex::encode).or(p.user_key.clone())
+                let key = key.map(hex::encode).or(p.user_key.clone());
+                (key, Some(sealer.destroyed_count() as u64))
             }
-            None => None,
+            None => (None, None),
         };
         let n = p.memories as u64;
         let counts = [
@@ -161,7 +157,7 @@ impl Memory {
             ("hashes", p.current),
             ("forget_log", p.log_events as u64),
         ];
-        let receipt = self.sign_receipt(&p.scope, counts, destroyed, p.changes)?;
+        let receipt = self.sign_receipt(&p.scope, counts, destroyed, p.changes, ring_destroyed)?;
         Ok(ScopeErasure {
             scope: p.scope,
             memories: p.memories,
@@ -189,13 +185,18 @@ impl Memory {
         self.finish_erasure(p).map(Some)
     }
 
-    /// Makes, signs and logs the receipt of an erasure, chained to the store's last one.
+    /// Makes, signs and logs the receipt of an erasure, chained to the store's last one, and
+    /// clears the erasure's intent in the same transaction. An encrypted store also records
+    /// there how many keys its ring has destroyed (`ring_destroyed`): a key file rolled back
+    /// past this erasure is refused at open. Until this commits the store's count is lower
+    /// than the ring's, which refuses nothing.
     fn sign_receipt(
         &self,
         scope: &Scope,
         counts: [(&str, u64); 5],
         destroyed_key: Option<String>,
         changes: [u64; 2],
+        ring_destroyed: Option<u64>,
     ) -> Result<ErasureReceipt> {
         let store = &self.inner.store;
         let previous = store.last_receipt()?;
@@ -227,6 +228,9 @@ impl Memory {
         let n = previous.map_or(1, |(n, _)| n + 1);
         self.inner.write(|_, tx, _| {
             tx.put_receipt(n, line.as_bytes())?;
+            if let Some(count) = ring_destroyed {
+                tx.set_meta(crate::store::RING_DESTROYED, &count.to_le_bytes())?;
+            }
             tx.set_pending_erasure(None)
         })?;
         Ok(receipt)
