@@ -47,6 +47,7 @@ FLOORS = [
     ["context", "fuzzing"],  # contexts under a budget; fuzz entry points
     ["agent", "remember"],  # tasks, feedback, subjects; remember, update, forget
     ["conversation"],  # conversations
+    ["operations"],  # the registry's answers and the one call every door goes through
 ]
 
 

@@ -4,12 +4,11 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use memloop::{Durability, RememberAction};
+use memloop::Durability;
 use serde_json::json;
 
 use crate::filter_args::FilterArgs;
 use crate::forward::ToolCall;
-use crate::output::{hit_json, hit_line, item_json, item_text};
 use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
 use crate::time_arg::parse_time;
@@ -53,31 +52,12 @@ pub struct RememberArgs {
     json: bool,
 }
 
+/// `memloop remember`: the `remember` operation on the store opened (or created) here.
 pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
-    // The same request the `remember` tool parses, so a forwarded remember is this one.
-    let request: memloop::RememberRequest = serde_json::from_value(a.as_tool().arguments)?;
-    let m = request.into_new_memory()?;
-    let memory = store.open(Durability::Synced)?;
-    // The commit was synced: the id is durable and printed before closing, whatever closing
-    // (saving the index) meets.
-    let done = memory.remember_explained(m)?;
-    if a.json {
-        println!("{}", serde_json::to_value(done)?);
-    } else {
-        println!("{}", done.id);
-        match done.action {
-            RememberAction::New => {}
-            RememberAction::Merged => {
-                eprintln!("memloop: merged into memory {} (it says the same)", done.id)
-            }
-            RememberAction::Superseded { previous } => eprintln!(
-                "memloop: new version {} of fact {previous}, which it supersedes (kept as history)",
-                done.id
-            ),
-        }
-    }
-    crate::store_args::close(memory);
-    Ok(())
+    // The request is checked before the store is created, so a bad one leaves no store behind.
+    let call = a.as_tool();
+    memloop::Request::parse(call.tool, call.arguments.clone()).map_err(memloop::Error::from)?;
+    run_on(store, call, true)
 }
 
 /// `memloop get`.
@@ -90,17 +70,9 @@ pub struct GetArgs {
     json: bool,
 }
 
+/// `memloop get`: the `get` operation run on the store opened here.
 pub fn get(store: &StoreArgs, a: &GetArgs) -> Result<()> {
-    let memory = store.open_existing(Durability::Synced)?;
-    let Some(item) = memory.get(a.id)? else {
-        bail!("no memory with id {}", a.id);
-    };
-    if a.json {
-        println!("{}", item_json(&item));
-    } else {
-        print!("{}", item_text(&item));
-    }
-    Ok(())
+    run_here(store, a.as_tool())
 }
 
 /// `memloop update`.
@@ -160,17 +132,25 @@ pub fn update(store: &StoreArgs, a: &UpdateArgs) -> Result<()> {
     run_here(store, a.as_tool())
 }
 
-/// A tool run on the store opened here, its reply printed as text or (`--json`) JSON.
-fn run_here(store: &StoreArgs, call: ToolCall) -> Result<()> {
-    let memory = store.open_existing(Durability::Synced)?;
-    let reply = crate::mcp::tools::call(&memory, call.tool, call.arguments);
+/// An operation of the registry run on the store opened here, its reply printed as text or
+/// (`--json`) the answer's JSON, as a forwarded call prints it.
+pub fn run_here(store: &StoreArgs, call: ToolCall) -> Result<()> {
+    run_on(store, call, false)
+}
+
+/// [`run_here`], creating the store first with `create`.
+pub fn run_on(store: &StoreArgs, call: ToolCall, create: bool) -> Result<()> {
+    let memory = if create {
+        store.open(Durability::Synced)?
+    } else {
+        store.open_existing(Durability::Synced)?
+    };
+    // The commit was synced: the answer is durable before closing, whatever closing (saving
+    // the index) meets.
+    let reply = crate::mcp::tools::call(&memory, call.tool, call.arguments.clone());
     crate::store_args::close(memory);
     let reply = reply.map_err(|e| anyhow::anyhow!("{e}"))?;
-    if call.json {
-        println!("{}", reply.structured);
-    } else {
-        println!("{}", reply.text);
-    }
+    crate::output::print_reply(call.tool, &call.arguments, &reply, call.json);
     Ok(())
 }
 
@@ -217,32 +197,14 @@ pub struct RecallArgs {
     /// Show why each memory surfaced (vector, lexical, fusion, importance, tier, feedback).
     #[arg(long)]
     explain: bool,
-    /// Print a JSON array of hits (each with its explanation).
+    /// Print the answer as JSON: `{"hits": [...]}`, each hit with its explanation.
     #[arg(long)]
     json: bool,
 }
 
+/// `memloop recall`: the `recall` operation run on the store opened here.
 pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
-    // The same request the `recall` tool parses, so a forwarded recall is this one.
-    let request: memloop::RecallRequest = serde_json::from_value(a.as_tool().arguments)?;
-    let (query, strategy) = request.into_query()?;
-    let memory = store.open_existing(Durability::Synced)?;
-    let hits = memory.retrieve(&query, strategy)?;
-    crate::store_args::close(memory);
-    if a.json {
-        let arr: Vec<_> = hits.iter().map(hit_json).collect();
-        println!("{}", serde_json::Value::Array(arr));
-    } else if hits.is_empty() {
-        println!("no memories match");
-    } else {
-        for h in &hits {
-            println!("{}", hit_line(h));
-            if a.explain {
-                println!("       {}", crate::output::explain_line(&h.explain));
-            }
-        }
-    }
-    Ok(())
+    run_here(store, a.as_tool())
 }
 
 /// `memloop forget`.
@@ -258,31 +220,13 @@ pub struct ForgetArgs {
     json: bool,
 }
 
+/// `memloop forget`: the `forget` operation run on the store opened here.
 pub fn forget(store: &StoreArgs, a: &ForgetArgs) -> Result<()> {
-    let scope = a.scope.scope();
-    match (a.id, scope.is_empty()) {
+    match (a.id, a.scope.scope().is_empty()) {
         (Some(_), false) => bail!("give a memory id or --user/--agent/--session, not both"),
         (None, true) => bail!("give a memory id, or --user, --agent or --session to erase a scope"),
-        _ => {}
+        _ => run_here(store, a.as_tool()),
     }
-    let memory = store.open_existing(Durability::Synced)?;
-    let erased = match a.id {
-        Some(id) => {
-            memory.forget(id)?;
-            None
-        }
-        None => Some(memory.forget_scope(&scope)?),
-    };
-    crate::store_args::close(memory);
-    match erased {
-        Some(erased) if a.json => println!("{}", serde_json::to_value(&erased)?),
-        Some(erased) => println!(
-            "erased {} memories of {scope} ({} forgetting-log events); store.redb {} → {} bytes",
-            erased.memories, erased.log_events, erased.database_bytes.0, erased.database_bytes.1
-        ),
-        None => {}
-    }
-    Ok(())
 }
 
 /// `memloop export`.
@@ -327,7 +271,7 @@ impl ExportArgs {
         let scope = self.scope.scope();
         let path = std::path::absolute(&self.path).unwrap_or_else(|_| self.path.clone());
         ToolCall {
-            tool: crate::share::EXPORT,
+            tool: "export",
             arguments: json!({
                 "path": path, "format": self.format, "namespace": self.namespace,
                 "user": scope.user, "agent": scope.agent, "session": scope.session,
@@ -409,19 +353,9 @@ pub struct StatsArgs {
     json: bool,
 }
 
+/// `memloop stats`: the `stats` operation run on the store opened here.
 pub fn stats(store: &StoreArgs, a: &StatsArgs) -> Result<()> {
-    let memory = store.open_existing(Durability::Synced)?;
-    let s = memory.stats()?;
-    crate::store_args::close(memory);
-    if a.json {
-        println!("{}", serde_json::to_value(&s)?);
-    } else {
-        println!(
-            "{} memories ({} working, {} long-term), {} indexed\nchange {} (index checkpoint {})\nmodel {}",
-            s.memories, s.working, s.long_term, s.indexed, s.seq, s.checkpoint, s.model
-        );
-    }
-    Ok(())
+    run_here(store, a.as_tool())
 }
 
 impl RememberArgs {

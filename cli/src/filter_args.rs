@@ -1,8 +1,6 @@
-//! The filter flags `recall` and `scan` share: namespace, kinds, tags, history, scope, as-of.
+//! The filter flags `recall` and `list` share: namespace, kinds, tags, history, scope, as-of.
 
-use anyhow::Result;
 use clap::Args;
-use memloop::{Kind, MemoryFilter, When};
 use serde_json::{json, Value};
 
 use crate::scope_args::ScopeArgs;
@@ -30,27 +28,6 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
-    /// The engine's filter.
-    pub fn filter(&self) -> Result<MemoryFilter> {
-        // Kinds and times are checked by the engine's vocabulary, as every door checks them.
-        let as_of = (self.as_of.clone().map(When::Text).as_ref())
-            .map(|w| w.millis("as_of"))
-            .transpose()
-            .map_err(memloop::Error::from)?;
-        let kinds = (self.kinds.iter().map(|k| Kind::named(k)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(memloop::Error::from)?;
-        Ok(MemoryFilter {
-            namespace: self.namespace.clone(),
-            kinds,
-            tags: self.tags.clone(),
-            include_superseded: self.history,
-            as_of,
-            ..MemoryFilter::default()
-        }
-        .scope(self.scope.scope()))
-    }
-
     /// Adds the flags a tool takes to its arguments.
     pub fn add_to(&self, arguments: &mut Value) {
         arguments["namespace"] = json!(self.namespace);

@@ -51,13 +51,9 @@ pub fn run(dir: &Path, call: ToolCall) -> Result<bool> {
         Err(_) => return Ok(false),
     };
     let reply = peer
-        .call(call.tool, call.arguments)
+        .call(call.tool, call.arguments.clone())
         .map_err(|e| anyhow!("the process serving store {} went away: {e}", dir.display()))?
         .map_err(|e| anyhow!("{e}"))?;
-    if call.json {
-        println!("{}", reply.structured);
-    } else {
-        println!("{}", reply.text);
-    }
+    crate::output::print_reply(call.tool, &call.arguments, &reply, call.json);
     Ok(true)
 }

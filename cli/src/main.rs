@@ -1,5 +1,6 @@
 //! `memloop`: the command-line front of the memory engine.
 
+mod call;
 mod check;
 mod commands;
 mod conversation;
@@ -10,13 +11,13 @@ mod filter_args;
 mod forward;
 mod ingest;
 mod lines;
+mod list;
 mod loop_commands;
 mod loopback_peer;
 mod mcp;
 mod output;
 mod privacy_commands;
 mod progress;
-mod scan;
 mod scope_args;
 mod setup_commands;
 mod share;
@@ -69,11 +70,20 @@ enum Command {
         after_help = "Example:\n  memloop --store ./mem update 7 --text \"Alice lives in Berlin.\" --valid-from 2024-06-01T00:00:00Z"
     )]
     Update(commands::UpdateArgs),
-    /// List the memories a filter admits (namespace, kinds, tags, a scope, --as-of), by id.
+    /// List the memories a filter admits (namespace, kinds, tags, a scope, --as-of), by id,
+    /// a page at a time (`scan` is the same command).
     #[command(
-        after_help = "Examples:\n  memloop --store ./mem scan --user alice --kind fact\n  memloop --store ./mem scan --as-of 2024-03-01T00:00:00Z --json"
+        visible_alias = "scan",
+        after_help = "Examples:\n  memloop --store ./mem list --user alice --kind fact\n  memloop --store ./mem list --as-of 2024-03-01T00:00:00Z --limit 50 --offset 100 --json"
     )]
-    Scan(scan::ScanArgs),
+    List(list::ListArgs),
+    /// Run any operation of the registry with its request as JSON, and print its answer as
+    /// JSON (the same bytes MCP's structured content, C's `memloop_call` and the other
+    /// commands' `--json` carry).
+    #[command(
+        after_help = "Examples:\n  memloop --store ./mem call recall '{\"query\": \"what does Alice drink?\", \"k\": 3}'\n  echo '{\"limit\": 10}' | memloop --store ./mem call list -"
+    )]
+    Call(call::CallArgs),
     /// Show one memory.
     #[command(after_help = "Example:\n  memloop --store ./mem get 42 --json")]
     Get(commands::GetArgs),
@@ -232,6 +242,8 @@ fn as_tool(command: &Command) -> Option<forward::ToolCall> {
         Command::Task(a) => a.as_tool(),
         Command::Forget(a) => a.as_tool(),
         Command::Stats(a) => a.as_tool(),
+        Command::List(a) => a.as_tool(),
+        Command::Call(a) => return a.as_tool(),
         Command::Decay(a) => a.as_tool(),
         Command::Export(a) => a.as_tool(),
         Command::Check(a) => return a.as_tool(),
@@ -294,7 +306,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Remember(a) => commands::remember(s, a),
         Command::Update(a) => commands::update(s, a),
         Command::Get(a) => commands::get(s, a),
-        Command::Scan(a) => scan::scan(s, a),
+        Command::List(a) => list::list(s, a),
+        Command::Call(a) => call::call(s, a),
         Command::Recall(a) => commands::recall(s, a),
         Command::Ingest(a) => ingest::ingest(s, a),
         Command::Demo(a) => demo::run(s.model.as_deref(), s.device, s.precision, a),

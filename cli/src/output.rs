@@ -1,57 +1,112 @@
-//! Printing items and hits, as JSON or as text for people.
+//! Printing items and hits, as JSON or as text for people, and a registry operation's reply:
+//! its answer's JSON (`--json`) or text rendered from that JSON, the same whether the store was
+//! opened here or the call was forwarded to the process serving it.
 
-use memloop::{Explanation, Hit, MemoryItem};
+use memloop::MemoryItem;
 use serde_json::Value;
+
+use crate::mcp::tools::Reply;
+
+/// Prints the reply of operation `op`, asked with `arguments`: the answer's JSON with `json`,
+/// else text for people (a recall's hits as rows, with `explain` lines when asked; a remember's
+/// id alone on stdout, what de-duplication did on stderr; the model's text otherwise).
+pub fn print_reply(op: &str, arguments: &Value, reply: &Reply, json: bool) {
+    if json {
+        println!("{}", reply.structured);
+        return;
+    }
+    let a = &reply.structured;
+    match op {
+        "recall" => {
+            let hits = a["hits"].as_array().map(Vec::as_slice).unwrap_or_default();
+            if hits.is_empty() {
+                println!("no memories match");
+            }
+            for h in hits {
+                println!(
+                    "{:>3}  {:.3}  #{:<6} {:<10} {}",
+                    h["rank"].as_u64().unwrap_or(0) + 1,
+                    h["score"].as_f64().unwrap_or(0.0),
+                    h["id"],
+                    h["kind"].as_str().unwrap_or(""),
+                    shorten(h["text"].as_str().unwrap_or(""), 90)
+                );
+                if arguments["explain"].as_bool() == Some(true) {
+                    println!("       {}", explain_json_line(&h["explain"]));
+                }
+            }
+        }
+        "remember" => {
+            println!("{}", a["id"]);
+            match a["action"].as_str() {
+                Some("merged") => eprintln!("memloop: merged into memory {} (it says the same)", a["id"]),
+                Some("superseded") => eprintln!(
+                    "memloop: new version {} of fact {}, which it supersedes (kept as history)",
+                    a["id"], a["previous"]
+                ),
+                _ => {}
+            }
+        }
+        "get" => match serde_json::from_value::<MemoryItem>(a.clone()) {
+            Ok(item) => print!("{}", item_text(&item)),
+            Err(_) => println!("{}", reply.text),
+        },
+        "stats" => println!(
+            "{} memories ({} working, {} long-term), {} indexed\nchange {} (index checkpoint {})\nmodel {}",
+            a["memories"], a["working"], a["long_term"], a["indexed"], a["seq"], a["checkpoint"],
+            a["model"].as_str().unwrap_or("")
+        ),
+        "list" => {
+            for m in a["memories"].as_array().map(Vec::as_slice).unwrap_or_default() {
+                println!(
+                    "#{:<6} {:<10} {}",
+                    m["id"],
+                    m["kind"].as_str().unwrap_or(""),
+                    shorten(m["text"].as_str().unwrap_or(""), 90)
+                );
+            }
+        }
+        _ => println!("{}", reply.text),
+    }
+}
+
+/// A hit's explanation (as JSON) on one line.
+fn explain_json_line(e: &Value) -> String {
+    let opt = |v: &Value| v.as_f64().map_or("-".into(), |v| format!("{v:.3}"));
+    let rank = |r: &Value| r.as_u64().map_or("-".into(), |r| format!("#{}", r + 1));
+    let f = &e["feedback"];
+    let feedback = match f["count"].as_u64() {
+        Some(count) if count > 0 => format!(
+            "{count} (mean {:.1}, shift {:+})",
+            f["sum"].as_f64().unwrap_or(0.0) / count as f64,
+            f["precision_shift"].as_i64().unwrap_or(0)
+        ),
+        _ => "none".into(),
+    };
+    let time = match e["time"]["boost"].as_f64() {
+        Some(boost) => format!(
+            " · time +{:.0}% ({})",
+            boost * 100.0,
+            e["time"]["cue"].as_str().unwrap_or("")
+        ),
+        None => String::new(),
+    };
+    format!(
+        "vector {} {} · lexical {} {} · fused {} · importance {:.2} · {} · retention {:.3} · feedback {feedback}{time}",
+        opt(&e["vector"]),
+        rank(&e["vector_rank"]),
+        opt(&e["lexical"]),
+        rank(&e["lexical_rank"]),
+        opt(&e["fused"]),
+        e["importance"].as_f64().unwrap_or(0.0),
+        e["tier"].as_str().unwrap_or(""),
+        e["retention"].as_f64().unwrap_or(0.0)
+    )
+}
 
 /// An item as a JSON object.
 pub fn item_json(item: &MemoryItem) -> Value {
     serde_json::to_value(item).expect("items always serialise")
-}
-
-/// A hit as a flat JSON object (see `Hit`'s serialisation): id, score, rank, kind, text, the
-/// explanation and the whole item.
-pub fn hit_json(hit: &Hit) -> Value {
-    serde_json::to_value(hit).expect("hits always serialise")
-}
-
-/// One line per hit: rank, score, id, kind, text (shortened).
-pub fn hit_line(hit: &Hit) -> String {
-    format!(
-        "{:>3}  {:.3}  #{:<6} {:<10} {}",
-        hit.rank + 1,
-        hit.score,
-        hit.item.id,
-        hit.item.kind,
-        shorten(&hit.item.text, 90)
-    )
-}
-
-/// An explanation on one line.
-pub fn explain_line(e: &Explanation) -> String {
-    let opt = |v: Option<f32>| v.map_or("-".into(), |v| format!("{v:.3}"));
-    let rank = |r: Option<usize>| r.map_or("-".into(), |r| format!("#{}", r + 1));
-    let feedback = e.feedback.map_or("none".into(), |f| {
-        format!(
-            "{} (mean {:.1}, shift {:+})",
-            f.count,
-            f.sum as f32 / f.count as f32,
-            f.precision_shift
-        )
-    });
-    let time = e.time.as_ref().map_or(String::new(), |t| {
-        format!(" · time +{:.0}% ({})", t.boost * 100.0, t.cue)
-    });
-    format!(
-        "vector {} {} · lexical {} {} · fused {} · importance {:.2} · {:?} · retention {:.3} · feedback {feedback}{time}",
-        opt(e.vector),
-        rank(e.vector_rank),
-        opt(e.lexical),
-        rank(e.lexical_rank),
-        opt(e.fused),
-        e.importance,
-        e.tier,
-        e.retention
-    )
 }
 
 /// An item for people: one field per line.

@@ -69,6 +69,16 @@ pub struct StoreArgs {
     /// it the store cannot be read. A ring made with a passphrase reads it from $MEMLOOP_KEY.
     #[arg(long, global = true)]
     pub key_file: Option<PathBuf>,
+    /// A model-free deterministic embedder of this dimension (1 to 65536) instead of the
+    /// model: for tests and demos of the plumbing, it has no notion of meaning. A store
+    /// records its embedder and refuses another.
+    #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub hashing_embedder: Option<u32>,
+    /// A manual clock standing at this time (ms since the Unix epoch) instead of the system
+    /// clock: the same requests then give the same answers, times included (the contract
+    /// table's runs, replays).
+    #[arg(long, global = true)]
+    pub manual_clock: Option<i64>,
 }
 
 fn parse_device(s: &str) -> Result<DeviceChoice, String> {
@@ -143,7 +153,13 @@ impl StoreArgs {
 
     /// Opens the store with these settings, creating it if missing.
     pub fn open(&self, durability: Durability) -> Result<Memory> {
-        self.open_with(durability, memloop::Clock::System)
+        self.open_with(durability, self.clock())
+    }
+
+    /// The clock: `--manual-clock`'s, else the system's.
+    fn clock(&self) -> memloop::Clock {
+        self.manual_clock
+            .map_or(memloop::Clock::System, memloop::Clock::manual)
     }
 
     /// Opens the store with a manual clock set to `t` (ms since the Unix epoch).
@@ -164,7 +180,7 @@ impl StoreArgs {
         dir: &std::path::Path,
         durability: Durability,
     ) -> memloop::Result<Memory> {
-        Memory::open(dir, self.options(durability, memloop::Clock::System))
+        Memory::open(dir, self.options(durability, self.clock()))
     }
 
     /// The encryption `--key-file` (or $MEMLOOP_KEY_FILE) and $MEMLOOP_KEY ask for.
@@ -191,6 +207,10 @@ impl StoreArgs {
             durability,
             allow_unsafe_directory: self.allow_unsafe_directory,
             encryption: self.encryption(),
+            embedder: self.hashing_embedder.map(|dim| {
+                std::sync::Arc::new(memloop::HashingEmbedder::new(dim as usize))
+                    as std::sync::Arc<dyn memloop::TextEmbedder>
+            }),
             ..Options::default()
         }
     }

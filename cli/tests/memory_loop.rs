@@ -133,7 +133,7 @@ fn task_observe_feedback_and_context_round_trip() {
         &["recall", "deploy the api", "--strategy", "rerank", "--json"],
         "",
     );
-    let hits = json(&r.out);
+    let hits = &json(&r.out)["hits"];
     assert!(hits[0]["explain"]["lexical"].as_f64().unwrap() > 0.0);
 }
 

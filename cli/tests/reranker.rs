@@ -26,7 +26,8 @@ fn scores(store: &Path, extra: &[&str]) -> Vec<f64> {
     let r = memloop_in(store, &args, "");
     assert!(r.ok, "{}", r.err);
     let v: Value = serde_json::from_str(&r.out).unwrap();
-    v.as_array()
+    v["hits"]
+        .as_array()
         .unwrap()
         .iter()
         .map(|h| h["score"].as_f64().unwrap())

@@ -159,7 +159,8 @@ fn ingest_takes_text_markdown_and_folders() {
         ],
         "",
     );
-    let hits: serde_json::Value = serde_json::from_str(&r.out).unwrap();
+    let answer: serde_json::Value = serde_json::from_str(&r.out).unwrap();
+    let hits = &answer["hits"];
     assert!(
         hits[0]["text"].as_str().unwrap().contains("S3"),
         "{}",

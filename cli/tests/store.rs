@@ -67,7 +67,8 @@ fn remember_get_recall_forget_round_trip() {
         "",
     );
     assert!(r.ok, "{}", r.err);
-    let hits: Vec<Value> = serde_json::from_str(&r.out).unwrap();
+    let answer: Value = serde_json::from_str(&r.out).unwrap();
+    let hits = answer["hits"].as_array().unwrap();
     assert_eq!(hits.len(), 2);
     assert_eq!(hits[0]["id"], alice);
     assert!(hits[0]["score"].as_f64().unwrap() > hits[1]["score"].as_f64().unwrap());
@@ -87,7 +88,7 @@ fn remember_get_recall_forget_round_trip() {
         ],
         "",
     );
-    assert_eq!(r.out.trim(), "[]");
+    assert_eq!(r.out.trim(), r#"{"hits":[]}"#);
     let r = memloop_in(
         s,
         &["recall", "what does Alice like to drink?", "--k", "1"],
@@ -472,8 +473,8 @@ fn users_are_kept_apart_and_one_is_erased() {
             "",
         );
         assert!(r.ok, "{}", r.err);
-        let hits: Value = serde_json::from_str(r.out.trim()).unwrap();
-        let hits = hits.as_array().unwrap();
+        let answer: Value = serde_json::from_str(r.out.trim()).unwrap();
+        let hits = answer["hits"].as_array().unwrap();
         assert_eq!(hits.len(), 1, "{hits:?}");
         assert_eq!(hits[0]["item"]["user"], user);
         let r = memloop_in(
@@ -492,7 +493,7 @@ fn users_are_kept_apart_and_one_is_erased() {
     let report: Value = serde_json::from_str(r.out.trim()).unwrap();
     assert_eq!(report["memories"], 1);
     let r = memloop_in(s, &["recall", "bike", "--user", "ana", "--json"], "");
-    assert_eq!(r.out.trim(), "[]");
+    assert_eq!(r.out.trim(), r#"{"hits":[]}"#);
     let r = memloop_in(s, &["forget"], "");
     assert!(!r.ok && r.err.contains("--user"), "{}", r.err);
     let r = memloop_in(s, &["forget", "1", "--user", "bo"], "");
@@ -526,8 +527,9 @@ fn as_of_answers_what_held_then() {
             "",
         );
         assert!(r.ok, "{}", r.err);
-        let hits: Value = serde_json::from_str(r.out.trim()).unwrap();
-        hits.as_array()
+        let answer: Value = serde_json::from_str(r.out.trim()).unwrap();
+        answer["hits"]
+            .as_array()
             .unwrap()
             .iter()
             .map(|h| h["id"].as_u64().unwrap())
@@ -600,16 +602,14 @@ fn conversations_ingest_and_sweep_by_scope() {
         r.err
     );
 
-    // scan: what a filter admits, scoped.
+    // list (scan is the same command): what a filter admits, scoped.
     let scanned = |args: &[&str]| -> Vec<Value> {
         let mut full = vec!["scan", "--json"];
         full.extend_from_slice(args);
         let r = memloop_in(s, &full, "");
         assert!(r.ok, "{}", r.err);
-        r.out
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        let answer: Value = serde_json::from_str(r.out.trim()).unwrap();
+        answer["memories"].as_array().unwrap().clone()
     };
     let turns = scanned(&["--kind", "turn", "--user", "ana"]);
     assert_eq!(turns.len(), 2);
@@ -634,8 +634,11 @@ fn top_hit_of(s: &std::path::Path, query: &str, user: &str) -> String {
         "",
     );
     assert!(r.ok, "{}", r.err);
-    let hits: Value = serde_json::from_str(r.out.trim()).unwrap();
-    hits[0]["text"].as_str().unwrap_or_default().to_string()
+    let answer: Value = serde_json::from_str(r.out.trim()).unwrap();
+    answer["hits"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The issue's new-user case: a fact that changed is updated from the command line, so the
@@ -681,8 +684,8 @@ fn update_closes_the_old_version_and_triples_have_flags() {
         args.extend_from_slice(extra);
         let r = memloop_in(s, &args, "");
         assert!(r.ok, "{}", r.err);
-        let hits: Value = serde_json::from_str(r.out.trim()).unwrap();
-        hits[0]["id"].as_u64()
+        let answer: Value = serde_json::from_str(r.out.trim()).unwrap();
+        answer["hits"][0]["id"].as_u64()
     };
     assert_eq!(top(&[]), Some(berlin));
     assert_eq!(top(&["--as-of", "2022-01-01T00:00:00Z"]), Some(paris));

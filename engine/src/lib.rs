@@ -60,6 +60,7 @@ mod invalid;
 mod item;
 mod lexical;
 mod memory;
+mod operations;
 mod options;
 mod remember;
 pub mod retrieve;
@@ -108,16 +109,17 @@ pub use memloop_index::VectorEncoding;
 pub use memory::{CheckReport, DiskUsage, IndexRecovery, Memory, OpenReport, Stats};
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
 
+pub use operations::{Answer, Forgotten, Listed, Observed, Recalled, Updated};
 pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy, DEFAULT_K, MAX_K};
 pub use store::faults::{Fault, StorageFaults};
 pub use store::salvage::SalvageReport;
 pub use transfer::salvage;
 pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
 pub use vocabulary::{
-    ContextParams, ConversationRequest, ExportRequest, Exported, FeedbackRequest, ForgetRequest,
-    IdRequest, ImportRequest, ListRequest, Listing, ObserveRequest, OpenRequest, RecallRequest,
-    RememberRequest, SubjectEvent, TransferFormat, TurnRequest, Update, UpdateRequest, When,
-    DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT,
+    ContextParams, ConversationRequest, Door, ExportRequest, Exported, FeedbackRequest,
+    ForgetRequest, IdRequest, ImportRequest, ListRequest, Listing, NoFields, ObserveRequest,
+    OpenRequest, Operation, RecallRequest, RememberRequest, Request, Selection, SubjectEvent,
+    TransferFormat, TurnRequest, Update, UpdateRequest, When, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT,
 };
 
 #[cfg(test)]

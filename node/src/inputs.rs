@@ -214,9 +214,11 @@ impl RememberInput {
             head: self.head,
             relation: self.relation,
             tail: self.tail,
-            user: self.user,
-            agent: self.agent,
-            session: self.session,
+            scope: memloop::Scope {
+                user: self.user,
+                agent: self.agent,
+                session: self.session,
+            },
             valid_from: when(self.valid_from)?,
             valid_until: when(self.valid_until)?,
         })
@@ -297,16 +299,20 @@ impl QueryOptions {
         Ok(RecallRequest {
             query,
             k: count(self.k, "k")?,
-            history: self.history.unwrap_or(false),
             strategy: self.strategy,
-            namespace: self.namespace,
-            kinds: self.kinds.unwrap_or_default(),
-            tags: self.tags.unwrap_or_default(),
             explain: self.explain.unwrap_or(false),
-            user: self.user,
-            agent: self.agent,
-            session: self.session,
-            as_of: when(self.as_of)?,
+            selection: memloop::Selection {
+                namespace: self.namespace,
+                kinds: self.kinds.unwrap_or_default(),
+                tags: self.tags.unwrap_or_default(),
+                history: self.history.unwrap_or(false),
+                as_of: when(self.as_of)?,
+            },
+            scope: memloop::Scope {
+                user: self.user,
+                agent: self.agent,
+                session: self.session,
+            },
         })
     }
 }
@@ -331,11 +337,16 @@ impl QueryOptions {
                 })?,
             ),
         };
+        let recall = self.recall_fields(query)?;
         Ok(ContextParams {
+            query: recall.query,
             budget,
             mode,
             key_share,
-            recall: self.recall_fields(query)?,
+            k: recall.k,
+            strategy: recall.strategy,
+            selection: recall.selection,
+            scope: recall.scope,
         })
     }
 }
@@ -371,8 +382,10 @@ pub fn conversation(
     Ok(ConversationRequest {
         session,
         turns,
-        user: scope.user,
-        agent: scope.agent,
+        scope: memloop::Scope {
+            session: None,
+            ..scope.scope()
+        },
     })
 }
 
@@ -417,9 +430,11 @@ impl UpdateInput {
             pinned: self.pinned,
             valid_from: when(self.valid_from)?,
             valid_until: when(self.valid_until)?,
-            user: self.user,
-            agent: self.agent,
-            session: self.session,
+            scope: memloop::Scope {
+                user: self.user,
+                agent: self.agent,
+                session: self.session,
+            },
         })
     }
 }
@@ -490,9 +505,11 @@ impl ExportOptions {
             path: path.into(),
             format: self.format,
             namespace: self.namespace,
-            user: self.user,
-            agent: self.agent,
-            session: self.session,
+            scope: memloop::Scope {
+                user: self.user,
+                agent: self.agent,
+                session: self.session,
+            },
             since: count(self.since, "since")?.map(|s| s as u64),
             plaintext: self.plaintext.unwrap_or(false),
         })

@@ -116,22 +116,43 @@ struct RecallFields<'a, 'py> {
 
 impl RecallFields<'_, '_> {
     fn request(self) -> PyResult<memloop::RecallRequest> {
-        let [user, agent, session] = self.scope;
         Ok(memloop::RecallRequest {
             query: text(self.query, "query")?,
             k: args::optional_int::<usize>(self.k, "k", &k_range())?,
-            history: args::optional_flag(self.history)?,
             strategy: optional_text(self.strategy, "strategy")?,
-            namespace: optional_text(self.namespace, "namespace")?,
-            kinds: optional_texts(self.kinds, "kinds")?,
-            tags: optional_texts(self.tags, "tags")?,
             explain: false,
-            user: optional_text(user, "user")?,
-            agent: optional_text(agent, "agent")?,
-            session: optional_text(session, "session")?,
-            as_of: optional_millis(self.as_of, "as_of")?.map(memloop::When::Millis),
+            selection: selection(
+                [self.namespace, self.kinds, self.tags],
+                self.history,
+                self.as_of,
+            )?,
+            scope: scope(self.scope)?,
         })
     }
+}
+
+/// The filter fields (namespace, kinds, tags; history; as-of) as Python gives them.
+fn selection(
+    [namespace, kinds, tags]: [Option<&Bound<'_, PyAny>>; 3],
+    history: Option<&Bound<'_, PyAny>>,
+    as_of: Option<&Bound<'_, PyAny>>,
+) -> PyResult<memloop::Selection> {
+    Ok(memloop::Selection {
+        namespace: optional_text(namespace, "namespace")?,
+        kinds: optional_texts(kinds, "kinds")?,
+        tags: optional_texts(tags, "tags")?,
+        history: args::optional_flag(history)?,
+        as_of: optional_millis(as_of, "as_of")?.map(memloop::When::Millis),
+    })
+}
+
+/// The scope (user, agent, session) as Python gives it.
+fn scope([user, agent, session]: [Option<&Bound<'_, PyAny>>; 3]) -> PyResult<memloop::Scope> {
+    Ok(memloop::Scope {
+        user: optional_text(user, "user")?,
+        agent: optional_text(agent, "agent")?,
+        session: optional_text(session, "session")?,
+    })
 }
 
 #[pymethods]
@@ -349,18 +370,11 @@ impl Memory {
                 .filter(|v| !v.is_none())
                 .map(|v| args::number(v, "key_share").map(|x| x as f32))
                 .transpose()?,
-            recall: RecallFields {
-                query,
-                k,
-                namespace,
-                kinds,
-                tags,
-                strategy,
-                scope: [user, agent, session],
-                as_of,
-                history,
-            }
-            .request()?,
+            query: text(query, "query")?,
+            k: args::optional_int::<usize>(k, "k", &k_range())?,
+            strategy: optional_text(strategy, "strategy")?,
+            selection: selection([namespace, kinds, tags], history, as_of)?,
+            scope: scope([user, agent, session])?,
         };
         let c = self.run(py, move |m| m.context(&params.into_request()?))?;
         Context::new(py, c)
@@ -490,13 +504,8 @@ impl Memory {
         offset: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Item>> {
         let request = memloop::ListRequest {
-            namespace: optional_text(namespace, "namespace")?,
-            kinds: optional_texts(kinds, "kinds")?,
-            tags: optional_texts(tags, "tags")?,
-            history: args::optional_flag(history)?,
-            user: optional_text(user, "user")?,
-            agent: optional_text(agent, "agent")?,
-            session: optional_text(session, "session")?,
+            selection: selection([namespace, kinds, tags], history, None)?,
+            scope: scope([user, agent, session])?,
             // The limit's bounds are the engine's (`ListRequest::check`).
             limit: args::optional_int::<usize>(limit, "limit", "0..2^64")?,
             offset: args::optional_int::<usize>(offset, "offset", "0..2^64")?.unwrap_or(0),
@@ -547,11 +556,7 @@ impl Memory {
         agent: Option<&Bound<'py, PyAny>>,
         session: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let scope = memloop::Scope {
-            user: optional_text(user, "user")?,
-            agent: optional_text(agent, "agent")?,
-            session: optional_text(session, "session")?,
-        };
+        let scope = scope([user, agent, session])?;
         let report = self.run(py, move |m| m.sweep_request(&scope))?;
         to_dict(py, &report)
     }
@@ -605,9 +610,7 @@ impl Memory {
             path: arg(path, "path")?,
             format: optional_text(format, "format")?,
             namespace: optional_text(namespace, "namespace")?,
-            user: optional_text(user, "user")?,
-            agent: optional_text(agent, "agent")?,
-            session: optional_text(session, "session")?,
+            scope: scope([user, agent, session])?,
             since: args::optional_int::<u64>(since, "since", "0..2^64")?,
             plaintext,
         };

@@ -9,19 +9,6 @@ use serde_json::Value;
 
 use super::tokens::Grant;
 
-/// Tools whose request names a scope.
-const SCOPED: [&str; 9] = [
-    "remember",
-    "update",
-    "remember_conversation",
-    "recall",
-    "context",
-    "feedback",
-    "get",
-    "forget",
-    "explain_decay",
-];
-
 /// `arguments` of tool `name` as `grant` may send them.
 ///
 /// # Errors
@@ -36,7 +23,7 @@ pub fn bind(grant: &Grant, name: &str, arguments: Value) -> Result<Value, String
         .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} {v}")))
         .collect::<Vec<_>>()
         .join(", ");
-    if !SCOPED.contains(&name) {
+    if !memloop::Operation::named(name).is_ok_and(memloop::Operation::scoped) {
         return Err(format!(
             "this token acts as {who}; `{name}` reaches the whole store, so it is not allowed"
         ));

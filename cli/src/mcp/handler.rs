@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -16,7 +15,6 @@ use serde_json::Value;
 
 use super::grant_scope::bind;
 use super::tokens::Grant;
-use super::tool_args::NoArgs;
 use crate::share::Shared;
 
 /// What the server tells a model about itself.
@@ -46,90 +44,20 @@ impl Server {
     }
 }
 
-/// Every tool, with its input schema and a description written for a model.
+/// Every tool: the registry's operations on the MCP door, each with its request's schema and
+/// its doc (written for a model).
 fn tools() -> Vec<Tool> {
-    vec![
-        Tool::new(
-            "remember",
-            "Store one memory for later conversations: a fact, a decision, a preference, an \
-             observation. Give the full text; optionally a concise and a brief version (served \
-             when space is short), a kind (fact, triple, chunk, …), tags, a namespace and an \
-             importance. Repeating the same text merges into the existing memory; a fact that \
-             says something new about the same thing replaces the old version (kept as \
-             history). Returns the memory's id.",
-            schema_for_type::<memloop::RememberRequest>(),
-        ),
-        Tool::new(
-            "update",
-            "Change a memory: a new text makes a new version (the old one is kept as history, \
-             its validity ending where the new one begins: `valid_from`, default now); tags, \
-             importance, pinning and the shorter versions change in place. Returns the id that \
-             now holds it.",
-            schema_for_type::<memloop::UpdateRequest>(),
-        ),
-        Tool::new(
-            "remember_conversation",
-            "Store turns of a chat session, each with its speaker and time (RFC 3339), so \
-             later questions such as \"when did Ana start the course?\" find what was said \
-             and when. Later calls with the same session continue it; the session keeps a \
-             summary. Returns the turns' ids and the summary's.",
-            schema_for_type::<memloop::ConversationRequest>(),
-        ),
-        Tool::new(
-            "recall",
-            "Find the memories most related to a query, best first, with their ids and scores. \
-             Filter by namespace, kinds or tags; `strategy: rerank` also matches keywords \
-             (names, numbers); `explain: true` says why each surfaced.",
-            schema_for_type::<memloop::RecallRequest>(),
-        ),
-        Tool::new(
-            "context",
-            "Assemble the memories relevant to a query into text ready to paste into a prompt, \
-             never over `budget` tokens: the most relevant in full, the rest shortened. \
-             `mode: documents` gives the source documents instead.",
-            schema_for_type::<memloop::ContextParams>(),
-        ),
-        Tool::new(
-            "feedback",
-            "Rate how much a memory helped (1 harmful, 2 useless, 3 somewhat useful, 4 useful, \
-             5 decisive). Useful memories are kept longer and served in more detail.",
-            schema_for_type::<memloop::FeedbackRequest>(),
-        ),
-        Tool::new(
-            "record_task",
-            "Record a finished task: the request, the steps taken, the outcome (success or \
-             failure) and, for a failure, what to do differently. Later contexts can then say \
-             what worked and what failed.",
-            schema_for_type::<memloop::Task>(),
-        ),
-        Tool::new(
-            "observe",
-            "Record an event about a subject (a file, a service): created, modified, executed \
-             or deleted, with its content or output. The subject keeps one memory, updated.",
-            schema_for_type::<memloop::ObserveRequest>(),
-        ),
-        Tool::new(
-            "get",
-            "One memory by id, with all its fields.",
-            schema_for_type::<memloop::IdRequest>(),
-        ),
-        Tool::new(
-            "forget",
-            "Delete one memory by id, for good; or erase everything of a user, agent or session (give `user`, `agent` and/or `session` instead of `id`): their memories are removed from every file of the store.",
-            schema_for_type::<memloop::ForgetRequest>(),
-        ),
-        Tool::new(
-            "explain_decay",
-            "How well a memory is retained now, and when it will move to long-term storage or \
-             be forgotten if unused.",
-            schema_for_type::<memloop::IdRequest>(),
-        ),
-        Tool::new(
-            "stats",
-            "Counts: memories, per tier, indexed, and the embedding model.",
-            schema_for_type::<NoArgs>(),
-        ),
-    ]
+    memloop::Operation::ALL
+        .into_iter()
+        .filter(|op| op.on(memloop::Door::Mcp))
+        .map(|op| {
+            let schema = match op.request_schema() {
+                Value::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            Tool::new(op.name(), op.doc(), Arc::new(schema))
+        })
+        .collect()
 }
 
 impl ServerHandler for Server {

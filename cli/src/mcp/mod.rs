@@ -9,7 +9,6 @@ pub(crate) mod http;
 mod replay;
 mod stdio;
 pub mod tokens;
-pub mod tool_args;
 pub mod tools;
 
 use std::path::PathBuf;

@@ -1,8 +1,7 @@
-//! What only a peer on the socket may ask the serving process, beside the MCP tools: a backup
-//! (`memloop export`) and a check (`memloop check`), so neither needs the agent holding the
-//! store stopped, and the inspector's reads (`memloop ui`: the census and the forgetting log).
-//! Not MCP tools: a model has no business writing files on the host, and the inspector's reads
-//! span every scope.
+//! What only a peer on the socket may ask the serving process, beside the registry's
+//! operations: a check (`memloop check`), so it needs no agent holding the store stopped, and
+//! the inspector's reads (`memloop ui`: the census and the forgetting log). They are views for
+//! maintenance and inspection, not operations of the registry: they span every scope.
 
 use anyhow::Result;
 use memloop::Memory;
@@ -10,8 +9,6 @@ use serde_json::Value;
 
 use crate::mcp::tools::{Reply, ToolError, ToolResult};
 
-/// `memloop export`'s request name on the socket.
-pub const EXPORT: &str = "export";
 /// `memloop check`'s request name on the socket.
 pub const CHECK: &str = "check";
 
@@ -24,10 +21,7 @@ pub const FEEDBACK_STATE: &str = "feedback_state";
 
 /// True for the socket's own requests (the rest are MCP tools).
 pub fn handles(request: &str) -> bool {
-    matches!(
-        request,
-        EXPORT | CHECK | CENSUS | FORGOTTEN | FEEDBACK_STATE
-    )
+    matches!(request, CHECK | CENSUS | FORGOTTEN | FEEDBACK_STATE)
 }
 
 /// The arguments of [`FEEDBACK_STATE`].
@@ -57,16 +51,6 @@ fn json_reply(value: impl serde::Serialize) -> ToolResult {
 pub fn call(memory: &Memory, request: &str, arguments: Value) -> ToolResult {
     let failed = |e: anyhow::Error| ToolError(format!("{e:#}"));
     match request {
-        EXPORT => {
-            let request = serde_json::from_value::<memloop::ExportRequest>(arguments)
-                .map_err(|e| ToolError(format!("export: {e}")))?;
-            let json = serde_json::to_value(memory.export_request(&request)?)
-                .map_err(|e| ToolError(e.to_string()))?;
-            Ok(Reply {
-                text: json.to_string(),
-                structured: json,
-            })
-        }
         CHECK => check_on(memory)
             .map_err(failed)
             .and_then(|c| match c.problems {

@@ -25,7 +25,7 @@ use memloop::Memory;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-pub use admin::{check_on, CENSUS, CHECK, EXPORT, FEEDBACK_STATE, FORGOTTEN};
+pub use admin::{check_on, CENSUS, CHECK, FEEDBACK_STATE, FORGOTTEN};
 pub use server::{socket_path, Listening};
 
 use crate::lines::BoundedLines;
@@ -42,17 +42,9 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many times one call is sent again after its server went away.
 const MAX_RETRIES: usize = 3;
 
-/// Tools that change nothing: safe to run again when the server went away mid-call.
-const READ_ONLY: [&str; 8] = [
-    "recall",
-    "context",
-    "get",
-    "explain_decay",
-    "stats",
-    admin::CENSUS,
-    admin::FORGOTTEN,
-    admin::FEEDBACK_STATE,
-];
+/// The socket's own requests that change nothing (the registry says which operations do not):
+/// safe to run again when the server went away mid-call.
+const ADMIN_READS: [&str; 3] = [admin::CENSUS, admin::FORGOTTEN, admin::FEEDBACK_STATE];
 
 /// Opens the store (taking its lock) with this process's settings.
 pub type Opener = Box<dyn Fn() -> memloop::Result<Memory> + Send + Sync>;
@@ -238,7 +230,10 @@ impl Shared {
                         }
                         // A request that never left can always be sent again; one that may
                         // have been applied only if it changes nothing.
-                        let again = matches!(lost, Lost::NotSent(_)) || READ_ONLY.contains(&tool);
+                        let again = matches!(lost, Lost::NotSent(_))
+                            || (ADMIN_READS.contains(&tool)
+                                || memloop::Operation::named(tool)
+                                    .is_ok_and(memloop::Operation::reads_only));
                         if !again || retries == MAX_RETRIES {
                             return Err(ToolError(format!(
                                 "the process serving the store went away during this call ({lost}); it may or may not have been applied. The store is served again: call again (a repeated remember merges into the same memory)"

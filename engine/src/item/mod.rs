@@ -249,16 +249,21 @@ pub struct MemoryItem {
 
 /// Who a memory belongs to: a user, an agent, a session, each optional. Memories of one scope
 /// never merge with another's, and a filter naming a scope reaches only its memories.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// Every request of the vocabulary carries one, flattened (`"user"`, `"agent"`, `"session"`
+/// beside the request's own fields): the fields are declared here once.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct Scope {
-    /// The user.
+    /// The user: a memory of another user is never reached (acted on, recalled, listed).
     #[serde(default)]
     pub user: Option<String>,
     /// The agent.
     #[serde(default)]
     pub agent: Option<String>,
-    /// The session.
+    /// The session (a conversation, a run).
     #[serde(default)]
     pub session: Option<String>,
 }

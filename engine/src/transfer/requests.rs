@@ -22,9 +22,9 @@ impl Memory {
             ..Default::default()
         }
         .scope(Scope {
-            user: r.user.clone(),
-            agent: r.agent.clone(),
-            session: r.session.clone(),
+            user: r.scope.user.clone(),
+            agent: r.scope.agent.clone(),
+            session: r.scope.session.clone(),
         });
         let columnar = match format {
             TransferFormat::Mlx => None,

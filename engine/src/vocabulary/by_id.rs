@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::recall_request::When;
+use super::when::When;
 use crate::error::Result;
 use crate::item::{MemoryId, Scope};
 
@@ -65,15 +65,9 @@ pub struct UpdateRequest {
     /// When it stopped being true, if it did.
     #[serde(default)]
     pub valid_until: Option<When>,
-    /// Act as this user: a memory of another user is not found.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Act as this agent.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Act within this session.
-    #[serde(default)]
-    pub session: Option<String>,
+    /// The scope the caller acts in: a memory outside it is not found.
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 impl UpdateRequest {
@@ -93,12 +87,7 @@ impl UpdateRequest {
             importance: self.importance,
             pinned: self.pinned,
         };
-        let scope = Scope {
-            user: self.user,
-            agent: self.agent,
-            session: self.session,
-        };
-        Ok((scope, update))
+        Ok((self.scope, update))
     }
 }
 
@@ -111,21 +100,15 @@ pub struct FeedbackRequest {
     /// 1 (misleading) to 5 (essential): steers how fast it is forgotten and how much of it a
     /// context shows.
     pub level: u8,
-    /// Act as this user: a memory of another user is not found.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Act as this agent.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Act within this session.
-    #[serde(default)]
-    pub session: Option<String>,
+    /// The scope the caller acts in: a memory outside it is not found.
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 impl FeedbackRequest {
     /// The scope the caller acts in.
     pub fn scope(&self) -> Scope {
-        scope_of(&self.user, &self.agent, &self.session)
+        self.scope.clone()
     }
 }
 
@@ -136,21 +119,17 @@ pub struct ForgetRequest {
     /// The memory to forget; or leave it out and name a scope to erase all of it.
     #[serde(default)]
     pub id: Option<MemoryId>,
-    /// Erase everything of this user, from every file of the store.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Erase everything of this agent (with `user`: of that user's agent only).
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Erase everything of this session.
-    #[serde(default)]
-    pub session: Option<String>,
+    /// The scope: with `id`, the scope the caller acts in (a memory outside it is not
+    /// found); alone, the scope whose memories are all erased, from every file of the store
+    /// (`user` with `agent`: that user's agent only).
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 impl ForgetRequest {
     /// The scope named.
     pub fn scope(&self) -> Scope {
-        scope_of(&self.user, &self.agent, &self.session)
+        self.scope.clone()
     }
 }
 
@@ -160,28 +139,14 @@ impl ForgetRequest {
 pub struct IdRequest {
     /// The memory's id.
     pub id: MemoryId,
-    /// Act as this user: a memory of another user is not found.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Act as this agent.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Act within this session.
-    #[serde(default)]
-    pub session: Option<String>,
+    /// The scope the caller acts in: a memory outside it is not found.
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 impl IdRequest {
     /// The scope the caller acts in.
     pub fn scope(&self) -> Scope {
-        scope_of(&self.user, &self.agent, &self.session)
-    }
-}
-
-fn scope_of(user: &Option<String>, agent: &Option<String>, session: &Option<String>) -> Scope {
-    Scope {
-        user: user.clone(),
-        agent: agent.clone(),
-        session: session.clone(),
+        self.scope.clone()
     }
 }

@@ -1,19 +1,25 @@
 //! A context as every door asks for it: a recall's fields (what to retrieve, with the same
-//! names, defaults and checks) plus the budget, the mode and the key share, turned into the
-//! engine's [`ContextRequest`] by [`ContextParams::into_request`].
+//! names, defaults and checks, the selection and scope shared with every request) plus the
+//! budget, the mode and the key share, turned into the engine's [`ContextRequest`] by
+//! [`ContextParams::into_request`].
 
 use schemars::JsonSchema;
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
 
 use super::context::{ContextMode, ContextRequest};
 use super::recall_request::RecallRequest;
+use super::selection::Selection;
 use crate::error::Result;
+use crate::item::Scope;
 
-/// `context`: relevant memories assembled into text under a token budget.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+/// `context`: relevant memories assembled into text under a token budget. What to retrieve
+/// has a recall's fields, names, defaults and checks (`k` defaults to 8 here); a context's
+/// blocks carry their scores, so it has no `explain`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ContextParams {
+    /// What the context is for, in natural language.
+    pub query: String,
     /// The most tokens the context may take (default 500).
     #[serde(default)]
     pub budget: Option<usize>,
@@ -24,44 +30,18 @@ pub struct ContextParams {
     /// The share of the memories labelled "Key Reference", in (0, 1] (default 1/3).
     #[serde(default)]
     pub key_share: Option<f32>,
-    /// What to retrieve: the query and the recall's filters (`k` defaults to 8 here).
+    /// How many memories to consider (default 8, at most 10000).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// How they are retrieved: single, lexical, rerank or iterative (as a recall's).
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// Which memories: namespace, kinds, tags, history, as-of.
     #[serde(flatten)]
-    pub recall: RecallRequest,
-}
-
-/// The fields a context adds to a recall's.
-const OWN: [&str; 3] = ["budget", "mode", "key_share"];
-
-impl<'de> Deserialize<'de> for ContextParams {
-    /// The context's own fields, then the rest read as a [`RecallRequest`], so an unknown
-    /// field is refused as a recall refuses it.
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let mut map = Map::<String, Value>::deserialize(d)?;
-        if map.contains_key("explain") {
-            return Err(D::Error::custom(
-                "unknown field `explain`: a context's blocks carry their scores",
-            ));
-        }
-        let mut take = |name: &str| map.remove(name).filter(|v| !v.is_null());
-        let (budget, mode, key_share) = (take(OWN[0]), take(OWN[1]), take(OWN[2]));
-        Ok(ContextParams {
-            budget: own_field(OWN[0], budget)?,
-            mode: own_field(OWN[1], mode)?,
-            key_share: own_field(OWN[2], key_share)?,
-            recall: RecallRequest::deserialize(Value::Object(map)).map_err(D::Error::custom)?,
-        })
-    }
-}
-
-/// One of the context's own fields, read from its JSON value.
-fn own_field<T: serde::de::DeserializeOwned, E: serde::de::Error>(
-    name: &str,
-    value: Option<Value>,
-) -> std::result::Result<Option<T>, E> {
-    value
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| E::custom(format!("{name}: {e}")))
+    pub selection: Selection,
+    /// Only this user's, agent's or session's memories.
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 impl ContextParams {
@@ -71,7 +51,15 @@ impl ContextParams {
     /// What [`RecallRequest::into_query`] refuses; a key share outside (0, 1] is refused
     /// when the context is built.
     pub fn into_request(self) -> Result<ContextRequest> {
-        let (query, strategy) = self.recall.query_with(ContextRequest::DEFAULT_K)?;
+        let recall = RecallRequest {
+            query: self.query,
+            k: self.k,
+            strategy: self.strategy,
+            explain: false,
+            selection: self.selection,
+            scope: self.scope,
+        };
+        let (query, strategy) = recall.query_with(ContextRequest::DEFAULT_K)?;
         let mut request =
             ContextRequest::new("", self.budget.unwrap_or(ContextRequest::DEFAULT_BUDGET));
         request.query = query;

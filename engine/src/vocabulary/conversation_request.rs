@@ -5,8 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::recall_request::When;
 use super::turn::Turn;
+use super::when::When;
 use crate::error::Result;
 use crate::invalid::InvalidInput;
 use crate::item::Scope;
@@ -19,12 +19,9 @@ pub struct ConversationRequest {
     pub session: String,
     /// The turns, in order.
     pub turns: Vec<TurnRequest>,
-    /// Whose conversation it is.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// The agent in it.
-    #[serde(default)]
-    pub agent: Option<String>,
+    /// Whose conversation it is (its user and agent; a session given must be `session`).
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 /// One turn of a conversation.
@@ -54,11 +51,6 @@ impl ConversationRequest {
                 Ok(Turn::new(t.speaker, t.text, time))
             })
             .collect::<std::result::Result<Vec<Turn>, InvalidInput>>()?;
-        let scope = Scope {
-            user: self.user,
-            agent: self.agent,
-            session: None,
-        };
-        Ok((self.session, turns, scope))
+        Ok((self.session, turns, self.scope))
     }
 }

@@ -5,10 +5,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::RecallRequest;
+use super::selection::Selection;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::invalid::InvalidInput;
+use crate::item::Scope;
 
 /// The page size when a listing names none.
 pub const DEFAULT_LIST_LIMIT: usize = 1_000;
@@ -20,27 +21,12 @@ pub const MAX_LIST_LIMIT: usize = 100_000;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListRequest {
-    /// Only this namespace.
-    #[serde(default)]
-    pub namespace: Option<String>,
-    /// Only these kinds (any of them).
-    #[serde(default)]
-    pub kinds: Vec<String>,
-    /// Only memories with every one of these tags.
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// Also superseded versions, not only the current ones.
-    #[serde(default)]
-    pub history: bool,
-    /// Only this user's memories.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Only this agent's memories.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Only this session's memories.
-    #[serde(default)]
-    pub session: Option<String>,
+    /// Which memories: namespace, kinds, tags, history, as-of.
+    #[serde(flatten)]
+    pub selection: Selection,
+    /// Only this user's, agent's or session's memories.
+    #[serde(flatten)]
+    pub scope: Scope,
     /// How many to return (default 1000, at most 100000).
     #[serde(default)]
     pub limit: Option<usize>,
@@ -76,17 +62,7 @@ impl ListRequest {
             .into());
         }
         // The filter fields mean what a recall's mean.
-        let filter = RecallRequest {
-            namespace: self.namespace,
-            kinds: self.kinds,
-            tags: self.tags,
-            history: self.history,
-            user: self.user,
-            agent: self.agent,
-            session: self.session,
-            ..Default::default()
-        }
-        .filter()?;
+        let filter = self.selection.filter(&self.scope)?;
         Ok(Listing {
             filter,
             offset: self.offset,

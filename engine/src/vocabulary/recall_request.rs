@@ -1,18 +1,17 @@
 //! A recall as every door asks for it: the one request type the MCP `recall` tool (its JSON
 //! schema too), the C ABI's `memloop_recall` and the command line's forwarded `recall` parse,
 //! with its defaults and checks written once, and [`RecallRequest::into_query`], which turns
-//! it into the engine's [`Query`] and [`Strategy`] or a typed [`InvalidInput`] naming the
+//! it into the engine's [`Query`] and [`Strategy`] or a typed [`crate::InvalidInput`] naming the
 //! field.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::recall::{check_k, Query, Strategy, DEFAULT_K};
-use crate::clock::Timestamp;
+use super::selection::Selection;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
-use crate::invalid::InvalidInput;
-use crate::item::Kind;
+use crate::item::Scope;
 
 /// `recall`: the memories most related to a query. Every field but `query` may be left out.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -23,75 +22,26 @@ pub struct RecallRequest {
     /// How many memories to return (default 5, at most 10000; a context considers 8).
     #[serde(default)]
     pub k: Option<usize>,
-    /// Also superseded versions (the history of facts that changed), not only the current
-    /// ones (`include_superseded` is the same field).
-    #[serde(default, alias = "include_superseded")]
-    pub history: bool,
     /// single (vector similarity), lexical (keywords, BM25), rerank (vector and keyword
     /// candidates, fused) or iterative (the query refined over rounds); default single.
     #[serde(default)]
     pub strategy: Option<String>,
-    /// Only this namespace.
-    #[serde(default)]
-    pub namespace: Option<String>,
-    /// Only these kinds (any of them).
-    #[serde(default)]
-    pub kinds: Vec<String>,
-    /// Only memories with every one of these tags.
-    #[serde(default)]
-    pub tags: Vec<String>,
     /// Say why each memory surfaced (vector and keyword scores, retention, feedback).
     #[serde(default)]
     pub explain: bool,
-    /// Only this user's memories.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Only this agent's memories.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Only this session's memories.
-    #[serde(default)]
-    pub session: Option<String>,
-    /// What was true at this time, older versions of facts included (default: the current
-    /// versions): RFC 3339 or Unix seconds as text, or milliseconds since the Unix epoch as
-    /// an integer.
-    #[serde(default)]
-    pub as_of: Option<When>,
-}
-
-/// A time a request names: text (RFC 3339, or Unix seconds) or an integer of milliseconds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum When {
-    /// Milliseconds since the Unix epoch.
-    Millis(Timestamp),
-    /// RFC 3339 (`2024-05-01T00:00:00Z`) or Unix seconds (`1714521600`).
-    Text(String),
-}
-
-impl When {
-    /// The time in milliseconds, or the typed error naming `field`.
-    pub fn millis(&self, field: &'static str) -> std::result::Result<Timestamp, InvalidInput> {
-        let text = match self {
-            When::Millis(ms) => return Ok(*ms),
-            When::Text(text) => text.trim(),
-        };
-        let parsed = match text.parse::<i64>() {
-            Ok(secs) => secs.checked_mul(1000),
-            Err(_) => crate::time::parse_rfc3339(text),
-        };
-        parsed.ok_or_else(|| InvalidInput::Time {
-            field,
-            text: text.to_string(),
-        })
-    }
+    /// Which memories: namespace, kinds, tags, history, as-of.
+    #[serde(flatten)]
+    pub selection: Selection,
+    /// Only this user's, agent's or session's memories.
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 impl RecallRequest {
     /// The engine's query and strategy: the defaults filled in, every field checked.
     ///
     /// # Errors
-    /// [`InvalidInput`] naming the field: an unknown strategy or kind, a time that is not
+    /// [`crate::InvalidInput`] naming the field: an unknown strategy or kind, a time that is not
     /// one, `k` outside `1..=MAX_K`.
     pub fn into_query(self) -> Result<(Query, Strategy)> {
         self.query_with(DEFAULT_K)
@@ -110,28 +60,12 @@ impl RecallRequest {
         Ok((Query::new(self.query).k(k).filter(filter), strategy))
     }
 
-    /// The memories its filter fields name (namespace, kinds, tags, history, scope, as-of):
-    /// what a recall searches and a listing pages through.
+    /// The memories its filter fields name (namespace, kinds, tags, history, scope, as-of).
     ///
     /// # Errors
-    /// [`InvalidInput`] naming the field: an unknown kind, a time that is not one.
+    /// [`crate::InvalidInput`] naming the field: an unknown kind, a time that is not one.
     pub(crate) fn filter(&self) -> Result<MemoryFilter> {
-        let kinds = self
-            .kinds
-            .iter()
-            .map(|name| Kind::named(name))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        Ok(MemoryFilter {
-            namespace: self.namespace.clone(),
-            kinds,
-            tags: self.tags.clone(),
-            include_superseded: self.history,
-            user: self.user.clone(),
-            agent: self.agent.clone(),
-            session: self.session.clone(),
-            as_of: self.as_of.as_ref().map(|w| w.millis("as_of")).transpose()?,
-            ..Default::default()
-        })
+        self.selection.filter(&self.scope)
     }
 }
 

@@ -7,10 +7,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::recall_request::When;
+use super::when::When;
 use crate::error::Result;
 use crate::invalid::InvalidInput;
-use crate::item::{Kind, NewMemory};
+use crate::item::{Kind, NewMemory, Scope};
 
 /// `remember`: store one memory.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -48,15 +48,9 @@ pub struct RememberRequest {
     #[serde(default)]
     pub tail: Option<String>,
     /// Whose memory it is: a user (one app serves many; memories of one user never reach
-    /// another's recall or context).
-    #[serde(default)]
-    pub user: Option<String>,
-    /// The agent it belongs to.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// The session (conversation, run) it belongs to.
-    #[serde(default)]
-    pub session: Option<String>,
+    /// another's recall or context), an agent, a session.
+    #[serde(flatten)]
+    pub scope: Scope,
     /// When what it says became true: RFC 3339 (2024-05-01T00:00:00Z) or Unix seconds as
     /// text, or milliseconds as an integer; default now.
     #[serde(default)]
@@ -96,9 +90,9 @@ impl RememberRequest {
         m.tags = self.tags;
         m.namespace = self.namespace;
         m.importance = self.importance;
-        m.user = self.user;
-        m.agent = self.agent;
-        m.session = self.session;
+        m.user = self.scope.user;
+        m.agent = self.scope.agent;
+        m.session = self.scope.session;
         Ok(m)
     }
 }

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::invalid::InvalidInput;
+use crate::item::Scope;
 
 /// The file formats of an export.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,15 +51,9 @@ pub struct ExportRequest {
     /// Only this namespace.
     #[serde(default)]
     pub namespace: Option<String>,
-    /// Only this user's memories.
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Only this agent's.
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Only this session's.
-    #[serde(default)]
-    pub session: Option<String>,
+    /// Only this user's, agent's or session's memories.
+    #[serde(flatten)]
+    pub scope: Scope,
     /// With arrow or parquet: only what changed after this sequence number (deleted and
     /// forgotten memories as delete rows).
     #[serde(default)]

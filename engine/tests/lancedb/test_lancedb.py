@@ -81,7 +81,7 @@ def test_a_change_stream_loads_into_lancedb_and_a_delta_keeps_it_in_step(tmp_pat
     # the ten.
     for q, want in zip(questions, exact_top10(table, queries)):
         hits = json.loads(memloop(store, "recall", q, "--k", "10", "--json", "--explain"))
-        got = hits["hits"] if isinstance(hits, dict) else hits
+        got = hits["hits"]
         if q.startswith("when"):
             assert got[0]["explain"]["time"]["cue"] == "asks when; it says when", got[0]
             assert int(want[0]) in [int(h["id"]) for h in got], q

@@ -1,0 +1,194 @@
+//! The top of the registry: each operation's typed answer ([`Answer`]) and the engine call
+//! that runs it ([`Memory::call`]), above every feature folder it delegates to. The names,
+//! docs, doors and requests are the vocabulary's (`crate::vocabulary::Operation`,
+//! `Request`). Every door returns what [`Memory::call`] returns, serialised by serde as written
+//! here (Node's door renames the fields to camelCase): a forwarded call and a direct one print
+//! the same bytes.
+
+use serde::Serialize;
+
+use crate::agent::TaskIds;
+use crate::context::Context;
+use crate::conversation::ConversationReport;
+use crate::error::{Error, Result};
+use crate::forget::{DecayReport, ScopeErasure, SweepReport};
+use crate::item::{MemoryId, MemoryItem};
+use crate::memory::{Memory, Stats};
+use crate::remember::dedup::Remembered;
+use crate::retrieve::{FeedbackState, Hit};
+use crate::transfer::ImportReport;
+use crate::vocabulary::{Exported, Request};
+
+/// `update`'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Updated {
+    /// The memory that now holds it: the same id, or the new version's.
+    pub id: MemoryId,
+    /// The version it replaced, kept as history (`null` for a change in place).
+    pub previous: Option<MemoryId>,
+}
+
+/// `recall`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recalled {
+    /// The hits, best first, each with its explanation.
+    pub hits: Vec<Hit>,
+}
+
+/// `observe`'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Observed {
+    /// The subject's memory.
+    pub id: MemoryId,
+}
+
+/// `list`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Listed {
+    /// The memories of the page, by ascending id.
+    pub memories: Vec<MemoryItem>,
+}
+
+/// `forget`'s answer for one memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Forgotten {
+    /// The memory forgotten.
+    pub id: MemoryId,
+    /// Always true: a memory that could not be forgotten is an error.
+    pub forgotten: bool,
+}
+
+/// An operation's answer, typed. It serialises as the inner value alone (no tag): the
+/// operation asked says which it is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// `remember`.
+    Remembered(Remembered),
+    /// `update`.
+    Updated(Updated),
+    /// `remember_conversation`.
+    Conversation(ConversationReport),
+    /// `recall`.
+    Recalled(Recalled),
+    /// `context`.
+    Context(Context),
+    /// `feedback`: the memory's feedback so far.
+    Feedback(FeedbackState),
+    /// `record_task`.
+    Task(TaskIds),
+    /// `observe`.
+    Observed(Observed),
+    /// `get`.
+    Item(Box<MemoryItem>),
+    /// `list`.
+    Listed(Listed),
+    /// `forget` of one memory.
+    Forgotten(Forgotten),
+    /// `forget` of a scope.
+    Erased(Box<ScopeErasure>),
+    /// `explain_decay`.
+    Decay(Box<DecayReport>),
+    /// `stats`.
+    Stats(Box<Stats>),
+    /// `sweep`.
+    Swept(SweepReport),
+    /// `export`.
+    Exported(Exported),
+    /// `import`.
+    Imported(ImportReport),
+}
+
+impl Answer {
+    /// The answer as JSON, the value every door returns (or converts to its own objects).
+    pub fn to_json(&self) -> serde_json::Value {
+        // Every answer is plain data (no map with non-string keys, no failing serialiser).
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl Memory {
+    /// Runs one operation of the registry: the one entry every door's generic call goes
+    /// through, so each door returns the same answer. Scoped requests act within the scope
+    /// they name (a memory outside it is not found).
+    ///
+    /// # Errors
+    /// The operation's own: [`Error::InvalidInput`] for a request that does not check,
+    /// [`Error::NotFound`] for an id outside the store or the scope, and the store's.
+    pub fn call(&self, request: Request) -> Result<Answer> {
+        Ok(match request {
+            Request::Remember(r) => {
+                Answer::Remembered(self.remember_explained(r.into_new_memory()?)?)
+            }
+            Request::Update(r) => {
+                let given = r.id;
+                let (scope, changes) = r.into_update()?;
+                let id = self.update_in(&scope, given, changes)?;
+                Answer::Updated(Updated {
+                    id,
+                    previous: (id != given).then_some(given),
+                })
+            }
+            Request::RememberConversation(r) => {
+                let (session, turns, scope) = r.into_parts()?;
+                Answer::Conversation(self.remember_conversation(&session, &turns, &scope)?)
+            }
+            Request::Recall(r) => {
+                let (query, strategy) = r.into_query()?;
+                Answer::Recalled(Recalled {
+                    hits: self.retrieve(&query, strategy)?,
+                })
+            }
+            Request::Context(r) => Answer::Context(self.context(&r.into_request()?)?),
+            Request::Feedback(r) => {
+                Answer::Feedback(self.feedback_in(&r.scope(), r.id, r.level)?)
+            }
+            Request::RecordTask(task) => Answer::Task(self.record_task(&task)?),
+            Request::Observe(r) => {
+                let event = r.event()?;
+                Answer::Observed(Observed {
+                    id: self.observe(&r.subject, event, r.content.as_deref())?,
+                })
+            }
+            Request::Get(r) => {
+                let item = self
+                    .get_in(&r.scope(), r.id)?
+                    .ok_or(Error::NotFound(r.id))?;
+                Answer::Item(Box::new(item))
+            }
+            Request::List(r) => Answer::Listed(Listed {
+                memories: self.list_request(&r)?,
+            }),
+            Request::Forget(r) => {
+                let scope = r.scope();
+                match (r.id, scope.is_empty()) {
+                    // With a scope, the id must be a memory of that scope.
+                    (Some(id), _) => {
+                        self.forget_in(&scope, id)?;
+                        Answer::Forgotten(Forgotten {
+                            id,
+                            forgotten: true,
+                        })
+                    }
+                    (None, false) => Answer::Erased(Box::new(self.forget_scope(&scope)?)),
+                    (None, true) => {
+                        return Err(crate::invalid::InvalidInput::Field {
+                            field: "id",
+                            reason: "give `id` (with a scope: a memory of that scope), or a \
+                                     scope alone to erase it"
+                                .into(),
+                        }
+                        .into())
+                    }
+                }
+            }
+            Request::ExplainDecay(r) => {
+                Answer::Decay(Box::new(self.explain_decay_in(&r.scope(), r.id)?))
+            }
+            Request::Stats(_) => Answer::Stats(Box::new(self.stats()?)),
+            Request::Sweep(scope) => Answer::Swept(self.sweep_request(&scope)?),
+            Request::Export(r) => Answer::Exported(self.export_request(&r)?),
+            Request::Import(r) => Answer::Imported(self.import_request(&r)?),
+        })
+    }
+}
