@@ -10,7 +10,9 @@ use serde_json::Value;
 
 #[path = "../../contract/check.rs"]
 mod check;
-use check::{check, ids_of, table, Answer};
+use check::{
+    answers, check, check_whole, ids_of, record, table, whole_answer_calls, Answer, Whole,
+};
 
 /// `memloop --store STORE ARGS…`: the exit status and stdout.
 fn run(store: &Path, args: &[String]) -> (i32, String, String) {
@@ -121,7 +123,7 @@ fn the_command_line_keeps_the_contract() {
             let v: Value =
                 serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
             Ok(match op {
-                "recall" => ids_of(&v),
+                "recall" => ids_of(&v["hits"]),
                 "open" => Vec::new(),
                 "remember" => vec![v["id"].as_u64().unwrap()],
                 _ => ids_of(&v["blocks"]),
@@ -143,4 +145,93 @@ fn the_command_line_keeps_the_contract() {
     }
     assert!(ran >= 20, "only {ran} cases could be written as flags");
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The global flags of the table's `store` options: the test embedder and a manual clock.
+fn store_flags(table: &Value) -> Vec<String> {
+    let store = &table["store"];
+    assert_eq!(store["clock"], "manual");
+    vec![
+        "--hashing-embedder".into(),
+        store["hashing_embedder"].to_string(),
+        "--manual-clock".into(),
+        store["start_ms"].to_string(),
+    ]
+}
+
+/// `memloop call OP REQUEST` on `store`: its stdout, and the whole answer it gives.
+fn call(store: &Path, flags: &[String], op: &str, request: &Value) -> (String, Whole) {
+    let mut args = flags.to_vec();
+    args.extend(["call".into(), op.into(), request.to_string()]);
+    let (code, out, err) = run(store, &args);
+    let whole = if code == 0 {
+        Ok(serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}")))
+    } else {
+        // The message ends with the engine's code where a tool ran ("(error code x)"); an
+        // engine error raised in this process carries its category as the exit status.
+        let named = err
+            .rsplit_once("(error code ")
+            .and_then(|(_, rest)| rest.split(')').next())
+            .map(str::to_string);
+        Err(named.unwrap_or(match code {
+            3 => "invalid_input".into(),
+            4 => "not_found".into(),
+            _ => format!("exit {code}: {err}"),
+        }))
+    };
+    (out, whole)
+}
+
+/// Seeds `store` through `memloop call remember` and runs every whole-answer call: the
+/// printed bytes and the records.
+fn whole_answers(store: &Path, table: &Value) -> (Vec<String>, Vec<Value>) {
+    let flags = store_flags(table);
+    for (i, seed) in table["memories"].as_array().unwrap().iter().enumerate() {
+        let (_, done) = call(store, &flags, "remember", seed);
+        assert_eq!(done.unwrap()["id"], i as u64 + 1, "seed {i}");
+    }
+    whole_answer_calls(table)
+        .iter()
+        .map(|(name, op, request)| {
+            let (out, whole) = call(store, &flags, op, request);
+            (out, record(name, &whole))
+        })
+        .unzip()
+}
+
+#[test]
+fn the_command_line_gives_the_registrys_whole_answers_direct_and_forwarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table();
+    let direct_store = dir.path().join("direct");
+    let (direct_bytes, direct) = whole_answers(&direct_store, &table);
+    check_whole(&direct, &answers()).unwrap_or_else(|e| panic!("direct: {e}"));
+
+    // The same calls while an agent's `memloop mcp` holds another store: each command is
+    // forwarded to it and must print the same bytes.
+    let served = dir.path().join("served");
+    let mut server_args: Vec<std::ffi::OsString> = vec!["--store".into(), served.clone().into()];
+    server_args.extend(store_flags(&table).into_iter().map(Into::into));
+    server_args.push("mcp".into());
+    // Its stdin stays open (an MCP client that says nothing) until the test ends.
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_memloop"))
+        .args(&server_args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let socket = served.join("memloop.sock");
+    let started = std::time::Instant::now();
+    while !socket.exists() {
+        assert!(started.elapsed().as_secs() < 60, "the server never served");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (forwarded_bytes, forwarded) = whole_answers(&served, &table);
+    let _ = server.kill();
+    let _ = server.wait();
+    check_whole(&forwarded, &answers()).unwrap_or_else(|e| panic!("forwarded: {e}"));
+    for (i, (d, f)) in direct_bytes.iter().zip(&forwarded_bytes).enumerate() {
+        assert_eq!(d, f, "call {i}: direct and forwarded print other bytes");
+    }
 }

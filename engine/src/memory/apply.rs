@@ -162,10 +162,23 @@ impl Inner {
     /// Memory `id` as stored, with any pending recall touch applied.
     pub(crate) fn current(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
         let mut item = self.store.item(id)?;
-        if let (Some(item), Some(t)) = (item.as_mut(), self.accessed.lock().get(&id)) {
-            t.apply(item);
-        }
+        self.apply_pending(item.iter_mut());
         Ok(item)
+    }
+
+    /// Applies to `items`, read from the database, the recalls not written there yet (access
+    /// times, reinforcements): every read shows what the engine knows, the same as after the
+    /// store is closed and opened again, whichever door holds it how long.
+    pub(crate) fn apply_pending<'a>(&self, items: impl Iterator<Item = &'a mut MemoryItem>) {
+        let pending = self.accessed.lock();
+        if pending.is_empty() {
+            return;
+        }
+        for item in items {
+            if let Some(t) = pending.get(&item.id) {
+                t.apply(item);
+            }
+        }
     }
 
     /// Memory `id` as [`Inner::current`] has it, if it lies within `scope` (every field the

@@ -19,7 +19,7 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
     pub fn get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
-        self.inner.store.item(id)
+        self.inner.current(id)
     }
 
     /// [`Memory::get`] for a caller confined to `scope`: a memory outside it is `None`, as if
@@ -28,11 +28,7 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
     pub fn get_in(&self, scope: &crate::item::Scope, id: MemoryId) -> Result<Option<MemoryItem>> {
-        Ok(self
-            .inner
-            .store
-            .item(id)?
-            .filter(|i| crate::item::scope_covers(scope.fields(), i.scope_fields())))
+        self.inner.current_in(id, scope)
     }
 
     /// The memories passing `filter`, by ascending id, at most `limit`.
@@ -48,7 +44,9 @@ impl Memory {
             }
         };
         let ids: Vec<MemoryId> = ids.into_iter().take(limit).collect();
-        self.inner.store.items(&ids)
+        let mut items = self.inner.store.items(&ids)?;
+        self.inner.apply_pending(items.iter_mut());
+        Ok(items)
     }
 
     /// Single-step recall: embeds the query and returns the `k` most similar memories that

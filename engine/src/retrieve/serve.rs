@@ -13,6 +13,7 @@ use crate::vocabulary::{FeedbackState, Hit};
 impl Inner {
     /// Final hits leave: explained (tier as found), then touched and reinforced.
     pub(crate) fn serve(&self, hits: &mut [Hit]) -> Result<()> {
+        self.apply_pending(hits.iter_mut().map(|h| &mut h.item));
         self.explain(hits)?;
         self.touch(hits, self.now())
     }

@@ -13,7 +13,7 @@ use crate::common::hashing;
 
 #[path = "../../../contract/check.rs"]
 mod check;
-use check::{check, table};
+use check::{answers, bless, check, check_whole, record, table, whole_answer_calls, Whole};
 
 /// A case's outcome as the table writes it: the ids, or the error code's name.
 fn outcome(memory: &Memory, op: &str, request: &Value) -> Result<Vec<MemoryId>, String> {
@@ -72,4 +72,41 @@ fn the_rust_api_keeps_the_contract() {
         })
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The contract store: the table's `store` options, seeded with its memories through the
+/// registry's `remember`.
+fn contract_store(dir: &std::path::Path, table: &Value) -> Memory {
+    let request: OpenRequest = serde_json::from_value(table["store"].clone()).unwrap();
+    let memory = Memory::open(dir, Options::from_request(request).unwrap()).unwrap();
+    for (i, seed) in table["memories"].as_array().unwrap().iter().enumerate() {
+        let request = memloop::Request::parse("remember", seed.clone()).unwrap();
+        let Ok(memloop::Answer::Remembered(done)) = memory.call(request) else {
+            panic!("seed {i}")
+        };
+        assert_eq!(done.id, i as u64 + 1, "ids follow the seeds");
+    }
+    memory
+}
+
+/// One whole answer of the Rust door: `Memory::call`'s answer as JSON, or the error's code.
+fn whole(memory: &Memory, op: &str, request: &Value) -> Whole {
+    let code = |e: Error| e.code().name().to_string();
+    let request = memloop::Request::parse(op, request.clone()).map_err(|e| code(e.into()))?;
+    memory.call(request).map(|a| a.to_json()).map_err(code)
+}
+
+#[test]
+fn the_rust_api_gives_the_registrys_whole_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = table();
+    let memory = contract_store(dir.path(), &table);
+    let got: Vec<Value> = whole_answer_calls(&table)
+        .iter()
+        .map(|(name, op, request)| record(name, &whole(&memory, op, request)))
+        .collect();
+    if bless(&got) {
+        return;
+    }
+    check_whole(&got, &answers()).unwrap_or_else(|e| panic!("{e}"));
 }
