@@ -9,8 +9,10 @@
 
 /**
  * The version of this ABI; a program built against `MEMLOOP_ABI_VERSION` checks it at run time.
+ * 2: `memloop_call` runs any operation of the registry, and `memloop_recall` writes the
+ * registry's answer (`{"hits": [...]}`, an array in 1).
  */
-#define MEMLOOP_ABI_VERSION 1
+#define MEMLOOP_ABI_VERSION 2
 
 /**
  * The call succeeded.
@@ -312,9 +314,10 @@ int32_t memloop_forget(const memloop_t *handle, uint64_t id);
  * "user": …, "agent": …, "session": …, "as_of": ms or "RFC 3339"}`; all but `query` may be
  * left out (a scope field given: only that scope's memories; `as_of`: what was valid then,
  * superseded versions included).
- * Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
- * "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
- * (they decay more slowly).
+ * Writes the registry's recall answer to `*out_json` (since ABI 2; the same JSON every door
+ * returns): `{"hits": [...]}`, best first, each `{"id", "score", "rank", "kind",
+ * "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced (they decay
+ * more slowly).
  *
  * Thread safety: any thread, concurrently with other calls on the same handle.
  *
@@ -322,6 +325,25 @@ int32_t memloop_forget(const memloop_t *handle, uint64_t id);
  * `query_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
  */
 int32_t memloop_recall(const memloop_t *handle, const char *query_json, char **out_json);
+
+/**
+ * Runs any operation of the registry (`memloop::Operation`: remember, update,
+ * remember_conversation, recall, context, feedback, record_task, observe, get, list, forget,
+ * explain_decay, stats, sweep, export, import) with its request `request_json` (a JSON object
+ * of the fields MCP's tool of the same name and `memloop call` take; NULL: no fields), and
+ * writes its answer, the same JSON every door returns, to `*out_json`. An unknown operation or
+ * field is `MEMLOOP_ERR_INVALID_ARGUMENT`.
+ *
+ * Thread safety: any thread, concurrently with other calls on the same handle.
+ *
+ * # Safety
+ * `operation` is NULL or a NUL-terminated string; `request_json` is NULL or a NUL-terminated
+ * string; `out_json` is NULL or writable.
+ */
+int32_t memloop_call(const memloop_t *handle,
+                     const char *operation,
+                     const char *request_json,
+                     char **out_json);
 
 /**
  * Assembles a context under a token budget. `request_json` (`memloop::ContextParams`, as the

@@ -251,9 +251,10 @@ pub extern "C" fn memloop_forget(handle: *const memloop_t, id: u64) -> i32 {
 /// "user": …, "agent": …, "session": …, "as_of": ms or "RFC 3339"}`; all but `query` may be
 /// left out (a scope field given: only that scope's memories; `as_of`: what was valid then,
 /// superseded versions included).
-/// Writes a JSON array of hits, best first, to `*out_json`: each `{"id", "score", "rank",
-/// "kind", "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced
-/// (they decay more slowly).
+/// Writes the registry's recall answer to `*out_json` (since ABI 2; the same JSON every door
+/// returns): `{"hits": [...]}`, best first, each `{"id", "score", "rank", "kind",
+/// "namespace", "tier", "text", "explain": {…}, "item": {…}}`. Hits are reinforced (they decay
+/// more slowly).
 ///
 /// Thread safety: any thread, concurrently with other calls on the same handle.
 ///
@@ -272,12 +273,43 @@ pub unsafe extern "C" fn memloop_recall(
             query_json,
             "query_json",
             out_json,
-            |m, r: memloop::RecallRequest| {
-                let (query, strategy) = r.into_query()?;
-                Ok(m.retrieve(&query, strategy)?)
-            },
+            |m, r: memloop::RecallRequest| Ok(m.call(memloop::Request::Recall(r))?),
         )
     }
+}
+
+/// Runs any operation of the registry (`memloop::Operation`: remember, update,
+/// remember_conversation, recall, context, feedback, record_task, observe, get, list, forget,
+/// explain_decay, stats, sweep, export, import) with its request `request_json` (a JSON object
+/// of the fields MCP's tool of the same name and `memloop call` take; NULL: no fields), and
+/// writes its answer, the same JSON every door returns, to `*out_json`. An unknown operation or
+/// field is `MEMLOOP_ERR_INVALID_ARGUMENT`.
+///
+/// Thread safety: any thread, concurrently with other calls on the same handle.
+///
+/// # Safety
+/// `operation` is NULL or a NUL-terminated string; `request_json` is NULL or a NUL-terminated
+/// string; `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn memloop_call(
+    handle: *const memloop_t,
+    operation: *const c_char,
+    request_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> i32 {
+    let run = |memory: &memloop::Memory| {
+        // SAFETY: the caller's contract for `operation` and `request_json`.
+        let name = unsafe { raw::text(operation, "operation") }?;
+        // SAFETY: as above.
+        let fields = match unsafe { raw::optional_text(request_json, "request_json") }? {
+            Some(text) => raw::parse_json(text, "request_json")?,
+            None => serde_json::Value::Null,
+        };
+        let request = memloop::Request::parse(name, fields).map_err(memloop::Error::from)?;
+        Ok(memory.call(request)?)
+    };
+    // SAFETY: forwarded contract for `out_json`.
+    unsafe { json_result(handle, out_json, run) }
 }
 
 /// Assembles a context under a token budget. `request_json` (`memloop::ContextParams`, as the

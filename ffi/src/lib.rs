@@ -34,7 +34,9 @@ pub use raw::memloop_free_string;
 pub use status::*;
 
 /// The version of this ABI; a program built against `MEMLOOP_ABI_VERSION` checks it at run time.
-pub const MEMLOOP_ABI_VERSION: u32 = 1;
+/// 2: `memloop_call` runs any operation of the registry, and `memloop_recall` writes the
+/// registry's answer (`{"hits": [...]}`, an array in 1).
+pub const MEMLOOP_ABI_VERSION: u32 = 2;
 
 /// The ABI version of the loaded library (compare with `MEMLOOP_ABI_VERSION`). Any thread.
 #[no_mangle]

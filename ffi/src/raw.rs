@@ -93,7 +93,10 @@ pub(crate) unsafe fn write_json<T: serde::Serialize>(
     name: &str,
 ) -> Outcome {
     require(out, name)?;
-    let text = serde_json::to_string(value)
+    // Through a JSON value, as every door writes an answer: a number prints as the same digits
+    // here as in MCP's structured content and the CLI's `--json` (an f32 score widened to f64).
+    let text = serde_json::to_value(value)
+        .map(|v| v.to_string())
         .map_err(|e| Failure::invalid(format!("result not representable as JSON: {e}")))?;
     // serde_json escapes NUL as \u0000, so the text has no interior NUL.
     let owned = CString::new(text).map_err(|e| Failure::invalid(e.to_string()))?;

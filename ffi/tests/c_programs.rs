@@ -58,6 +58,9 @@ fn compile(source: &str, scratch: &Path) -> PathBuf {
         .arg(root.join(source))
         .arg("-L")
         .arg(&deps)
+        // DT_RPATH (not RUNPATH): this build's library is found before any other on
+        // LD_LIBRARY_PATH (cargo lists target/debug there, which may hold an older one).
+        .arg("-Wl,--disable-new-dtags")
         .arg(format!("-Wl,-rpath,{}", deps.display()))
         .arg("-lmemloop_ffi")
         .arg("-o")
@@ -101,7 +104,8 @@ fn the_c_example_runs_on_the_default_model() {
     assert!(ok, "basic.c failed:\n{out}");
     // The recall put the staging database first, the context stayed in budget, close worked.
     let recall = out.lines().find(|l| l.starts_with("recall: ")).expect(&out);
-    let hits: serde_json::Value = serde_json::from_str(&recall["recall: ".len()..]).unwrap();
+    let answer: serde_json::Value = serde_json::from_str(&recall["recall: ".len()..]).unwrap();
+    let hits = &answer["hits"];
     assert!(
         hits[0]["text"].as_str().unwrap().contains("PostgreSQL"),
         "{out}"
@@ -198,13 +202,11 @@ fn the_c_abi_keeps_the_contract() {
             0 if case["op"] == "remember" => Ok(vec![output.parse().unwrap()]),
             0 => {
                 let v: serde_json::Value = serde_json::from_str(output).unwrap();
-                Ok(check::ids_of(
-                    if case["op"] == "recall" || case["op"] == "open" {
-                        &v
-                    } else {
-                        &v["blocks"]
-                    },
-                ))
+                Ok(check::ids_of(match case["op"].as_str() {
+                    Some("recall") => &v["hits"],
+                    Some("open") => &v,
+                    _ => &v["blocks"],
+                }))
             }
             s if s == invalid => Err("invalid_input".into()),
             s if s == embed => Err("embed".into()),
@@ -229,4 +231,88 @@ fn an_encrypted_store_through_the_c_abi() {
         out.contains("encryption: 0 failures") && key.exists(),
         "{out}"
     );
+}
+
+#[test]
+fn the_c_abi_gives_the_registrys_whole_answers() {
+    // The whole-answer pass of the table through memloop_call, on a store opened with the
+    // table's `store` options: each answer is the recorded one, field for field.
+    let scratch = tempfile::tempdir().unwrap();
+    let exe = compile("tests/c/contract.c", scratch.path());
+    let table = check::table();
+    let mut input = String::new();
+    for seed in table["memories"].as_array().unwrap() {
+        input.push_str(&format!("call:remember\t{seed}\n"));
+    }
+    let calls = check::whole_answer_calls(&table);
+    for (_, op, request) in &calls {
+        input.push_str(&format!("call:{op}\t{request}\n"));
+    }
+    let mut child = Command::new(&exe)
+        .arg(scratch.path().join("store"))
+        .arg(table["store"].to_string())
+        .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<(i32, &str)> = text
+        .lines()
+        .map(|l| {
+            let (status, rest) = l.split_once('\t').unwrap();
+            (status.parse().unwrap(), rest)
+        })
+        .collect();
+    let seeds = table["memories"].as_array().unwrap().len();
+    assert_eq!(lines.len(), seeds + calls.len(), "{text}");
+    let got: Vec<serde_json::Value> = calls
+        .iter()
+        .zip(&lines[seeds..])
+        .map(|((name, _, _), (status, output))| {
+            let whole: check::Whole = match *status {
+                0 => Ok(serde_json::from_str(output).unwrap()),
+                s => Err(code_named(s).unwrap_or_else(|| format!("status {s}: {output}"))),
+            };
+            check::record(name, &whole)
+        })
+        .collect();
+    check::check_whole(&got, &check::answers()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The engine's code whose status is `status` (C's statuses are the codes' numbers).
+fn code_named(status: i32) -> Option<String> {
+    [
+        "invalid_input",
+        "not_found",
+        "locked",
+        "model_mismatch",
+        "corrupt",
+        "unsupported_version",
+        "io",
+        "store",
+        "index",
+        "embed",
+        "poisoned",
+        "background",
+        "key",
+    ]
+    .into_iter()
+    .filter_map(memloop::ErrorCode::from_name)
+    .find(|c| *c as i32 == status)
+    .map(|c| c.name().to_string())
 }

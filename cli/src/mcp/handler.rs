@@ -94,8 +94,9 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if self.get_tool(&name).is_none() {
+            let code = memloop::ErrorCode::InvalidInput.name();
             return Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}`"),
+                format!("unknown tool `{name}` (error code {code})"),
                 None,
             ));
         }

@@ -24,8 +24,8 @@ def server(store, *extra):
 class Client:
     """One MCP client with its own `memloop mcp` process."""
 
-    def __init__(self, store, log):
-        self.params = server(store)
+    def __init__(self, store, log, *extra):
+        self.params = server(store, *extra)
         self.log = log
 
     async def __aenter__(self):

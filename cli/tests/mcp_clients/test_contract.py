@@ -4,12 +4,15 @@ structured content, an error from the code the tool error names. The Rust API, t
 Python run the same table."""
 
 import json
+import re
 
 import anyio
+from mcp.shared.exceptions import MCPError
 
 from conftest import ROOT, Client
 
 TABLE = json.loads((ROOT / "contract" / "cases.json").read_text())
+ANSWERS = json.loads((ROOT / "contract" / "answers.json").read_text())
 
 
 def text_of(result):
@@ -55,5 +58,74 @@ def test_mcp_keeps_the_contract(store, log):
                     failures.append(f"{case['name']}: got {got!r}, want {case}")
             assert len(TABLE["cases"]) >= 20
             assert not failures, "\n".join(failures)
+
+    anyio.run(main)
+
+
+def first_difference(a, b, path=""):
+    """The path of the first field where `a` and `b` differ, or None (contract/check.rs's
+    rule: numbers compare as numbers)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if (key in a) != (key in b):
+                return f"{path}/{key}"
+            found = first_difference(a[key], b[key], f"{path}/{key}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = first_difference(x, y, f"{path}/{i}")
+            if found:
+                return found
+        return None
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) \
+            and not isinstance(b, bool):
+        return None if float(a) == float(b) else path
+    return None if a == b else path
+
+
+def whole_calls():
+    """The whole-answer pass's calls, in order: the cases but `open`, then the calls."""
+    return [c for c in TABLE["cases"] + TABLE["calls"] if c["op"] != "open"]
+
+
+def store_flags():
+    store = TABLE["store"]
+    assert store["clock"] == "manual"
+    return ["--hashing-embedder", str(store["hashing_embedder"]),
+            "--manual-clock", str(store["start_ms"])]
+
+
+def code_in(text):
+    found = re.search(r"\(error code (\w+)\)", text)
+    return found.group(1) if found else text
+
+
+def test_mcp_gives_the_registrys_whole_answers(store, log):
+    """Every call of the whole-answer pass as a tool call on a `memloop mcp` opened with the
+    table's store options: the structured content is the recorded answer, field for field."""
+
+    async def main():
+        async with Client(store, log, *store_flags()) as s:
+            for i, seed in enumerate(TABLE["memories"]):
+                result = await s.call_tool("remember", seed)
+                assert result.structured_content["id"] == i + 1, text_of(result)
+            got = []
+            for call in whole_calls():
+                try:
+                    result = await s.call_tool(call["op"], call["request"])
+                except MCPError as e:
+                    got.append({"name": call["name"], "error": code_in(str(e))})
+                    continue
+                if result.is_error:
+                    got.append({"name": call["name"], "error": code_in(text_of(result))})
+                else:
+                    got.append({"name": call["name"], "answer": result.structured_content})
+            assert len(got) == len(ANSWERS)
+            problems = [f"{w['name']}: differs at {path}" for g, w in zip(got, ANSWERS)
+                        if (path := first_difference(g, w)) is not None]
+            assert not problems, "\n".join(problems)
 
     anyio.run(main)

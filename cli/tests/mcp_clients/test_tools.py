@@ -20,9 +20,11 @@ TOOLS = {
     "record_task",
     "observe",
     "get",
+    "list",
     "forget",
     "explain_decay",
     "stats",
+    "sweep",
 }
 
 
@@ -98,6 +100,10 @@ def test_every_tool_and_bad_arguments(store, log):
             assert item["text"].startswith("The deploy key") and item["count"] == 2
             decay = await ok(s, "explain_decay", {"id": tea})
             assert decay["id"] == tea
+            listed = (await ok(s, "list", {"namespace": "alice", "limit": 5}))["memories"]
+            assert [m["id"] for m in listed] == [tea]
+            swept = await ok(s, "sweep", {})
+            assert swept["forgotten"] == 0 and "demoted" in swept
             stats = await ok(s, "stats", {})
             assert stats["memories"] >= 5 and stats["model"].startswith("all-MiniLM-L6-v2")
             await ok(s, "forget", {"id": triple["id"]})
@@ -120,6 +126,8 @@ def test_every_tool_and_bad_arguments(store, log):
             await refused(s, "observe", {"subject": "a", "event": "exploded"}, "exploded")
             await refused(s, "context", {"query": "x", "mode": "poetry"}, "poetry")
             await refused(s, "get", {"id": "seven"}, "id")
+            await refused(s, "list", {"limit": 0}, "limit")
+            await refused(s, "sweep", {"now": 5}, "now")
             # An unknown tool is a protocol error, not a tool result.
             with pytest.raises(MCPError):
                 await s.call_tool("teleport", {})
@@ -206,7 +214,7 @@ def test_scopes_keep_users_apart_and_forget_erases_one(store, log):
             for user in ("ana", "bo"):
                 hits = (await ok(s, "recall", {"query": "what does she drink", "k": 10,
                                                "user": user}))["hits"]
-                assert hits and all(h["user"] == user for h in hits), hits
+                assert hits and all(h["item"]["user"] == user for h in hits), hits
                 context = await ok(s, "context", {"query": "morning drink", "user": user})
                 assert all(user in b["text"] for b in context["blocks"]), context
             # An id with a scope must be a memory of that scope: Bo cannot forget Ana's.

@@ -1,11 +1,12 @@
 /*
  * The cross-door contract (contract/cases.json) through the C ABI: reads requests, one a line
- * as "OP<TAB>JSON" (OP: remember, recall or context), runs each on a store opened with the
- * default model, and writes one line for each: "STATUS<TAB>OUTPUT" (the id for remember, the
- * JSON for recall and context, the error message otherwise). ffi/tests/c_programs.rs feeds it
- * the table and holds the answers to it. Run under AddressSanitizer when the compiler has it.
+ * as "OP<TAB>JSON" (OP: remember, recall or context, or call:NAME for any operation of the
+ * registry through memloop_call), runs each on a store opened with the default model (or with
+ * OPTIONS_JSON), and writes one line for each: "STATUS<TAB>OUTPUT" (the id for remember, the
+ * JSON answer otherwise, the error message on failure). ffi/tests/c_programs.rs feeds it the
+ * table and holds the answers to it. Run under AddressSanitizer when the compiler has it.
  *
- * usage: contract STORE_DIR < requests
+ * usage: contract STORE_DIR [OPTIONS_JSON] < requests
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -16,12 +17,12 @@
 #include "memloop.h"
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: contract STORE_DIR < requests\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: contract STORE_DIR [OPTIONS_JSON] < requests\n");
         return 2;
     }
     memloop_t *mem = NULL;
-    if (memloop_open(argv[1], NULL, NULL, &mem) != MEMLOOP_OK) {
+    if (memloop_open(argv[1], argc == 3 ? argv[2] : NULL, NULL, &mem) != MEMLOOP_OK) {
         fprintf(stderr, "open: %s\n", memloop_last_error());
         return 1;
     }
@@ -37,7 +38,9 @@ int main(int argc, char **argv) {
         const char *op = line, *request = tab + 1;
         char *json = NULL;
         int32_t status;
-        if (strcmp(op, "remember") == 0) {
+        if (strncmp(op, "call:", 5) == 0) {
+            status = memloop_call(mem, op + 5, request, &json);
+        } else if (strcmp(op, "remember") == 0) {
             uint64_t id = 0;
             status = memloop_remember(mem, request, &id);
             if (status == MEMLOOP_OK) {
