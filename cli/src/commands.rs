@@ -258,7 +258,7 @@ pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
     let request: memloop::ExportRequest = serde_json::from_value(a.as_tool().arguments)?;
     request.format().map_err(memloop::Error::from)?;
     let memory = store.open_existing(Durability::Synced)?;
-    let out = memory.export_request(&request);
+    let out = memory.transfer().export_request(&request);
     crate::store_args::close(memory);
     println!("{}", serde_json::to_value(out?)?);
     Ok(())
@@ -299,7 +299,7 @@ pub fn import(store: &StoreArgs, a: &ImportArgs) -> Result<()> {
     };
     request.format().map_err(memloop::Error::from)?;
     let memory = store.open(Durability::Synced)?;
-    let r = memory.import_request(&request);
+    let r = memory.transfer().import_request(&request);
     crate::store_args::close(memory);
     println!("{}", serde_json::to_value(r?)?);
     Ok(())
@@ -326,7 +326,7 @@ pub fn sweep(store: &StoreArgs, a: &SweepArgs) -> Result<()> {
         Some(t) => store.open_existing_at(Durability::Synced, t)?,
         None => store.open_existing(Durability::Synced)?,
     };
-    let r = memory.sweep_request(&a.scope.scope())?;
+    let r = memory.scoped(&a.scope.scope()).sweep()?;
     let stats = memory.stats()?;
     crate::store_args::close(memory);
     if a.json {

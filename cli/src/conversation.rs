@@ -75,7 +75,7 @@ pub fn conversation(store: &StoreArgs, a: &ConversationArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if a.show {
         let memory = store.open_existing(Durability::Synced)?;
-        let turns = memory.conversation(&a.session, &scope)?;
+        let turns = memory.scoped(&scope).conversation(&a.session)?;
         crate::store_args::close(memory);
         for t in turns {
             if a.json {

@@ -164,7 +164,9 @@ pub fn run(
             f.file_stem().unwrap_or_default().to_string_lossy()
         );
         bar.set_message(speech_title(&key));
-        let ids = memory.remember_document(&key, &text, &Structures::default())?;
+        let ids = memory
+            .advanced()
+            .remember_document(&key, &text, &Structures::default())?;
         chunks += ids.chunks.len();
         bar.inc(text.len() as u64);
     }
@@ -307,7 +309,7 @@ pub fn run(
             .set(start + days * DAY_MS)
             .map_err(anyhow::Error::msg)?;
         let t = Instant::now();
-        let report = memory.sweep()?;
+        let report = memory.admin().sweep()?;
         let stats = memory.stats()?;
         let kept = reinforced
             .map(|id| memory.get(id).map(|i| i.is_some()))
@@ -326,7 +328,7 @@ pub fn run(
             }
         );
     }
-    let forgotten = memory.forgotten(start)?;
+    let forgotten = memory.admin().forgotten(start)?;
     if let Some(e) = forgotten
         .iter()
         .find(|e| !matches!(e.reason, ForgetReason::Demoted | ForgetReason::Expired))

@@ -150,6 +150,7 @@ pub fn ingest(store: &StoreArgs, a: &IngestArgs) -> Result<()> {
                     continue;
                 }
                 let ids = memory
+                    .advanced()
                     .remember_document(&key, &text, &Structures::default())
                     .with_context(|| format!("ingesting {}", path.display()))?;
                 documents += 1;
@@ -191,7 +192,7 @@ pub fn ingest(store: &StoreArgs, a: &IngestArgs) -> Result<()> {
         }
     }
     bar.finish_and_clear();
-    memory.flush()?;
+    memory.admin().flush()?;
     for id in pending_ids {
         writeln!(out, "{}", json!({ "id": id }))?;
     }

@@ -26,7 +26,7 @@ pub fn erase(store: &StoreArgs, a: &EraseArgs) -> Result<()> {
         bail!("name what to erase: --user, --agent and/or --session");
     }
     let memory = store.open_existing(Durability::Synced)?;
-    let erased = memory.forget_scope(&scope);
+    let erased = memory.scoped(&scope).erase();
     crate::store_args::close(memory);
     let erased = erased?;
     eprintln!(
@@ -76,7 +76,7 @@ pub fn receipt(store: &StoreArgs, a: &ReceiptArgs) -> Result<ExitCode> {
     let (file, json) = match &a.command {
         ReceiptCommand::List => {
             let memory = store.open_existing(Durability::Synced)?;
-            let log = memory.receipt_log();
+            let log = memory.admin().receipt_log();
             crate::store_args::close(memory);
             print!("{}", log?.concat());
             return Ok(ExitCode::SUCCESS);
@@ -103,7 +103,7 @@ pub fn receipt(store: &StoreArgs, a: &ReceiptArgs) -> Result<ExitCode> {
     };
     if store.store.is_some() {
         let memory = store.open_existing(Durability::Synced)?;
-        let key = memory.receipt_public_key();
+        let key = memory.admin().receipt_public_key();
         crate::store_args::close(memory);
         if key?.as_deref() != Some(receipt.public_key.as_str()) {
             eprintln!(
@@ -145,8 +145,8 @@ fn verify_chain(store: &StoreArgs, json: bool) -> Result<ExitCode> {
         bail!("--chain checks a store's receipt log: pass --store");
     }
     let memory = store.open_existing(Durability::Synced)?;
-    let log = memory.receipt_log();
-    let key = memory.receipt_public_key();
+    let log = memory.admin().receipt_log();
+    let key = memory.admin().receipt_public_key();
     crate::store_args::close(memory);
     let (log, key) = (log?, key?);
     let receipts = match memloop::verify_receipt_chain(&log) {
@@ -208,7 +208,7 @@ pub fn key(store: &StoreArgs, a: &KeyArgs) -> Result<()> {
         Err(_) => Encryption::key_file(&file),
     };
     let memory = store.open_existing(Durability::Synced)?;
-    let rotated = memory.rotate_key(&new);
+    let rotated = memory.admin().rotate_key(&new);
     crate::store_args::close(memory);
     rotated?;
     eprintln!(

@@ -73,7 +73,7 @@ fn erasures_and_key_rotations_killed_at_random_moments_lose_nothing_and_complete
             0
         } else {
             let m = open(&store, &key);
-            let n = m.receipt_log().unwrap().len();
+            let n = m.admin().receipt_log().unwrap().len();
             m.close().unwrap();
             n
         };
@@ -152,13 +152,13 @@ fn erasures_and_key_rotations_killed_at_random_moments_lose_nothing_and_complete
         }
 
         let m = open(&store, &key);
-        let log = m.receipt_log().unwrap();
+        let log = m.admin().receipt_log().unwrap();
         let chain = verify_receipt_chain(&log)
             .unwrap_or_else(|e| panic!("round {round}: the receipt log: {e}"));
         if let Some(first) = chain.first() {
             assert_eq!(
                 Some(&first.public_key),
-                m.receipt_public_key().unwrap().as_ref()
+                m.admin().receipt_public_key().unwrap().as_ref()
             );
         }
         for printed in &receipts_printed {
@@ -182,6 +182,7 @@ fn erasures_and_key_rotations_killed_at_random_moments_lose_nothing_and_complete
                 erasures_completed_at_open += usize::from(!finished);
                 acked.retain(|_, (u, _)| u != erased_user);
                 let left = m
+                    .advanced()
                     .scan(
                         &MemoryFilter::new()
                             .scope(Scope::user(erased_user))

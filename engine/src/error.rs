@@ -72,7 +72,7 @@ pub enum Error {
         cause: String,
     },
     /// The background thread's last checkpoint or flush failed and nothing has succeeded since
-    /// (returned by [`crate::Memory::flush`]). The database keeps every acknowledged write;
+    /// (returned by [`crate::Admin::flush`]). The database keeps every acknowledged write;
     /// after a failed flush the store is also [`Error::Poisoned`].
     #[error("{0}")]
     Background(String),

@@ -9,8 +9,8 @@
 //! - [`Memory`]: [`Memory::remember`] / [`Memory::remember_batch`] (exact duplicates merge;
 //!   a near-duplicate merges only if it says the same, and a fact saying something else
 //!   supersedes the old version: [`dedup`], [`Memory::remember_explained`]), [`Memory::get`], [`Memory::update`] (keeps history),
-//!   [`Memory::forget`], [`Memory::scan`], [`Memory::recall`] with a [`MemoryFilter`],
-//!   [`Memory::checkpoint`], [`Memory::export`] / [`Memory::import`].
+//!   [`Memory::forget`], [`Advanced::scan`], [`Memory::recall`] with a [`MemoryFilter`],
+//!   [`Admin::checkpoint`], [`Transfer::export`] / [`Transfer::import`].
 //! - [`MemoryItem`] / [`NewMemory`] / [`Kind`]: what is stored.
 //! - [`Options`]: model, [`Clock`], [`Durability`], de-duplication threshold, index settings.
 //! - [`Error`]: every failure, typed.
@@ -109,7 +109,9 @@ pub use memloop_index::VectorEncoding;
 pub use memory::{CheckReport, DiskUsage, IndexRecovery, Memory, OpenReport, Stats};
 pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
 
-pub use operations::{Answer, Forgotten, Listed, Observed, Recalled, Updated};
+pub use operations::{
+    Admin, Advanced, Answer, Forgotten, Listed, Observed, Recalled, Scoped, Transfer, Updated,
+};
 pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy, DEFAULT_K, MAX_K};
 pub use store::faults::{Fault, StorageFaults};
 pub use store::salvage::SalvageReport;

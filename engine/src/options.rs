@@ -33,7 +33,7 @@ pub enum Durability {
     #[default]
     Synced,
     /// Writes are committed without fsync and made durable together by
-    /// [`crate::Memory::flush`], a checkpoint, or close: much faster bulk ingest; a crash loses
+    /// [`crate::Admin::flush`], a checkpoint, or close: much faster bulk ingest; a crash loses
     /// the writes since the last flush, never older ones, and never corrupts the store.
     Grouped,
 }

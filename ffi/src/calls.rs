@@ -206,7 +206,7 @@ pub unsafe extern "C" fn memloop_forget_scope(
     scope_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    let erase = |m: &memloop::Memory, scope: memloop::Scope| Ok(m.forget_scope(&scope)?);
+    let erase = |m: &memloop::Memory, scope: memloop::Scope| Ok(m.scoped(&scope).erase()?);
     // SAFETY: forwarded contracts for `scope_json` and `out_json`.
     unsafe { json_call(handle, scope_json, "scope_json", out_json, erase) }
 }
@@ -433,7 +433,7 @@ pub unsafe extern "C" fn memloop_sweep(
     out_json: *mut *mut c_char,
 ) -> i32 {
     // SAFETY: forwarded contract.
-    unsafe { json_result(handle, out_json, |m| Ok(m.sweep()?)) }
+    unsafe { json_result(handle, out_json, |m| Ok(m.admin().sweep()?)) }
 }
 
 /// Applies forgetting to one scope's memories: `scope_json` is `{"user": …, "agent": …,
@@ -452,7 +452,7 @@ pub unsafe extern "C" fn memloop_sweep_scope(
     scope_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    let sweep = |m: &memloop::Memory, scope: memloop::Scope| Ok(m.sweep_scope(&scope)?);
+    let sweep = |m: &memloop::Memory, scope: memloop::Scope| Ok(m.scoped(&scope).sweep()?);
     // SAFETY: forwarded contracts for `scope_json` and `out_json`.
     unsafe { json_call(handle, scope_json, "scope_json", out_json, sweep) }
 }
@@ -488,7 +488,7 @@ pub unsafe extern "C" fn memloop_check(
     out_json: *mut *mut c_char,
 ) -> i32 {
     // SAFETY: forwarded contract.
-    unsafe { json_result(handle, out_json, |m| Ok(m.check()?)) }
+    unsafe { json_result(handle, out_json, |m| Ok(m.admin().check()?)) }
 }
 
 /// Saves the index and makes every write durable (compacting the files when much is free).
@@ -496,7 +496,7 @@ pub unsafe extern "C" fn memloop_check(
 /// Thread safety: any thread, concurrently with other calls on the same handle.
 #[no_mangle]
 pub extern "C" fn memloop_checkpoint(handle: *const memloop_t) -> i32 {
-    guard(|| Ok(store(handle)?.checkpoint()?))
+    guard(|| Ok(store(handle)?.admin().checkpoint()?))
 }
 
 /// Exports every memory (with its vector) to the file `path`; writes how many to `*out_count`.
@@ -514,7 +514,8 @@ pub unsafe extern "C" fn memloop_export(
     let export = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for `path`.
         let path = unsafe { raw::text(path, "path") }?;
-        Ok(m.export_request(&memloop::ExportRequest::to(path))?
+        Ok(m.transfer()
+            .export_request(&memloop::ExportRequest::to(path))?
             .exported as u64)
     };
     // SAFETY: forwarded contract for `out_count`.
@@ -537,7 +538,7 @@ pub unsafe extern "C" fn memloop_import(
     let import = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for `path`.
         let path = unsafe { raw::text(path, "path") }?;
-        Ok(m.import_request(&memloop::ImportRequest {
+        Ok(m.transfer().import_request(&memloop::ImportRequest {
             path: path.into(),
             format: None,
         })?)

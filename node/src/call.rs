@@ -3,10 +3,11 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use napi::bindgen_prelude::{Env, Status, Unknown};
+use napi::bindgen_prelude::{Env, Unknown};
 use napi::ScopedTask;
 use serde::Serialize;
 
+pub use crate::errors::{checked, checked_engine, engine_error, failure, invalid};
 use crate::js_value::plain;
 
 /// The work of one call.
@@ -57,32 +58,6 @@ impl<'task, T: Serialize + Send + 'static> ScopedTask<'task> for Call<T> {
     fn resolve(&mut self, env: &'task Env, out: T) -> napi::Result<Unknown<'task>> {
         env.to_js_value(&plain(&out)?)
     }
-}
-
-/// An engine error as JavaScript sees it: `memloop:<code>: <message>`, the code one of the
-/// engine's `ErrorCode` names, which `index.js` turns into the matching `MemloopError`.
-pub fn engine_error(e: &memloop::Error) -> napi::Error {
-    failure(e.code().name(), &e.to_string())
-}
-
-/// An error with `code` (an `ErrorCode` name, or `panic`).
-pub fn failure(code: &str, message: &str) -> napi::Error {
-    napi::Error::new(Status::GenericFailure, format!("memloop:{code}: {message}"))
-}
-
-/// The typed error for a bad argument, before any work.
-pub fn invalid(message: impl std::fmt::Display) -> napi::Error {
-    failure("invalid_input", &message.to_string())
-}
-
-/// An engine `InvalidInput` (a vocabulary check) as the typed error.
-pub fn checked<T>(r: Result<T, memloop::InvalidInput>) -> napi::Result<T> {
-    r.map_err(|e| engine_error(&e.into()))
-}
-
-/// An engine result, its error typed.
-pub fn checked_engine<T>(r: memloop::Result<T>) -> napi::Result<T> {
-    r.map_err(|e| engine_error(&e))
 }
 
 /// An engine call whose answer becomes the napi object `O` (see `outputs.rs`) by `to_js`.

@@ -10,8 +10,9 @@ pub const MAX_SAFE: u64 = (1 << 53) - 1;
 
 /// `value` as a plain JavaScript object: camelCase keys, safe numbers.
 pub fn plain(value: &impl Serialize) -> napi::Result<Value> {
-    let v = serde_json::to_value(value)
-        .map_err(|e| crate::call::failure("store", &format!("an answer failed to encode: {e}")))?;
+    let v = serde_json::to_value(value).map_err(|e| {
+        crate::errors::failure("store", &format!("an answer failed to encode: {e}"))
+    })?;
     Ok(for_js(v))
 }
 
@@ -56,6 +57,34 @@ pub fn all_doubles(v: &Value) -> bool {
     }
 }
 
+/// A request's JavaScript fields as the vocabulary names them: camelCase keys made
+/// snake_case (`keyShare` → `key_share`), at every depth (a conversation's turns).
+pub fn from_js(v: Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (snake_case(&k), from_js(v)))
+                .collect::<Map<_, _>>(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(from_js).collect()),
+        other => other,
+    }
+}
+
+/// `validFrom` → `valid_from`.
+pub fn snake_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `valid_from` → `validFrom`.
 pub fn camel_case(key: &str) -> String {
     let mut out = String::with_capacity(key.len());
@@ -89,5 +118,18 @@ mod tests {
         assert_eq!(v["id"].as_u64(), Some(u64::MAX));
         assert_eq!(v["safeId"].as_f64(), Some(MAX_SAFE as f64));
         assert!(v["list"][0]["supersededBy"].is_null());
+    }
+
+    #[test]
+    fn request_keys_read_back_as_the_vocabulary_names_them() {
+        let v =
+            from_js(serde_json::json!({"keyShare": 0.5, "turns": [{"speaker": "a"}], "asOf": 1}));
+        assert_eq!(
+            v,
+            serde_json::json!({"key_share": 0.5, "turns": [{"speaker": "a"}], "as_of": 1})
+        );
+        for key in ["valid_from", "as_of", "id", "key_share"] {
+            assert_eq!(snake_case(&camel_case(key)), key);
+        }
     }
 }

@@ -9,6 +9,7 @@
 //! subclasses.
 
 mod call;
+mod errors;
 mod inputs;
 mod js_value;
 mod memory;

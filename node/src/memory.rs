@@ -150,7 +150,7 @@ impl Memory {
             .collect::<napi::Result<Vec<_>>>()?;
         Ok(answer_as(
             self.open_store()?,
-            move |s| s.remember_batch_explained(batch),
+            move |s| s.advanced().remember_batch_explained(batch),
             via_serde,
         ))
     }
@@ -245,7 +245,7 @@ impl Memory {
         let request = change.request(id)?;
         let (scope, update) = checked_engine(request.into_update())?;
         Ok(answer(self.open_store()?, move |s| {
-            s.update_in(&scope, id, update)
+            s.scoped(&scope).update(id, update)
         }))
     }
 
@@ -262,7 +262,7 @@ impl Memory {
             u8::try_from(level).map_err(|_| invalid(format!("level {level} is not in 1..=5")))?;
         let scope = scope.unwrap_or_default().scope();
         Ok(answer(self.open_store()?, move |s| {
-            s.feedback_in(&scope, id, level)
+            s.scoped(&scope).feedback(id, level)
         }))
     }
 
@@ -306,7 +306,7 @@ impl Memory {
         let scope = scope.unwrap_or_default().scope();
         Ok(answer_as(
             self.open_store()?,
-            move |s| s.get_in(&scope, id),
+            move |s| s.scoped(&scope).get(id),
             outputs::maybe_item,
         ))
     }
@@ -320,7 +320,9 @@ impl Memory {
     ) -> napi::Result<Answer> {
         let id = id_of(&id, "id")?;
         let scope = scope.unwrap_or_default().scope();
-        Ok(answer(self.open_store()?, move |s| s.forget_in(&scope, id)))
+        Ok(answer(self.open_store()?, move |s| {
+            s.scoped(&scope).forget(id)
+        }))
     }
 
     /// Erases every memory of a user, agent or session (each one given must match) from
@@ -328,14 +330,37 @@ impl Memory {
     #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
     pub fn erase_scope(&self, scope: ScopeOptions) -> napi::Result<Answer> {
         let scope = scope.scope();
-        Ok(answer(self.open_store()?, move |s| s.forget_scope(&scope)))
+        Ok(answer(self.open_store()?, move |s| {
+            s.scoped(&scope).erase()
+        }))
     }
 
     /// How well memory `id` is retained now, and when it will be demoted or forgotten.
     #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
     pub fn explain_decay(&self, id: Either<f64, BigInt>) -> napi::Result<Answer> {
         let id = id_of(&id, "id")?;
-        Ok(answer(self.open_store()?, move |s| s.explain_decay(id)))
+        Ok(answer(self.open_store()?, move |s| {
+            s.admin().explain_decay(id)
+        }))
+    }
+
+    /// Runs any operation of the registry (remember, update, rememberConversation's
+    /// `remember_conversation`, recall, context, feedback, record_task, observe, get, list,
+    /// forget, explain_decay, stats, sweep, export, import) with `request`, its fields in
+    /// camelCase as every method takes them, and resolves to its answer: the same JSON every
+    /// door returns, with camelCase keys. An unknown operation or field rejects with
+    /// `InvalidArgumentError`.
+    #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
+    pub fn call(
+        &self,
+        operation: String,
+        #[napi(ts_arg_type = "Record<string, unknown>")] request: Option<Value>,
+    ) -> napi::Result<Answer> {
+        let fields = request.map_or(Value::Null, crate::js_value::from_js);
+        let request = checked(memloop::Request::parse(&operation, fields))?;
+        Ok(answer(self.open_store()?, move |s| {
+            s.call(request).map(|a| a.to_json())
+        }))
     }
 
     /// Counts: memories, per tier, indexed; sequence numbers; the model.
@@ -348,7 +373,9 @@ impl Memory {
     #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
     pub fn sweep(&self, scope: Option<ScopeOptions>) -> napi::Result<Answer> {
         let scope = scope.unwrap_or_default().scope();
-        Ok(answer(self.open_store()?, move |s| s.sweep_request(&scope)))
+        Ok(answer(self.open_store()?, move |s| {
+            s.scoped(&scope).sweep()
+        }))
     }
 
     /// Writes memories (with their vectors) to `path`: every memory to memloop's portable file
@@ -362,7 +389,7 @@ impl Memory {
         let request = options.unwrap_or_default().request(path)?;
         Ok(answer_as(
             self.open_store()?,
-            move |s| s.export_request(&request),
+            move |s| s.transfer().export_request(&request),
             via_serde,
         ))
     }
@@ -378,7 +405,7 @@ impl Memory {
         let request = crate::inputs::import(path, format);
         Ok(answer_as(
             self.open_store()?,
-            move |s| s.import_request(&request),
+            move |s| s.transfer().import_request(&request),
             via_serde,
         ))
     }

@@ -57,3 +57,69 @@ test('Node keeps the contract', async (t) => {
   assert.ok(table.cases.length >= 20)
   assert.deepEqual(failures, [])
 })
+
+// The whole answers: every call of the table's whole-answer pass through `memory.call` on a
+// store opened with the table's store options; each answer, its keys read back as snake_case,
+// is the recorded one (contract/answers.json) field for field.
+const answers = JSON.parse(readFileSync(process.env.MEMLOOP_CONTRACT.replace(/cases\.json$/, 'answers.json'), 'utf8'))
+
+const snake = (k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+const fromNode = (v) =>
+  Array.isArray(v) ? v.map(fromNode)
+    : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [snake(k), fromNode(x)]))
+      : v
+const toNode = (v) =>
+  Array.isArray(v) ? v.map(toNode)
+    : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [camel(k), toNode(x)]))
+      : v
+
+function firstDifference (a, b, path = '') {
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+    for (const [i, x] of a.entries()) {
+      const d = firstDifference(x, b[i], `${path}/${i}`)
+      if (d !== null) return d
+    }
+    return null
+  }
+  if (a && b && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b)) {
+    for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+      if ((k in a) !== (k in b)) return `${path}/${k}`
+      const d = firstDifference(a[k], b[k], `${path}/${k}`)
+      if (d !== null) return d
+    }
+    return null
+  }
+  return a === b ? null : path
+}
+
+test('Node gives the registry\'s whole answers', async (t) => {
+  const { hashing_embedder: hashingEmbedder, clock, start_ms: startMs } = table.store
+  const mem = await Memory.open(freshDir(), { hashingEmbedder, clock, start: new Date(startMs) })
+  t.after(() => mem.close())
+  for (const [i, seed] of table.memories.entries()) {
+    assert.equal((await mem.call('remember', toNode(seed))).id, i + 1)
+  }
+  const got = []
+  for (const c of [...table.cases, ...table.calls].filter((c) => c.op !== 'open')) {
+    try {
+      got.push({ name: c.name, answer: fromNode(await mem.call(c.op, toNode(c.request))) })
+    } catch (e) {
+      if (!(e instanceof MemloopError)) throw e
+      got.push({ name: c.name, error: e.code })
+    }
+  }
+  assert.equal(got.length, answers.length)
+  const problems = got
+    .map((g, i) => [answers[i].name, firstDifference(g, answers[i])])
+    .filter(([, d]) => d !== null)
+    .map(([name, d]) => `${name}: differs at ${d}`)
+  assert.deepEqual(problems, [])
+})
+
+test('call refuses what the registry refuses', async (t) => {
+  const mem = await Memory.open(freshDir(), { hashingEmbedder: 16 })
+  t.after(() => mem.close())
+  for (const [op, request] of [['teleport', {}], ['recall', { query: 'q', colour: 'red' }], ['list', { limit: 0 }]]) {
+    await assert.rejects(mem.call(op, request), (e) => e instanceof MemloopError && e.code === 'invalid_input', op)
+  }
+})

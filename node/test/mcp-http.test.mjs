@@ -56,7 +56,7 @@ test('every tool through the TypeScript SDK over Streamable HTTP; scopes; termin
 
   const { client, transport } = await connect(server.url, server.token)
   const names = (await client.listTools()).tools.map((x) => x.name).sort()
-  assert.deepEqual(names, ['context', 'explain_decay', 'feedback', 'forget', 'get', 'observe', 'recall', 'record_task', 'remember', 'remember_conversation', 'stats', 'update'])
+  assert.deepEqual(names, ['context', 'explain_decay', 'feedback', 'forget', 'get', 'list', 'observe', 'recall', 'record_task', 'remember', 'remember_conversation', 'stats', 'sweep', 'update'])
   const a = await call(client, 'remember', { text: 'The staging database listens on port 5433.', kind: 'fact' })
   assert.equal(a.error, false, a.text)
   const bob = await call(client, 'remember', { text: "bob's locker code is 7731", user: 'bob' })

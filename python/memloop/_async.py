@@ -170,6 +170,12 @@ class AsyncMemory:
         """As :meth:`Memory.sweep`."""
         return await asyncio.to_thread(self.memory.sweep, user=user, agent=agent, session=session)
 
+    async def call(
+        self, operation: str, request: Optional[Mapping[str, Any]] = None
+    ) -> Dict[str, Any]:
+        """As :meth:`Memory.call`: any operation of the registry, its answer as a dict."""
+        return await asyncio.to_thread(self.memory.call, operation, request)
+
     async def stats(self) -> Dict[str, Any]:
         """As :meth:`Memory.stats`."""
         return await asyncio.to_thread(self.memory.stats)

@@ -455,7 +455,7 @@ impl Memory {
         session: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let scope = scope_of([user, agent, session])?;
-        let erased = self.run(py, move |m| m.forget_scope(&scope))?;
+        let erased = self.run(py, move |m| m.scoped(&scope).erase())?;
         to_dict(py, &erased)
     }
 
@@ -510,7 +510,7 @@ impl Memory {
             limit: args::optional_int::<usize>(limit, "limit", "0..2^64")?,
             offset: args::optional_int::<usize>(offset, "offset", "0..2^64")?.unwrap_or(0),
         };
-        let items = self.run(py, move |m| m.list_request(&request))?;
+        let items = self.run(py, move |m| m.advanced().list(&request))?;
         Ok(items.into_iter().map(|item| Item { item }).collect())
     }
 
@@ -520,13 +520,13 @@ impl Memory {
     fn embed_documents(&self, py: Python<'_>, texts: Vec<String>) -> PyResult<Vec<Vec<f32>>> {
         self.run(py, move |m| {
             let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            m.embedder().embed_documents(&texts)
+            m.admin().embedder().embed_documents(&texts)
         })
     }
 
     /// The store's embedder on `text` as a query (what `recall` searches with).
     fn embed_query(&self, py: Python<'_>, text: String) -> PyResult<Vec<f32>> {
-        self.run(py, move |m| m.embedder().embed_query(&text))
+        self.run(py, move |m| m.admin().embedder().embed_query(&text))
     }
 
     /// The turns of conversation `session` remembered for exactly this user and agent, in the
@@ -541,7 +541,7 @@ impl Memory {
     ) -> PyResult<Vec<Item>> {
         let session = text(session, "session")?;
         let scope = scope_of([user, agent, None])?;
-        let turns = self.run(py, move |m| m.conversation(&session, &scope))?;
+        let turns = self.run(py, move |m| m.scoped(&scope).conversation(&session))?;
         Ok(turns.into_iter().map(|item| Item { item }).collect())
     }
 
@@ -557,7 +557,7 @@ impl Memory {
         session: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let scope = scope([user, agent, session])?;
-        let report = self.run(py, move |m| m.sweep_request(&scope))?;
+        let report = self.run(py, move |m| m.scoped(&scope).sweep())?;
         to_dict(py, &report)
     }
 
@@ -565,6 +565,29 @@ impl Memory {
     fn set_time(&self, t: &Bound<'_, PyAny>) -> PyResult<()> {
         let ms = millis(t, "time")?;
         self.handle()?.memory.clock().set(ms).map_err(invalid)
+    }
+
+    /// Runs any operation of the registry (remember, update, remember_conversation, recall,
+    /// context, feedback, record_task, observe, get, list, forget, explain_decay, stats, sweep,
+    /// export, import) with `request`, a mapping of the fields every door takes (MCP's tool of
+    /// the same name, `memloop call`), and returns its answer as a dict: the same JSON every
+    /// door returns. An unknown operation or field raises `InvalidArgumentError`.
+    #[pyo3(signature = (operation, request=None))]
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        operation: &Bound<'py, PyAny>,
+        request: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let name = text(operation, "operation")?;
+        let fields: serde_json::Value = match request.filter(|r| !r.is_none()) {
+            Some(r) => pythonize::depythonize(r).map_err(|e| invalid(format!("request: {e}")))?,
+            None => serde_json::Value::Null,
+        };
+        let request = memloop::Request::parse(&name, fields)
+            .map_err(|e| crate::errors::to_python(memloop::Error::from(e)))?;
+        let answer = self.run(py, move |m| m.call(request))?;
+        to_dict(py, &answer.to_json())
     }
 
     /// Counts (memories, per tier, indexed), sequence numbers and the model.
@@ -577,13 +600,13 @@ impl Memory {
     /// database when they fail), every record, and that both agree. Returns `memories`,
     /// `indexed`, `index_rebuilt` (the reason, or None) and `problems` (empty when sound).
     fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let report = self.run(py, |m| m.check())?;
+        let report = self.run(py, |m| m.admin().check())?;
         to_dict(py, &report)
     }
 
     /// Saves the index and makes every write durable.
     fn checkpoint(&self, py: Python<'_>) -> PyResult<()> {
-        self.run(py, |m| m.checkpoint())
+        self.run(py, |m| m.admin().checkpoint())
     }
 
     /// Writes memories (with their vectors) to a file, as `memloop::ExportRequest` asks: every
@@ -614,7 +637,7 @@ impl Memory {
             since: args::optional_int::<u64>(since, "since", "0..2^64")?,
             plaintext,
         };
-        let done = self.run(py, move |m| m.export_request(&request))?;
+        let done = self.run(py, move |m| m.transfer().export_request(&request))?;
         to_dict(py, &done)
     }
 
@@ -631,7 +654,7 @@ impl Memory {
             path: arg(path, "path")?,
             format: optional_text(format, "format")?,
         };
-        let report = self.run(py, move |m| m.import_request(&request))?;
+        let report = self.run(py, move |m| m.transfer().import_request(&request))?;
         to_dict(py, &report)
     }
 

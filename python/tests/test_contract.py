@@ -76,3 +76,68 @@ def test_python_keeps_the_contract(tmp_path):
                 failures.append(f"{case['name']}: got {got!r}, want {case}")
         assert len(TABLE["cases"]) >= 20
         assert not failures, "\n".join(failures)
+
+
+ANSWERS = json.loads((ROOT / "contract" / "answers.json").read_text())
+
+
+def first_difference(a, b, path=""):
+    """The path of the first field where `a` and `b` differ, or None (contract/check.rs's
+    rule: numbers compare as numbers)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if (key in a) != (key in b):
+                return f"{path}/{key}"
+            found = first_difference(a[key], b[key], f"{path}/{key}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = first_difference(x, y, f"{path}/{i}")
+            if found:
+                return found
+        return None
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
+        return None if float(a) == float(b) else path
+    return None if a == b else path
+
+
+CODE_NAMES = {
+    memloop.InvalidArgumentError.code: "invalid_input",
+    memloop.NotFoundError.code: "not_found",
+}
+
+
+def test_python_gives_the_registrys_whole_answers(tmp_path):
+    """Every call of the whole-answer pass through `Memory.call` on a store opened with the
+    table's store options: each answer is the recorded one, field for field."""
+    store = TABLE["store"]
+    # Python gives the manual clock's start in Unix seconds.
+    assert store["start_ms"] % 1000 == 0
+    options = {"hashing_embedder": store["hashing_embedder"], "clock": store["clock"],
+               "start": store["start_ms"] // 1000}
+    with memloop.Memory(tmp_path / "whole", **options) as memory:
+        for i, seed in enumerate(TABLE["memories"]):
+            assert memory.call("remember", seed)["id"] == i + 1
+        got = []
+        for call in [c for c in TABLE["cases"] + TABLE["calls"] if c["op"] != "open"]:
+            try:
+                got.append({"name": call["name"], "answer": memory.call(call["op"], call["request"])})
+            except memloop.MemloopError as e:
+                got.append({"name": call["name"], "error": CODE_NAMES.get(e.code, e.code)})
+    assert len(got) == len(ANSWERS)
+    problems = [f"{w['name']}: differs at {path}" for g, w in zip(got, ANSWERS)
+                if (path := first_difference(g, w)) is not None]
+    assert not problems, "\n".join(problems)
+
+
+def test_call_refuses_what_the_registry_refuses(tmp_path):
+    with memloop.Memory(tmp_path / "s", hashing_embedder=16) as memory:
+        for op, request in [("teleport", {}), ("recall", {"query": "q", "colour": "red"}),
+                            ("list", {"limit": 0}), ("recall", "not a mapping")]:
+            try:
+                memory.call(op, request)
+            except memloop.InvalidArgumentError:
+                continue
+            raise AssertionError(f"{op} {request!r} was accepted")

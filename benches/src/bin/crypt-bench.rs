@@ -85,8 +85,11 @@ fn write_both(a: &Args, plain: &Path, sealed: &Path, key: &Path) -> Result<[(f64
     }
     let mut out = [(0.0, 0); 2];
     for ((memory, spent), slot) in stores.into_iter().zip(seconds).zip(out.iter_mut()) {
-        memory.compact()?;
-        *slot = (a.memories as f64 / spent, memory.disk_usage()?.database);
+        memory.admin().compact()?;
+        *slot = (
+            a.memories as f64 / spent,
+            memory.admin().disk_usage()?.database,
+        );
         memory.close()?;
     }
     Ok(out)
@@ -124,8 +127,8 @@ fn main() -> Result<()> {
     let (sealed, open_sealed) = open(&sealed_dir, Some(&key))?;
     // Steady state: right after open a recall does not wait for the catalog (still loading
     // in the background) and reads a few more items; the census waits for it.
-    plain.census()?;
-    sealed.census()?;
+    plain.admin().census()?;
+    sealed.admin().census()?;
     let query = |i: usize| Query::new(sentence((i * 7) % a.memories)).k(5);
     for i in 0..a.queries.min(200) {
         plain.recall(&query(i))?;
@@ -144,7 +147,7 @@ fn main() -> Result<()> {
         Ok(
             json!({"remember_batch_per_s": write, "open_to_first_recall_ms": open,
             "recall_p50_us": p50, "recall_p99_us": p99,
-            "database_bytes_compacted": db, "index_bytes": m.disk_usage()?.index}),
+            "database_bytes_compacted": db, "index_bytes": m.admin().disk_usage()?.index}),
         )
     };
     let plain_figures = figures(write_plain, db_plain, open_plain, times_plain, &plain)?;

@@ -83,7 +83,7 @@ fn main() -> Result<()> {
             let rows = (start..(start + 1000).min(n))
                 .map(|i| (fact(format!("stored fact {i}")), base.row(i).to_vec()))
                 .collect();
-            stored_ids.extend(m.remember_embedded(rows)?);
+            stored_ids.extend(m.advanced().remember_embedded(rows)?);
         }
         if expected.is_none() {
             // Real text has near-equal rows: some stored facts superseded others already.
@@ -104,7 +104,7 @@ fn main() -> Result<()> {
                     (fact(text), v.clone())
                 })
                 .collect();
-            let ids = m.remember_embedded(rows)?;
+            let ids = m.advanced().remember_embedded(rows)?;
             for id in ids {
                 let item = m.get(id)?.expect("just remembered");
                 superseded += usize::from(item.supersedes.is_some());

@@ -188,7 +188,7 @@ fn main() -> Result<()> {
             // Waits for the background load of the catalog and the forgetting queues.
             let stats = m.stats()?;
             let ready = t.elapsed();
-            report.emit(json!({"figure": "reopen", "store_open_ms": m.open_report().store_open.as_secs_f64() * 1e3,
+            report.emit(json!({"figure": "reopen", "store_open_ms": m.admin().open_report().store_open.as_secs_f64() * 1e3,
                 "open_ms": opened.as_secs_f64() * 1e3, "open_to_first_recall_ms": first.as_secs_f64() * 1e3,
                 "catalog_and_queues_ready_ms": ready.as_secs_f64() * 1e3, "memories": stats.memories}));
         }
@@ -213,7 +213,7 @@ fn main() -> Result<()> {
         report.emit(json!({"figure": "remember_synced", "n": a.singles, "per_s": a.singles as f64 / s, "ms_each": s * 1e3 / a.singles as f64}));
         let t = Instant::now();
         for (i, text) in texts.iter().enumerate().take(a.singles * 3).skip(a.singles) {
-            m.remember_embedded(vec![(
+            m.advanced().remember_embedded(vec![(
                 NewMemory::new(text.as_str()),
                 vectors.row(i).to_vec(),
             )])?;
@@ -261,15 +261,15 @@ fn main() -> Result<()> {
                 let batch = (start..end)
                     .map(|i| (NewMemory::new(texts[i].as_str()), vectors.row(i).to_vec()))
                     .collect();
-                m.remember_embedded(batch)?;
+                m.advanced().remember_embedded(batch)?;
             }
-            m.flush()?;
+            m.admin().flush()?;
             let load = t.elapsed().as_secs_f64();
             let t = Instant::now();
-            m.checkpoint()?;
+            m.admin().checkpoint()?;
             let checkpoint = t.elapsed().as_secs_f64();
             if a.compact {
-                m.compact()?;
+                m.admin().compact()?;
             }
             let stats = m.stats()?;
             report.emit(
@@ -288,11 +288,11 @@ fn main() -> Result<()> {
         let to_first = t.elapsed();
         assert!(!first.is_empty());
         report.emit(json!({"figure": "open", "size": size,
-            "store_open_ms": m.open_report().store_open.as_secs_f64() * 1e3,
+            "store_open_ms": m.admin().open_report().store_open.as_secs_f64() * 1e3,
             "open_ms": opened.as_secs_f64() * 1e3,
             "open_to_first_recall_ms": to_first.as_secs_f64() * 1e3,
             "model_load_ms": model_load.as_secs_f64() * 1e3,
-            "index": format!("{:?}", m.open_report().index)}));
+            "index": format!("{:?}", m.admin().open_report().index)}));
         // The BM25 index lives in memory: the first lexical recall after open builds it from
         // the store; later ones use it.
         let lexical = |q: &str| m.retrieve(&Query::new(q).k(10), Strategy::Lexical);
@@ -319,7 +319,7 @@ fn main() -> Result<()> {
             let v = embedder.embed_query(q)?;
             embed_only.push(t.elapsed());
             let t = Instant::now();
-            m.recall_vector(&v, 10, &filter, None)?;
+            m.advanced().recall_vector(&v, 10, &filter, None)?;
             store_only.push(t.elapsed());
             let t = Instant::now();
             m.recall(&Query::new(q.as_str()).k(10))?;
@@ -332,7 +332,7 @@ fn main() -> Result<()> {
             "p50_ms": pct(&with_embed, 0.5), "p99_ms": pct(&with_embed, 0.99),
             "query_embed_p50_ms": pct(&embed_only, 0.5),
             "store_only_p50_ms": pct(&store_only, 0.5), "store_only_p99_ms": pct(&store_only, 0.99)}));
-        let disk = m.disk_usage()?;
+        let disk = m.admin().disk_usage()?;
         report.emit(
             json!({"figure": "rss", "size": size, "after_open_mb": rss_open,
             "after_recalls_mb": rss_mb() - rss_before, "recalls": 3 * n,

@@ -56,10 +56,10 @@ fn main() -> Result<()> {
             let t = Instant::now();
             match ColumnarFormat::parse(way) {
                 None => {
-                    memory.export(&out, &all)?;
+                    memory.transfer().export(&out, &all)?;
                 }
                 Some(format) => {
-                    let r = memory.export_changes(&out, None, &all, format)?;
+                    let r = memory.transfer().export_changes(&out, None, &all, format)?;
                     through = r.through;
                 }
             }
@@ -75,6 +75,7 @@ fn main() -> Result<()> {
         );
     }
     let ids: Vec<u64> = memory
+        .advanced()
         .scan(&all, 2 * args.changes)?
         .iter()
         .map(|i| i.id)
@@ -97,7 +98,9 @@ fn main() -> Result<()> {
         ("arrow", ColumnarFormat::Arrow),
     ] {
         let t = Instant::now();
-        let r = memory.export_changes(&out, Some(through), &all, format)?;
+        let r = memory
+            .transfer()
+            .export_changes(&out, Some(through), &all, format)?;
         let s = t.elapsed().as_secs_f64();
         let rows = r.upserts + r.deletes;
         println!(

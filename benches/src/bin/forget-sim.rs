@@ -48,7 +48,7 @@ const T0: i64 = 1_795_000_000_000;
 
 /// Megabytes of the database and of the index file.
 fn disk_mb(m: &Memory) -> Result<(f64, f64)> {
-    let d = m.disk_usage()?;
+    let d = m.admin().disk_usage()?;
     Ok((d.database as f64 / 1e6, d.index as f64 / 1e6))
 }
 
@@ -80,7 +80,7 @@ fn halve(n: usize, dim: usize, emit: &dyn Fn(serde_json::Value)) -> Result<()> {
             .collect();
         ids.extend(m.remember_batch(batch)?);
     }
-    m.checkpoint()?;
+    m.admin().checkpoint()?;
     let (store_full, index_full) = disk_mb(&m)?;
     let t = Instant::now();
     for id in ids.iter().step_by(2) {
@@ -88,7 +88,7 @@ fn halve(n: usize, dim: usize, emit: &dyn Fn(serde_json::Value)) -> Result<()> {
     }
     let forget_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    m.checkpoint()?;
+    m.admin().checkpoint()?;
     let checkpoint_s = t.elapsed().as_secs_f64();
     let (store_half, index_half) = disk_mb(&m)?;
     emit(json!({"halve": n, "dim": dim, "live": m.stats()?.memories,
@@ -137,7 +137,7 @@ fn main() -> Result<()> {
                 .set(T0 + (b / per_day) as i64 * DAY)
                 .map_err(anyhow::Error::msg)?;
             let t = Instant::now();
-            let r = m.sweep()?;
+            let r = m.admin().sweep()?;
             sweeps.push(t.elapsed());
             demoted += r.demoted;
             forgotten += r.forgotten;
@@ -166,7 +166,7 @@ fn main() -> Result<()> {
             );
         }
     }
-    m.checkpoint()?;
+    m.admin().checkpoint()?;
     let s = m.stats()?;
     // The forgetting log is bounded, so evictions are counted from what is left.
     evicted += a.memories - s.memories - forgotten;

@@ -354,7 +354,7 @@ fn main() -> Result<()> {
                 .zip(&vectors)
                 .map(|((key, text), v)| (NewMemory::new(text).subject(key), v.clone()))
                 .collect();
-            let ids = memory.remember_embedded(batch)?;
+            let ids = memory.advanced().remember_embedded(batch)?;
             (memory, ids, MemoryFilter::new())
         };
         // Exact duplicates merge: a memory stands for every key stored under it.

@@ -198,12 +198,17 @@ fn verify(
 ) -> Result<()> {
     let m = Memory::open(dir, options()).with_context(|| format!("round {round}: reopen"))?;
     let live: BTreeMap<u64, String> = m
+        .advanced()
         .scan(&MemoryFilter::new(), usize::MAX)?
         .into_iter()
         .map(|i| (i.id, i.text))
         .collect();
-    let swept: std::collections::HashSet<u64> =
-        m.forgotten(i64::MIN)?.iter().map(|e| e.id).collect();
+    let swept: std::collections::HashSet<u64> = m
+        .admin()
+        .forgotten(i64::MIN)?
+        .iter()
+        .map(|e| e.id)
+        .collect();
     let target = in_flight.and_then(|v| v["target"].as_u64());
     let importing = in_flight.is_some_and(|v| v["begin"] == "import");
     for (id, text) in current.iter() {
@@ -219,7 +224,7 @@ fn verify(
             bail!("round {round}: memory {id} was acknowledged gone but is there");
         }
     }
-    let report = m.check()?;
+    let report = m.admin().check()?;
     ensure!(report.is_sound(), "round {round}: {report:?}");
     gone.retain(|id| !live.contains_key(id));
     *current = live;
@@ -232,6 +237,7 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
     let m = Memory::open(dir, options())?;
     // The clock goes on from the newest time the store has seen (each child starts one).
     let newest = m
+        .advanced()
         .scan(&MemoryFilter::new().include_superseded(true), usize::MAX)?
         .iter()
         .map(|i| i.accessed.max(i.updated))
@@ -245,6 +251,7 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut out = std::io::stdout().lock();
     let mut ids: Vec<u64> = m
+        .advanced()
         .scan(&MemoryFilter::new(), usize::MAX)?
         .iter()
         .map(|i| i.id)
@@ -305,13 +312,13 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
                 m.clock()
                     .advance(rng.gen_range(0..3 * 86_400_000))
                     .map_err(anyhow::Error::msg)?;
-                m.sweep()?;
+                m.admin().sweep()?;
             }
-            "checkpoint" => m.checkpoint()?,
+            "checkpoint" => m.admin().checkpoint()?,
             "import" => {
                 let before: std::collections::HashSet<u64> = ids.iter().copied().collect();
-                m.import(&import)?;
-                for item in m.scan(&MemoryFilter::new(), usize::MAX)? {
+                m.transfer().import(&import)?;
+                for item in m.advanced().scan(&MemoryFilter::new(), usize::MAX)? {
                     if !before.contains(&item.id) && item.text.starts_with("imported") {
                         ids.push(item.id);
                         added.push((item.id, item.text));
@@ -322,6 +329,7 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
         }
         // Whatever a sweep (explicit, or the one after each write) evicted past the capacity.
         let live: std::collections::HashSet<u64> = m
+            .advanced()
             .scan(&MemoryFilter::new(), usize::MAX)?
             .iter()
             .map(|i| i.id)
@@ -352,6 +360,6 @@ fn make_import_file(dir: &Path, file: &Path) -> Result<()> {
             .map(|i| NewMemory::new(format!("imported soak note {i} about meadow {}", i * 7)))
             .collect(),
     )?;
-    m.export(file, &MemoryFilter::new())?;
+    m.transfer().export(file, &MemoryFilter::new())?;
     Ok(())
 }

@@ -61,19 +61,23 @@ pub fn call(memory: &Memory, request: &str, arguments: Value) -> ToolResult {
                 }),
             }),
         CENSUS => json_reply(serde_json::json!({
-            "census": memory.census()?,
+            "census": memory.admin().census()?,
             "stats": memory.stats()?,
-            "disk": memory.disk_usage()?,
+            "disk": memory.admin().disk_usage()?,
         })),
         FORGOTTEN => {
             let a = serde_json::from_value::<Since>(arguments)
                 .map_err(|e| ToolError(format!("forgotten: {e}")))?;
-            json_reply(memory.forgotten(a.since)?)
+            json_reply(memory.admin().forgotten(a.since)?)
         }
         FEEDBACK_STATE => {
             let a = serde_json::from_value::<Id>(arguments)
                 .map_err(|e| ToolError(format!("feedback_state: {e}")))?;
-            json_reply(memory.feedback_state_in(&memloop::Scope::default(), a.id)?)
+            json_reply(
+                memory
+                    .scoped(&memloop::Scope::default())
+                    .feedback_state(a.id)?,
+            )
         }
         other => Err(ToolError(format!(
             "`{other}` is not a request of the socket's own"
@@ -93,7 +97,7 @@ pub struct Checked {
 
 /// Checks an open store, here or in the process serving it.
 pub fn check_on(memory: &Memory) -> Result<Checked> {
-    let report = memory.check()?;
+    let report = memory.admin().check()?;
     let mut text = format!("{} memories, {} indexed\n", report.memories, report.indexed);
     match &report.index_rebuilt {
         Some(why) => text.push_str(&format!("index rebuilt from the database: {why}")),

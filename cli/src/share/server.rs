@@ -147,7 +147,7 @@ fn answer(stream: UnixStream, memory: &Weak<Memory>) {
     }
     let Some((dir, limit)) = memory.upgrade().map(|m| {
         let dir = m.dir().canonicalize().ok().map(|d| d.display().to_string());
-        (dir, request_limit(m.max_text_bytes()))
+        (dir, request_limit(m.admin().max_text_bytes()))
     }) else {
         return;
     };

@@ -26,7 +26,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a level outside 1..=5; [`Error::NotFound`].
-    pub fn feedback(&self, id: MemoryId, level: u8) -> Result<FeedbackState> {
+    pub(crate) fn do_feedback(&self, id: MemoryId, level: u8) -> Result<FeedbackState> {
         self.feedback_in(&Scope::default(), id, level)
     }
 
@@ -36,7 +36,11 @@ impl Memory {
     /// # Errors
     /// [`Error::NotFound`] for a memory that is not current in `scope`;
     /// [`Error::Store`] / [`Error::Corrupt`].
-    pub fn feedback_state_in(&self, scope: &Scope, id: MemoryId) -> Result<Option<FeedbackState>> {
+    pub(crate) fn feedback_state_in(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+    ) -> Result<Option<FeedbackState>> {
         self.inner
             .current_in(id, scope)?
             .ok_or(Error::NotFound(id))?;
@@ -51,7 +55,12 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::feedback`].
-    pub fn feedback_in(&self, scope: &Scope, id: MemoryId, level: u8) -> Result<FeedbackState> {
+    pub(crate) fn feedback_in(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        level: u8,
+    ) -> Result<FeedbackState> {
         if !(1..=5).contains(&level) {
             return Err(InvalidInput::FeedbackLevel(level).into());
         }

@@ -18,7 +18,7 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::retrieve`]; [`crate::Error::InvalidInput`] for a key share outside (0, 1].
-    pub fn context(&self, request: &ContextRequest) -> Result<Context> {
+    pub(crate) fn do_context(&self, request: &ContextRequest) -> Result<Context> {
         if !(request.key_share > 0.0 && request.key_share <= 1.0) {
             return Err(InvalidInput::KeyShare(request.key_share).into());
         }
@@ -43,7 +43,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`]; the summarizer's error.
-    pub fn context_of(
+    pub(crate) fn context_of(
         &self,
         hits: &[Hit],
         budget: usize,
@@ -53,7 +53,7 @@ impl Memory {
         self.assemble_hits(hits, budget, key_share, mode, (None, &Scope::default()))
     }
 
-    /// [`Memory::context_of`]; with the `query` known, a memory stored without lower
+    /// [`crate::Advanced::context_of`]; with the `query` known, a memory stored without lower
     /// precisions is shortened around the sentences that answer it ([`extract_for`]) rather
     /// than to its leading sentences. Documents are served only within `bound` (the query's
     /// scope).
@@ -152,11 +152,11 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`].
-    pub fn documents(&self, hits: &[Hit]) -> Result<Vec<DocumentRef>> {
+    pub(crate) fn documents(&self, hits: &[Hit]) -> Result<Vec<DocumentRef>> {
         self.documents_within(hits, &Scope::default())
     }
 
-    /// [`Memory::documents`] for a caller confined to `bound`: a hit's document is looked up
+    /// [`crate::Advanced::documents`] for a caller confined to `bound`: a hit's document is looked up
     /// among its own user's documents only — of the hit's exact scope, else of its user and
     /// agent, else of its user — and served only if it lies within `bound` too. Another
     /// user's document under the same key is neither read nor served in the hit's place.
@@ -228,7 +228,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for an empty key or text; as [`Memory::remember_batch`].
-    pub fn remember_document(
+    pub(crate) fn remember_document(
         &self,
         key: &str,
         text: &str,

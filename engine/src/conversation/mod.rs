@@ -88,7 +88,7 @@ impl Memory {
     /// text, a scope of another session, or an extractor output naming no given turn;
     /// the hooks' errors; [`crate::Error::Embed`], [`crate::Error::Store`],
     /// [`crate::Error::Index`].
-    pub fn remember_conversation(
+    pub(crate) fn do_remember_conversation(
         &self,
         session: &str,
         turns: &[Turn],
@@ -178,7 +178,7 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::InvalidInput`] for an empty session or a scope of another session;
     /// [`crate::Error::Store`].
-    pub fn conversation(&self, session: &str, scope: &Scope) -> Result<Vec<MemoryItem>> {
+    pub(crate) fn conversation(&self, session: &str, scope: &Scope) -> Result<Vec<MemoryItem>> {
         let scope = conversation_scope(session, scope)?;
         self.session_turns(&scope, &session_document(session))
     }

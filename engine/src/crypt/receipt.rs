@@ -148,7 +148,7 @@ pub enum ChainError {
     },
 }
 
-/// Checks a whole receipt log, oldest first (as [`crate::Memory::receipt_log`] gives it):
+/// Checks a whole receipt log, oldest first (as [`crate::Admin::receipt_log`] gives it):
 /// every receipt verifies, all are signed by one key, the first starts the chain (64 zeros)
 /// and each names the sha256 of the one before. Returns the receipts.
 ///

@@ -62,7 +62,7 @@ pub struct ForgetPolicy {
     /// Most memories kept per namespace.
     pub capacity_per_namespace: Option<usize>,
     /// Most memories kept per user (each user's least retained evicted first; memories of no
-    /// user are not counted). A sweep of one user's scope ([`crate::Memory::sweep_scope`])
+    /// user are not counted). A sweep of one user's scope ([`crate::Scoped::sweep`])
     /// applies it to that user alone.
     pub capacity_per_user: Option<usize>,
     /// False turns forgetting off (no tiers, no deletion, no eviction).

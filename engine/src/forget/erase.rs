@@ -13,7 +13,7 @@ use crate::invalid::InvalidInput;
 use crate::item::{scope_covers, MemoryId, Scope};
 use crate::memory::Memory;
 
-/// What [`Memory::forget_scope`] erased.
+/// What [`crate::Scoped::erase`] erased.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ScopeErasure {
     /// The scope erased.
@@ -63,8 +63,8 @@ impl Memory {
     /// # Errors
     /// [`InvalidInput::EmptyScope`] for an empty name, [`InvalidInput::Options`] for a scope
     /// with no field (that would erase everything: use a new store); as
-    /// [`Memory::checkpoint`] and [`Memory::compact`].
-    pub fn forget_scope(&self, scope: &Scope) -> Result<ScopeErasure> {
+    /// [`crate::Admin::checkpoint`] and [`crate::Admin::compact`].
+    pub(crate) fn forget_scope(&self, scope: &Scope) -> Result<ScopeErasure> {
         scope.validate()?;
         if scope.is_empty() {
             return Err(InvalidInput::Options(
@@ -172,7 +172,7 @@ impl Memory {
     /// its receipt is then in the log (`memloop receipt list`). Returns it.
     ///
     /// # Errors
-    /// As [`Memory::forget_scope`]; an intent that cannot be read is corruption.
+    /// As [`crate::Scoped::erase`]; an intent that cannot be read is corruption.
     pub(crate) fn complete_pending_erasure(&self) -> Result<Option<ScopeErasure>> {
         let Some(bytes) = self.inner.store.pending_erasure()? else {
             return Ok(None);
@@ -268,7 +268,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`]; [`crate::Error::Key`] for a log entry that fails authentication.
-    pub fn receipt_log(&self) -> Result<Vec<String>> {
+    pub(crate) fn receipt_log(&self) -> Result<Vec<String>> {
         self.inner
             .store
             .receipts()?
@@ -289,7 +289,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Key`] for a damaged key ring; [`crate::Error::Store`].
-    pub fn receipt_public_key(&self) -> Result<Option<String>> {
+    pub(crate) fn receipt_public_key(&self) -> Result<Option<String>> {
         Ok(self.stored_signing_seed()?.map(|seed| {
             hex::encode(
                 ed25519_dalek::SigningKey::from_bytes(&seed)
@@ -306,7 +306,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::KeyError::NotEncrypted`] for a plain store; [`crate::KeyError::Io`].
-    pub fn rotate_key(&self, new: &crate::crypt::Encryption) -> Result<()> {
+    pub(crate) fn rotate_key(&self, new: &crate::crypt::Encryption) -> Result<()> {
         let _w = self.inner.writer.lock();
         match &self.inner.store.sealing.0 {
             Some(sealer) => Ok(sealer.rekey(new)?),

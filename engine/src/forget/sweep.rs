@@ -118,22 +118,22 @@ fn curve_end(
 impl Memory {
     /// Applies the forgetting policy at the clock's current time: demotes memories below θ1,
     /// deletes those below θ2 and, over capacity, the least retained — durably, recording each
-    /// move (see [`Memory::forgotten`]). Also runs after writes when something is due.
+    /// move (see [`crate::Admin::forgotten`]). Also runs after writes when something is due.
     ///
     /// # Errors
     /// [`crate::Error::Store`] / [`crate::Error::Index`]; nothing moved then.
-    pub fn sweep(&self) -> Result<SweepReport> {
+    pub(crate) fn sweep(&self) -> Result<SweepReport> {
         self.inner.sweep(None)
     }
 
-    /// [`Memory::sweep`] for one scope's memories: demotions and deletions due to them, and
+    /// [`crate::Admin::sweep`] for one scope's memories: demotions and deletions due to them, and
     /// [`crate::ForgetPolicy::capacity_per_user`] for the scope's user when it names one. The
-    /// namespace and store-wide capacities span scopes: only [`Memory::sweep`] applies them.
+    /// namespace and store-wide capacities span scopes: only [`crate::Admin::sweep`] applies them.
     ///
     /// # Errors
-    /// As [`Memory::sweep`]; [`crate::Error::InvalidInput`] for a scope with no field or an
+    /// As [`crate::Admin::sweep`]; [`crate::Error::InvalidInput`] for a scope with no field or an
     /// empty name in it.
-    pub fn sweep_scope(&self, scope: &crate::item::Scope) -> Result<SweepReport> {
+    pub(crate) fn sweep_scope(&self, scope: &crate::item::Scope) -> Result<SweepReport> {
         scope.validate()?;
         if scope.is_empty() {
             let why = "sweep_scope needs a user, an agent or a session (Memory::sweep sweeps all)";
@@ -142,12 +142,12 @@ impl Memory {
         self.inner.sweep(Some(scope))
     }
 
-    /// A sweep as every door asks for it: [`Memory::sweep_scope`] for the scope `scope` names, or
-    /// [`Memory::sweep`] when it names none.
+    /// A sweep as every door asks for it: [`crate::Scoped::sweep`] for the scope `scope` names, or
+    /// [`crate::Admin::sweep`] when it names none.
     ///
     /// # Errors
-    /// As [`Memory::sweep_scope`] and [`Memory::sweep`].
-    pub fn sweep_request(&self, scope: &Scope) -> Result<SweepReport> {
+    /// As [`crate::Scoped::sweep`] and [`crate::Admin::sweep`].
+    pub(crate) fn sweep_request(&self, scope: &Scope) -> Result<SweepReport> {
         if scope.is_empty() {
             self.sweep()
         } else {
@@ -159,7 +159,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
-    pub fn forgotten(&self, since: Timestamp) -> Result<Vec<ForgetEvent>> {
+    pub(crate) fn forgotten(&self, since: Timestamp) -> Result<Vec<ForgetEvent>> {
         let store = &self.inner.store;
         store
             .forget_log_since(since)?
@@ -174,16 +174,16 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::error::Error::NotFound`].
-    pub fn explain_decay(&self, id: MemoryId) -> Result<DecayReport> {
+    pub(crate) fn explain_decay(&self, id: MemoryId) -> Result<DecayReport> {
         self.explain_decay_in(&crate::item::Scope::default(), id)
     }
 
-    /// [`Memory::explain_decay`] for a caller confined to `scope`: a memory outside it is
+    /// [`crate::Admin::explain_decay`] for a caller confined to `scope`: a memory outside it is
     /// not found.
     ///
     /// # Errors
     /// [`crate::error::Error::NotFound`].
-    pub fn explain_decay_in(
+    pub(crate) fn explain_decay_in(
         &self,
         scope: &crate::item::Scope,
         id: MemoryId,

@@ -34,7 +34,7 @@ impl Memory {
     /// [`Error::Store`] / [`Error::Poisoned`] when the writes could not be made durable;
     /// [`Error::Background`] when the background thread's last checkpoint or flush failed and
     /// nothing has succeeded since.
-    pub fn flush(&self) -> Result<()> {
+    pub(crate) fn flush(&self) -> Result<()> {
         let mut w = self.inner.writer.lock();
         self.inner.flush_locked(&mut w)?;
         drop(w);

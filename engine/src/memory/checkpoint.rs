@@ -15,7 +15,7 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::Index`] or [`crate::Error::Store`]; the previous checkpoint then stays
     /// valid and nothing is lost.
-    pub fn checkpoint(&self) -> Result<()> {
+    pub(crate) fn checkpoint(&self) -> Result<()> {
         self.inner.checkpoint(true)
     }
 
@@ -25,8 +25,8 @@ impl Memory {
     /// A crash leaves the old file or the new one. Reads and writes wait meanwhile.
     ///
     /// # Errors
-    /// As [`Memory::checkpoint`]; [`crate::Error::Io`] for the rename.
-    pub fn compact(&self) -> Result<()> {
+    /// As [`crate::Admin::checkpoint`]; [`crate::Error::Io`] for the rename.
+    pub(crate) fn compact(&self) -> Result<()> {
         self.inner.checkpoint(false)?;
         let _w = self.inner.writer.lock();
         self.inner.store.rewrite()

@@ -173,32 +173,32 @@ pub struct DiskUsage {
 
 impl Memory {
     /// True if `dir` holds a store (so opening it reads it rather than creating one).
-    pub fn exists(dir: impl AsRef<Path>) -> bool {
+    pub(crate) fn do_exists(dir: impl AsRef<Path>) -> bool {
         crate::store::is_store(dir.as_ref())
     }
 
     /// The store directory.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn do_dir(&self) -> &Path {
         &self.inner.dir
     }
 
     /// The longest text one memory may hold here ([`crate::Options::max_text_bytes`]).
-    pub fn max_text_bytes(&self) -> usize {
+    pub(crate) fn max_text_bytes(&self) -> usize {
         self.inner.options.max_text_bytes
     }
 
     /// The clock all times come from.
-    pub fn clock(&self) -> &Clock {
+    pub(crate) fn do_clock(&self) -> &Clock {
         &self.inner.options.clock
     }
 
     /// The embedder.
-    pub fn embedder(&self) -> &Arc<dyn TextEmbedder> {
+    pub(crate) fn embedder(&self) -> &Arc<dyn TextEmbedder> {
         &self.inner.embedder
     }
 
     /// The embedding model's fingerprint recorded in the store.
-    pub fn fingerprint(&self) -> &str {
+    pub(crate) fn fingerprint(&self) -> &str {
         &self.inner.fingerprint
     }
 
@@ -207,7 +207,7 @@ impl Memory {
     }
 
     /// What opening found.
-    pub fn open_report(&self) -> &OpenReport {
+    pub(crate) fn open_report(&self) -> &OpenReport {
         &self.inner.open_report
     }
 
@@ -215,7 +215,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`].
-    pub fn stats(&self) -> crate::error::Result<Stats> {
+    pub(crate) fn do_stats(&self) -> crate::error::Result<Stats> {
         let tiers = self.inner.catalog.get()?.read().tiers();
         Ok(Stats {
             memories: self.inner.store.count()?,
@@ -233,7 +233,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`] when the catalog failed to load.
-    pub fn census(&self) -> crate::error::Result<crate::catalog::Census> {
+    pub(crate) fn census(&self) -> crate::error::Result<crate::catalog::Census> {
         Ok(self.inner.catalog.get()?.read().census())
     }
 
@@ -241,7 +241,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Io`] when the database file cannot be read.
-    pub fn disk_usage(&self) -> crate::error::Result<DiskUsage> {
+    pub(crate) fn disk_usage(&self) -> crate::error::Result<DiskUsage> {
         let size = |path: &Path| std::fs::metadata(path).map(|m| m.len());
         let index = self.inner.dir.join(INDEX_FILE);
         Ok(DiskUsage {
@@ -256,7 +256,7 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::close`].
-    pub fn close_shared(mut memory: Arc<Memory>) -> crate::error::Result<()> {
+    pub(crate) fn do_close_shared(mut memory: Arc<Memory>) -> crate::error::Result<()> {
         let memory = loop {
             match Arc::try_unwrap(memory) {
                 Ok(m) => break m,
@@ -272,9 +272,9 @@ impl Memory {
     /// Stops the background checkpointer and writes a final checkpoint.
     ///
     /// # Errors
-    /// As [`Memory::checkpoint`]; the store is closed either way and nothing acknowledged is
+    /// As [`crate::Admin::checkpoint`]; the store is closed either way and nothing acknowledged is
     /// lost (the next open replays what the checkpoint missed).
-    pub fn close(mut self) -> crate::error::Result<()> {
+    pub(crate) fn do_close(mut self) -> crate::error::Result<()> {
         if let Some(bg) = self.background.take() {
             bg.stop();
         }

@@ -32,7 +32,7 @@ impl Memory {
     /// [`Error::Locked`] at once if another process has it open; [`Error::ModelMismatch`] if
     /// it was built with another model; [`Error::UnsupportedVersion`] for a newer format;
     /// [`Error::Embed`] if the model cannot be loaded; [`Error::Store`] / [`Error::Io`].
-    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Memory> {
+    pub(crate) fn do_open(dir: impl AsRef<Path>, options: Options) -> Result<Memory> {
         let dir = dir.as_ref();
         options
             .forgetting

@@ -16,7 +16,7 @@ use memloop_index::Index;
 use super::{Inner, Memory};
 use crate::error::Result;
 
-/// What [`Memory::check`] found.
+/// What [`crate::Admin::check`] found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CheckReport {
     /// Memories in the database (superseded versions included).
@@ -45,7 +45,7 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::Store`] / [`crate::Error::Index`] when the check itself cannot run;
     /// damage it finds is reported in [`CheckReport::problems`].
-    pub fn check(&self) -> Result<CheckReport> {
+    pub(crate) fn check(&self) -> Result<CheckReport> {
         // Read the file again even if it passed at open: it may have changed on disk since.
         self.inner.reverify_index()?;
         let (memories, mut problems) = self.inner.store.check_records(self.inner.embedder.dim())?;

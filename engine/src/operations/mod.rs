@@ -5,7 +5,11 @@
 //! here (Node's door renames the fields to camelCase): a forwarded call and a direct one print
 //! the same bytes.
 
+mod face;
+
 use serde::Serialize;
+
+pub use face::{Admin, Advanced, Scoped, Transfer};
 
 use crate::agent::TaskIds;
 use crate::context::Context;
@@ -107,88 +111,77 @@ impl Answer {
     }
 }
 
-impl Memory {
-    /// Runs one operation of the registry: the one entry every door's generic call goes
-    /// through, so each door returns the same answer. Scoped requests act within the scope
-    /// they name (a memory outside it is not found).
-    ///
-    /// # Errors
-    /// The operation's own: [`Error::InvalidInput`] for a request that does not check,
-    /// [`Error::NotFound`] for an id outside the store or the scope, and the store's.
-    pub fn call(&self, request: Request) -> Result<Answer> {
-        Ok(match request {
-            Request::Remember(r) => {
-                Answer::Remembered(self.remember_explained(r.into_new_memory()?)?)
-            }
-            Request::Update(r) => {
-                let given = r.id;
-                let (scope, changes) = r.into_update()?;
-                let id = self.update_in(&scope, given, changes)?;
-                Answer::Updated(Updated {
-                    id,
-                    previous: (id != given).then_some(given),
-                })
-            }
-            Request::RememberConversation(r) => {
-                let (session, turns, scope) = r.into_parts()?;
-                Answer::Conversation(self.remember_conversation(&session, &turns, &scope)?)
-            }
-            Request::Recall(r) => {
-                let (query, strategy) = r.into_query()?;
-                Answer::Recalled(Recalled {
-                    hits: self.retrieve(&query, strategy)?,
-                })
-            }
-            Request::Context(r) => Answer::Context(self.context(&r.into_request()?)?),
-            Request::Feedback(r) => {
-                Answer::Feedback(self.feedback_in(&r.scope(), r.id, r.level)?)
-            }
-            Request::RecordTask(task) => Answer::Task(self.record_task(&task)?),
-            Request::Observe(r) => {
-                let event = r.event()?;
-                Answer::Observed(Observed {
-                    id: self.observe(&r.subject, event, r.content.as_deref())?,
-                })
-            }
-            Request::Get(r) => {
-                let item = self
-                    .get_in(&r.scope(), r.id)?
-                    .ok_or(Error::NotFound(r.id))?;
-                Answer::Item(Box::new(item))
-            }
-            Request::List(r) => Answer::Listed(Listed {
-                memories: self.list_request(&r)?,
-            }),
-            Request::Forget(r) => {
-                let scope = r.scope();
-                match (r.id, scope.is_empty()) {
-                    // With a scope, the id must be a memory of that scope.
-                    (Some(id), _) => {
-                        self.forget_in(&scope, id)?;
-                        Answer::Forgotten(Forgotten {
-                            id,
-                            forgotten: true,
-                        })
-                    }
-                    (None, false) => Answer::Erased(Box::new(self.forget_scope(&scope)?)),
-                    (None, true) => {
-                        return Err(crate::invalid::InvalidInput::Field {
-                            field: "id",
-                            reason: "give `id` (with a scope: a memory of that scope), or a \
+/// Runs one operation of the registry on `memory` ([`Memory::call`]).
+fn run(memory: &Memory, request: Request) -> Result<Answer> {
+    let this = memory;
+    Ok(match request {
+        Request::Remember(r) => Answer::Remembered(this.remember_explained(r.into_new_memory()?)?),
+        Request::Update(r) => {
+            let given = r.id;
+            let (scope, changes) = r.into_update()?;
+            let id = this.update_in(&scope, given, changes)?;
+            Answer::Updated(Updated {
+                id,
+                previous: (id != given).then_some(given),
+            })
+        }
+        Request::RememberConversation(r) => {
+            let (session, turns, scope) = r.into_parts()?;
+            Answer::Conversation(this.remember_conversation(&session, &turns, &scope)?)
+        }
+        Request::Recall(r) => {
+            let (query, strategy) = r.into_query()?;
+            Answer::Recalled(Recalled {
+                hits: this.retrieve(&query, strategy)?,
+            })
+        }
+        Request::Context(r) => Answer::Context(this.context(&r.into_request()?)?),
+        Request::Feedback(r) => Answer::Feedback(this.feedback_in(&r.scope(), r.id, r.level)?),
+        Request::RecordTask(task) => Answer::Task(this.record_task(&task)?),
+        Request::Observe(r) => {
+            let event = r.event()?;
+            Answer::Observed(Observed {
+                id: this.observe(&r.subject, event, r.content.as_deref())?,
+            })
+        }
+        Request::Get(r) => {
+            let item = this
+                .get_in(&r.scope(), r.id)?
+                .ok_or(Error::NotFound(r.id))?;
+            Answer::Item(Box::new(item))
+        }
+        Request::List(r) => Answer::Listed(Listed {
+            memories: this.list_request(&r)?,
+        }),
+        Request::Forget(r) => {
+            let scope = r.scope();
+            match (r.id, scope.is_empty()) {
+                // With a scope, the id must be a memory of that scope.
+                (Some(id), _) => {
+                    this.forget_in(&scope, id)?;
+                    Answer::Forgotten(Forgotten {
+                        id,
+                        forgotten: true,
+                    })
+                }
+                (None, false) => Answer::Erased(Box::new(this.forget_scope(&scope)?)),
+                (None, true) => {
+                    return Err(crate::invalid::InvalidInput::Field {
+                        field: "id",
+                        reason: "give `id` (with a scope: a memory of that scope), or a \
                                      scope alone to erase it"
-                                .into(),
-                        }
-                        .into())
+                            .into(),
                     }
+                    .into())
                 }
             }
-            Request::ExplainDecay(r) => {
-                Answer::Decay(Box::new(self.explain_decay_in(&r.scope(), r.id)?))
-            }
-            Request::Stats(_) => Answer::Stats(Box::new(self.stats()?)),
-            Request::Sweep(scope) => Answer::Swept(self.sweep_request(&scope)?),
-            Request::Export(r) => Answer::Exported(self.export_request(&r)?),
-            Request::Import(r) => Answer::Imported(self.import_request(&r)?),
-        })
-    }
+        }
+        Request::ExplainDecay(r) => {
+            Answer::Decay(Box::new(this.explain_decay_in(&r.scope(), r.id)?))
+        }
+        Request::Stats(_) => Answer::Stats(Box::new(this.stats()?)),
+        Request::Sweep(scope) => Answer::Swept(this.sweep_request(&scope)?),
+        Request::Export(r) => Answer::Exported(this.export_request(&r)?),
+        Request::Import(r) => Answer::Imported(this.import_request(&r)?),
+    })
 }

@@ -30,7 +30,7 @@ impl Memory {
     /// # Errors
     /// [`Error::InvalidInput`] for bad input; [`Error::Embed`] / [`Error::Store`] /
     /// [`Error::Index`]. On error nothing was written.
-    pub fn remember(&self, memory: NewMemory) -> Result<MemoryId> {
+    pub(crate) fn do_remember(&self, memory: NewMemory) -> Result<MemoryId> {
         Ok(self.remember_explained(memory)?.id)
     }
 
@@ -42,7 +42,7 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::remember`].
-    pub fn remember_explained(&self, memory: NewMemory) -> Result<Remembered> {
+    pub(crate) fn do_remember_explained(&self, memory: NewMemory) -> Result<Remembered> {
         Ok(self.remember_batch_explained(vec![memory])?[0])
     }
 
@@ -52,7 +52,7 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::remember`]; any invalid input rejects the whole batch.
-    pub fn remember_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
+    pub(crate) fn do_remember_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
         let done = self.embed_and_remember(memories, Merging::Near)?;
         Ok(done.into_iter().map(|r| r.id).collect())
     }
@@ -61,7 +61,10 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::remember_batch`].
-    pub fn remember_batch_explained(&self, memories: Vec<NewMemory>) -> Result<Vec<Remembered>> {
+    pub(crate) fn remember_batch_explained(
+        &self,
+        memories: Vec<NewMemory>,
+    ) -> Result<Vec<Remembered>> {
         self.embed_and_remember(memories, Merging::Near)
     }
 
@@ -72,7 +75,10 @@ impl Memory {
     /// # Errors
     /// [`Error::InvalidInput`] for a vector of the wrong dimension or that cannot be
     /// normalised; otherwise as [`Memory::remember_batch`].
-    pub fn remember_embedded(&self, memories: Vec<(NewMemory, Vec<f32>)>) -> Result<Vec<MemoryId>> {
+    pub(crate) fn remember_embedded(
+        &self,
+        memories: Vec<(NewMemory, Vec<f32>)>,
+    ) -> Result<Vec<MemoryId>> {
         let mut checked = Vec::with_capacity(memories.len());
         for (i, (m, v)) in memories.into_iter().enumerate() {
             let at = || format!("memory {i}");
@@ -126,7 +132,7 @@ impl Memory {
     /// # Errors
     /// [`Error::NotFound`]; [`Error::InvalidInput`] for bad values or when `id` was already
     /// superseded (update the current version).
-    pub fn update(&self, id: MemoryId, update: Update) -> Result<MemoryId> {
+    pub(crate) fn do_update(&self, id: MemoryId, update: Update) -> Result<MemoryId> {
         self.update_in(&Scope::default(), id, update)
     }
 
@@ -135,7 +141,12 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::update`].
-    pub fn update_in(&self, scope: &Scope, id: MemoryId, update: Update) -> Result<MemoryId> {
+    pub(crate) fn update_in(
+        &self,
+        scope: &Scope,
+        id: MemoryId,
+        update: Update,
+    ) -> Result<MemoryId> {
         if let Some(i) = update.importance {
             if !(0.0..=1.0).contains(&i) {
                 return Err(InvalidInput::Importance(i).into());
@@ -227,7 +238,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`Error::NotFound`] if there is no such memory.
-    pub fn forget(&self, id: MemoryId) -> Result<()> {
+    pub(crate) fn do_forget(&self, id: MemoryId) -> Result<()> {
         self.forget_in(&Scope::default(), id)
     }
 
@@ -236,7 +247,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`Error::NotFound`] if there is no such memory in `scope`.
-    pub fn forget_in(&self, scope: &Scope, id: MemoryId) -> Result<()> {
+    pub(crate) fn forget_in(&self, scope: &Scope, id: MemoryId) -> Result<()> {
         self.inner.write(|inner, tx, applied| {
             let item = inner
                 .store

@@ -12,7 +12,7 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::InvalidInput`] as [`ListRequest::check`]; [`crate::Error::Store`] or
     /// [`crate::Error::Corrupt`].
-    pub fn list_request(&self, r: &ListRequest) -> Result<Vec<MemoryItem>> {
+    pub(crate) fn list_request(&self, r: &ListRequest) -> Result<Vec<MemoryItem>> {
         let listing = r.clone().check()?;
         let upto = listing.offset.saturating_add(listing.limit);
         let mut items = self.scan(&listing.filter, upto)?;

@@ -18,7 +18,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
-    pub fn get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
+    pub(crate) fn do_get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
         self.inner.current(id)
     }
 
@@ -27,7 +27,11 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
-    pub fn get_in(&self, scope: &crate::item::Scope, id: MemoryId) -> Result<Option<MemoryItem>> {
+    pub(crate) fn get_in(
+        &self,
+        scope: &crate::item::Scope,
+        id: MemoryId,
+    ) -> Result<Option<MemoryItem>> {
         self.inner.current_in(id, scope)
     }
 
@@ -35,7 +39,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
-    pub fn scan(&self, filter: &MemoryFilter, limit: usize) -> Result<Vec<MemoryItem>> {
+    pub(crate) fn scan(&self, filter: &MemoryFilter, limit: usize) -> Result<Vec<MemoryItem>> {
         let ids = {
             let cat = self.inner.catalog.get()?.read();
             match cat.compile(filter) {
@@ -57,7 +61,7 @@ impl Memory {
     /// [`crate::Error::InvalidInput`] for an empty query or `k` outside
     /// 1..=[`super::MAX_K`]; [`crate::Error::Embed`], [`crate::Error::Index`],
     /// [`crate::Error::Store`].
-    pub fn recall(&self, query: &Query) -> Result<Vec<Hit>> {
+    pub(crate) fn do_recall(&self, query: &Query) -> Result<Vec<Hit>> {
         self.retrieve(query, Strategy::Single)
     }
 
@@ -68,7 +72,7 @@ impl Memory {
     /// As [`Memory::recall`]; a reranker or refiner error is returned as is, a reranker
     /// returning the wrong number of scores or a non-finite one, or a refiner returning an
     /// empty query or a bad vector, as [`crate::Error::InvalidInput`].
-    pub fn retrieve(&self, query: &Query, strategy: Strategy) -> Result<Vec<Hit>> {
+    pub(crate) fn do_retrieve(&self, query: &Query, strategy: Strategy) -> Result<Vec<Hit>> {
         query.check()?;
         strategy.check()?;
         let reference = query.filter.as_of.unwrap_or_else(|| self.inner.now());
@@ -109,7 +113,7 @@ impl Memory {
     /// # Errors
     /// As [`Memory::recall`]; [`crate::Error::Index`] for a vector of the wrong dimension, or
     /// zero, or not finite.
-    pub fn recall_vector(
+    pub(crate) fn recall_vector(
         &self,
         vector: &[f32],
         k: usize,

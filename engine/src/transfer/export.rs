@@ -19,17 +19,21 @@ impl Memory {
     /// [`crate::Error::InvalidInput`] for a path that would replace one of the store's own files
     /// (`store.redb`, `index.mlx`, …); [`crate::Error::Io`] or [`crate::Error::Store`]; `path` is then
     /// untouched.
-    pub fn export(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
+    pub(crate) fn export(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
         self.export_with(path.as_ref(), filter, false)
     }
 
-    /// [`Memory::export`] in the clear from an encrypted store (whose exports are otherwise
+    /// [`crate::Transfer::export`] in the clear from an encrypted store (whose exports are otherwise
     /// sealed with its key ring: only a store opened with the same key file imports them).
     /// Only on explicit request: the file holds every exported memory's text and vector.
     ///
     /// # Errors
-    /// As [`Memory::export`].
-    pub fn export_plaintext(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
+    /// As [`crate::Transfer::export`].
+    pub(crate) fn export_plaintext(
+        &self,
+        path: impl AsRef<Path>,
+        filter: &MemoryFilter,
+    ) -> Result<usize> {
         self.export_with(path.as_ref(), filter, true)
     }
 

@@ -27,7 +27,7 @@ impl Memory {
     /// # Errors
     /// [`Error::Corrupt`] / [`Error::UnsupportedVersion`] for a bad file; [`Error::Embed`],
     /// [`Error::Store`], [`Error::Index`]. On any error nothing was imported.
-    pub fn import(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
+    pub(crate) fn import(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
         let file = parse(path, &bytes, self.store().sealing.0.as_deref())?;

@@ -14,8 +14,8 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for a request that [`ExportRequest::format`] refuses or
-    /// a path inside the store; as [`Memory::export`] and [`Memory::export_changes`].
-    pub fn export_request(&self, r: &ExportRequest) -> Result<Exported> {
+    /// a path inside the store; as [`crate::Transfer::export`] and [`crate::Transfer::export_changes`].
+    pub(crate) fn export_request(&self, r: &ExportRequest) -> Result<Exported> {
         let format = r.format()?;
         let filter = MemoryFilter {
             namespace: r.namespace.clone(),
@@ -65,9 +65,9 @@ impl Memory {
     /// Carries out an [`ImportRequest`]: merges the file in its format.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] for an unknown format; as [`Memory::import`] and
-    /// [`Memory::import_columnar`].
-    pub fn import_request(&self, r: &ImportRequest) -> Result<ImportReport> {
+    /// [`crate::Error::InvalidInput`] for an unknown format; as [`crate::Transfer::import`] and
+    /// [`crate::Transfer::import_columnar`].
+    pub(crate) fn import_request(&self, r: &ImportRequest) -> Result<ImportReport> {
         match r.format()? {
             TransferFormat::Mlx => self.import(&r.path),
             TransferFormat::Arrow | TransferFormat::Parquet => self.import_columnar(&r.path),

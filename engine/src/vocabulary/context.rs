@@ -62,7 +62,7 @@ impl ContextRequest {
 /// A source document behind one or more hits.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DocumentRef {
-    /// The document key (as given to [`crate::Memory::remember_document`] or in a memory's source).
+    /// The document key (as given to [`crate::Advanced::remember_document`] or in a memory's source).
     pub document: String,
     /// Its stored document memory, if it was stored.
     pub id: Option<MemoryId>,
@@ -74,7 +74,7 @@ pub struct DocumentRef {
     pub score: f32,
 }
 
-/// Caller-supplied structures stored with a document (see [`crate::Memory::remember_document`]).
+/// Caller-supplied structures stored with a document (see [`crate::Advanced::remember_document`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Structures {
     /// (head, relation, tail) triples.
@@ -96,7 +96,7 @@ pub struct DocumentIds {
     pub structures: Vec<MemoryId>,
 }
 
-/// Chunk size and overlap of [`crate::Memory::remember_document`], in tokens.
+/// Chunk size and overlap of [`crate::Advanced::remember_document`], in tokens.
 pub const CHUNK_TOKENS: usize = 200;
 /// Overlap between consecutive chunks, in tokens.
 pub const CHUNK_OVERLAP: usize = 40;

@@ -96,33 +96,39 @@ fn parquet_round_trip_is_equal_field_for_field_and_bit_for_bit() {
     let src = filled(a.path(), &clock);
     let file = a.path().join("all.parquet");
     let r = src
+        .transfer()
         .export_changes(&file, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
         .unwrap();
     let all = MemoryFilter::new().include_superseded(true);
-    let items = src.scan(&all, usize::MAX).unwrap();
+    let items = src.advanced().scan(&all, usize::MAX).unwrap();
     assert_eq!((r.upserts, r.deletes), (items.len(), 0));
     assert_eq!(r.through, src.stats().unwrap().seq);
     let (_, schema) = read(&file);
-    assert_eq!(schema.metadata()["memloop.model"], src.fingerprint());
+    assert_eq!(
+        schema.metadata()["memloop.model"],
+        src.admin().fingerprint()
+    );
     assert_eq!(schema.metadata()["memloop.through"], r.through.to_string());
 
     let dst = open(b.path(), &clock);
-    let imported = dst.import_columnar(&file).unwrap();
+    let imported = dst.transfer().import_columnar(&file).unwrap();
     assert_eq!((imported.added, imported.reembedded), (items.len(), false));
-    assert_eq!(dst.scan(&all, usize::MAX).unwrap(), items);
+    assert_eq!(dst.advanced().scan(&all, usize::MAX).unwrap(), items);
     // The vectors the new store holds, exported again, are the same bits.
     let again = b.path().join("again.parquet");
-    dst.export_changes(&again, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
+    dst.transfer()
+        .export_changes(&again, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
         .unwrap();
     assert_eq!(vectors(&again), vectors(&file));
     // Arrow IPC carries the same rows.
     let ipc = a.path().join("all.arrows");
-    src.export_changes(&ipc, None, &MemoryFilter::new(), ColumnarFormat::Arrow)
+    src.transfer()
+        .export_changes(&ipc, None, &MemoryFilter::new(), ColumnarFormat::Arrow)
         .unwrap();
     let c = tempfile::tempdir().unwrap();
     let third = open(c.path(), &clock);
-    third.import_columnar(&ipc).unwrap();
-    assert_eq!(third.scan(&all, usize::MAX).unwrap(), items);
+    third.transfer().import_columnar(&ipc).unwrap();
+    assert_eq!(third.advanced().scan(&all, usize::MAX).unwrap(), items);
 }
 
 #[test]
@@ -131,6 +137,7 @@ fn a_delta_since_a_sequence_number_has_upserts_and_deletes() {
     let clock = Clock::manual(1_700_000_000_000);
     let m = filled(a.path(), &clock);
     let full = m
+        .transfer()
         .export_changes(
             a.path().join("full.parquet"),
             None,
@@ -138,8 +145,9 @@ fn a_delta_since_a_sequence_number_has_upserts_and_deletes() {
             ColumnarFormat::Parquet,
         )
         .unwrap();
-    m.checkpoint().unwrap(); // a checkpoint must not cut the log a delta reads
+    m.admin().checkpoint().unwrap(); // a checkpoint must not cut the log a delta reads
     let ids: Vec<u64> = m
+        .advanced()
         .scan(&MemoryFilter::new(), 3)
         .unwrap()
         .iter()
@@ -159,6 +167,7 @@ fn a_delta_since_a_sequence_number_has_upserts_and_deletes() {
         .unwrap();
     let file = a.path().join("delta.parquet");
     let delta = m
+        .transfer()
         .export_changes(
             &file,
             Some(full.through),
@@ -190,6 +199,7 @@ fn a_delta_since_a_sequence_number_has_upserts_and_deletes() {
     );
     // Nothing changed since: an empty delta; a future sequence number is refused.
     let none = m
+        .transfer()
         .export_changes(
             a.path().join("none.parquet"),
             Some(delta.through),
@@ -199,6 +209,7 @@ fn a_delta_since_a_sequence_number_has_upserts_and_deletes() {
         .unwrap();
     assert_eq!((none.upserts, none.deletes), (0, 0));
     let err = m
+        .transfer()
         .export_changes(
             a.path().join("x.parquet"),
             Some(delta.through + 5),
@@ -235,7 +246,8 @@ fn bad_files_are_refused_and_change_nothing() {
     let clock = Clock::manual(1_700_000_000_000);
     let src = filled(a.path(), &clock);
     let good = a.path().join("good.parquet");
-    src.export_changes(&good, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
+    src.transfer()
+        .export_changes(&good, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
         .unwrap();
     let dst = open(b.path(), &clock);
     dst.remember(NewMemory::new("already here")).unwrap();
@@ -276,15 +288,16 @@ fn bad_files_are_refused_and_change_nothing() {
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
     let delta = a.path().join("delta.parquet");
     let seq = src.stats().unwrap().seq;
-    src.forget(src.scan(&MemoryFilter::new(), 1).unwrap()[0].id)
+    src.forget(src.advanced().scan(&MemoryFilter::new(), 1).unwrap()[0].id)
         .unwrap();
-    src.export_changes(
-        &delta,
-        Some(seq),
-        &MemoryFilter::new(),
-        ColumnarFormat::Parquet,
-    )
-    .unwrap();
+    src.transfer()
+        .export_changes(
+            &delta,
+            Some(seq),
+            &MemoryFilter::new(),
+            ColumnarFormat::Parquet,
+        )
+        .unwrap();
 
     for (path, says) in [
         (&no_text, "text"),
@@ -293,7 +306,7 @@ fn bad_files_are_refused_and_change_nothing() {
         (&truncated, "Parquet"),
         (&delta, "upsert"),
     ] {
-        let err = dst.import_columnar(path).unwrap_err();
+        let err = dst.transfer().import_columnar(path).unwrap_err();
         assert!(
             matches!(err, Error::Corrupt { .. }),
             "{}: {err}",

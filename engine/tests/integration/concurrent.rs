@@ -30,7 +30,11 @@ fn readers_see_consistent_results_during_writes() {
                         assert_eq!(m.get(h.item.id).unwrap().unwrap().text, h.item.text);
                     }
                     misses += usize::from(hits.iter().all(|h| &h.item.text != t));
-                    assert!(!m.scan(&MemoryFilter::new(), 5).unwrap().is_empty());
+                    assert!(!m
+                        .advanced()
+                        .scan(&MemoryFilter::new(), 5)
+                        .unwrap()
+                        .is_empty());
                     // A text being written now: a large batch is in the index before its commit,
                     // yet a recall returns only committed memories, and still all three.
                     let t = &texts[200 + (reads * 13 + r * 5) % 1000];
@@ -51,7 +55,7 @@ fn readers_see_consistent_results_during_writes() {
         m.remember_batch(chunk.iter().map(NewMemory::new).collect())
             .unwrap();
     }
-    m.checkpoint().unwrap();
+    m.admin().checkpoint().unwrap();
     done.store(true, Ordering::Release);
     let (mut reads, mut misses) = (0, 0);
     for r in readers {

@@ -138,7 +138,8 @@ fn turns_are_numbered_across_calls_dated_and_summarised() {
         .unwrap();
     assert_eq!(second.first_turn, 2);
     let spans: Vec<_> = m
-        .conversation("s1", &ana())
+        .scoped(&ana())
+        .conversation("s1")
         .unwrap()
         .iter()
         .map(|t| t.sources[0].span.unwrap().0)
@@ -163,7 +164,7 @@ fn turns_are_numbered_across_calls_dated_and_summarised() {
         )
         .unwrap();
     assert_eq!(bob.first_turn, 0);
-    assert_eq!(m.conversation("s1", &ana()).unwrap().len(), 3);
+    assert_eq!(m.scoped(&ana()).conversation("s1").unwrap().len(), 3);
 
     // A context shows each turn's date and speaker.
     let mut request = ContextRequest::new("support group", 200);

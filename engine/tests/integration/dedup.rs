@@ -125,7 +125,7 @@ fn a_near_duplicate_is_found_behind_many_equal_ones_of_other_places() {
         NewMemory::new("THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG TODAY.")
             .scope(Scope::user("me")),
     );
-    let done = m.remember_batch_explained(batch).unwrap();
+    let done = m.advanced().remember_batch_explained(batch).unwrap();
     assert_eq!(
         (done[50].id, done[50].action),
         (mine, RememberAction::Merged)
@@ -147,6 +147,7 @@ fn near_duplicates_that_differ_are_new_versions_or_new_memories() {
     };
     let m = Memory::open(dir.path(), options).unwrap();
     let done = m
+        .advanced()
         .remember_batch_explained(vec![
             NewMemory::new("the office wifi password is swordfish today").kind(Kind::Fact),
             NewMemory::new("the office wifi password is marlin today").kind(Kind::Fact),
@@ -253,13 +254,16 @@ fn a_large_batch_decides_as_one_memory_at_a_time_does() {
     let together = {
         let m = Memory::open(a.path(), options()).unwrap();
         m.remember_batch(stored.to_vec()).unwrap();
-        let done = m.remember_batch_explained(batch.clone()).unwrap();
+        let done = m
+            .advanced()
+            .remember_batch_explained(batch.clone())
+            .unwrap();
         let stats = m.stats().unwrap();
         assert_eq!(
             stats.indexed, stats.memories,
             "merged memories left the index"
         );
-        assert!(m.check().unwrap().is_sound());
+        assert!(m.admin().check().unwrap().is_sound());
         done
     };
     let one_by_one: Vec<_> = {
@@ -267,7 +271,11 @@ fn a_large_batch_decides_as_one_memory_at_a_time_does() {
         m.remember_batch(stored.to_vec()).unwrap();
         batch
             .iter()
-            .map(|n| m.remember_batch_explained(vec![n.clone()]).unwrap()[0])
+            .map(|n| {
+                m.advanced()
+                    .remember_batch_explained(vec![n.clone()])
+                    .unwrap()[0]
+            })
             .collect()
     };
     assert_eq!(ranked(&together), ranked(&one_by_one));
@@ -308,6 +316,7 @@ fn a_fact_superseded_in_a_batch_is_not_superseded_again() {
         let dir = tempfile::tempdir().unwrap();
         let m = open(dir.path(), &Clock::manual(0));
         let stored = m
+            .advanced()
             .remember_embedded(vec![(fact("the gate code is 1234"), s.clone())])
             .unwrap()[0];
         let mut batch = vec![
@@ -316,7 +325,7 @@ fn a_fact_superseded_in_a_batch_is_not_superseded_again() {
         ];
         // Unrelated memories make the batch large enough to be indexed ahead of its write.
         batch.extend((0..padding).map(|i| (NewMemory::new(format!("pad {i}")), axis(10 + i, 1.0))));
-        let ids = m.remember_embedded(batch).unwrap();
+        let ids = m.advanced().remember_embedded(batch).unwrap();
         let (first, second) = (
             m.get(ids[0]).unwrap().unwrap(),
             m.get(ids[1]).unwrap().unwrap(),
@@ -431,9 +440,13 @@ fn forget_removes_from_store_and_recall_and_bad_input_is_typed() {
         m.recall(&Query::new("")),
         Err(Error::InvalidInput(_))
     ));
-    let bad = m.remember_embedded(vec![(NewMemory::new("v"), vec![0.0; 64])]);
+    let bad = m
+        .advanced()
+        .remember_embedded(vec![(NewMemory::new("v"), vec![0.0; 64])]);
     assert!(matches!(bad, Err(Error::InvalidInput(_))));
-    let bad = m.remember_embedded(vec![(NewMemory::new("v"), vec![1.0; 3])]);
+    let bad = m
+        .advanced()
+        .remember_embedded(vec![(NewMemory::new("v"), vec![1.0; 3])]);
     assert!(matches!(bad, Err(Error::InvalidInput(_))));
     // A failed batch writes nothing.
     let before = m.stats().unwrap().memories;

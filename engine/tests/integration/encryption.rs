@@ -115,13 +115,20 @@ fn an_encrypted_store_keeps_no_text_tag_or_vector_in_the_clear() {
         )
         .unwrap();
     assert_eq!(hits[0].item.text, text(4242));
-    memory.export(&export, &MemoryFilter::new()).unwrap();
+    memory
+        .transfer()
+        .export(&export, &MemoryFilter::new())
+        .unwrap();
     let stream = memloop::ExportRequest {
         format: Some("arrow".into()),
         ..memloop::ExportRequest::to(root.path().join("changes.arrow"))
     };
     assert_eq!(
-        memory.export_request(&stream).unwrap_err().code(),
+        memory
+            .transfer()
+            .export_request(&stream)
+            .unwrap_err()
+            .code(),
         ErrorCode::InvalidInput
     );
     memory.close().unwrap();
@@ -145,7 +152,7 @@ fn an_encrypted_store_keeps_no_text_tag_or_vector_in_the_clear() {
     }
     // The sealed export imports into a store opened with the same key file.
     let again = Memory::open(root.path().join("restored"), options(&key)).unwrap();
-    assert_eq!(again.import(&export).unwrap().added, n);
+    assert_eq!(again.transfer().import(&export).unwrap().added, n);
     assert_eq!(again.get(1).unwrap().unwrap().text, text(0));
 }
 
@@ -160,22 +167,25 @@ fn erasing_a_user_destroys_its_key_for_every_copy_and_signs_a_receipt() {
             .remember(NewMemory::new(text(i)).scope(Scope::user(user)))
             .unwrap();
     }
-    memory.checkpoint().unwrap();
+    memory.admin().checkpoint().unwrap();
     let old_export = root.path().join("before.mlx");
-    memory.export(&old_export, &MemoryFilter::new()).unwrap();
+    memory
+        .transfer()
+        .export(&old_export, &MemoryFilter::new())
+        .unwrap();
     // A backup of the directory, taken while the store is open (as a backup tool would).
     let backup = root.path().join("backup");
     std::fs::create_dir(&backup).unwrap();
     for f in files(&dir) {
         std::fs::copy(&f, backup.join(f.file_name().unwrap())).unwrap();
     }
-    let erased = memory.forget_scope(&Scope::user("ana")).unwrap();
+    let erased = memory.scoped(&Scope::user("ana")).erase().unwrap();
     assert_eq!(erased.memories, 25);
     let receipt = erased.receipt;
     assert!(receipt.encrypted && receipt.destroyed_key.is_some());
     assert_eq!(
         Some(receipt.public_key.clone()),
-        memory.receipt_public_key().unwrap()
+        memory.admin().receipt_public_key().unwrap()
     );
     let line = receipt.to_line().into_bytes();
     assert_eq!(verify_receipt(&line).unwrap(), receipt);
@@ -185,13 +195,20 @@ fn erasing_a_user_destroys_its_key_for_every_copy_and_signs_a_receipt() {
         assert!(verify_receipt(&bad).is_err(), "byte {i}");
     }
     // A second erasure chains to the first.
-    let second = memory.forget_scope(&Scope::user("nobody")).unwrap().receipt;
+    let second = memory
+        .scoped(&Scope::user("nobody"))
+        .erase()
+        .unwrap()
+        .receipt;
     assert_eq!(second.previous, receipt.digest());
     memory.close().unwrap();
 
     // The backup, opened with today's key file: Ana's records cannot be read, Bob's can.
     let old = Memory::open(&backup, options(&key)).unwrap();
-    let left = old.scan(&MemoryFilter::new(), usize::MAX).unwrap();
+    let left = old
+        .advanced()
+        .scan(&MemoryFilter::new(), usize::MAX)
+        .unwrap();
     assert_eq!(left.len(), 25);
     assert!(left.iter().all(|m| m.user.as_deref() == Some("bob")));
     let hits = old.recall(&Query::new(text(0)).k(50)).unwrap();
@@ -199,7 +216,7 @@ fn erasing_a_user_destroys_its_key_for_every_copy_and_signs_a_receipt() {
     old.close().unwrap();
     // So is the export made before the erasure.
     let restored = Memory::open(root.path().join("restored"), options(&key)).unwrap();
-    assert_eq!(restored.import(&old_export).unwrap().added, 25);
+    assert_eq!(restored.transfer().import(&old_export).unwrap().added, 25);
 }
 
 #[test]
@@ -268,6 +285,7 @@ fn bad_keys_are_typed_errors_and_write_nothing() {
     // Rotation: a new passphrase unlocks the same store, the old one no longer does.
     let memory = Memory::open(&dir, pass("correct horse")).unwrap();
     memory
+        .admin()
         .rotate_key(&Encryption::passphrase(&key, "battery staple"))
         .unwrap();
     memory.close().unwrap();
@@ -314,8 +332,8 @@ fn a_flipped_byte_in_a_sealed_record_is_an_error_never_a_wrong_answer() {
     assert!(flipped > 10);
     std::fs::write(&path, &tampered).unwrap();
     let outcome = Memory::open(&dir, options(&key)).and_then(|m| {
-        let all = m.scan(&MemoryFilter::new(), usize::MAX)?;
-        Ok((all.len(), m.check()?))
+        let all = m.advanced().scan(&MemoryFilter::new(), usize::MAX)?;
+        Ok((all.len(), m.admin().check()?))
     });
     match outcome {
         Err(e) => assert!(
@@ -328,14 +346,15 @@ fn a_flipped_byte_in_a_sealed_record_is_an_error_never_a_wrong_answer() {
 
 /// The scope of one user, current and superseded memories alike.
 fn of_user(m: &Memory, user: &str) -> usize {
-    m.scan(
-        &MemoryFilter::new()
-            .scope(Scope::user(user))
-            .include_superseded(true),
-        usize::MAX,
-    )
-    .unwrap()
-    .len()
+    m.advanced()
+        .scan(
+            &MemoryFilter::new()
+                .scope(Scope::user(user))
+                .include_superseded(true),
+            usize::MAX,
+        )
+        .unwrap()
+        .len()
 }
 
 #[test]
@@ -363,18 +382,18 @@ fn an_erasure_cut_short_at_any_write_is_completed_at_the_next_open() {
                 .remember(NewMemory::new(text(i)).scope(Scope::user(user)))
                 .unwrap();
         }
-        memory.checkpoint().unwrap();
+        memory.admin().checkpoint().unwrap();
         let backup = root.path().join("backup");
         std::fs::create_dir(&backup).unwrap();
         for f in files(&dir) {
             std::fs::copy(&f, backup.join(f.file_name().unwrap())).unwrap();
         }
         faults.fail_from(op, Fault::Io); // counted from here
-        let result = memory.forget_scope(&Scope::user("ana"));
+        let result = memory.scoped(&Scope::user("ana")).erase();
         let fired = faults.fired();
         drop(memory);
         let m = Memory::open(&dir, options(&key)).unwrap();
-        let log = m.receipt_log().unwrap();
+        let log = m.admin().receipt_log().unwrap();
         let chain = verify_receipt_chain(&log).unwrap();
         let (ana, bob) = (of_user(&m, "ana"), of_user(&m, "bob"));
         assert_eq!(bob, 3, "op {op}");
@@ -384,7 +403,7 @@ fn an_erasure_cut_short_at_any_write_is_completed_at_the_next_open() {
             assert!(chain[0].destroyed_key.is_some(), "op {op}");
             assert_eq!(
                 Some(&chain[0].public_key),
-                m.receipt_public_key().unwrap().as_ref()
+                m.admin().receipt_public_key().unwrap().as_ref()
             );
             completed_at_open += usize::from(result.is_err());
         } else {
@@ -421,7 +440,7 @@ fn a_key_file_older_than_the_store_is_a_key_error_and_the_receipt_log_is_sealed(
     memory
         .remember(NewMemory::new(text(1)).scope(Scope::user("bob")))
         .unwrap();
-    memory.checkpoint().unwrap();
+    memory.admin().checkpoint().unwrap();
     // A copy of the key file from before Ana had a key.
     let before_ana = root.path().join("before-ana.key");
     std::fs::copy(&key, &before_ana).unwrap();
@@ -432,7 +451,7 @@ fn a_key_file_older_than_the_store_is_a_key_error_and_the_receipt_log_is_sealed(
     // Opened with it, the store reads Ana's memory as a key error naming the cause (it used
     // to read as tampering).
     let stale = Memory::open(&dir, options(&before_ana)).unwrap();
-    let read = stale.scan(&MemoryFilter::new(), usize::MAX);
+    let read = stale.advanced().scan(&MemoryFilter::new(), usize::MAX);
     assert!(
         matches!(&read, Err(Error::Key(KeyError::Wrong { detail, .. })) if detail.contains("older than the store")),
         "{:?}",
@@ -444,10 +463,11 @@ fn a_key_file_older_than_the_store_is_a_key_error_and_the_receipt_log_is_sealed(
     let before_erasure = root.path().join("before-erasure.key");
     std::fs::copy(&key, &before_erasure).unwrap();
     let line = memory
-        .forget_scope(&Scope::user(user))
+        .scoped(&Scope::user(user))
+        .erase()
         .unwrap()
         .receipt_line;
-    assert_eq!(memory.receipt_log().unwrap(), vec![line]);
+    assert_eq!(memory.admin().receipt_log().unwrap(), vec![line]);
     memory.close().unwrap();
     let rolled_back = Memory::open(&dir, options(&before_erasure));
     assert!(
@@ -466,7 +486,7 @@ fn a_key_file_older_than_the_store_is_a_key_error_and_the_receipt_log_is_sealed(
     }
     let memory = Memory::open(&dir, options(&key)).unwrap();
     assert_eq!(
-        verify_receipt_chain(&memory.receipt_log().unwrap())
+        verify_receipt_chain(&memory.admin().receipt_log().unwrap())
             .unwrap()
             .len(),
         1

@@ -29,7 +29,7 @@ fn export_file(dir: &Path) -> std::path::PathBuf {
     )
     .unwrap();
     let file = dir.join("notes.mlx");
-    src.export(&file, &MemoryFilter::new()).unwrap();
+    src.transfer().export(&file, &MemoryFilter::new()).unwrap();
     file
 }
 
@@ -82,15 +82,20 @@ fn workload(m: &Memory, import: &Path) -> Told {
         )
     );
     step!("forget", told.forgot, m.forget(batch[2]));
-    step!("checkpoint", told.checkpointed, m.checkpoint());
-    step!("compact", told.compacted, m.compact());
-    step!("import", told.imported, m.import(import).map(|_| ()));
+    step!("checkpoint", told.checkpointed, m.admin().checkpoint());
+    step!("compact", told.compacted, m.admin().compact());
+    step!(
+        "import",
+        told.imported,
+        m.transfer().import(import).map(|_| ())
+    );
     told
 }
 
 /// Texts of the current (not superseded) memories.
 fn current_texts(m: &Memory) -> Vec<String> {
     let mut t: Vec<String> = m
+        .advanced()
         .scan(&MemoryFilter::new(), usize::MAX)
         .unwrap()
         .into_iter()
@@ -147,7 +152,7 @@ fn check(m: &Memory, told: &Told, fault: Fault, op: u64) {
         );
     }
     // The database and the index agree, and every record decodes.
-    let report = m.check().unwrap();
+    let report = m.admin().check().unwrap();
     assert!(report.is_sound(), "{at}: {report:?}");
 }
 
@@ -240,7 +245,7 @@ fn a_failed_commit_recovers_inside_the_engine() {
             "written before the fault"
         ]
     );
-    assert!(m.check().unwrap().is_sound());
+    assert!(m.admin().check().unwrap().is_sound());
     drop(m);
     let m = open(dir.path(), &Clock::manual(0));
     assert_eq!(
@@ -276,7 +281,7 @@ fn writes_resume_when_a_full_disk_frees_up() {
     }
     faults.disarm();
     m.remember(NewMemory::new("room again")).unwrap();
-    let erased = m.forget_scope(&memloop::Scope::user("carol")).unwrap();
+    let erased = m.scoped(&memloop::Scope::user("carol")).erase().unwrap();
     assert_eq!(erased.memories, 12);
     assert_eq!(current_texts(&m), ["room again"]);
 }
@@ -307,8 +312,11 @@ fn a_full_disk_does_not_break_reads() {
         assert!(m.get(hits[0].item.id).unwrap().is_some());
     }
     assert_eq!(m.stats().unwrap().memories, 40);
-    assert_eq!(m.scan(&MemoryFilter::new(), 100).unwrap().len(), 40);
-    assert!(m.check().unwrap().is_sound());
+    assert_eq!(
+        m.advanced().scan(&MemoryFilter::new(), 100).unwrap().len(),
+        40
+    );
+    assert!(m.admin().check().unwrap().is_sound());
     assert!(m.remember(NewMemory::new("no room for this")).is_err());
     let _ = m.close(); // the access times of the recalls may not be saved; nothing else is lost
     faults.disarm();
@@ -377,7 +385,7 @@ fn a_failed_background_checkpoint_is_reported_by_flush() {
     faults.fail_from(1, Fault::NoSpace);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let reported = loop {
-        match m.flush() {
+        match m.admin().flush() {
             Err(Error::Background(why)) => break why,
             Ok(()) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(50));
@@ -391,7 +399,7 @@ fn a_failed_background_checkpoint_is_reported_by_flush() {
     while std::time::Instant::now() < deadline && m.stats().unwrap().checkpoint == 0 {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    m.flush().unwrap();
+    m.admin().flush().unwrap();
     assert!(
         m.stats().unwrap().checkpoint > 0,
         "the retried checkpoint saved the index"

@@ -66,11 +66,12 @@ fn recall_honours_namespace_kind_tag_and_time_filters() {
     assert!(hits.iter().enumerate().all(|(r, h)| h.rank == r));
     // Scan agrees with the filters.
     let scanned = m
+        .advanced()
         .scan(&MemoryFilter::new().namespace("odd").tag("five"), 1000)
         .unwrap();
     assert_eq!(scanned.len(), 20);
     assert!(scanned.windows(2).all(|w| w[0].id < w[1].id));
-    assert_eq!(m.scan(&MemoryFilter::new(), 7).unwrap().len(), 7);
+    assert_eq!(m.advanced().scan(&MemoryFilter::new(), 7).unwrap().len(), 7);
 }
 
 #[test]

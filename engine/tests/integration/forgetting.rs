@@ -32,7 +32,7 @@ fn a_memory_moves_working_long_term_forgotten_at_the_computed_times() {
     let id = m
         .remember(NewMemory::new("the boiler was serviced").kind(Kind::Fact))
         .unwrap();
-    let e = m.explain_decay(id).unwrap();
+    let e = m.admin().explain_decay(id).unwrap();
     assert_eq!(e.tier, Tier::Working);
     assert!((e.value - 0.5).abs() < 1e-9);
     // S = 1 day × (0.5 + importance 0.5); R = 0.5·exp(−τ/S).
@@ -41,22 +41,25 @@ fn a_memory_moves_working_long_term_forgotten_at_the_computed_times() {
     assert_eq!((e.demote_at, e.forget_at), (Some(demote), Some(forget)));
 
     clock.set(demote - 1).unwrap();
-    assert_eq!(m.sweep().unwrap().demoted, 0);
+    assert_eq!(m.admin().sweep().unwrap().demoted, 0);
     clock.set(demote).unwrap();
-    let r = m.sweep().unwrap();
+    let r = m.admin().sweep().unwrap();
     assert_eq!((r.demoted, r.forgotten), (1, 0));
     assert_eq!(m.get(id).unwrap().unwrap().tier, Tier::LongTerm);
     assert_eq!(m.stats().unwrap().long_term, 1);
     // Long-term memories are still searchable (scan: a recall would reinforce it).
-    assert_eq!(m.scan(&MemoryFilter::new(), 10).unwrap().len(), 1);
+    assert_eq!(
+        m.advanced().scan(&MemoryFilter::new(), 10).unwrap().len(),
+        1
+    );
 
     clock.set(forget - 1).unwrap();
-    assert_eq!(m.sweep().unwrap().forgotten, 0);
+    assert_eq!(m.admin().sweep().unwrap().forgotten, 0);
     clock.set(forget).unwrap();
-    assert_eq!(m.sweep().unwrap().forgotten, 1);
+    assert_eq!(m.admin().sweep().unwrap().forgotten, 1);
     assert!(m.get(id).unwrap().is_none());
     assert!(m.recall(&Query::new("boiler serviced")).unwrap().is_empty());
-    let log = m.forgotten(T0).unwrap();
+    let log = m.admin().forgotten(T0).unwrap();
     assert_eq!(log.len(), 2);
     assert_eq!(
         (log[0].reason, log[0].at, log[0].threshold),
@@ -68,7 +71,7 @@ fn a_memory_moves_working_long_term_forgotten_at_the_computed_times() {
     );
     assert!(log[1].value <= 0.02 && log[1].value > 0.0199);
     assert_eq!(log[1].text, "the boiler was serviced");
-    assert_eq!(m.forgotten(forget + 1).unwrap().len(), 0);
+    assert_eq!(m.admin().forgotten(forget + 1).unwrap().len(), 0);
     drop(m);
     let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
     assert!(
@@ -76,7 +79,7 @@ fn a_memory_moves_working_long_term_forgotten_at_the_computed_times() {
         "a forgotten memory stays forgotten after reopen"
     );
     assert_eq!(m.stats().unwrap().memories, 0);
-    assert_eq!(m.forgotten(0).unwrap().len(), 2);
+    assert_eq!(m.admin().forgotten(0).unwrap().len(), 2);
 }
 
 #[test]
@@ -90,11 +93,11 @@ fn a_recall_reinforces_and_postpones_forgetting() {
     let idle = m
         .remember(NewMemory::new("the parrot likes grapes").kind(Kind::Fact))
         .unwrap();
-    let before = m.explain_decay(used).unwrap().forget_at.unwrap();
+    let before = m.admin().explain_decay(used).unwrap().forget_at.unwrap();
     clock.set(T0 + DAY / 2).unwrap();
     let hits = m.recall(&Query::new("where do invoices go").k(1)).unwrap();
     assert_eq!(hits[0].item.id, used);
-    let after = m.explain_decay(used).unwrap();
+    let after = m.admin().explain_decay(used).unwrap();
     assert_eq!(after.reinforced, 1);
     assert!(
         (after.strength_s - 2.0 * 86_400.0).abs() < 1e-6,
@@ -103,7 +106,7 @@ fn a_recall_reinforces_and_postpones_forgetting() {
     );
     assert!(after.forget_at.unwrap() > before + DAY);
     clock.set(before).unwrap();
-    let r = m.sweep().unwrap();
+    let r = m.admin().sweep().unwrap();
     assert_eq!(r.forgotten, 1);
     assert!(m.get(idle).unwrap().is_none());
     assert!(m.get(used).unwrap().is_some());
@@ -136,7 +139,7 @@ fn a_recall_while_the_catalog_loads_still_reinforces() {
     };
     let before = {
         let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
-        m.explain_decay(used).unwrap().forget_at.unwrap()
+        m.admin().explain_decay(used).unwrap().forget_at.unwrap()
     };
     clock.set(T0 + DAY / 2).unwrap();
     let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
@@ -144,9 +147,9 @@ fn a_recall_while_the_catalog_loads_still_reinforces() {
         .recall(&Query::new("invoices go to accounting").k(1))
         .unwrap();
     assert_eq!(hits[0].item.id, used);
-    assert_eq!(m.explain_decay(used).unwrap().reinforced, 1);
+    assert_eq!(m.admin().explain_decay(used).unwrap().reinforced, 1);
     clock.set(before).unwrap();
-    m.sweep().unwrap();
+    m.admin().sweep().unwrap();
     assert!(m.get(idle).unwrap().is_none());
     assert!(m.get(used).unwrap().is_some());
 }
@@ -174,6 +177,7 @@ fn capacity_evicts_exactly_the_least_retained() {
     // Evictions ran automatically with the writes that went over capacity.
     assert_eq!(m.stats().unwrap().memories, 5);
     let mut kept: Vec<f32> = m
+        .advanced()
         .scan(&MemoryFilter::new(), 10)
         .unwrap()
         .iter()
@@ -182,6 +186,7 @@ fn capacity_evicts_exactly_the_least_retained() {
     kept.sort_by(f32::total_cmp);
     assert_eq!(kept, [0.6, 0.7, 0.8, 0.9, 0.95]);
     let evicted: Vec<_> = m
+        .admin()
         .forgotten(0)
         .unwrap()
         .into_iter()
@@ -217,19 +222,25 @@ fn per_namespace_capacity_and_pinned_memories() {
         m.remember(NewMemory::new(format!("other {i} about thing{i}")).namespace("b"))
             .unwrap();
     }
-    let a = m.scan(&MemoryFilter::new().namespace("a"), 10).unwrap();
-    let b = m.scan(&MemoryFilter::new().namespace("b"), 10).unwrap();
+    let a = m
+        .advanced()
+        .scan(&MemoryFilter::new().namespace("a"), 10)
+        .unwrap();
+    let b = m
+        .advanced()
+        .scan(&MemoryFilter::new().namespace("b"), 10)
+        .unwrap();
     // Pinned memories are never evicted: "a" keeps it plus the most important one.
     assert_eq!(a.len(), 2, "{a:?}");
     assert!(a.iter().any(|i| i.id == pinned));
     assert_eq!(b.len(), 2);
     clock.set(T0 + 10_000 * DAY).unwrap();
-    m.sweep().unwrap();
+    m.admin().sweep().unwrap();
     assert!(
         m.get(pinned).unwrap().is_some(),
         "pinned memories never decay"
     );
-    assert_eq!(m.explain_decay(pinned).unwrap().forget_at, None);
+    assert_eq!(m.admin().explain_decay(pinned).unwrap().forget_at, None);
     assert_eq!(m.stats().unwrap().memories, 1);
 }
 
@@ -241,7 +252,7 @@ fn disabled_forgetting_keeps_everything() {
     m.remember(NewMemory::new("kept forever")).unwrap();
     clock.set(T0 + 100_000 * DAY).unwrap();
     assert_eq!(
-        m.sweep().unwrap(),
+        m.admin().sweep().unwrap(),
         memloop::SweepReport {
             at: T0 + 100_000 * DAY,
             ..Default::default()
@@ -286,6 +297,7 @@ fn per_user_capacity_evicts_each_users_least_retained_only() {
     }
     for user in ["ana", "bo"] {
         let mut kept: Vec<f32> = m
+            .advanced()
             .scan(&MemoryFilter::new().scope(Scope::user(user)), 10)
             .unwrap()
             .iter()
@@ -294,7 +306,10 @@ fn per_user_capacity_evicts_each_users_least_retained_only() {
         kept.sort_by(f32::total_cmp);
         assert_eq!(kept, [0.7, 0.9, 0.95], "{user}");
     }
-    assert_eq!(m.scan(&MemoryFilter::new(), 100).unwrap().len(), 3 + 3 + 5);
+    assert_eq!(
+        m.advanced().scan(&MemoryFilter::new(), 100).unwrap().len(),
+        3 + 3 + 5
+    );
 }
 
 #[test]
@@ -315,15 +330,18 @@ fn a_scoped_sweep_moves_only_that_scopes_memories() {
     }
     // Past θ2 for both (one-day facts, ten days on), but only Ana's scope is swept.
     clock.set(T0 + 10 * DAY).unwrap();
-    let report = m.sweep_scope(&Scope::user("ana")).unwrap();
+    let report = m.scoped(&Scope::user("ana")).sweep().unwrap();
     assert_eq!(report.forgotten, 1);
     assert!(m.get(ids[0]).unwrap().is_none());
     assert!(
         m.get(ids[1]).unwrap().is_some(),
         "bo's memory waits for a sweep of its own"
     );
-    assert_eq!(m.sweep_scope(&Scope::user("nobody")).unwrap().forgotten, 0);
-    assert!(m.sweep_scope(&Scope::default()).is_err());
-    assert_eq!(m.sweep().unwrap().forgotten, 1);
+    assert_eq!(
+        m.scoped(&Scope::user("nobody")).sweep().unwrap().forgotten,
+        0
+    );
+    assert!(m.scoped(&Scope::default()).sweep().is_err());
+    assert_eq!(m.admin().sweep().unwrap().forgotten, 1);
     assert!(m.get(ids[1]).unwrap().is_none());
 }

@@ -29,6 +29,7 @@ fn source_of(m: Memory) -> Memory {
 /// What an import must reproduce exactly: every field but the id, which may be renumbered.
 fn contents(m: &Memory) -> Vec<MemoryItem> {
     let mut items = m
+        .advanced()
         .scan(&MemoryFilter::new().include_superseded(true), usize::MAX)
         .unwrap();
     for i in &mut items {
@@ -49,7 +50,8 @@ fn a_thousand_bit_flips_per_format_never_panic_nor_change_a_field() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(33);
     for format in [ColumnarFormat::Arrow, ColumnarFormat::Parquet] {
         let good = root.path().join(format!("good-{format:?}"));
-        src.export_changes(&good, None, &MemoryFilter::new(), format)
+        src.transfer()
+            .export_changes(&good, None, &MemoryFilter::new(), format)
             .unwrap();
         let bytes = std::fs::read(&good).unwrap();
         let dst = open(&root.path().join(format!("dst-{format:?}")), &clock);
@@ -60,11 +62,12 @@ fn a_thousand_bit_flips_per_format_never_panic_nor_change_a_field() {
             let at = rng.gen_range(0..b.len());
             b[at] ^= 1 << rng.gen_range(0..8);
             std::fs::write(&flipped, &b).unwrap();
-            match dst.import_columnar(&flipped) {
+            match dst.transfer().import_columnar(&flipped) {
                 Ok(_) => {
                     imported += 1;
                     assert_eq!(contents(&dst), expected, "flip at {at} changed a field");
                     for item in dst
+                        .advanced()
                         .scan(&MemoryFilter::new().include_superseded(true), 100)
                         .unwrap()
                     {
@@ -146,14 +149,15 @@ fn a_parquet_bomb_is_refused_in_bounded_memory() {
     let small = |dir: &str| Memory::open(root.path().join(dir), hashing(8, &clock)).unwrap();
     let src = source_of(small("src"));
     let good = root.path().join("good.parquet");
-    src.export_changes(&good, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
+    src.transfer()
+        .export_changes(&good, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
         .unwrap();
     let out = root.path().join("bomb.parquet");
     bomb(&good, &out, 1_000_000);
     let size = std::fs::metadata(&out).unwrap().len();
     assert!(size < 1 << 20, "the bomb is {size} bytes");
     let dst = small("dst");
-    let err = dst.import_columnar(&out).unwrap_err();
+    let err = dst.transfer().import_columnar(&out).unwrap_err();
     assert!(err.to_string().contains("decompression bomb"), "{err}");
     assert_eq!(dst.stats().unwrap().memories, 0);
     let peak = peak_rss();
@@ -171,7 +175,8 @@ fn large_string_columns_are_read() {
     let clock = Clock::manual(1_700_000_000_000);
     let src = source(&root.path().join("src"), &clock);
     let good = root.path().join("good.parquet");
-    src.export_changes(&good, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
+    src.transfer()
+        .export_changes(&good, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
         .unwrap();
     let large = root.path().join("large.parquet");
     crate::columnar::rewrite(
@@ -206,7 +211,7 @@ fn large_string_columns_are_read() {
         |_| {},
     );
     let dst = open(&root.path().join("dst"), &clock);
-    let report = dst.import_columnar(&large).unwrap();
+    let report = dst.transfer().import_columnar(&large).unwrap();
     assert_eq!(report.added, 24);
     assert_eq!(contents(&dst), contents(&src));
 }
@@ -221,7 +226,7 @@ fn a_dictionary_page_declaring_more_values_than_its_bytes_is_refused() {
         .join("../fuzz/regressions/columnar_parquet-dictionary-count.parquet");
     let dir = tempfile::tempdir().unwrap();
     let dst = open(dir.path(), &Clock::manual(0));
-    let err = dst.import_columnar(&path).unwrap_err();
+    let err = dst.transfer().import_columnar(&path).unwrap_err();
     assert!(matches!(err, Error::Corrupt { .. }), "{err}");
     assert!(
         err.to_string().contains("dictionary page declares"),

@@ -53,7 +53,7 @@ fn huge_length_export(len: u64) -> Vec<u8> {
     let m = Memory::open(dir.path(), hashing(64, &Clock::manual(0))).unwrap();
     m.remember(NewMemory::new(MARKER)).unwrap();
     let file = dir.path().join("one.mlx");
-    m.export(&file, &MemoryFilter::new()).unwrap();
+    m.transfer().export(&file, &MemoryFilter::new()).unwrap();
     let good = std::fs::read(&file).unwrap();
     let payload = &payloads(&good)[0];
     let at = payload
@@ -86,7 +86,7 @@ fn a_crafted_length_is_a_typed_error_and_the_process_lives() {
     for len in [1u64 << 62, u64::MAX, 1 << 40, 1 << 31] {
         let path = dir.path().join("crafted.mlx");
         std::fs::write(&path, huge_length_export(len)).unwrap();
-        let err = m.import(&path).unwrap_err();
+        let err = m.transfer().import(&path).unwrap_err();
         assert!(
             matches!(&err, Error::Corrupt { detail, .. } if detail.contains("record 0")),
             "{len}: {err}"
@@ -128,7 +128,7 @@ fn a_failing_import_leaves_the_store_exactly_as_it_was() {
     src.remember_batch(sentences(700).iter().map(NewMemory::new).collect())
         .unwrap();
     let file = a.path().join("all.mlx");
-    src.export(&file, &MemoryFilter::new()).unwrap();
+    src.transfer().export(&file, &MemoryFilter::new()).unwrap();
     let good = std::fs::read(&file).unwrap();
     let mut records = payloads(&good);
     assert_eq!(records.len(), 700);
@@ -142,7 +142,7 @@ fn a_failing_import_leaves_the_store_exactly_as_it_was() {
     dst.remember(NewMemory::new("the one memory before the import"))
         .unwrap();
     let before = dst.stats().unwrap();
-    let err = dst.import(&file).unwrap_err();
+    let err = dst.transfer().import(&file).unwrap_err();
     assert!(
         matches!(&err, Error::Corrupt { detail, .. } if detail.contains("record 600")),
         "{err}"
@@ -171,6 +171,7 @@ fn an_export_into_the_store_directory_is_refused() {
         "index.mlx.bak",
     ] {
         let err = m
+            .transfer()
             .export(dir.path().join(target), &MemoryFilter::new())
             .unwrap_err();
         assert!(matches!(err, Error::InvalidInput(_)), "{target}: {err}");
@@ -180,7 +181,8 @@ fn an_export_into_the_store_directory_is_refused() {
         before
     );
     assert_eq!(
-        m.export(dir.path().join("backup.mlx"), &MemoryFilter::new())
+        m.transfer()
+            .export(dir.path().join("backup.mlx"), &MemoryFilter::new())
             .unwrap(),
         1
     );
@@ -289,11 +291,11 @@ fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
         std::fs::write(&path, &bytes).unwrap();
         let m = open(dir.path(), &Clock::manual(0));
         assert!(
-            !m.open_report().index_trusted_by_stamp,
+            !m.admin().open_report().index_trusted_by_stamp,
             "{name}: a rewritten file is not the file the store saved"
         );
         assert_eq!(top_hits(&m, &queries), want, "{name}: answers after open");
-        let report = m.check().unwrap();
+        let report = m.admin().check().unwrap();
         assert!(report.is_sound(), "{name}: {report:?}");
         assert!(
             report
@@ -305,7 +307,7 @@ fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
         m.close().unwrap();
         let m = open_verified(dir.path());
         assert_eq!(
-            m.open_report().index,
+            m.admin().open_report().index,
             memloop::IndexRecovery::Clean,
             "{name}: the saved file passes every checksum"
         );
@@ -324,16 +326,16 @@ fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
 fn an_unchanged_index_is_trusted_by_its_stamp_and_a_rewritten_one_is_not() {
     let (dir, queries, want, path) = saved(300, 29);
     let m = open(dir.path(), &Clock::manual(0));
-    assert!(m.open_report().index_trusted_by_stamp);
-    assert_eq!(m.open_report().index, memloop::IndexRecovery::Clean);
+    assert!(m.admin().open_report().index_trusted_by_stamp);
+    assert_eq!(m.admin().open_report().index, memloop::IndexRecovery::Clean);
     assert_eq!(top_hits(&m, &queries), want);
-    assert!(m.check().unwrap().is_sound());
+    assert!(m.admin().check().unwrap().is_sound());
     m.close().unwrap();
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes).unwrap();
     let m = open(dir.path(), &Clock::manual(0));
-    assert!(!m.open_report().index_trusted_by_stamp);
-    assert_eq!(m.open_report().index, memloop::IndexRecovery::Clean);
+    assert!(!m.admin().open_report().index_trusted_by_stamp);
+    assert_eq!(m.admin().open_report().index, memloop::IndexRecovery::Clean);
     assert_eq!(top_hits(&m, &queries), want);
 }
 
@@ -353,9 +355,12 @@ fn a_close_before_any_search_does_not_save_an_unverified_index() {
     m.close().unwrap();
     let m = open_verified(dir.path());
     assert!(
-        !matches!(m.open_report().index, memloop::IndexRecovery::Rebuilt(_)),
+        !matches!(
+            m.admin().open_report().index,
+            memloop::IndexRecovery::Rebuilt(_)
+        ),
         "{:?}",
-        m.open_report().index
+        m.admin().open_report().index
     );
     assert_eq!(top_hits(&m, &queries), want);
 }
@@ -374,10 +379,10 @@ fn an_index_from_another_store_is_rebuilt() {
     let m = open(b.path(), &Clock::manual(0));
     assert!(
         // A sealed index names its store in its associated data: it fails authentication.
-        matches!(&m.open_report().index, memloop::IndexRecovery::Rebuilt(why)
+        matches!(&m.admin().open_report().index, memloop::IndexRecovery::Rebuilt(why)
             if why.contains("another store") || why.contains("fails authentication")),
         "{:?}",
-        m.open_report().index
+        m.admin().open_report().index
     );
     assert_eq!(top_hits(&m, &queries_b), want);
 }
@@ -415,8 +420,9 @@ fn salvage_exports_every_readable_memory_of_a_damaged_database() {
     assert_eq!((report.saved, report.skipped), (50, 1), "{report:?}");
     let fresh = tempfile::tempdir().unwrap();
     let m = open(fresh.path(), &Clock::manual(0));
-    assert_eq!(m.import(&out).unwrap().added, 50);
+    assert_eq!(m.transfer().import(&out).unwrap().added, 50);
     let mut got: Vec<String> = m
+        .advanced()
         .scan(&MemoryFilter::new(), usize::MAX)
         .unwrap()
         .into_iter()

@@ -155,8 +155,8 @@ fn feedback_moves_decay_and_precision_durably() {
     let bad = m
         .remember(NewMemory::new("lunch was pasta on tuesday").importance(0.5))
         .unwrap();
-    let good_t2 = m.explain_decay(good).unwrap().forget_at.unwrap();
-    let bad_t2 = m.explain_decay(bad).unwrap().forget_at.unwrap();
+    let good_t2 = m.admin().explain_decay(good).unwrap().forget_at.unwrap();
+    let bad_t2 = m.admin().explain_decay(bad).unwrap().forget_at.unwrap();
     clock.advance(3_600_000).unwrap();
     assert!(matches!(m.feedback(good, 0), Err(Error::InvalidInput(_))));
     assert!(matches!(m.feedback(999, 3), Err(Error::NotFound(999))));
@@ -167,8 +167,8 @@ fn feedback_moves_decay_and_precision_durably() {
     m.feedback(bad, 1).unwrap();
     assert!(m.get(good).unwrap().unwrap().importance > 0.5);
     assert!(m.get(bad).unwrap().unwrap().importance < 0.5);
-    assert!(m.explain_decay(good).unwrap().forget_at.unwrap() > good_t2);
-    assert!(m.explain_decay(bad).unwrap().forget_at.unwrap() < bad_t2);
+    assert!(m.admin().explain_decay(good).unwrap().forget_at.unwrap() > good_t2);
+    assert!(m.admin().explain_decay(bad).unwrap().forget_at.unwrap() < bad_t2);
     drop(m);
     let m = open(dir.path(), &clock);
     let hits = m.recall(&Query::new("deploy key").k(1)).unwrap();
@@ -176,6 +176,7 @@ fn feedback_moves_decay_and_precision_durably() {
     assert_eq!((fb.count, fb.sum, fb.precision_shift), (2, 8, 1));
     // The shift is applied to the served precision: a general reference served at concise.
     let ctx = m
+        .advanced()
         .context_of(
             &m.recall(&Query::new("deploy key").k(2)).unwrap(),
             1000,
@@ -188,6 +189,7 @@ fn feedback_moves_decay_and_precision_durably() {
     let hits = m.recall(&Query::new("lunch pasta").k(2)).unwrap();
     assert_eq!(hits[0].item.id, bad);
     let ctx = m
+        .advanced()
         .context_of(&hits, 1000, 0.5, ContextMode::Memories)
         .unwrap();
     // The harmful memory ranks first, but is served one step below original.
@@ -332,6 +334,7 @@ fn documents_are_chunked_linked_and_served_once_in_memory_doc_mode() {
         summaries: vec!["a catalogue of stations and what happens near them".into()],
     };
     let doc = m
+        .advanced()
         .remember_document("stations.txt", &text, &structures)
         .unwrap();
     assert!(doc.chunks.len() >= 3, "{} chunks", doc.chunks.len());
@@ -348,7 +351,7 @@ fn documents_are_chunked_linked_and_served_once_in_memory_doc_mode() {
             doc.chunks.len()
         );
         covered_to = b as usize;
-        assert!(m.embedder().count_tokens(&chunk.text) <= memloop::CHUNK_TOKENS);
+        assert!(m.admin().embedder().count_tokens(&chunk.text) <= memloop::CHUNK_TOKENS);
     }
     assert_eq!(covered_to, text.len());
     let fact = m.get(doc.structures[1]).unwrap().unwrap();
@@ -356,7 +359,7 @@ fn documents_are_chunked_linked_and_served_once_in_memory_doc_mode() {
     let hits = m
         .recall(&Query::new(sentences(30)[29].as_str()).k(5))
         .unwrap();
-    let docs = m.documents(&hits).unwrap();
+    let docs = m.advanced().documents(&hits).unwrap();
     assert_eq!(docs.len(), 1, "every hit points to the same document");
     assert_eq!(docs[0].id, Some(doc.document));
     assert_eq!(docs[0].text, text);
@@ -490,12 +493,13 @@ fn long_term_memories_are_served_one_precision_lower() {
         .unwrap();
     let hits = m.recall(&Query::new("backup").k(1)).unwrap();
     let ctx = m
+        .advanced()
         .context_of(&hits, 1000, 1.0, ContextMode::Memories)
         .unwrap();
     assert_eq!(ctx.blocks[0].precision, Precision::Original);
-    let demote_at = m.explain_decay(id).unwrap().demote_at.unwrap();
+    let demote_at = m.admin().explain_decay(id).unwrap().demote_at.unwrap();
     clock.set(demote_at + 1).unwrap();
-    m.sweep().unwrap();
+    m.admin().sweep().unwrap();
     let hits = m.recall(&Query::new("backup").k(1)).unwrap();
     assert_eq!(
         hits[0].explain.tier,
@@ -508,6 +512,7 @@ fn long_term_memories_are_served_one_precision_lower() {
         "and reinforced by the recall"
     );
     let ctx = m
+        .advanced()
         .context_of(&hits, 1000, 1.0, ContextMode::Memories)
         .unwrap();
     assert_eq!(ctx.blocks[0].precision, Precision::Concise);

@@ -13,9 +13,11 @@ fn recall_with_minilm_finds_the_semantically_closest_memory() {
     let model = DocumentPooling::Sentences
         .model_name(&EncoderPrecision::preferred().model_name("all-MiniLM-L6-v2"));
     assert!(
-        m.fingerprint().starts_with(&format!("{model}:53aa5117")),
+        m.admin()
+            .fingerprint()
+            .starts_with(&format!("{model}:53aa5117")),
         "{}",
-        m.fingerprint()
+        m.admin().fingerprint()
     );
     m.remember_batch(vec![
         NewMemory::new("The staging database password rotates every Monday."),
@@ -120,7 +122,10 @@ fn a_new_store_takes_the_preferred_precision_and_an_f32_store_keeps_f32() {
     let fresh = Memory::open(dir.path().join("new"), Options::default()).unwrap();
     let preferred = DocumentPooling::Sentences
         .model_name(&EncoderPrecision::preferred().model_name("all-MiniLM-L6-v2"));
-    assert!(fresh.fingerprint().starts_with(&format!("{preferred}:")));
+    assert!(fresh
+        .admin()
+        .fingerprint()
+        .starts_with(&format!("{preferred}:")));
     drop(fresh);
     let old = dir.path().join("f32");
     let f32_store = Options {
@@ -139,9 +144,9 @@ fn a_new_store_takes_the_preferred_precision_and_an_f32_store_keeps_f32() {
         }
         let m = Memory::open(&old, Options::default()).unwrap();
         assert!(
-            m.fingerprint().starts_with("all-MiniLM-L6-v2:"),
+            m.admin().fingerprint().starts_with("all-MiniLM-L6-v2:"),
             "{}",
-            m.fingerprint()
+            m.admin().fingerprint()
         );
         let hits = m.recall(&Query::new("what does Alice drink").k(1)).unwrap();
         assert_eq!(hits[0].item.id, id);
@@ -172,9 +177,9 @@ fn sentence_pooling_is_recorded_and_finds_a_memory_by_one_of_its_sentences() {
     drop(m);
     let m = Memory::open(dir.path(), Options::default()).unwrap();
     assert!(
-        m.fingerprint().contains("+sentences:"),
+        m.admin().fingerprint().contains("+sentences:"),
         "{}",
-        m.fingerprint()
+        m.admin().fingerprint()
     );
     drop(m);
     let whole = Options {

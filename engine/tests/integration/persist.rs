@@ -37,7 +37,7 @@ fn reopen_returns_identical_recall_results() {
         results(&m, &queries)
     };
     let m = open(dir.path(), &clock);
-    assert_eq!(m.open_report().index, IndexRecovery::Clean);
+    assert_eq!(m.admin().open_report().index, IndexRecovery::Clean);
     assert_eq!(results(&m, &queries), before);
     assert_eq!(m.stats().unwrap().memories, 600);
 }
@@ -67,7 +67,7 @@ fn the_index_vector_encoding_is_recorded_kept_and_changed_by_a_rebuild() {
     // Reopened without a choice: the store's int8 is kept, the file believed as it is.
     {
         let m = Memory::open(dir.path(), with(None)).unwrap();
-        assert_eq!(m.open_report().index, IndexRecovery::Clean);
+        assert_eq!(m.admin().open_report().index, IndexRecovery::Clean);
         assert_eq!(results(&m, &queries), exact);
     }
     // Asked for f32: recorded, and the int8 file is rebuilt once; the same answers (scores
@@ -75,14 +75,14 @@ fn the_index_vector_encoding_is_recorded_kept_and_changed_by_a_rebuild() {
     {
         let m = Memory::open(dir.path(), with(Some(VectorEncoding::F32))).unwrap();
         assert!(
-            matches!(&m.open_report().index, IndexRecovery::Rebuilt(why) if why.contains("int8")),
+            matches!(&m.admin().open_report().index, IndexRecovery::Rebuilt(why) if why.contains("int8")),
             "{:?}",
-            m.open_report().index
+            m.admin().open_report().index
         );
         assert_eq!(results(&m, &queries), exact);
     }
     let m = Memory::open(dir.path(), with(None)).unwrap();
-    assert_eq!(m.open_report().index, IndexRecovery::Clean);
+    assert_eq!(m.admin().open_report().index, IndexRecovery::Clean);
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn a_garbage_truncated_or_stale_index_is_rebuilt_or_replayed_from_the_store() {
         let m = open(dir.path(), &clock);
         m.remember_batch(texts[..150].iter().map(NewMemory::new).collect())
             .unwrap();
-        m.checkpoint().unwrap();
+        m.admin().checkpoint().unwrap();
         let stale = std::fs::read(dir.path().join("index.mlx")).unwrap();
         m.remember_batch(texts[150..].iter().map(NewMemory::new).collect())
             .unwrap();
@@ -147,10 +147,10 @@ fn a_garbage_truncated_or_stale_index_is_rebuilt_or_replayed_from_the_store() {
         std::fs::write(&path, &bytes).unwrap();
         let m = open(dir.path(), &clock);
         let recovered = match name {
-            "stale" => m.open_report().index == IndexRecovery::Replayed(150),
-            _ => matches!(m.open_report().index, IndexRecovery::Rebuilt(_)),
+            "stale" => m.admin().open_report().index == IndexRecovery::Replayed(150),
+            _ => matches!(m.admin().open_report().index, IndexRecovery::Rebuilt(_)),
         };
-        assert!(recovered, "{name}: {:?}", m.open_report().index);
+        assert!(recovered, "{name}: {:?}", m.admin().open_report().index);
         let after = results(&m, &queries);
         for (a, b) in after.iter().zip(&before) {
             assert_eq!(a[0], b[0], "{name}: top hit differs after recovery");
@@ -158,14 +158,17 @@ fn a_garbage_truncated_or_stale_index_is_rebuilt_or_replayed_from_the_store() {
         drop(m);
         // The recovered index was checkpointed: the next open is clean.
         assert_eq!(
-            open(dir.path(), &clock).open_report().index,
+            open(dir.path(), &clock).admin().open_report().index,
             IndexRecovery::Clean,
             "{name}"
         );
     }
     std::fs::remove_file(&path).unwrap();
     let m = open(dir.path(), &clock);
-    assert!(matches!(m.open_report().index, IndexRecovery::Rebuilt(_)));
+    assert!(matches!(
+        m.admin().open_report().index,
+        IndexRecovery::Rebuilt(_)
+    ));
     assert_eq!(m.stats().unwrap().indexed, 300);
 }
 
@@ -180,7 +183,7 @@ fn crash_child() {
     let texts = sentences(50);
     m.remember_batch(texts[..30].iter().map(NewMemory::new).collect())
         .unwrap();
-    m.checkpoint().unwrap();
+    m.admin().checkpoint().unwrap();
     for t in &texts[30..] {
         m.remember(NewMemory::new(t.as_str())).unwrap();
     }
@@ -204,7 +207,7 @@ fn changes_after_a_crash_are_replayed() {
         .status;
     assert!(!status.success(), "the child must die by abort");
     let m = open(dir.path(), &Clock::manual(0));
-    assert_eq!(m.open_report().index, IndexRecovery::Replayed(21));
+    assert_eq!(m.admin().open_report().index, IndexRecovery::Replayed(21));
     assert_eq!(m.stats().unwrap().memories, 49);
     assert!(m.get(1).unwrap().is_none());
     for (i, t) in sentences(50).iter().enumerate().skip(1) {
@@ -230,7 +233,7 @@ fn forgetting_half_the_memories_halves_the_files_after_a_checkpoint() {
                 .unwrap(),
         );
     }
-    m.checkpoint().unwrap();
+    m.admin().checkpoint().unwrap();
     let size = |f: &str| {
         let path = dir.path().join(f);
         if cfg!(feature = "test-encryption") && f == "store.redb" {
@@ -250,11 +253,11 @@ fn forgetting_half_the_memories_halves_the_files_after_a_checkpoint() {
     for id in ids.iter().step_by(2) {
         m.forget(*id).unwrap();
     }
-    m.checkpoint().unwrap();
+    m.admin().checkpoint().unwrap();
     if cfg!(feature = "test-encryption") {
         // Sealed records fill pages differently: the sparse-file heuristic (live bytes under
         // a third of the file) is tuned on plain ones, so the rewrite is asked for here.
-        m.compact().unwrap();
+        m.admin().compact().unwrap();
     }
     let (store_half, index_half) = (size("store.redb"), size("index.mlx"));
     assert!(

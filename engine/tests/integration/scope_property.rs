@@ -83,6 +83,7 @@ fn fixture() -> &'static Fixture {
                 .unwrap();
         }
         let items = memory
+            .advanced()
             .scan(&MemoryFilter::new().include_superseded(true), usize::MAX)
             .unwrap();
         Fixture {
@@ -159,11 +160,11 @@ proptest! {
         // Id-only calls on an arbitrary memory: outside the scope it does not exist.
         let target = pick.get(&f.items);
         let inside = within(&scope, target);
-        prop_assert_eq!(m.get_in(&scope, target.id).unwrap().is_some(), inside);
-        prop_assert_eq!(m.explain_decay_in(&scope, target.id).is_ok(), inside);
+        prop_assert_eq!(m.scoped(&scope).get(target.id).unwrap().is_some(), inside);
+        prop_assert_eq!(m.scoped(&scope).explain_decay(target.id).is_ok(), inside);
         if !inside {
-            prop_assert!(m.feedback_in(&scope, target.id, 3).is_err());
-            prop_assert!(m.forget_in(&scope, target.id).is_err());
+            prop_assert!(m.scoped(&scope).feedback(target.id, 3).is_err());
+            prop_assert!(m.scoped(&scope).forget(target.id).is_err());
             prop_assert!(m.get(target.id).unwrap().is_some(), "a refused forget deleted it");
         }
     }

@@ -55,13 +55,13 @@ proptest! {
             assert_eq!(item.scope(), scope(user, agent), "merged across scopes: {text}");
             expected.insert((user, agent, text));
         }
-        let all = memory.scan(&MemoryFilter::new().include_superseded(true), usize::MAX).unwrap();
+        let all = memory.advanced().scan(&MemoryFilter::new().include_superseded(true), usize::MAX).unwrap();
         let distinct: std::collections::BTreeSet<_> =
             all.iter().map(|m| (m.user.clone(), m.agent.clone(), m.text.clone())).collect();
         assert_eq!(distinct.len(), all.len(), "an exact duplicate was stored twice in a scope");
         for (user, name) in USERS.iter().enumerate() {
             let mine = Some(name.to_string());
-            for m in memory.scan(&user_filter(user), usize::MAX).unwrap() {
+            for m in memory.advanced().scan(&user_filter(user), usize::MAX).unwrap() {
                 assert_eq!(m.user, mine);
             }
             for word in WORDS {
@@ -79,15 +79,15 @@ proptest! {
                 }
             }
             let export = dir.path().join(format!("export-{user}.mlx"));
-            let n = memory.export(&export, &user_filter(user)).unwrap();
+            let n = memory.transfer().export(&export, &user_filter(user)).unwrap();
             let other = tempfile::tempdir().unwrap();
             let copy = open(other.path(), &Clock::manual(0));
-            copy.import(&export).unwrap();
-            let imported = copy.scan(&MemoryFilter::new().include_superseded(true), usize::MAX).unwrap();
+            copy.transfer().import(&export).unwrap();
+            let imported = copy.advanced().scan(&MemoryFilter::new().include_superseded(true), usize::MAX).unwrap();
             assert_eq!(imported.len(), n);
             assert!(imported.iter().all(|m| m.user == mine));
             let written = expected.iter().filter(|(u, _, _)| *u == user).count();
-            let current = memory.scan(&user_filter(user), usize::MAX).unwrap().len();
+            let current = memory.advanced().scan(&user_filter(user), usize::MAX).unwrap().len();
             assert!(current <= written);
         }
     }
@@ -193,14 +193,15 @@ fn forget_scope_leaves_nothing_of_the_user_in_any_file() {
                 .unwrap();
         }
         victim_vector = memory
+            .admin()
             .embedder()
             .embed_documents(&[format!("ana's {secret} is port 5433").as_str()])
             .unwrap()
             .remove(0);
         // Some of ana's memories decay away first: the forgetting log keeps their start.
         clock.set(400 * 86_400_000).unwrap();
-        memory.sweep().unwrap();
-        memory.checkpoint().unwrap();
+        memory.admin().sweep().unwrap();
+        memory.admin().checkpoint().unwrap();
         let planted: Vec<u8> = victim_vector.iter().flat_map(|x| x.to_le_bytes()).collect();
         // In the clear the secret is in the files until erased; sealed, it never was.
         let sealed = cfg!(feature = "test-encryption");
@@ -215,9 +216,10 @@ fn forget_scope_leaves_nothing_of_the_user_in_any_file() {
             "the vector is stored as embedded (in the clear)"
         );
 
-        let report = memory.forget_scope(&Scope::user("ana")).unwrap();
+        let report = memory.scoped(&Scope::user("ana")).erase().unwrap();
         assert!(report.memories >= 2, "{report:?}");
         assert!(memory
+            .advanced()
             .scan(
                 &MemoryFilter::new()
                     .scope(Scope::user("ana"))
@@ -232,7 +234,7 @@ fn forget_scope_leaves_nothing_of_the_user_in_any_file() {
             .iter()
             .all(|h| h.item.user.as_deref() != Some("ana")));
         assert!(
-            memory.forget_scope(&Scope::default()).is_err(),
+            memory.scoped(&Scope::default()).erase().is_err(),
             "an empty scope is refused"
         );
         memory.close().unwrap();
@@ -245,6 +247,9 @@ fn forget_scope_leaves_nothing_of_the_user_in_any_file() {
     assert_eq!(any_file_holds(&store, &vector_bytes), Vec::<String>::new());
     // The others are intact after the rewrite.
     let memory = open_loose(&store, &clock);
-    let left = memory.scan(&MemoryFilter::new(), usize::MAX).unwrap();
+    let left = memory
+        .advanced()
+        .scan(&MemoryFilter::new(), usize::MAX)
+        .unwrap();
     assert!(!left.is_empty() && left.iter().all(|m| m.user.as_deref() != Some("ana")));
 }

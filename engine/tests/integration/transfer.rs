@@ -45,24 +45,27 @@ fn export_import_round_trip_is_identical_and_idempotent() {
         )
         .unwrap();
     let file = a.path().join("export.mlx");
-    assert_eq!(src.export(&file, &MemoryFilter::new()).unwrap(), 402);
+    assert_eq!(
+        src.transfer().export(&file, &MemoryFilter::new()).unwrap(),
+        402
+    );
 
     let dst = open(b.path(), &clock);
-    let r = dst.import(&file).unwrap();
+    let r = dst.transfer().import(&file).unwrap();
     assert_eq!(
         (r.records, r.added, r.merged, r.unchanged, r.reembedded),
         (402, 402, 0, 0, false)
     );
     let all = MemoryFilter::new().include_superseded(true);
     assert_eq!(
-        src.scan(&all, usize::MAX).unwrap(),
-        dst.scan(&all, usize::MAX).unwrap()
+        src.advanced().scan(&all, usize::MAX).unwrap(),
+        dst.advanced().scan(&all, usize::MAX).unwrap()
     );
     let queries: Vec<String> = texts.iter().step_by(23).cloned().collect();
     assert_eq!(top_ids(&src, &queries), top_ids(&dst, &queries));
     assert_eq!(dst.get(fact).unwrap().unwrap().superseded_by, Some(newer));
 
-    let again = dst.import(&file).unwrap();
+    let again = dst.transfer().import(&file).unwrap();
     assert_eq!((again.added, again.merged, again.unchanged), (0, 0, 402));
     assert_eq!(dst.stats().unwrap().memories, 402);
 }
@@ -83,8 +86,8 @@ fn import_merges_newer_metadata_and_remaps_taken_ids() {
         .unwrap();
     src.remember(NewMemory::new("only remote")).unwrap();
     let file = a.path().join("x.mlx");
-    src.export(&file, &MemoryFilter::new()).unwrap();
-    let r = dst.import(&file).unwrap();
+    src.transfer().export(&file, &MemoryFilter::new()).unwrap();
+    let r = dst.transfer().import(&file).unwrap();
     assert_eq!((r.added, r.merged), (2, 1));
     assert_eq!(dst.get(local).unwrap().unwrap().tags, ["new"]);
     assert_eq!(dst.get(taken).unwrap().unwrap().text, "only local");
@@ -102,9 +105,9 @@ fn importing_from_another_model_re_embeds() {
     src.remember_batch(texts.iter().map(NewMemory::new).collect())
         .unwrap();
     let file = a.path().join("x.mlx");
-    src.export(&file, &MemoryFilter::new()).unwrap();
+    src.transfer().export(&file, &MemoryFilter::new()).unwrap();
     let dst = open(b.path(), &clock);
-    let r = dst.import(&file).unwrap();
+    let r = dst.transfer().import(&file).unwrap();
     assert!(r.reembedded);
     assert_eq!(r.added, 100);
     for t in texts.iter().step_by(9) {
@@ -125,7 +128,7 @@ fn damaged_export_files_are_rejected_before_anything_is_imported() {
     src.remember_batch(sentences(20).iter().map(NewMemory::new).collect())
         .unwrap();
     let file = a.path().join("x.mlx");
-    src.export(&file, &MemoryFilter::new()).unwrap();
+    src.transfer().export(&file, &MemoryFilter::new()).unwrap();
     let good = std::fs::read(&file).unwrap();
     let dst = open(b.path(), &clock);
     let bad = b.path().join("bad.mlx");
@@ -144,7 +147,7 @@ fn damaged_export_files_are_rejected_before_anything_is_imported() {
     cases.push(longer);
     for (i, bytes) in cases.iter().enumerate() {
         std::fs::write(&bad, bytes).unwrap();
-        let err = dst.import(&bad).unwrap_err();
+        let err = dst.transfer().import(&bad).unwrap_err();
         assert!(
             matches!(
                 err,

@@ -158,7 +158,8 @@ fn an_imported_id_near_the_top_never_makes_writes_overwrite() {
     src.remember(NewMemory::new("a memory from elsewhere"))
         .unwrap();
     let file = a.path().join("one.parquet");
-    src.export_changes(&file, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
+    src.transfer()
+        .export_changes(&file, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
         .unwrap();
     let crafted = a.path().join("crafted.parquet");
     crate::columnar::rewrite(
@@ -175,9 +176,10 @@ fn an_imported_id_near_the_top_never_makes_writes_overwrite() {
             md.insert("memloop.version".into(), "1".into());
         },
     );
-    let report = dst.import_columnar(&crafted).unwrap();
+    let report = dst.transfer().import_columnar(&crafted).unwrap();
     assert_eq!(report.added, 1);
     let imported = dst
+        .advanced()
         .scan(&MemoryFilter::new(), 10)
         .unwrap()
         .into_iter()
@@ -196,7 +198,7 @@ fn an_imported_id_near_the_top_never_makes_writes_overwrite() {
         assert_eq!(dst.get(*id).unwrap().unwrap().text, text);
     }
     assert_eq!(dst.stats().unwrap().memories, 7);
-    assert!(dst.check().unwrap().is_sound());
+    assert!(dst.admin().check().unwrap().is_sound());
 }
 
 /// F7: an imported row must pass the checks a remembered memory passes; each bad field is
@@ -209,7 +211,8 @@ fn imported_rows_are_checked_like_remembered_ones() {
     src.remember(NewMemory::new("a plain memory to spoil").tag("t1"))
         .unwrap();
     let file = a.path().join("one.parquet");
-    src.export_changes(&file, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
+    src.transfer()
+        .export_changes(&file, None, &MemoryFilter::new(), ColumnarFormat::Parquet)
         .unwrap();
     let dst = open(b.path(), &clock);
     dst.remember(NewMemory::new("already here")).unwrap();
@@ -301,7 +304,7 @@ fn imported_rows_are_checked_like_remembered_ones() {
                 md.insert("memloop.version".into(), "1".into());
             },
         );
-        let err = dst.import_columnar(&spoiled).unwrap_err();
+        let err = dst.transfer().import_columnar(&spoiled).unwrap_err();
         assert!(matches!(err, Error::Corrupt { .. }), "{column}: {err}");
         assert!(
             err.to_string().contains(says),
@@ -309,7 +312,7 @@ fn imported_rows_are_checked_like_remembered_ones() {
         );
         assert_eq!(dst.stats().unwrap(), before, "{column}");
     }
-    assert!(dst.check().unwrap().is_sound());
+    assert!(dst.admin().check().unwrap().is_sound());
 }
 
 /// F10: an export to a bare file name (as the README shows) succeeds.
@@ -323,10 +326,10 @@ fn an_export_to_a_bare_file_name_succeeds() {
     let name = out.path().file_name().unwrap().to_owned();
     // A relative path whose parent is a plain directory name, and a bare one in the cwd.
     let rel = std::path::Path::new(&name).join("backup.mlx");
-    m.export(&rel, &MemoryFilter::new()).unwrap();
+    m.transfer().export(&rel, &MemoryFilter::new()).unwrap();
     assert!(out.path().join("backup.mlx").is_file());
     let bare = format!("memloop-trust-{}.mlx", std::process::id());
-    let written = m.export(&bare, &MemoryFilter::new());
+    let written = m.transfer().export(&bare, &MemoryFilter::new());
     let exists = std::path::Path::new(&bare).is_file();
     let _ = std::fs::remove_file(&bare);
     written.unwrap();
@@ -356,10 +359,11 @@ fn forget_by_id_removes_its_forgetting_log_events() {
     .unwrap();
     // A day on, it is demoted (logged with the start of its text), not yet forgotten.
     clock.advance(86_400_000).unwrap();
-    m.sweep().unwrap();
+    m.admin().sweep().unwrap();
     assert!(m.get(id).unwrap().is_some());
     let logged = |m: &Memory| {
-        m.forgotten(i64::MIN)
+        m.admin()
+            .forgotten(i64::MIN)
             .unwrap()
             .into_iter()
             .filter(|e| e.id == id)
@@ -369,6 +373,7 @@ fn forget_by_id_removes_its_forgetting_log_events() {
     m.forget(id).unwrap();
     assert_eq!(logged(&m), 0);
     assert!(m
+        .admin()
         .forgotten(i64::MIN)
         .unwrap()
         .iter()
@@ -399,7 +404,7 @@ fn a_session_with_huge_speaker_names_keeps_working() {
     }];
     let report = m.remember_conversation("big", &later, &scope).unwrap();
     assert_eq!(report.turns.len(), 1);
-    assert_eq!(m.conversation("big", &scope).unwrap().len(), 7);
+    assert_eq!(m.scoped(&scope).conversation("big").unwrap().len(), 7);
 }
 
 /// L1 and L2: the lock file is never followed through a symlink, and a new store is private

@@ -25,7 +25,13 @@ fn ids_as_of(m: &Memory, query: &str, t: Option<i64>) -> Vec<u64> {
         .map(|h| h.item.id)
         .collect();
     ids.sort();
-    let mut scanned: Vec<u64> = m.scan(&filter, 100).unwrap().iter().map(|i| i.id).collect();
+    let mut scanned: Vec<u64> = m
+        .advanced()
+        .scan(&filter, 100)
+        .unwrap()
+        .iter()
+        .map(|i| i.id)
+        .collect();
     scanned.sort();
     assert_eq!(ids, scanned, "recall and scan disagree as of {t:?}");
     ids
@@ -152,17 +158,17 @@ fn an_ended_fact_leaves_working_memory_when_its_validity_ends() {
             ..NewMemory::new("the office lease on elm road runs until march").kind(Kind::Fact)
         })
         .unwrap();
-    let report = m.explain_decay(lease).unwrap();
+    let report = m.admin().explain_decay(lease).unwrap();
     assert_eq!(report.demote_at, Some(60_000), "{report:?}");
     assert_eq!(report.valid_until, Some(60_000));
     clock.set(59_999).unwrap();
-    assert_eq!(m.sweep().unwrap().demoted, 0);
+    assert_eq!(m.admin().sweep().unwrap().demoted, 0);
     clock.set(60_000).unwrap();
-    let swept = m.sweep().unwrap();
+    let swept = m.admin().sweep().unwrap();
     assert_eq!((swept.demoted, swept.forgotten), (1, 0));
     let item = m.get(lease).unwrap().unwrap();
     assert_eq!(item.tier, memloop::Tier::LongTerm);
-    let events = m.forgotten(0).unwrap();
+    let events = m.admin().forgotten(0).unwrap();
     assert!(
         events
             .iter()

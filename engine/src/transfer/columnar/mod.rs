@@ -1,7 +1,7 @@
 //! Change streams in Arrow or Parquet, for engines past one machine (LanceDB, DuckDB, Spark):
-//! [`Memory::export_changes`] writes every memory, or what changed since a sequence number
+//! [`crate::Transfer::export_changes`] writes every memory, or what changed since a sequence number
 //! (deleted and forgotten memories as `delete` rows), one read transaction, to one Arrow IPC
-//! stream or Parquet file; [`Memory::import_columnar`] rebuilds memories from such a file. The
+//! stream or Parquet file; [`crate::Transfer::import_columnar`] rebuilds memories from such a file. The
 //! `arrow` and `parquet` crates write and read the formats; `rows.rs` maps the columns.
 
 mod digest;
@@ -84,7 +84,7 @@ impl Memory {
     /// # Errors
     /// [`Error::InvalidInput`] for a path over the store's own files, or a `since` the change
     /// log no longer reaches; [`Error::Io`], [`Error::Store`].
-    pub fn export_changes(
+    pub(crate) fn export_changes(
         &self,
         path: impl AsRef<Path>,
         since: Option<u64>,
@@ -166,15 +166,15 @@ impl Memory {
     }
 
     /// Merges the memories of an Arrow IPC stream or Parquet file written by
-    /// [`Memory::export_changes`] (a full export: only upsert rows), all or nothing, as
-    /// [`Memory::import`] merges an export file: checked whole first, re-embedded when it names
+    /// [`crate::Transfer::export_changes`] (a full export: only upsert rows), all or nothing, as
+    /// [`crate::Transfer::import`] merges an export file: checked whole first, re-embedded when it names
     /// another model.
     ///
     /// # Errors
     /// [`Error::Corrupt`] for a file that is not such a stream (a missing or mistyped column,
     /// a vector of the wrong length, no model in its metadata, a truncated file, a delete
     /// row); [`Error::Io`], [`Error::Embed`], [`Error::Store`]. On error nothing was imported.
-    pub fn import_columnar(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
+    pub(crate) fn import_columnar(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
         let path = path.as_ref();
         let corrupt = |detail: String| Error::Corrupt {
             path: path.to_path_buf(),
