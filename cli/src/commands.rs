@@ -255,7 +255,7 @@ pub struct ExportArgs {
 
 pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
     // The same request the serving process parses, so a forwarded export is this one.
-    let request: memloop::ExportRequest = serde_json::from_value(a.as_tool().arguments)?;
+    let request: memloop::requests::ExportRequest = serde_json::from_value(a.as_tool().arguments)?;
     request.format().map_err(memloop::Error::from)?;
     let memory = store.open_existing(Durability::Synced)?;
     let out = memory.transfer().export_request(&request);
@@ -293,7 +293,7 @@ pub struct ImportArgs {
 }
 
 pub fn import(store: &StoreArgs, a: &ImportArgs) -> Result<()> {
-    let request = memloop::ImportRequest {
+    let request = memloop::requests::ImportRequest {
         path: a.path.clone(),
         format: a.format.clone(),
     };

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use memloop::{Durability, Scope, Turn};
+use memloop::{plug::Turn, Durability, Scope};
 use serde::Deserialize;
 
 use crate::lines::{BoundedLines, MAX_LINE_BYTES};

@@ -11,8 +11,8 @@ use std::time::Instant;
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use memloop::{
-    Clock, ContextRequest, ForgetReason, Hit, Kind, Memory, Options, Outcome, Query, Strategy,
-    Structures, Task,
+    context::ContextRequest, context::Structures, forget::ForgetReason, items::Outcome, Clock, Hit,
+    Kind, Memory, Options, Query, Strategy, Task,
 };
 
 use crate::fetch;
@@ -89,8 +89,8 @@ fn pick(corpus: &Path, n: usize) -> Result<Vec<PathBuf>> {
 /// products at `precision` (`None`: a new store's default, `Precision::preferred`).
 pub fn run(
     model: Option<&Path>,
-    device: memloop::DeviceChoice,
-    precision: Option<memloop::EncoderPrecision>,
+    device: memloop::model::DeviceChoice,
+    precision: Option<memloop::model::EncoderPrecision>,
     a: &DemoArgs,
 ) -> Result<()> {
     let total = Instant::now();

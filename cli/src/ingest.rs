@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use memloop::{Durability, Memory, NewMemory, Structures};
+use memloop::{context::Structures, Durability, Memory, NewMemory};
 use serde_json::json;
 
 use crate::lines::{BoundedLines, MAX_LINE_BYTES};

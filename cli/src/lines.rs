@@ -5,7 +5,7 @@ use std::io::BufRead;
 
 /// The longest JSON line read (ingest, embed): four times the largest text a memory may hold (JSON
 /// escapes, the concise and brief versions). A longer line is an error, not an allocation.
-pub(crate) const MAX_LINE_BYTES: usize = 4 * memloop::MAX_TEXT_BYTES_LIMIT;
+pub(crate) const MAX_LINE_BYTES: usize = 4 * memloop::items::MAX_TEXT_BYTES_LIMIT;
 
 /// The lines of a reader, each read only up to `max` bytes: a line that does not end by then
 /// is an error instead of an ever-growing buffer.

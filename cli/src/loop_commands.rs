@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use memloop::{Durability, Outcome, SubjectEvent, Task};
+use memloop::{items::Outcome, requests::SubjectEvent, Durability, Task};
 use serde_json::json;
 
 use crate::forward::ToolCall;
@@ -39,7 +39,7 @@ pub struct ContextArgs {
 
 pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
     // The same request the `context` tool parses, so a forwarded context is this one.
-    let request: memloop::ContextParams = serde_json::from_value(a.as_tool().arguments)?;
+    let request: memloop::requests::ContextParams = serde_json::from_value(a.as_tool().arguments)?;
     let request = request.into_request()?;
     let memory = store.open_existing(Durability::Synced)?;
     let ctx = memory.context(&request)?;

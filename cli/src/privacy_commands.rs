@@ -94,7 +94,7 @@ pub fn receipt(store: &StoreArgs, a: &ReceiptArgs) -> Result<ExitCode> {
         }
     };
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let receipt = match memloop::verify_receipt(&bytes) {
+    let receipt = match memloop::privacy::verify_receipt(&bytes) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("memloop: {}: does not verify: {e}", file.display());
@@ -149,7 +149,7 @@ fn verify_chain(store: &StoreArgs, json: bool) -> Result<ExitCode> {
     let key = memory.admin().receipt_public_key();
     crate::store_args::close(memory);
     let (log, key) = (log?, key?);
-    let receipts = match memloop::verify_receipt_chain(&log) {
+    let receipts = match memloop::privacy::verify_receipt_chain(&log) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("memloop: the receipt log does not verify: {e}");

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use memloop::{DeviceChoice, Durability, EncoderPrecision, Memory, Options, VectorEncoding};
+use memloop::{
+    model::DeviceChoice, model::EncoderPrecision, model::VectorEncoding, Durability, Memory,
+    Options,
+};
 
 /// Closes the store after a command did its work. Every write the command reported was durable
 /// already (a synced commit, or an explicit flush), so what closing still saves (the index and

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use memloop::{verify_receipt_chain, Encryption, Memory, MemoryFilter, Options, Scope};
+use memloop::{privacy::verify_receipt_chain, Encryption, Memory, MemoryFilter, Options, Scope};
 use rand::{Rng, SeedableRng};
 
 const USERS: [&str; 4] = ["ana", "bob", "cy", "dee"];

@@ -86,7 +86,7 @@ pub enum Error {
     #[error("embedder: {0}")]
     Embed(#[from] memloop_embed::EmbedError),
     /// The store's key is missing or wrong, the key file is damaged, or a sealed record
-    /// fails authentication ([`crate::KeyError`]); nothing was written.
+    /// fails authentication ([`crate::privacy::KeyError`]); nothing was written.
     #[error("{0}")]
     Key(#[from] crate::crypt::KeyError),
     /// An I/O operation failed.

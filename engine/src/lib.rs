@@ -71,58 +71,88 @@ mod vocabulary;
 
 pub use remember::dedup;
 
-pub use agent::{Task, TaskIds};
-pub use catalog::Census;
+// What most programs name: the handle and its views, how it opens, what it stores and
+// returns, the registry's one call, and the errors.
+pub use agent::Task;
 pub use clock::{Clock, Timestamp};
-pub use context::{
-    Block, Context, ContextMode, ContextRequest, DocumentIds, DocumentRef, Precision, Structures,
-    CHUNK_OVERLAP, CHUNK_TOKENS,
-};
-pub use conversation::{ConversationReport, Extracted, Extractor, Turn};
-pub use crypt::{
-    verify_receipt, verify_receipt_chain, ChainError, Encryption, ErasureReceipt, KeyError,
-    ReceiptError,
-};
+pub use context::Context;
+pub use crypt::Encryption;
 pub use dedup::{RememberAction, Remembered};
-pub use embedder::{
-    load_model, load_model_at, load_model_on, load_model_with, HashingEmbedder, TextEmbedder,
-};
-pub use error::StoreError;
-pub use error::{Error, Result};
+pub use embedder::{HashingEmbedder, TextEmbedder};
+pub use error::{Error, Result, StoreError};
 pub use error_code::{ErrorCategory, ErrorCode};
 pub use filter::MemoryFilter;
-pub use forget::{
-    DecayModel, DecayReport, ForgetEvent, ForgetPolicy, ForgetReason, RetentionPoint, ScopeErasure,
-    SweepReport, CURVE_POINTS,
-};
-pub use in_call::InCall;
 pub use invalid::InvalidInput;
-pub use item::{
-    content_hash, Kind, MemoryId, MemoryItem, NewMemory, Outcome, Scope, Source, Tier, Triple,
-    DEFAULT_NAMESPACE, MAX_ID, MAX_TIME, MIN_TIME,
-};
-pub use memloop_embed::DeviceChoice;
-pub use memloop_embed::DocumentPooling;
-pub use memloop_embed::Precision as EncoderPrecision;
-pub use memloop_embed::{default_model_dir, fetch_default_model};
-pub use memloop_index::VectorEncoding;
-pub use memory::{CheckReport, DiskUsage, IndexRecovery, Memory, OpenReport, Stats};
-pub use options::{Durability, Hooks, Options, DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
-
-pub use operations::{
-    Admin, Advanced, Answer, Forgotten, Listed, Observed, Recalled, Scoped, Transfer, Updated,
-};
-pub use retrieve::{Explanation, FeedbackState, Hit, Query, Strategy, DEFAULT_K, MAX_K};
-pub use store::faults::{Fault, StorageFaults};
-pub use store::salvage::SalvageReport;
+pub use item::{Kind, MemoryId, MemoryItem, NewMemory, Scope, Tier};
+pub use memory::{Memory, Stats};
+pub use operations::{Admin, Advanced, Answer, Scoped, Transfer};
+pub use options::{Durability, Hooks, Options};
+pub use retrieve::{Hit, Query, Strategy};
 pub use transfer::salvage;
-pub use transfer::{ChangeExport, ColumnarFormat, ImportReport};
-pub use vocabulary::{
-    ContextParams, ConversationRequest, Door, ExportRequest, Exported, FeedbackRequest,
-    ForgetRequest, IdRequest, ImportRequest, ListRequest, Listing, NoFields, ObserveRequest,
-    OpenRequest, Operation, RecallRequest, RememberRequest, Request, Selection, SubjectEvent,
-    TransferFormat, TurnRequest, Update, UpdateRequest, When, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT,
-};
+pub use vocabulary::{Door, Operation, Request};
+
+/// Every request of the vocabulary, as the doors parse them (one per operation of
+/// [`Operation`], and the options of an open), with the parts they share.
+pub mod requests {
+    pub use crate::vocabulary::{
+        ContextParams, ConversationRequest, ExportRequest, FeedbackRequest, ForgetRequest,
+        IdRequest, ImportRequest, ListRequest, Listing, NoFields, ObserveRequest, OpenRequest,
+        RecallRequest, RememberRequest, Selection, SubjectEvent, TransferFormat, TurnRequest,
+        Update, UpdateRequest, When, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT,
+    };
+}
+
+/// The answers of the operations ([`Answer`]'s variants) and of the handle's other calls.
+pub mod answers {
+    pub use crate::agent::TaskIds;
+    pub use crate::catalog::Census;
+    pub use crate::conversation::ConversationReport;
+    pub use crate::forget::{DecayReport, ScopeErasure, SweepReport};
+    pub use crate::memory::{CheckReport, DiskUsage, IndexRecovery, OpenReport};
+    pub use crate::operations::{Forgotten, Listed, Observed, Recalled, Updated};
+    pub use crate::retrieve::{Explanation, FeedbackState};
+    pub use crate::store::salvage::SalvageReport;
+    pub use crate::transfer::{ChangeExport, ColumnarFormat, ImportReport};
+    pub use crate::vocabulary::Exported;
+}
+
+/// What a memory is made of beside its text, and the bounds of ids, times and texts.
+pub mod items {
+    pub use crate::item::{
+        content_hash, Outcome, Source, Triple, DEFAULT_NAMESPACE, MAX_ID, MAX_TIME, MIN_TIME,
+    };
+    pub use crate::options::{DEFAULT_MAX_TEXT_BYTES, MAX_TEXT_BYTES_LIMIT};
+}
+
+/// The model: loading one, where the default lives, the device and precision it runs at, and
+/// how the index stores its vectors.
+pub mod model {
+    pub use crate::embedder::{load_model, load_model_at, load_model_on, load_model_with};
+    pub use memloop_embed::Precision as EncoderPrecision;
+    pub use memloop_embed::{
+        default_model_dir, fetch_default_model, DeviceChoice, DocumentPooling,
+    };
+    pub use memloop_index::VectorEncoding;
+}
+
+/// Encryption keys and erasure receipts: checking a receipt or a receipt log.
+pub mod privacy {
+    pub use crate::crypt::{
+        verify_receipt, verify_receipt_chain, ChainError, ErasureReceipt, KeyError, ReceiptError,
+    };
+}
+
+/// The replaceable parts a binding plugs in: the extractor of conversations, and the re-entry
+/// guard a binding's callbacks run under.
+pub mod plug {
+    pub use crate::conversation::{Extracted, Extractor, Turn};
+    pub use crate::in_call::InCall;
+}
+
+/// Storage faults injected by tests of crash safety (`Options::faults`).
+pub mod faults {
+    pub use crate::store::faults::{Fault, StorageFaults};
+}
 
 #[cfg(test)]
 mod tests {

@@ -106,7 +106,7 @@ pub struct Options {
     /// The replaceable parts of retrieval and context assembly.
     pub hooks: Hooks,
     /// A storage fault seam for tests: every file operation of the store goes through it, so
-    /// a test can fail any one ([`crate::StorageFaults`]). `None` (default) in real use.
+    /// a test can fail any one ([`crate::faults::StorageFaults`]). `None` (default) in real use.
     pub storage_faults: Option<Arc<StorageFaults>>,
     /// Open a store directory even when another user owns it or others can write it (it is
     /// refused by default, as ssh refuses a loose home directory: whoever can write the

@@ -7,7 +7,7 @@
 
 use std::ffi::c_char;
 
-use memloop::{NewMemory, SubjectEvent};
+use memloop::{requests::SubjectEvent, NewMemory};
 
 use crate::handle::{memloop_t, store};
 use crate::raw;
@@ -229,7 +229,7 @@ pub unsafe extern "C" fn memloop_remember_conversation(
     request_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    let remember = |m: &memloop::Memory, r: memloop::ConversationRequest| {
+    let remember = |m: &memloop::Memory, r: memloop::requests::ConversationRequest| {
         let (session, turns, scope) = r.into_parts()?;
         Ok(m.remember_conversation(&session, &turns, &scope)?)
     };
@@ -245,7 +245,7 @@ pub extern "C" fn memloop_forget(handle: *const memloop_t, id: u64) -> i32 {
     guard(|| Ok(store(handle)?.forget(id)?))
 }
 
-/// Recalls memories. `query_json` (`memloop::RecallRequest`, as the MCP `recall` tool takes
+/// Recalls memories. `query_json` (`memloop::requests::RecallRequest`, as the MCP `recall` tool takes
 /// it): `{"query": "...", "k": 5, "namespace": …, "kinds": […], "tags": […], "strategy":
 /// "single" | "lexical" | "rerank" | "iterative", "history": false (or "include_superseded"),
 /// "user": …, "agent": …, "session": …, "as_of": ms or "RFC 3339"}`; all but `query` may be
@@ -273,7 +273,7 @@ pub unsafe extern "C" fn memloop_recall(
             query_json,
             "query_json",
             out_json,
-            |m, r: memloop::RecallRequest| Ok(m.call(memloop::Request::Recall(r))?),
+            |m, r: memloop::requests::RecallRequest| Ok(m.call(memloop::Request::Recall(r))?),
         )
     }
 }
@@ -312,7 +312,7 @@ pub unsafe extern "C" fn memloop_call(
     unsafe { json_result(handle, out_json, run) }
 }
 
-/// Assembles a context under a token budget. `request_json` (`memloop::ContextParams`, as the
+/// Assembles a context under a token budget. `request_json` (`memloop::requests::ContextParams`, as the
 /// MCP `context` tool takes it): `{"query": "...", "budget": 500, "k": 8, "strategy": …,
 /// "namespace": …, "kinds": […], "tags": […], "history": false, "key_share": 0.33,
 /// "mode": "memories" | "documents", "user": …, "agent": …, "session": …, "as_of": ms or
@@ -337,7 +337,7 @@ pub unsafe extern "C" fn memloop_context(
             request_json,
             "request_json",
             out_json,
-            |m, r: memloop::ContextParams| Ok(m.context(&r.into_request()?)?),
+            |m, r: memloop::requests::ContextParams| Ok(m.context(&r.into_request()?)?),
         )
     }
 }
@@ -515,7 +515,7 @@ pub unsafe extern "C" fn memloop_export(
         // SAFETY: the caller's contract for `path`.
         let path = unsafe { raw::text(path, "path") }?;
         Ok(m.transfer()
-            .export_request(&memloop::ExportRequest::to(path))?
+            .export_request(&memloop::requests::ExportRequest::to(path))?
             .exported as u64)
     };
     // SAFETY: forwarded contract for `out_count`.
@@ -538,10 +538,11 @@ pub unsafe extern "C" fn memloop_import(
     let import = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for `path`.
         let path = unsafe { raw::text(path, "path") }?;
-        Ok(m.transfer().import_request(&memloop::ImportRequest {
-            path: path.into(),
-            format: None,
-        })?)
+        Ok(m.transfer()
+            .import_request(&memloop::requests::ImportRequest {
+                path: path.into(),
+                format: None,
+            })?)
     };
     // SAFETY: forwarded contract for `out_json`.
     unsafe { json_result(handle, out_json, import) }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::ffi::c_char;
 use std::sync::{Arc, LazyLock};
 
-use memloop::{InCall, Memory, Options};
+use memloop::{plug::InCall, Memory, Options};
 use parking_lot::RwLock;
 
 use crate::hooks::{install, memloop_hooks_t};
@@ -97,8 +97,8 @@ pub unsafe extern "C" fn memloop_open(
         let path = unsafe { raw::text(path, "path") }?;
         // SAFETY: as above.
         let request = match unsafe { raw::optional_text(options_json, "options_json") }? {
-            Some(s) => raw::parse_json::<memloop::OpenRequest>(s, "options_json")?,
-            None => memloop::OpenRequest::default(),
+            Some(s) => raw::parse_json::<memloop::requests::OpenRequest>(s, "options_json")?,
+            None => memloop::requests::OpenRequest::default(),
         };
         let mut options = Options::from_request(request)
             .map_err(|e| Failure::invalid(format!("options_json: {e}")))?;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use memloop::context::{Summarizer, Summary, TokenCounter};
 use memloop::retrieve::{QueryRefiner, RefineInput, Refinement, Reranker};
-use memloop::{Extracted, Extractor, Hit, Hooks, Turn};
+use memloop::{plug::Extracted, plug::Extractor, plug::Turn, Hit, Hooks};
 use serde::Deserialize;
 
 use crate::status::{note_callback_error, set_callback_message, take_callback_message, Outcome};

@@ -1,8 +1,8 @@
 //! The JSON requests the entry points accept that the engine's vocabulary does not define yet
-//! (a recall and a context are `memloop::RecallRequest` and `memloop::ContextParams`).
+//! (a recall and a context are `memloop::requests::RecallRequest` and `memloop::requests::ContextParams`).
 //! Unknown fields and wrong types are errors.
 
-use memloop::{Outcome as TaskOutcome, Task};
+use memloop::{items::Outcome as TaskOutcome, Task};
 use serde::Deserialize;
 
 use crate::status::{Failure, Outcome};

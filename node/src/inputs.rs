@@ -3,8 +3,9 @@
 
 use chrono::{DateTime, Utc};
 use memloop::{
-    ContextParams, ConversationRequest, ExportRequest, ImportRequest, OpenRequest, RecallRequest,
-    RememberRequest, TurnRequest, UpdateRequest, When,
+    requests::ContextParams, requests::ConversationRequest, requests::ExportRequest,
+    requests::ImportRequest, requests::OpenRequest, requests::RecallRequest,
+    requests::RememberRequest, requests::TurnRequest, requests::UpdateRequest, requests::When,
 };
 use napi::bindgen_prelude::{BigInt, Either, Either3};
 use napi_derive::napi;
@@ -301,7 +302,7 @@ impl QueryOptions {
             k: count(self.k, "k")?,
             strategy: self.strategy,
             explain: self.explain.unwrap_or(false),
-            selection: memloop::Selection {
+            selection: memloop::requests::Selection {
                 namespace: self.namespace,
                 kinds: self.kinds.unwrap_or_default(),
                 tags: self.tags.unwrap_or_default(),

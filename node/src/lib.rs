@@ -1,6 +1,6 @@
 //! memloop for Node.js: the engine in-process, through napi-rs.
 //!
-//! A thin translation onto the engine's request vocabulary (`memloop::RecallRequest`,
+//! A thin translation onto the engine's request vocabulary (`memloop::requests::RecallRequest`,
 //! `ContextParams`, `RememberRequest`, …): the JavaScript option objects are read into those
 //! types, which hold every default and check; the answers come back as plain objects with
 //! camelCase keys. Every call is a Promise whose work runs on libuv's thread pool, never on

@@ -164,8 +164,9 @@ impl Memory {
         session: String,
         turns: Vec<TurnInput>,
         scope: Option<ScopeOptions>,
-    ) -> napi::Result<AsyncTask<Typed<memloop::ConversationReport, outputs::ConversationReport>>>
-    {
+    ) -> napi::Result<
+        AsyncTask<Typed<memloop::answers::ConversationReport, outputs::ConversationReport>>,
+    > {
         let (session, turns, scope) =
             checked_engine(conversation(session, turns, scope)?.into_parts())?;
         Ok(answer_as(
@@ -271,7 +272,7 @@ impl Memory {
     pub fn record_task(
         &self,
         task: TaskInput,
-    ) -> napi::Result<AsyncTask<Typed<memloop::TaskIds, outputs::TaskIds>>> {
+    ) -> napi::Result<AsyncTask<Typed<memloop::answers::TaskIds, outputs::TaskIds>>> {
         let task = task.task()?;
         Ok(answer_as(
             self.open_store()?,
@@ -289,7 +290,7 @@ impl Memory {
         event: String,
         content: Option<String>,
     ) -> napi::Result<Answer> {
-        let event = checked(memloop::SubjectEvent::named(&event))?;
+        let event = checked(memloop::requests::SubjectEvent::named(&event))?;
         Ok(answer(self.open_store()?, move |s| {
             s.observe(&subject, event, content.as_deref())
         }))
@@ -385,7 +386,7 @@ impl Memory {
         &self,
         path: String,
         options: Option<ExportOptions>,
-    ) -> napi::Result<AsyncTask<Typed<memloop::Exported, outputs::Exported>>> {
+    ) -> napi::Result<AsyncTask<Typed<memloop::answers::Exported, outputs::Exported>>> {
         let request = options.unwrap_or_default().request(path)?;
         Ok(answer_as(
             self.open_store()?,
@@ -401,7 +402,7 @@ impl Memory {
         &self,
         path: String,
         format: Option<String>,
-    ) -> napi::Result<AsyncTask<Typed<memloop::ImportReport, outputs::ImportReport>>> {
+    ) -> napi::Result<AsyncTask<Typed<memloop::answers::ImportReport, outputs::ImportReport>>> {
         let request = crate::inputs::import(path, format);
         Ok(answer_as(
             self.open_store()?,
@@ -414,8 +415,8 @@ impl Memory {
     #[napi]
     pub fn set_time(&self, time: Either<f64, String>) -> napi::Result<()> {
         let when = match time {
-            Either::A(ms) => memloop::When::Millis(ms as i64),
-            Either::B(text) => memloop::When::Text(text),
+            Either::A(ms) => memloop::requests::When::Millis(ms as i64),
+            Either::B(text) => memloop::requests::When::Text(text),
         };
         let ms = checked(when.millis("time"))?;
         self.open_store()?.clock().set(ms).map_err(invalid)

@@ -31,8 +31,8 @@ fn fetched((dir, downloaded): (String, bool)) -> napi::Result<FetchedModel> {
 pub fn fetch_model(dir: Option<String>) -> AsyncTask<Typed<(String, bool), FetchedModel>> {
     AsyncTask::new(Typed::new(
         move || {
-            let dir = dir.map_or_else(memloop::default_model_dir, std::path::PathBuf::from);
-            let downloaded = memloop::fetch_default_model(&dir, &|_| {})?;
+            let dir = dir.map_or_else(memloop::model::default_model_dir, std::path::PathBuf::from);
+            let downloaded = memloop::model::fetch_default_model(&dir, &|_| {})?;
             Ok((dir.to_string_lossy().into_owned(), downloaded))
         },
         fetched,

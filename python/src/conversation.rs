@@ -1,6 +1,6 @@
 //! Conversations from Python: turns given as dicts, and a callable as the extractor hook.
 
-use memloop::{Extracted, Extractor, Turn};
+use memloop::{plug::Extracted, plug::Extractor, plug::Turn};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyMapping};
 

@@ -1,7 +1,7 @@
 //! Memories from Python values: `remember`'s keyword arguments, a dict of them
 //! (`remember_batch`, an extractor's output), a source, a scope, a time.
 
-use memloop::{NewMemory, Scope, Source};
+use memloop::{items::Source, NewMemory, Scope};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyMapping, PyString};
 

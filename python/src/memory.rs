@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use memloop::{InCall, Outcome, SubjectEvent, Task};
+use memloop::{items::Outcome, plug::InCall, requests::SubjectEvent, Task};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -20,7 +20,7 @@ use crate::time::millis;
 use crate::values::{to_dict, Context, Hit, Item, Remembered};
 
 /// An open store borrowed for one call: while it lives this thread is inside a call on it
-/// (`memloop::InCall`), so `close` from a callback of that call is refused.
+/// (`memloop::plug::InCall`), so `close` from a callback of that call is refused.
 struct InUse {
     memory: Arc<memloop::Memory>,
     _call: InCall,
@@ -101,7 +101,7 @@ impl Memory {
 }
 
 /// A recall's fields as Python gives them, each checked for its Python type only: the
-/// defaults and the checks of their values are `memloop::RecallRequest`'s.
+/// defaults and the checks of their values are `memloop::requests::RecallRequest`'s.
 struct RecallFields<'a, 'py> {
     query: &'a Bound<'py, PyAny>,
     k: Option<&'a Bound<'py, PyAny>>,
@@ -115,8 +115,8 @@ struct RecallFields<'a, 'py> {
 }
 
 impl RecallFields<'_, '_> {
-    fn request(self) -> PyResult<memloop::RecallRequest> {
-        Ok(memloop::RecallRequest {
+    fn request(self) -> PyResult<memloop::requests::RecallRequest> {
+        Ok(memloop::requests::RecallRequest {
             query: text(self.query, "query")?,
             k: args::optional_int::<usize>(self.k, "k", &k_range())?,
             strategy: optional_text(self.strategy, "strategy")?,
@@ -136,13 +136,13 @@ fn selection(
     [namespace, kinds, tags]: [Option<&Bound<'_, PyAny>>; 3],
     history: Option<&Bound<'_, PyAny>>,
     as_of: Option<&Bound<'_, PyAny>>,
-) -> PyResult<memloop::Selection> {
-    Ok(memloop::Selection {
+) -> PyResult<memloop::requests::Selection> {
+    Ok(memloop::requests::Selection {
         namespace: optional_text(namespace, "namespace")?,
         kinds: optional_texts(kinds, "kinds")?,
         tags: optional_texts(tags, "tags")?,
         history: args::optional_flag(history)?,
-        as_of: optional_millis(as_of, "as_of")?.map(memloop::When::Millis),
+        as_of: optional_millis(as_of, "as_of")?.map(memloop::requests::When::Millis),
     })
 }
 
@@ -294,7 +294,7 @@ impl Memory {
     /// The `k` memories closest to `query`, best first (`strategy`: single, lexical, rerank,
     /// iterative), optionally only of a namespace, of some kinds, with all of some tags, of a
     /// scope, as of a time, or with superseded versions (`history`): the fields of
-    /// `memloop::RecallRequest`, its defaults and checks. Hits are reinforced: they decay more
+    /// `memloop::requests::RecallRequest`, its defaults and checks. Hits are reinforced: they decay more
     /// slowly.
     #[pyo3(signature = (query, k=None, namespace=None, kinds=None, tags=None, strategy=None,
         user=None, agent=None, session=None, as_of=None, history=None))]
@@ -336,7 +336,7 @@ impl Memory {
     /// The best memories for `query` assembled into at most `budget` tokens (default 500),
     /// each at the precision (original, concise, brief) that fits: a recall's fields plus the
     /// budget, the `mode` (memories or documents) and the `key_share`, as
-    /// `memloop::ContextParams` takes them.
+    /// `memloop::requests::ContextParams` takes them.
     #[pyo3(signature = (query, budget=None, k=None, strategy=None, user=None, agent=None,
         session=None, as_of=None, *, namespace=None, kinds=None, tags=None, history=None,
         mode=None, key_share=None))]
@@ -363,7 +363,7 @@ impl Memory {
             .map(|m| serde_json::from_value(serde_json::Value::String(m)))
             .transpose()
             .map_err(|e| invalid(format!("mode: {e}")))?;
-        let params = memloop::ContextParams {
+        let params = memloop::requests::ContextParams {
             budget: args::optional_int::<usize>(budget, "budget", "0..2^64")?,
             mode,
             key_share: key_share
@@ -486,7 +486,7 @@ impl Memory {
     /// The memories passing a filter (a namespace, kinds, all of some tags, a scope; with
     /// `history`, superseded versions too), by ascending id: `limit` of them (default 1000,
     /// at most 100000) after skipping `offset`. No query, no ranking, nothing reinforced: the
-    /// fields of `memloop::ListRequest`, its defaults and checks.
+    /// fields of `memloop::requests::ListRequest`, its defaults and checks.
     #[pyo3(signature = (*, namespace=None, kinds=None, tags=None, user=None, agent=None,
         session=None, history=None, limit=None, offset=None))]
     #[allow(clippy::too_many_arguments)]
@@ -503,7 +503,7 @@ impl Memory {
         limit: Option<&Bound<'_, PyAny>>,
         offset: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Item>> {
-        let request = memloop::ListRequest {
+        let request = memloop::requests::ListRequest {
             selection: selection([namespace, kinds, tags], history, None)?,
             scope: scope([user, agent, session])?,
             // The limit's bounds are the engine's (`ListRequest::check`).
@@ -609,7 +609,7 @@ impl Memory {
         self.run(py, |m| m.admin().checkpoint())
     }
 
-    /// Writes memories (with their vectors) to a file, as `memloop::ExportRequest` asks: every
+    /// Writes memories (with their vectors) to a file, as `memloop::requests::ExportRequest` asks: every
     /// memory to memloop's portable file by default, or those of a namespace and scope, or a
     /// change stream (`format="arrow"` / `"parquet"`, only what changed after `since`).
     /// Returns `exported` and `path` (and a change stream's `upserts`, `deletes`, `since`,
@@ -629,7 +629,7 @@ impl Memory {
         since: Option<&Bound<'py, PyAny>>,
         plaintext: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let request = memloop::ExportRequest {
+        let request = memloop::requests::ExportRequest {
             path: arg(path, "path")?,
             format: optional_text(format, "format")?,
             namespace: optional_text(namespace, "namespace")?,
@@ -650,7 +650,7 @@ impl Memory {
         path: &Bound<'py, PyAny>,
         format: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let request = memloop::ImportRequest {
+        let request = memloop::requests::ImportRequest {
             path: arg(path, "path")?,
             format: optional_text(format, "format")?,
         };
@@ -703,5 +703,5 @@ impl Memory {
 
 /// The range of `k` named in an error: the engine's own limit.
 fn k_range() -> String {
-    format!("1..={}", memloop::MAX_K)
+    format!("1..={}", memloop::retrieve::MAX_K)
 }

@@ -37,7 +37,7 @@ impl OpenArgs<'_, '_> {
     /// vocabulary's `OpenRequest`, checked by the engine.
     pub(crate) fn options(&self) -> PyResult<Options> {
         let usize_of = |o, name| optional_int::<usize>(o, name, "0..2^64");
-        let request = memloop::OpenRequest {
+        let request = memloop::requests::OpenRequest {
             model: given(self.model)
                 .map(|m| arg::<PathBuf>(m, "model"))
                 .transpose()?,

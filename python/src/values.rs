@@ -2,7 +2,7 @@
 //! did. Each keeps the engine's value and builds Python objects only for the fields read, so
 //! a recall costs little more than the engine's own work.
 
-use memloop::{MemoryItem, Precision, RememberAction};
+use memloop::{context::Precision, MemoryItem, RememberAction};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 

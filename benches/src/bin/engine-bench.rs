@@ -175,7 +175,7 @@ fn main() -> Result<()> {
         );
     }
     let model_started = Instant::now();
-    let embedder: Arc<dyn TextEmbedder> = Arc::new(memloop::load_model(a.model.as_deref())?);
+    let embedder: Arc<dyn TextEmbedder> = Arc::new(memloop::model::load_model(a.model.as_deref())?);
     let fingerprint = embedder.fingerprint();
     let model_load = model_started.elapsed();
     if let Some(dir) = &a.reopen {

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use memloop::{ColumnarFormat, Memory, MemoryFilter, Options, Update};
+use memloop::{answers::ColumnarFormat, requests::Update, Memory, MemoryFilter, Options};
 use memloop_benches::{copy_store, median};
 use serde_json::json;
 

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Parser;
-use memloop::{Clock, Durability, ForgetPolicy, HashingEmbedder, Kind, Memory, NewMemory, Options};
+use memloop::{
+    forget::ForgetPolicy, Clock, Durability, HashingEmbedder, Kind, Memory, NewMemory, Options,
+};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 

@@ -28,8 +28,8 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use memloop::retrieve::{CrossEncoderReranker, Reranker, ScoreFusion};
 use memloop::{
-    Clock, ContextRequest, Durability, ForgetPolicy, Kind, Memory, MemoryFilter, MemoryId,
-    NewMemory, Options, Query, Scope, Strategy, TextEmbedder, Turn,
+    context::ContextRequest, forget::ForgetPolicy, plug::Turn, Clock, Durability, Kind, Memory,
+    MemoryFilter, MemoryId, NewMemory, Options, Query, Scope, Strategy, TextEmbedder,
 };
 use memloop_benches::embed_cache::{dir_of, CachingEmbedder};
 use memloop_benches::judged::{load_beir, load_locomo, score, Session, Totals};
@@ -265,8 +265,8 @@ fn store_conversation(
 fn main() -> Result<()> {
     let mut a = Args::parse();
     // clap admits only the names these parse.
-    let precision = memloop::EncoderPrecision::parse(&a.precision).unwrap_or_default();
-    let pooling = memloop::DocumentPooling::parse(&a.pooling).unwrap_or_default();
+    let precision = memloop::model::EncoderPrecision::parse(&a.precision).unwrap_or_default();
+    let pooling = memloop::model::DocumentPooling::parse(&a.pooling).unwrap_or_default();
     if let Some(file) = &a.longmemeval {
         if a.strategy.is_empty() {
             a.strategy =
@@ -310,9 +310,9 @@ fn main() -> Result<()> {
         .iter()
         .map(|s| Ranker::parse(s))
         .collect::<Result<_>>()?;
-    let model = Arc::new(memloop::load_model_with(
+    let model = Arc::new(memloop::model::load_model_with(
         a.model.as_deref(),
-        memloop::DeviceChoice::Cpu,
+        memloop::model::DeviceChoice::Cpu,
         precision,
         pooling,
     )?);

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::Parser;
-use memloop::{Clock, HashingEmbedder, Memory, MemoryFilter, NewMemory, Options, Update};
+use memloop::{requests::Update, Clock, HashingEmbedder, Memory, MemoryFilter, NewMemory, Options};
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 

@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use memloop::{
-    Clock, Durability, ForgetPolicy, Kind, Memory, MemoryFilter, MemoryId, Options, Query, Scope,
-    Strategy, TextEmbedder, Turn,
+    forget::ForgetPolicy, plug::Turn, Clock, Durability, Kind, Memory, MemoryFilter, MemoryId,
+    Options, Query, Scope, Strategy, TextEmbedder,
 };
 use serde_json::json;
 
@@ -49,9 +49,9 @@ pub struct LmeArgs {
     /// The model directory (default: the default model).
     pub model: Option<PathBuf>,
     /// The model's matrix products.
-    pub precision: memloop::EncoderPrecision,
+    pub precision: memloop::model::EncoderPrecision,
     /// How stored texts' vectors are made.
-    pub pooling: memloop::DocumentPooling,
+    pub pooling: memloop::model::DocumentPooling,
     /// Only the first N questions (0: all).
     pub limit: usize,
     /// Every turn stored, evidence of both speakers (memloop's own figures).
@@ -243,9 +243,9 @@ pub fn run(a: &LmeArgs) -> Result<()> {
     if a.limit > 0 {
         questions.truncate(a.limit);
     }
-    let model: Arc<dyn TextEmbedder> = Arc::new(memloop::load_model_with(
+    let model: Arc<dyn TextEmbedder> = Arc::new(memloop::model::load_model_with(
         a.model.as_deref(),
-        memloop::DeviceChoice::Cpu,
+        memloop::model::DeviceChoice::Cpu,
         a.precision,
         a.pooling,
     )?);

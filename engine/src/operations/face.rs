@@ -127,7 +127,7 @@ impl Memory {
     /// if set, must be `session`). Each turn becomes a [`crate::Kind::Turn`] memory ("speaker: text",
     /// valid from the turn's time, numbered after the session's earlier turns); the session's
     /// summary memory is rewritten over all its turns by the summarizer hook; the
-    /// [`crate::Extractor`] hook, if set, turns the new turns into facts sourced to their turn.
+    /// [`crate::plug::Extractor`] hook, if set, turns the new turns into facts sourced to their turn.
     ///
     /// The hooks run before anything is written, so their errors store nothing. The turns are
     /// written in one transaction, the extracted facts in a second (with the usual
@@ -200,7 +200,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for an empty query or `k` outside
-    /// 1..=[`crate::MAX_K`]; [`crate::Error::Embed`], [`crate::Error::Index`],
+    /// 1..=[`crate::retrieve::MAX_K`]; [`crate::Error::Embed`], [`crate::Error::Index`],
     /// [`crate::Error::Store`].
     pub fn recall(&self, query: &Query) -> Result<Vec<Hit>> {
         self.do_recall(query)
@@ -441,7 +441,7 @@ impl<'a> Admin<'a> {
     ///
     /// # Errors
     /// [`crate::Error::Store`] / [`crate::Error::Index`] when the check itself cannot run;
-    /// damage it finds is reported in [`crate::CheckReport::problems`].
+    /// damage it finds is reported in [`crate::answers::CheckReport::problems`].
     pub fn check(&self) -> Result<CheckReport> {
         self.memory.check()
     }
@@ -473,7 +473,7 @@ impl<'a> Admin<'a> {
 
     /// Every erasure receipt this store logged, oldest first, each exactly as signed (one
     /// JSON line): what `memloop receipt list` prints again, and what
-    /// [`crate::verify_receipt_chain`] checks.
+    /// [`crate::privacy::verify_receipt_chain`] checks.
     ///
     /// # Errors
     /// [`crate::Error::Store`]; [`crate::Error::Key`] for a log entry that fails authentication.
@@ -497,7 +497,7 @@ impl<'a> Admin<'a> {
     /// are rewrapped, records are not touched.
     ///
     /// # Errors
-    /// [`crate::KeyError::NotEncrypted`] for a plain store; [`crate::KeyError::Io`].
+    /// [`crate::privacy::KeyError::NotEncrypted`] for a plain store; [`crate::privacy::KeyError::Io`].
     pub fn rotate_key(&self, new: &crate::crypt::Encryption) -> Result<()> {
         self.memory.rotate_key(new)
     }
@@ -560,7 +560,7 @@ impl<'a> Advanced<'a> {
     /// `r.offset`. Reads only: no access time is recorded.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] as [`crate::ListRequest::check`]; [`crate::Error::Store`] or
+    /// [`crate::Error::InvalidInput`] as [`crate::requests::ListRequest::check`]; [`crate::Error::Store`] or
     /// [`crate::Error::Corrupt`].
     pub fn list(&self, r: &ListRequest) -> Result<Vec<MemoryItem>> {
         self.memory.list_request(r)
@@ -624,7 +624,7 @@ impl<'a> Advanced<'a> {
     }
 
     /// Mixed memory: stores document `text` under `key` (a [`crate::Kind::Document`] memory), its
-    /// chunks ([`crate::CHUNK_TOKENS`] tokens with [`crate::CHUNK_OVERLAP`] overlap, each sourced to the
+    /// chunks ([`crate::context::CHUNK_TOKENS`] tokens with [`crate::context::CHUNK_OVERLAP`] overlap, each sourced to the
     /// document with its byte span), and the caller's triples, facts and summaries, all sourced
     /// to the document, in one transaction. Only exact duplicates merge (overlapping chunks stay
     /// apart).
@@ -715,17 +715,17 @@ impl<'a> Transfer<'a> {
         self.memory.import_columnar(path)
     }
 
-    /// Carries out an [`crate::ExportRequest`]: an mlx file of the memories it selects, or a change
+    /// Carries out an [`crate::requests::ExportRequest`]: an mlx file of the memories it selects, or a change
     /// stream (arrow, parquet) of what changed after `since`.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] for a request that [`crate::ExportRequest::format`] refuses or
+    /// [`crate::Error::InvalidInput`] for a request that [`crate::requests::ExportRequest::format`] refuses or
     /// a path inside the store; as [`Transfer::export`] and [`Transfer::export_changes`].
     pub fn export_request(&self, r: &ExportRequest) -> Result<Exported> {
         self.memory.export_request(r)
     }
 
-    /// Carries out an [`crate::ImportRequest`]: merges the file in its format.
+    /// Carries out an [`crate::requests::ImportRequest`]: merges the file in its format.
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for an unknown format; as [`Transfer::import`] and

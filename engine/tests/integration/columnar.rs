@@ -8,7 +8,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, UInt64Type};
 use arrow_array::RecordBatch;
 use memloop::{
-    Clock, ColumnarFormat, Error, Kind, Memory, MemoryFilter, NewMemory, Outcome, Task, Update,
+    answers::ColumnarFormat, items::Outcome, requests::Update, Clock, Error, Kind, Memory,
+    MemoryFilter, NewMemory, Task,
 };
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;

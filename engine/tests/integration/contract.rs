@@ -5,7 +5,8 @@
 //! cli/tests/mcp_clients/test_contract.py, ffi/tests/c/contract.c, python/tests/test_contract.py).
 
 use memloop::{
-    ContextParams, Error, Memory, MemoryId, OpenRequest, Options, RecallRequest, RememberRequest,
+    requests::ContextParams, requests::OpenRequest, requests::RecallRequest,
+    requests::RememberRequest, Error, Memory, MemoryId, Options,
 };
 use serde_json::Value;
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use memloop::time::parse_rfc3339;
 use memloop::{
-    Clock, ContextRequest, Error, Extracted, Extractor, InvalidInput, Kind, Memory, MemoryFilter,
-    NewMemory, Options, Query, Scope, Strategy, Turn,
+    context::ContextRequest, plug::Extracted, plug::Extractor, plug::Turn, Clock, Error,
+    InvalidInput, Kind, Memory, MemoryFilter, NewMemory, Options, Query, Scope, Strategy,
 };
 
 use crate::common::hashing;

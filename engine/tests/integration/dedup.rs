@@ -1,8 +1,8 @@
 //! No duplicates, no lost history: exact and near-duplicate merging, versioned updates.
 
 use memloop::{
-    Clock, Error, Kind, Memory, MemoryFilter, MemoryId, NewMemory, Options, Query, RememberAction,
-    Remembered, Scope, Update,
+    requests::Update, Clock, Error, Kind, Memory, MemoryFilter, MemoryId, NewMemory, Options,
+    Query, RememberAction, Remembered, Scope,
 };
 
 use crate::common::open;

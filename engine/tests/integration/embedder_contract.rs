@@ -65,7 +65,7 @@ fn the_hashing_embedder_keeps_the_contract() {
 
 #[test]
 fn the_default_model_keeps_the_contract() {
-    let model = memloop::load_model(None)
+    let model = memloop::model::load_model(None)
         .expect("the default model (scripts/fetch-model.sh, run by the test command, fetches it)");
     contract(&model);
 }

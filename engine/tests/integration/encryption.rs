@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use memloop::{
-    verify_receipt, verify_receipt_chain, Clock, Encryption, Error, ErrorCode, Fault, KeyError,
-    Memory, MemoryFilter, NewMemory, Options, Query, Scope, StorageFaults, TextEmbedder,
+    faults::Fault, faults::StorageFaults, privacy::verify_receipt, privacy::verify_receipt_chain,
+    privacy::KeyError, Clock, Encryption, Error, ErrorCode, Memory, MemoryFilter, NewMemory,
+    Options, Query, Scope, TextEmbedder,
 };
 
 /// A dense deterministic embedder: every float of every vector is non-zero, so a 16-byte run
@@ -119,9 +120,9 @@ fn an_encrypted_store_keeps_no_text_tag_or_vector_in_the_clear() {
         .transfer()
         .export(&export, &MemoryFilter::new())
         .unwrap();
-    let stream = memloop::ExportRequest {
+    let stream = memloop::requests::ExportRequest {
         format: Some("arrow".into()),
-        ..memloop::ExportRequest::to(root.path().join("changes.arrow"))
+        ..memloop::requests::ExportRequest::to(root.path().join("changes.arrow"))
     };
     assert_eq!(
         memory

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memloop::{
-    Clock, Error, Fault, Memory, MemoryFilter, MemoryId, NewMemory, StorageFaults, Update,
+    faults::Fault, faults::StorageFaults, requests::Update, Clock, Error, Memory, MemoryFilter,
+    MemoryId, NewMemory,
 };
 
 use crate::common::{hashing, open};
@@ -344,12 +345,12 @@ fn stale_temporary_files_are_removed_on_open() {
 fn an_oversized_text_is_a_typed_error() {
     let dir = tempfile::tempdir().unwrap();
     let m = open(dir.path(), &Clock::manual(0));
-    let big = "x".repeat(memloop::DEFAULT_MAX_TEXT_BYTES + 1);
+    let big = "x".repeat(memloop::items::DEFAULT_MAX_TEXT_BYTES + 1);
     let err = m.remember(NewMemory::new(big)).unwrap_err();
     assert!(
         matches!(&err, Error::InvalidInput(e) if matches!(
             e.reason(),
-            memloop::InvalidInput::TextTooLong { limit, .. } if *limit == memloop::DEFAULT_MAX_TEXT_BYTES
+            memloop::InvalidInput::TextTooLong { limit, .. } if *limit == memloop::items::DEFAULT_MAX_TEXT_BYTES
         )),
         "{err}"
     );

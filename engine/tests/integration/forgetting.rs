@@ -2,8 +2,8 @@
 //! pinning, durability of deletions.
 
 use memloop::{
-    Clock, ForgetPolicy, ForgetReason, Kind, Memory, MemoryFilter, NewMemory, Options, Query,
-    Scope, Tier,
+    forget::ForgetPolicy, forget::ForgetReason, Clock, Kind, Memory, MemoryFilter, NewMemory,
+    Options, Query, Scope, Tier,
 };
 
 use crate::common::hashing;
@@ -253,7 +253,7 @@ fn disabled_forgetting_keeps_everything() {
     clock.set(T0 + 100_000 * DAY).unwrap();
     assert_eq!(
         m.admin().sweep().unwrap(),
-        memloop::SweepReport {
+        memloop::answers::SweepReport {
             at: T0 + 100_000 * DAY,
             ..Default::default()
         }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow_array::{Array, RecordBatch, UInt32Array};
-use memloop::{Clock, ColumnarFormat, Error, Memory, MemoryFilter, MemoryItem, NewMemory};
+use memloop::{answers::ColumnarFormat, Clock, Error, Memory, MemoryFilter, MemoryItem, NewMemory};
 use rand::{Rng, SeedableRng};
 
 use crate::common::{hashing, open, sentences};

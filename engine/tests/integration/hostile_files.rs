@@ -308,7 +308,7 @@ fn a_damaged_index_is_rebuilt_before_it_is_believed_or_saved() {
         let m = open_verified(dir.path());
         assert_eq!(
             m.admin().open_report().index,
-            memloop::IndexRecovery::Clean,
+            memloop::answers::IndexRecovery::Clean,
             "{name}: the saved file passes every checksum"
         );
         assert_eq!(top_hits(&m, &queries), want, "{name}");
@@ -327,7 +327,10 @@ fn an_unchanged_index_is_trusted_by_its_stamp_and_a_rewritten_one_is_not() {
     let (dir, queries, want, path) = saved(300, 29);
     let m = open(dir.path(), &Clock::manual(0));
     assert!(m.admin().open_report().index_trusted_by_stamp);
-    assert_eq!(m.admin().open_report().index, memloop::IndexRecovery::Clean);
+    assert_eq!(
+        m.admin().open_report().index,
+        memloop::answers::IndexRecovery::Clean
+    );
     assert_eq!(top_hits(&m, &queries), want);
     assert!(m.admin().check().unwrap().is_sound());
     m.close().unwrap();
@@ -335,7 +338,10 @@ fn an_unchanged_index_is_trusted_by_its_stamp_and_a_rewritten_one_is_not() {
     std::fs::write(&path, &bytes).unwrap();
     let m = open(dir.path(), &Clock::manual(0));
     assert!(!m.admin().open_report().index_trusted_by_stamp);
-    assert_eq!(m.admin().open_report().index, memloop::IndexRecovery::Clean);
+    assert_eq!(
+        m.admin().open_report().index,
+        memloop::answers::IndexRecovery::Clean
+    );
     assert_eq!(top_hits(&m, &queries), want);
 }
 
@@ -357,7 +363,7 @@ fn a_close_before_any_search_does_not_save_an_unverified_index() {
     assert!(
         !matches!(
             m.admin().open_report().index,
-            memloop::IndexRecovery::Rebuilt(_)
+            memloop::answers::IndexRecovery::Rebuilt(_)
         ),
         "{:?}",
         m.admin().open_report().index
@@ -379,7 +385,7 @@ fn an_index_from_another_store_is_rebuilt() {
     let m = open(b.path(), &Clock::manual(0));
     assert!(
         // A sealed index names its store in its associated data: it fails authentication.
-        matches!(&m.admin().open_report().index, memloop::IndexRecovery::Rebuilt(why)
+        matches!(&m.admin().open_report().index, memloop::answers::IndexRecovery::Rebuilt(why)
             if why.contains("another store") || why.contains("fails authentication")),
         "{:?}",
         m.admin().open_report().index

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use memloop::context::{assemble, Candidate, Precision, KEY_REFERENCE};
 use memloop::retrieve::{QueryRefiner, RefineInput, Refinement, Reranker};
 use memloop::{
-    Clock, ContextMode, ContextRequest, Error, Hit, Kind, Memory, NewMemory, Outcome, Query,
-    Strategy, Structures, SubjectEvent, Task, Tier,
+    context::ContextMode, context::ContextRequest, context::Structures, items::Outcome,
+    requests::SubjectEvent, Clock, Error, Hit, Kind, Memory, NewMemory, Query, Strategy, Task,
+    Tier,
 };
 use proptest::prelude::{any, prop, proptest, ProptestConfig};
 use proptest::strategy::Strategy as _;
@@ -351,7 +352,7 @@ fn documents_are_chunked_linked_and_served_once_in_memory_doc_mode() {
             doc.chunks.len()
         );
         covered_to = b as usize;
-        assert!(m.admin().embedder().count_tokens(&chunk.text) <= memloop::CHUNK_TOKENS);
+        assert!(m.admin().embedder().count_tokens(&chunk.text) <= memloop::context::CHUNK_TOKENS);
     }
     assert_eq!(covered_to, text.len());
     let fact = m.get(doc.structures[1]).unwrap().unwrap();
@@ -470,7 +471,7 @@ proptest! {
 
 #[test]
 fn context_fits_the_real_tokenizer_budget() {
-    let model = memloop::load_model(None).expect("default model is fetched");
+    let model = memloop::model::load_model(None).expect("default model is fetched");
     let count = |s: &str| model.count_tokens(s);
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(48));
     runner

@@ -1,7 +1,8 @@
 //! The engine on the real default model (all-MiniLM-L6-v2, fetched by scripts/fetch-model.sh).
 
 use memloop::{
-    DocumentPooling, EncoderPrecision, Kind, Memory, NewMemory, Options, Query, RememberAction,
+    model::DocumentPooling, model::EncoderPrecision, Kind, Memory, NewMemory, Options, Query,
+    RememberAction,
 };
 
 #[test]

@@ -3,7 +3,9 @@
 
 use std::process::Command;
 
-use memloop::{Clock, Error, IndexRecovery, Memory, NewMemory, Options, Query, VectorEncoding};
+use memloop::{
+    answers::IndexRecovery, model::VectorEncoding, Clock, Error, Memory, NewMemory, Options, Query,
+};
 
 use crate::common::{hashing, open, sentences};
 

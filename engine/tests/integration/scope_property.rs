@@ -5,8 +5,8 @@
 use std::sync::OnceLock;
 
 use memloop::{
-    Clock, ContextMode, ContextRequest, Kind, Memory, MemoryFilter, MemoryItem, NewMemory, Query,
-    Scope, Strategy as Retrieval, Turn,
+    context::ContextMode, context::ContextRequest, plug::Turn, Clock, Kind, Memory, MemoryFilter,
+    MemoryItem, NewMemory, Query, Scope, Strategy as Retrieval,
 };
 use proptest::prelude::*;
 

@@ -2,7 +2,7 @@
 //! scopes, and erasure that leaves nothing of a user in any file of the store.
 
 use memloop::{
-    Clock, ContextRequest, Kind, Memory, MemoryFilter, NewMemory, Query, Scope, Strategy,
+    context::ContextRequest, Clock, Kind, Memory, MemoryFilter, NewMemory, Query, Scope, Strategy,
 };
 use proptest::prelude::{prop, proptest, ProptestConfig};
 

@@ -1,6 +1,6 @@
 //! Export and import: same items, same recall, idempotent, re-embedding across models.
 
-use memloop::{Clock, Error, Kind, Memory, MemoryFilter, NewMemory, Query, Update};
+use memloop::{requests::Update, Clock, Error, Kind, Memory, MemoryFilter, NewMemory, Query};
 
 use crate::common::{hashing, open, sentences};
 

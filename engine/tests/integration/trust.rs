@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memloop::{
-    Clock, ColumnarFormat, ContextMode, ContextRequest, Error, Kind, Memory, MemoryFilter,
-    NewMemory, Query, Scope, Strategy, Turn, MAX_ID,
+    answers::ColumnarFormat, context::ContextMode, context::ContextRequest, items::MAX_ID,
+    plug::Turn, Clock, Error, Kind, Memory, MemoryFilter, NewMemory, Query, Scope, Strategy,
 };
 
 use crate::common::{open, sentences};
@@ -342,7 +342,7 @@ fn an_export_to_a_bare_file_name_succeeds() {
 fn forget_by_id_removes_its_forgetting_log_events() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::manual(1_700_000_000_000);
-    let mut policy = memloop::ForgetPolicy::default();
+    let mut policy = memloop::forget::ForgetPolicy::default();
     policy.strength_days[Kind::Fact as usize] = 1.0;
     let options = memloop::Options {
         forgetting: policy,

@@ -2,7 +2,8 @@
 //! `as_of` answers what was true then (superseded versions included when they held).
 
 use memloop::{
-    Clock, ContextRequest, Kind, Memory, MemoryFilter, NewMemory, Options, Query, Update,
+    context::ContextRequest, requests::Update, Clock, Kind, Memory, MemoryFilter, NewMemory,
+    Options, Query,
 };
 
 use crate::common::hashing;
@@ -172,7 +173,7 @@ fn an_ended_fact_leaves_working_memory_when_its_validity_ends() {
     assert!(
         events
             .iter()
-            .any(|e| e.id == lease && e.reason == memloop::ForgetReason::Expired),
+            .any(|e| e.id == lease && e.reason == memloop::forget::ForgetReason::Expired),
         "{events:?}"
     );
 }
