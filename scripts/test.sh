@@ -19,6 +19,7 @@ cd "$(dirname "$0")/.."
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 python3 scripts/check-layers.py
+python3 scripts/bench-table.py --check
 cargo test --workspace --locked --no-run
 MEMLOOP_BIN=target/debug/memloop bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
