@@ -452,7 +452,13 @@ pub unsafe extern "C" fn memloop_sweep_scope(
     scope_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> i32 {
-    let sweep = |m: &memloop::Memory, scope: memloop::Scope| Ok(m.scoped(&scope).sweep()?);
+    let sweep = |m: &memloop::Memory, scope: memloop::Scope| {
+        if scope.is_empty() {
+            let why = "memloop_sweep_scope needs a user, an agent or a session (memloop_sweep sweeps all)";
+            return Err(memloop::Error::from(memloop::InvalidInput::Options(why.into())).into());
+        }
+        Ok(m.scoped(&scope).sweep()?)
+    };
     // SAFETY: forwarded contracts for `scope_json` and `out_json`.
     unsafe { json_call(handle, scope_json, "scope_json", out_json, sweep) }
 }

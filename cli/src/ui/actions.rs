@@ -50,12 +50,20 @@ fn done(path: &str, notice: &str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response()
 }
 
-/// Runs one tool; its refusal as an error page.
+/// Runs one operation of the registry that is on the inspector's door; its refusal as an error
+/// page.
 async fn run(
     ui: &Arc<Ui>,
     tool: &'static str,
     arguments: serde_json::Value,
 ) -> Result<serde_json::Value, Response> {
+    let on_door = memloop::Operation::named(tool).is_ok_and(|op| op.on(memloop::Door::Inspector));
+    if !on_door {
+        return Err(failure(
+            StatusCode::BAD_REQUEST,
+            &format!("`{tool}` is not an action of the inspector"),
+        ));
+    }
     ui.call(tool, arguments)
         .await
         .map(|r| r.structured)

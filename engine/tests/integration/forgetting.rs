@@ -341,7 +341,8 @@ fn a_scoped_sweep_moves_only_that_scopes_memories() {
         m.scoped(&Scope::user("nobody")).sweep().unwrap().forgotten,
         0
     );
-    assert!(m.scoped(&Scope::default()).sweep().is_err());
+    // An empty name is refused; the empty scope (no confinement) sweeps everything.
+    assert!(m.scoped(&Scope::user("")).sweep().is_err());
     assert_eq!(m.admin().sweep().unwrap().forgotten, 1);
     assert!(m.get(ids[1]).unwrap().is_none());
 }
