@@ -308,7 +308,7 @@ int32_t memloop_remember_conversation(const memloop_t *handle,
 int32_t memloop_forget(const memloop_t *handle, uint64_t id);
 
 /**
- * Recalls memories. `query_json` (`memloop::RecallRequest`, as the MCP `recall` tool takes
+ * Recalls memories. `query_json` (`memloop::requests::RecallRequest`, as the MCP `recall` tool takes
  * it): `{"query": "...", "k": 5, "namespace": …, "kinds": […], "tags": […], "strategy":
  * "single" | "lexical" | "rerank" | "iterative", "history": false (or "include_superseded"),
  * "user": …, "agent": …, "session": …, "as_of": ms or "RFC 3339"}`; all but `query` may be
@@ -324,7 +324,9 @@ int32_t memloop_forget(const memloop_t *handle, uint64_t id);
  * # Safety
  * `query_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
  */
-int32_t memloop_recall(const memloop_t *handle, const char *query_json, char **out_json);
+int32_t memloop_recall(const memloop_t *handle,
+                       const char *query_json,
+                       char **out_json);
 
 /**
  * Runs any operation of the registry (`memloop::Operation`: remember, update,
@@ -346,7 +348,7 @@ int32_t memloop_call(const memloop_t *handle,
                      char **out_json);
 
 /**
- * Assembles a context under a token budget. `request_json` (`memloop::ContextParams`, as the
+ * Assembles a context under a token budget. `request_json` (`memloop::requests::ContextParams`, as the
  * MCP `context` tool takes it): `{"query": "...", "budget": 500, "k": 8, "strategy": …,
  * "namespace": …, "kinds": […], "tags": […], "history": false, "key_share": 0.33,
  * "mode": "memories" | "documents", "user": …, "agent": …, "session": …, "as_of": ms or

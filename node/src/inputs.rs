@@ -505,7 +505,10 @@ impl ExportOptions {
         Ok(ExportRequest {
             path: path.into(),
             format: self.format,
-            namespace: self.namespace,
+            selection: memloop::requests::Selection {
+                namespace: self.namespace,
+                ..Default::default()
+            },
             scope: memloop::Scope {
                 user: self.user,
                 agent: self.agent,

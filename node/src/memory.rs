@@ -364,6 +364,25 @@ impl Memory {
         }))
     }
 
+    /// The memories passing a filter, oldest id first, a page at a time: `namespace`,
+    /// `kinds`, `tags`, `history`, `asOf`, `user`, `agent`, `session`, `limit` (default 1000,
+    /// at most 100000), `offset`. No query, no ranking, nothing reinforced. Resolves to the
+    /// memories as plain objects (the registry's `list` answer's `memories`).
+    #[napi(
+        ts_args_type = "filter?: Record<string, unknown>",
+        ts_return_type = "Promise<Array<Record<string, unknown>>>"
+    )]
+    pub fn list(&self, filter: Option<Value>) -> napi::Result<Answer> {
+        let fields = filter.map_or(Value::Null, crate::js_value::from_js);
+        let request = checked(memloop::Request::parse("list", fields))?;
+        Ok(answer(self.open_store()?, move |s| {
+            s.call(request).map(|a| match a.to_json() {
+                Value::Object(mut answer) => answer.remove("memories").unwrap_or(Value::Null),
+                other => other,
+            })
+        }))
+    }
+
     /// Counts: memories, per tier, indexed; sequence numbers; the model.
     #[napi(ts_return_type = "Promise<Record<string, unknown>>")]
     pub fn stats(&self) -> napi::Result<Answer> {

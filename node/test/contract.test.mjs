@@ -123,3 +123,18 @@ test('call refuses what the registry refuses', async (t) => {
     await assert.rejects(mem.call(op, request), (e) => e instanceof MemloopError && e.code === 'invalid_input', op)
   }
 })
+
+test('list pages through the memories a filter admits, as every door lists them', async (t) => {
+  const mem = await Memory.open(freshDir(), { hashingEmbedder: 16 })
+  t.after(() => mem.close())
+  for (const [i, seed] of table.memories.entries()) {
+    assert.equal((await mem.call('remember', toNode(seed))).id, i + 1)
+  }
+  const ana = await mem.list({ user: 'ana', limit: 2 })
+  assert.deepEqual(ana.map((m) => m.id), [1, 2])
+  assert.ok(ana.every((m) => m.user === 'ana' && typeof m.validFrom === 'number'))
+  assert.deepEqual((await mem.list({ user: 'ana', offset: 2 })).map((m) => m.id), [5, 8])
+  assert.deepEqual((await mem.list({ kinds: ['fact'], asOf: new Date('2020-06-01').getTime() })).map((m) => m.id), [8])
+  await assert.rejects(mem.list({ limit: 0 }), (e) => e instanceof MemloopError && e.code === 'invalid_input')
+  await assert.rejects(mem.list({ colour: 'red' }), (e) => e instanceof MemloopError && e.code === 'invalid_input')
+})

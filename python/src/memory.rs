@@ -632,7 +632,7 @@ impl Memory {
         let request = memloop::requests::ExportRequest {
             path: arg(path, "path")?,
             format: optional_text(format, "format")?,
-            namespace: optional_text(namespace, "namespace")?,
+            selection: selection([namespace, None, None], None, None)?,
             scope: scope([user, agent, session])?,
             since: args::optional_int::<u64>(since, "since", "0..2^64")?,
             plaintext,

@@ -3,8 +3,6 @@
 
 use super::{ColumnarFormat, ImportReport};
 use crate::error::Result;
-use crate::filter::MemoryFilter;
-use crate::item::Scope;
 use crate::memory::Memory;
 use crate::vocabulary::{ExportRequest, Exported, ImportRequest, TransferFormat};
 
@@ -17,15 +15,7 @@ impl Memory {
     /// a path inside the store; as [`crate::Transfer::export`] and [`crate::Transfer::export_changes`].
     pub(crate) fn export_request(&self, r: &ExportRequest) -> Result<Exported> {
         let format = r.format()?;
-        let filter = MemoryFilter {
-            namespace: r.namespace.clone(),
-            ..Default::default()
-        }
-        .scope(Scope {
-            user: r.scope.user.clone(),
-            agent: r.scope.agent.clone(),
-            session: r.scope.session.clone(),
-        });
+        let filter = r.selection.filter(&r.scope)?;
         let columnar = match format {
             TransferFormat::Mlx => None,
             TransferFormat::Arrow => Some(ColumnarFormat::Arrow),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::selection::Selection;
 use crate::invalid::InvalidInput;
 use crate::item::Scope;
 
@@ -48,9 +49,9 @@ pub struct ExportRequest {
     /// mlx (default), arrow or parquet.
     #[serde(default)]
     pub format: Option<String>,
-    /// Only this namespace.
-    #[serde(default)]
-    pub namespace: Option<String>,
+    /// Which memories: namespace, kinds, tags, history, as-of (default: every current one).
+    #[serde(flatten)]
+    pub selection: Selection,
     /// Only this user's, agent's or session's memories.
     #[serde(flatten)]
     pub scope: Scope,
