@@ -476,7 +476,7 @@ mod tests {
             ("feedback", json!({"id": 1, "level": 3, "x": 1})),
             ("get", json!({"id": 1, "history": true})),
             ("forget", json!({"user": "u", "namespace": "n"})),
-            ("export", json!({"path": "/tmp/x", "kinds": ["fact"]})),
+            ("export", json!({"path": "/tmp/x", "limit": 5})),
             ("sweep", json!({"user": "u", "now": 1})),
             ("stats", json!({"verbose": true})),
             (
