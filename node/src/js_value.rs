@@ -67,7 +67,19 @@ pub fn from_js(v: Value) -> Value {
                 .collect::<Map<_, _>>(),
         ),
         Value::Array(items) => Value::Array(items.into_iter().map(from_js).collect()),
+        Value::Number(n) => Value::Number(integral(n)),
         other => other,
+    }
+}
+
+/// A JavaScript number that holds an integer exactly (every number arrives as a double) as an
+/// integer, so an id, a count or a time in milliseconds reads as the integer it is.
+fn integral(n: Number) -> Number {
+    match n.as_f64() {
+        Some(x) if n.is_f64() && x.fract() == 0.0 && x.abs() <= MAX_SAFE as f64 => {
+            Number::from(x as i64)
+        }
+        _ => n,
     }
 }
 
