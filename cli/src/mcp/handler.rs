@@ -55,7 +55,13 @@ fn tools() -> Vec<Tool> {
                 Value::Object(map) => map,
                 _ => serde_json::Map::new(),
             };
+            let answer = match op.answer_schema() {
+                Value::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            // The answer's schema too: a client checks each structured answer against it.
             Tool::new(op.name(), op.doc(), Arc::new(schema))
+                .with_raw_output_schema(Arc::new(answer))
         })
         .collect()
 }

@@ -58,6 +58,8 @@ def test_every_tool_and_bad_arguments(store, log):
             for t in listed.tools:
                 assert t.description and len(t.description) > 30, t.name
                 assert t.input_schema["type"] == "object", t.name
+                # The answer's schema: the SDK checks every structured answer against it.
+                assert t.output_schema and t.output_schema["type"] == "object", t.name
             recall_schema = next(t for t in listed.tools if t.name == "recall").input_schema
             assert "query" in recall_schema["properties"]
             assert "query" in recall_schema.get("required", [])

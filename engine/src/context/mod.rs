@@ -24,7 +24,17 @@ use crate::item::MemoryId;
 
 /// One of a memory's three texts.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
@@ -73,7 +83,7 @@ pub const KEY_REFERENCE: &str = "Key Reference";
 pub const GENERAL_REFERENCE: &str = "General Reference";
 
 /// One memory in a context.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Block {
     /// [`KEY_REFERENCE`] or [`GENERAL_REFERENCE`].
     pub label: &'static str,
@@ -88,7 +98,7 @@ pub struct Block {
 }
 
 /// An assembled context.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Context {
     /// The rendered context, what the tokens were counted on.
     pub text: String,

@@ -24,7 +24,7 @@ use crate::vocabulary::Update;
 use summary::{session_summary, Line};
 
 /// What [`Memory::remember_conversation`] stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ConversationReport {
     /// The session.
     pub session: String,

@@ -14,7 +14,7 @@ use crate::item::{scope_covers, MemoryId, Scope};
 use crate::memory::Memory;
 
 /// What [`crate::Scoped::erase`] erased.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ScopeErasure {
     /// The scope erased.
     pub scope: Scope,

@@ -9,7 +9,7 @@ use crate::item::{Kind, MemoryId, Scope, Tier};
 use crate::memory::{Inner, Memory};
 
 /// What one sweep moved.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SweepReport {
     /// The time it applied the policy at.
     pub at: Timestamp,
@@ -52,7 +52,7 @@ pub struct ForgetEvent {
 }
 
 /// A memory's decay, now and ahead.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DecayReport {
     /// The memory.
     pub id: MemoryId,
@@ -91,7 +91,7 @@ pub struct DecayReport {
 pub const CURVE_POINTS: usize = 64;
 
 /// A memory's retention at one time.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RetentionPoint {
     /// The time (ms since the epoch).
     pub at: Timestamp,

@@ -48,6 +48,7 @@ pub const DEFAULT_NAMESPACE: &str = "default";
     Decode,
     Serialize,
     Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
@@ -128,7 +129,19 @@ impl std::fmt::Display for Kind {
 }
 
 /// Where a memory stands in forgetting (forgotten memories are deleted, so have no tier).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Encode, Decode, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Encode,
+    Decode,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     /// Retention at or above θ1: served at full precision.
@@ -161,7 +174,9 @@ pub enum Outcome {
 }
 
 /// A (head, relation, tail) triple.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct Triple {
     /// The subject entity.
@@ -173,7 +188,9 @@ pub struct Triple {
 }
 
 /// Where a memory came from: a document id and an optional byte span in it.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     /// The document's id (a path, URL, message id …).
@@ -184,7 +201,7 @@ pub struct Source {
 }
 
 /// One stored memory.
-#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Encode, Decode, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryItem {
     /// The id.
     pub id: MemoryId,

@@ -144,7 +144,7 @@ pub struct OpenReport {
 }
 
 /// Counts describing a store.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Stats {
     /// Live memories (superseded versions included).
     pub memories: usize,

@@ -3,11 +3,14 @@
 //! docs, doors and requests are the vocabulary's (`crate::vocabulary::Operation`,
 //! `Request`). Every door returns what [`Memory::call`] returns, serialised by serde as written
 //! here (Node's door renames the fields to camelCase): a forwarded call and a direct one print
-//! the same bytes.
+//! the same bytes. Each answer's JSON schema ([`Operation::answer_schema`], of what serde
+//! writes) is MCP's output schema for the tool, so a client checks every answer against it.
 
 mod face;
 
+use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::Value;
 
 pub use face::{Admin, Advanced, Scoped, Transfer};
 
@@ -21,10 +24,10 @@ use crate::memory::{Memory, Stats};
 use crate::remember::dedup::Remembered;
 use crate::retrieve::{FeedbackState, Hit};
 use crate::transfer::ImportReport;
-use crate::vocabulary::{Exported, Request};
+use crate::vocabulary::{Exported, Operation, Request};
 
 /// `update`'s answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Updated {
     /// The memory that now holds it: the same id, or the new version's.
     pub id: MemoryId,
@@ -33,28 +36,28 @@ pub struct Updated {
 }
 
 /// `recall`'s answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Recalled {
     /// The hits, best first, each with its explanation.
     pub hits: Vec<Hit>,
 }
 
 /// `observe`'s answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Observed {
     /// The subject's memory.
     pub id: MemoryId,
 }
 
 /// `list`'s answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Listed {
     /// The memories of the page, by ascending id.
     pub memories: Vec<MemoryItem>,
 }
 
 /// `forget`'s answer for one memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Forgotten {
     /// The memory forgotten.
     pub id: MemoryId,
@@ -184,4 +187,52 @@ fn run(memory: &Memory, request: Request) -> Result<Answer> {
         Request::Export(r) => Answer::Exported(this.export_request(&r)?),
         Request::Import(r) => Answer::Imported(this.import_request(&r)?),
     })
+}
+
+/// `forget`'s answer: one memory forgotten, or a scope erased.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // read by the schema only
+enum ForgetAnswer {
+    /// One memory.
+    Forgotten(Forgotten),
+    /// A scope.
+    Erased(ScopeErasure),
+}
+
+/// The schema of what `T` serialises as, its root an object (as MCP asks of an output schema).
+fn schema_of<T: JsonSchema>() -> Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let mut value = schema.to_value();
+    if let Value::Object(map) = &mut value {
+        map.entry("type").or_insert_with(|| Value::from("object"));
+    }
+    value
+}
+
+impl Operation {
+    /// The JSON schema of its answer, as every door returns it.
+    pub fn answer_schema(self) -> Value {
+        match self {
+            Operation::Remember => schema_of::<Remembered>(),
+            Operation::Update => schema_of::<Updated>(),
+            Operation::RememberConversation => schema_of::<ConversationReport>(),
+            Operation::Recall => schema_of::<Recalled>(),
+            Operation::Context => schema_of::<Context>(),
+            Operation::Feedback => schema_of::<FeedbackState>(),
+            Operation::RecordTask => schema_of::<TaskIds>(),
+            Operation::Observe => schema_of::<Observed>(),
+            Operation::Get => schema_of::<MemoryItem>(),
+            Operation::List => schema_of::<Listed>(),
+            Operation::Forget => schema_of::<ForgetAnswer>(),
+            Operation::ExplainDecay => schema_of::<DecayReport>(),
+            Operation::Stats => schema_of::<Stats>(),
+            Operation::Sweep => schema_of::<SweepReport>(),
+            Operation::Export => schema_of::<Exported>(),
+            Operation::Import => schema_of::<ImportReport>(),
+        }
+    }
 }

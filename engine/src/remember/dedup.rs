@@ -51,6 +51,40 @@ impl serde::Serialize for Remembered {
     }
 }
 
+/// The JSON schema of [`Remembered`] as it serialises.
+impl schemars::JsonSchema for Remembered {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Remembered".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        /// How a text was stored.
+        #[derive(schemars::JsonSchema)]
+        #[serde(rename_all = "lowercase")]
+        #[allow(dead_code)] // read by the schema only
+        enum Action {
+            /// A new memory.
+            New,
+            /// Merged into a memory that says the same.
+            Merged,
+            /// A new version of a fact, the old one kept as history.
+            Superseded,
+        }
+        /// What a remember serialises as.
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)] // read by the schema only
+        struct RememberedShape {
+            /// The memory that now holds the text.
+            id: MemoryId,
+            /// How it got there.
+            action: Action,
+            /// The version a supersession replaced (`null` otherwise).
+            previous: Option<MemoryId>,
+        }
+        RememberedShape::json_schema(generator)
+    }
+}
+
 impl RememberAction {
     /// The version a supersession replaced.
     pub fn previous(&self) -> Option<MemoryId> {

@@ -14,7 +14,7 @@ pub(crate) use format::parse;
 pub use salvage::salvage;
 
 /// What an import did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct ImportReport {
     /// Records in the file.
     pub records: usize,

@@ -113,6 +113,40 @@ impl serde::Serialize for Hit {
     }
 }
 
+/// The JSON schema of a hit as it serialises (the fields of [`Hit`]'s `Serialize`).
+impl schemars::JsonSchema for Hit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Hit".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        /// What a hit serialises as.
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)] // read by the schema only
+        struct HitShape {
+            /// The memory's id.
+            id: crate::item::MemoryId,
+            /// Its score for this query (cosine, fused or reranked).
+            score: f32,
+            /// Its place in the answer, from 0.
+            rank: usize,
+            /// Its kind.
+            kind: Kind,
+            /// Its namespace.
+            namespace: String,
+            /// Its tier.
+            tier: Tier,
+            /// Its text.
+            text: String,
+            /// Why it surfaced.
+            explain: Explanation,
+            /// The whole memory.
+            item: MemoryItem,
+        }
+        HitShape::json_schema(generator)
+    }
+}
+
 /// How a query becomes hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Strategy {
@@ -185,7 +219,7 @@ impl Strategy {
 }
 
 /// Why a memory surfaced: every signal that went into its score.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Explanation {
     /// Cosine similarity to the (final) query vector.
     pub vector: Option<f32>,
@@ -211,7 +245,17 @@ pub struct Explanation {
 }
 
 /// The feedback a memory received (see [`crate::Memory::feedback`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct FeedbackState {
     /// Number of feedbacks.
     pub count: u32,
@@ -231,7 +275,7 @@ impl FeedbackState {
 }
 
 /// Why a hit's score was raised for time.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct TimeMatch {
     /// What matched: the query's window ("May 2023: 2023-05-01 to 2023-06-01") or "asks when".
     pub cue: String,

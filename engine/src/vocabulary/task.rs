@@ -76,7 +76,7 @@ impl Task {
 }
 
 /// The memories a task became.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct TaskIds {
     /// The task memory.
     pub task: MemoryId,

@@ -92,7 +92,7 @@ impl ExportRequest {
 }
 
 /// What an export wrote, as every door shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Exported {
     /// Memories written (upserts and deletes of a change stream).
     pub exported: usize,
