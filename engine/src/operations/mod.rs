@@ -197,7 +197,7 @@ enum ForgetAnswer {
     /// One memory.
     Forgotten(Forgotten),
     /// A scope.
-    Erased(ScopeErasure),
+    Erased(Box<ScopeErasure>),
 }
 
 /// The schema of what `T` serialises as, its root an object (as MCP asks of an output schema).
