@@ -10,6 +10,7 @@
 //!   re-scores its candidates exactly anyway);
 //! - `avx512`: AVX-512F widen-and-shift, two 16-lane FMA accumulators;
 //! - `avx2`: AVX2 + FMA, two 8-lane accumulators;
+//! - `neon`: aarch64's Advanced SIMD widen-and-shift, two 4-lane FMA accumulators;
 //! - `scalar`: portable (the reference the others are tested against).
 #![allow(unsafe_code)]
 
@@ -45,6 +46,10 @@ pub fn kernels() -> Vec<(&'static str, DotBf16Fn)> {
         {
             v.push(("avx2", x86::dot_avx2_checked));
         }
+    }
+    #[cfg(target_arch = "aarch64")]
+    if super::isa_cap() > super::Isa::Scalar {
+        v.push(("neon", arm::dot_neon));
     }
     v.push(("scalar", dot_bf16_scalar));
     v
@@ -211,6 +216,39 @@ mod x86 {
         let q4 = _mm_add_ps(q4, _mm_movehl_ps(q4, q4));
         let q4 = _mm_add_ss(q4, _mm_shuffle_ps::<0b01>(q4, q4));
         _mm_cvtss_f32(q4) + tail(q, c, i)
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+mod arm {
+    use std::arch::aarch64::*;
+
+    use super::dot_f32_bf16;
+
+    /// The bf16 inner product on NEON (on the f32 query): eight codes at a time widened to f32
+    /// by a 16-bit left shift, fused into two accumulators; the last few portably.
+    pub(super) fn dot_neon(q: &[f32], _qb: &[u8], c: &[u8]) -> f32 {
+        let n = q.len().min(c.len() / 2);
+        let (pq, pc) = (q.as_ptr(), c.as_ptr());
+        let mut i = 0;
+        // SAFETY: NEON is part of the aarch64 baseline, so every intrinsic runs on any aarch64
+        // CPU. While i + 8 <= n, the 16-byte code load at byte 2i ends at 2(i + 8) <=
+        // c.len() (an unaligned load of bytes, read as little-endian u16, as the codes are
+        // stored), and the two 4-float query loads end at i + 8 <= q.len().
+        let head = unsafe {
+            let mut acc0 = vdupq_n_f32(0.0);
+            let mut acc1 = vdupq_n_f32(0.0);
+            while i + 8 <= n {
+                let w = vreinterpretq_u16_u8(vld1q_u8(pc.add(2 * i)));
+                let x0 = vreinterpretq_f32_u32(vshll_n_u16::<16>(vget_low_u16(w)));
+                let x1 = vreinterpretq_f32_u32(vshll_high_n_u16::<16>(w));
+                acc0 = vfmaq_f32(acc0, x0, vld1q_f32(pq.add(i)));
+                acc1 = vfmaq_f32(acc1, x1, vld1q_f32(pq.add(i + 4)));
+                i += 8;
+            }
+            vaddvq_f32(vaddq_f32(acc0, acc1))
+        };
+        head + dot_f32_bf16(&q[i..n], &c[2 * i..2 * n])
     }
 }
 

@@ -4,11 +4,13 @@
 //! f32 kernels, chosen once per process by [`kernel`]:
 //! - `avx512`: AVX-512F, two 16-lane FMA accumulators, masked tail;
 //! - `avx2`: AVX2 + FMA, four 8-lane accumulators, scalar tail;
+//! - `neon`: aarch64's Advanced SIMD (part of every aarch64 CPU), four 4-lane FMA accumulators;
 //! - `scalar`: portable, eight accumulators (the reference every other kernel is tested against).
 //!
 //! This module and `mmap` are the only places with `unsafe`: calling a function compiled with
 //! `#[target_feature]` is only sound on a CPU that has the feature, which the dispatcher checks
-//! with `is_x86_feature_detected!` before handing out the function pointer.
+//! with `is_x86_feature_detected!` before handing out the function pointer. On aarch64, NEON
+//! is part of the baseline every target has, so its kernels need no detection.
 #![allow(unsafe_code)]
 
 pub mod bf16;
@@ -67,11 +69,17 @@ pub fn kernels() -> Vec<(&'static str, DotFn)> {
             v.push(("avx2", x86::dot_avx2_checked));
         }
     }
+    #[cfg(target_arch = "aarch64")]
+    if isa_cap() > Isa::Scalar {
+        v.push(("neon", arm::dot_neon));
+    }
     v.push(("scalar", dot_scalar));
     v
 }
 
-/// The tiers the integer kernels ([`int8`], [`nibble`]) come in, each with its instructions.
+/// The x86-64 tiers the integer kernels ([`int8`], [`nibble`]) come in, each with its
+/// instructions (aarch64's kernels need no tiers: NEON is its baseline).
+#[cfg(target_arch = "x86_64")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum IntTier {
     /// AVX-512F and BW with VNNI's dot-product instructions.
@@ -82,6 +90,7 @@ pub(crate) enum IntTier {
     Avx2,
 }
 
+#[cfg(target_arch = "x86_64")]
 impl IntTier {
     /// The kernel name a tier's kernels report.
     pub(crate) fn name(self) -> &'static str {
@@ -95,10 +104,9 @@ impl IntTier {
 
 /// The integer-kernel tiers this CPU can run (within `MEMLOOP_SIMD`), fastest first; each
 /// kernel family adds its portable kernel after them.
+#[cfg(target_arch = "x86_64")]
 pub(crate) fn int_tiers() -> Vec<IntTier> {
-    #[allow(unused_mut)] // nothing is pushed off x86-64
     let mut v = Vec::new();
-    #[cfg(target_arch = "x86_64")]
     {
         let bw = isa_cap() >= Isa::Avx512
             && std::is_x86_feature_detected!("avx512f")
@@ -267,6 +275,43 @@ mod x86 {
     }
 }
 
+#[cfg(target_arch = "aarch64")]
+mod arm {
+    use std::arch::aarch64::*;
+
+    /// f32 inner product on NEON: four 4-lane fused multiply-add accumulators, a scalar tail.
+    pub(super) fn dot_neon(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        // SAFETY: NEON is part of the aarch64 baseline (every target enables it), so each
+        // intrinsic runs on any aarch64 CPU; every load reads 4 floats at i + 4k with
+        // i + 4k + 4 <= n, in bounds of both slices.
+        unsafe {
+            let mut acc = [vdupq_n_f32(0.0); 4];
+            let mut i = 0;
+            while i + 16 <= n {
+                for (k, slot) in acc.iter_mut().enumerate() {
+                    let x = vld1q_f32(pa.add(i + 4 * k));
+                    let y = vld1q_f32(pb.add(i + 4 * k));
+                    *slot = vfmaq_f32(*slot, x, y);
+                }
+                i += 16;
+            }
+            while i + 4 <= n {
+                acc[0] = vfmaq_f32(acc[0], vld1q_f32(pa.add(i)), vld1q_f32(pb.add(i)));
+                i += 4;
+            }
+            let s = vaddq_f32(vaddq_f32(acc[0], acc[1]), vaddq_f32(acc[2], acc[3]));
+            let mut sum = vaddvq_f32(s);
+            while i < n {
+                sum = a[i].mul_add(b[i], sum);
+                i += 1;
+            }
+            sum
+        }
+    }
+}
+
 /// Cache lines of a vector prefetched ahead of its use.
 const PREFETCH_LINES: usize = 4;
 
@@ -380,5 +425,18 @@ mod tests {
     #[test]
     fn scalar_is_always_available() {
         assert_eq!(kernels().last().map(|k| k.0), Some("scalar"));
+    }
+
+    /// On aarch64 the NEON kernels are chosen first (unless `MEMLOOP_SIMD=scalar`), so the
+    /// equality tests above run them.
+    #[cfg(target_arch = "aarch64")]
+    #[test]
+    fn neon_kernels_lead_on_aarch64() {
+        if isa_cap() > Isa::Scalar {
+            assert_eq!(kernel().0, "neon");
+            assert_eq!(int8::kernel().0, "neon");
+            assert_eq!(nibble::kernel().0, "neon");
+            assert_eq!(bf16::kernel().0, "neon");
+        }
     }
 }
