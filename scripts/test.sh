@@ -32,3 +32,5 @@ bash scripts/test-node.sh
 bash scripts/test-mcp.sh
 bash scripts/test-ui.sh
 bash scripts/test-lancedb.sh
+# aarch64: the index's unit tests (its NEON kernels against the portable ones) under qemu.
+bash scripts/test-aarch64.sh --smoke
