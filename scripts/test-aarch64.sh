@@ -15,7 +15,8 @@ rustup target list --installed | grep -qx "$target" || rustup target add "$targe
 if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo apt-get install -y -q gcc-aarch64-linux-gnu qemu-user >/dev/null
+    $sudo apt-get install -y -q gcc-aarch64-linux-gnu qemu-user >/dev/null \
+        || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q gcc-aarch64-linux-gnu qemu-user >/dev/null; }
 fi
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
