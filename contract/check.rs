@@ -2,7 +2,7 @@
 
 //! How one door's answer to a case of `contract/cases.json` is held to the case. Every Rust
 //! test file that runs the table (engine, CLI, C) includes this file with `#[path]`; the MCP
-//! and Python suites carry the same rule in Python.
+//! and Python suites carry the same rule in Python (`contract/whole.py`).
 
 use serde_json::Value;
 

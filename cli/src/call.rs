@@ -4,7 +4,9 @@
 
 use std::io::Read;
 
-use anyhow::{Context, Result};
+use std::sync::OnceLock;
+
+use anyhow::Result;
 use clap::Args;
 use serde_json::Value;
 
@@ -19,11 +21,23 @@ pub struct CallArgs {
     operation: String,
     /// Its request as a JSON object (`-` reads it from stdin; absent: no fields).
     request: Option<String>,
+    /// The request's fields, read once: stdin can be read only once, and a call refused
+    /// here because another process holds the store is forwarded with the same fields.
+    #[arg(skip)]
+    fields: OnceLock<Result<Value, memloop::InvalidInput>>,
 }
 
 impl CallArgs {
-    /// The request's JSON.
-    fn fields(&self) -> Result<Value> {
+    /// The request's JSON (read on the first call).
+    fn fields(&self) -> Result<Value, memloop::InvalidInput> {
+        self.fields.get_or_init(|| self.read()).clone()
+    }
+
+    fn read(&self) -> Result<Value, memloop::InvalidInput> {
+        let bad = |reason: String| memloop::InvalidInput::Field {
+            field: "request",
+            reason,
+        };
         let text = match self.request.as_deref() {
             None => return Ok(Value::Null),
             Some("-") => {
@@ -31,19 +45,12 @@ impl CallArgs {
                 std::io::stdin()
                     .take(crate::lines::MAX_LINE_BYTES as u64)
                     .read_to_string(&mut text)
-                    .context("read the request from stdin")?;
+                    .map_err(|e| bad(format!("cannot read it from stdin: {e}")))?;
                 text
             }
             Some(text) => text.to_string(),
         };
-        serde_json::from_str(&text)
-            .map_err(|e| {
-                memloop::Error::from(memloop::InvalidInput::Field {
-                    field: "request",
-                    reason: format!("not JSON: {e}"),
-                })
-            })
-            .map_err(Into::into)
+        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))
     }
 
     /// This command as the operation it names, printed as JSON (run here or by the process
@@ -61,7 +68,7 @@ impl CallArgs {
 /// `memloop call`: the operation run on the store opened here, creating it for a remember.
 pub fn call(store: &StoreArgs, a: &CallArgs) -> Result<()> {
     let op = memloop::Operation::named(&a.operation).map_err(memloop::Error::from)?;
-    let fields = a.fields()?;
+    let fields = a.fields().map_err(memloop::Error::from)?;
     // The request is checked before a store is opened or created.
     memloop::Request::parse(op.name(), fields.clone()).map_err(memloop::Error::from)?;
     let call = ToolCall {

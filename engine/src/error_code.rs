@@ -62,24 +62,24 @@ pub enum ErrorCategory {
     Key,
 }
 
-/// Every code.
-const ALL: [ErrorCode; 13] = [
-    ErrorCode::InvalidInput,
-    ErrorCode::NotFound,
-    ErrorCode::Locked,
-    ErrorCode::ModelMismatch,
-    ErrorCode::Corrupt,
-    ErrorCode::UnsupportedVersion,
-    ErrorCode::Io,
-    ErrorCode::Store,
-    ErrorCode::Index,
-    ErrorCode::Embed,
-    ErrorCode::Poisoned,
-    ErrorCode::Background,
-    ErrorCode::Key,
-];
-
 impl ErrorCode {
+    /// Every code.
+    pub const ALL: [ErrorCode; 13] = [
+        ErrorCode::InvalidInput,
+        ErrorCode::NotFound,
+        ErrorCode::Locked,
+        ErrorCode::ModelMismatch,
+        ErrorCode::Corrupt,
+        ErrorCode::UnsupportedVersion,
+        ErrorCode::Io,
+        ErrorCode::Store,
+        ErrorCode::Index,
+        ErrorCode::Embed,
+        ErrorCode::Poisoned,
+        ErrorCode::Background,
+        ErrorCode::Key,
+    ];
+
     /// The code's name (`"poisoned"`), as the doors print it.
     pub fn name(self) -> &'static str {
         match self {
@@ -102,7 +102,7 @@ impl ErrorCode {
     /// The code named `name` ([`ErrorCode::name`]), as a door that received only text (a
     /// forwarded call) reads it back.
     pub fn from_name(name: &str) -> Option<ErrorCode> {
-        ALL.into_iter().find(|c| c.name() == name)
+        ErrorCode::ALL.into_iter().find(|c| c.name() == name)
     }
 
     /// Its category.

@@ -453,10 +453,9 @@ pub unsafe extern "C" fn memloop_sweep_scope(
     out_json: *mut *mut c_char,
 ) -> i32 {
     let sweep = |m: &memloop::Memory, scope: memloop::Scope| {
-        if scope.is_empty() {
-            let why = "memloop_sweep_scope needs a user, an agent or a session (memloop_sweep sweeps all)";
-            return Err(memloop::Error::from(memloop::InvalidInput::Options(why.into())).into());
-        }
+        scope
+            .require_named("memloop_sweep_scope (memloop_sweep sweeps all)")
+            .map_err(memloop::Error::from)?;
         Ok(m.scoped(&scope).sweep()?)
     };
     // SAFETY: forwarded contracts for `scope_json` and `out_json`.

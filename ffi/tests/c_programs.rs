@@ -161,41 +161,11 @@ fn the_c_abi_keeps_the_contract() {
             case["request"]
         ));
     }
-    let mut child = Command::new(&exe)
-        .arg(scratch.path().join("store"))
-        .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<(i64, &str)> = text
-        .lines()
-        .map(|l| {
-            let (status, rest) = l.split_once('\t').unwrap();
-            (status.parse().unwrap(), rest)
-        })
-        .collect();
-    assert_eq!(lines.len(), seeds.len() + cases.len(), "{text}");
+    let lines = run_contract(&exe, scratch.path(), None, &input);
+    assert_eq!(lines.len(), seeds.len() + cases.len(), "{lines:?}");
     for (i, (status, id)) in lines[..seeds.len()].iter().enumerate() {
-        assert_eq!((*status, *id), (0, (i + 1).to_string().as_str()));
+        assert_eq!((*status, id.as_str()), (0, (i + 1).to_string().as_str()));
     }
-    let invalid = memloop::ErrorCode::InvalidInput as i64;
-    let embed = memloop::ErrorCode::Embed as i64;
     let mut failures = Vec::new();
     for (case, (status, output)) in cases.iter().zip(&lines[seeds.len()..]) {
         let got: check::Answer = match *status {
@@ -208,9 +178,7 @@ fn the_c_abi_keeps_the_contract() {
                     _ => &v["blocks"],
                 }))
             }
-            s if s == invalid => Err("invalid_input".into()),
-            s if s == embed => Err("embed".into()),
-            s => Err(format!("status {s}: {output}")),
+            s => Err(code_named(s).unwrap_or_else(|| format!("status {s}: {output}"))),
         };
         failures.extend(check::check(case, &got).err());
     }
@@ -248,9 +216,46 @@ fn the_c_abi_gives_the_registrys_whole_answers() {
     for (_, op, request) in &calls {
         input.push_str(&format!("call:{op}\t{request}\n"));
     }
-    let mut child = Command::new(&exe)
-        .arg(scratch.path().join("store"))
-        .arg(table["store"].to_string())
+    let options = table["store"].to_string();
+    let lines = run_contract(&exe, scratch.path(), Some(&options), &input);
+    let seeds = table["memories"].as_array().unwrap().len();
+    assert_eq!(lines.len(), seeds + calls.len(), "{lines:?}");
+    let got: Vec<serde_json::Value> = calls
+        .iter()
+        .zip(&lines[seeds..])
+        .map(|((name, _, _), (status, output))| {
+            let whole: check::Whole = match *status {
+                0 => Ok(serde_json::from_str(output).unwrap()),
+                s => Err(code_named(s).unwrap_or_else(|| format!("status {s}: {output}"))),
+            };
+            check::record(name, &whole)
+        })
+        .collect();
+    check::check_whole(&got, &check::answers()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The engine's code whose status is `status` (C's statuses are the codes' numbers).
+fn code_named(status: i32) -> Option<String> {
+    memloop::ErrorCode::ALL
+        .into_iter()
+        .find(|c| *c as i32 == status)
+        .map(|c| c.name().to_string())
+}
+
+/// Runs the contract program `exe` on a store in `scratch` (opened with `options`, or the
+/// default model) with `input` on stdin, and returns its lines: each a status and its output.
+fn run_contract(
+    exe: &Path,
+    scratch: &Path,
+    options: Option<&str>,
+    input: &str,
+) -> Vec<(i32, String)> {
+    let mut command = Command::new(exe);
+    command.arg(scratch.join("store"));
+    if let Some(options) = options {
+        command.arg(options);
+    }
+    let mut child = command
         .env("ASAN_OPTIONS", "detect_leaks=0:abort_on_error=1")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -271,48 +276,10 @@ fn the_c_abi_gives_the_registrys_whole_answers() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lines: Vec<(i32, &str)> = text
-        .lines()
+    text.lines()
         .map(|l| {
             let (status, rest) = l.split_once('\t').unwrap();
-            (status.parse().unwrap(), rest)
+            (status.parse().unwrap(), rest.to_string())
         })
-        .collect();
-    let seeds = table["memories"].as_array().unwrap().len();
-    assert_eq!(lines.len(), seeds + calls.len(), "{text}");
-    let got: Vec<serde_json::Value> = calls
-        .iter()
-        .zip(&lines[seeds..])
-        .map(|((name, _, _), (status, output))| {
-            let whole: check::Whole = match *status {
-                0 => Ok(serde_json::from_str(output).unwrap()),
-                s => Err(code_named(s).unwrap_or_else(|| format!("status {s}: {output}"))),
-            };
-            check::record(name, &whole)
-        })
-        .collect();
-    check::check_whole(&got, &check::answers()).unwrap_or_else(|e| panic!("{e}"));
-}
-
-/// The engine's code whose status is `status` (C's statuses are the codes' numbers).
-fn code_named(status: i32) -> Option<String> {
-    [
-        "invalid_input",
-        "not_found",
-        "locked",
-        "model_mismatch",
-        "corrupt",
-        "unsupported_version",
-        "io",
-        "store",
-        "index",
-        "embed",
-        "poisoned",
-        "background",
-        "key",
-    ]
-    .into_iter()
-    .filter_map(memloop::ErrorCode::from_name)
-    .find(|c| *c as i32 == status)
-    .map(|c| c.name().to_string())
+        .collect()
 }

@@ -359,9 +359,7 @@ impl Memory {
     ) -> napi::Result<Answer> {
         let fields = request.map_or(Value::Null, crate::js_value::from_js);
         let request = checked(memloop::Request::parse(&operation, fields))?;
-        Ok(answer(self.open_store()?, move |s| {
-            s.call(request).map(|a| a.to_json())
-        }))
+        Ok(answer(self.open_store()?, move |s| s.call(request)))
     }
 
     /// The memories passing a filter, oldest id first, a page at a time: `namespace`,

@@ -587,6 +587,8 @@ impl Memory {
         let request = memloop::Request::parse(&name, fields)
             .map_err(|e| crate::errors::to_python(memloop::Error::from(e)))?;
         let answer = self.run(py, move |m| m.call(request))?;
+        // Through its JSON value, so a Python answer has the JSON's shapes (a span is a list,
+        // not a tuple), as every door's.
         to_dict(py, &answer.to_json())
     }
 

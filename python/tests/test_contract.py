@@ -5,6 +5,7 @@ the exception's code. The Rust API, the CLI, MCP and C run the same table."""
 
 import datetime
 import json
+import sys
 
 import memloop
 
@@ -78,29 +79,8 @@ def test_python_keeps_the_contract(tmp_path):
         assert not failures, "\n".join(failures)
 
 
-ANSWERS = json.loads((ROOT / "contract" / "answers.json").read_text())
-
-
-def first_difference(a, b, path=""):
-    """The path of the first field where `a` and `b` differ, or None (contract/check.rs's
-    rule: numbers compare as numbers)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
-            if (key in a) != (key in b):
-                return f"{path}/{key}"
-            found = first_difference(a[key], b[key], f"{path}/{key}")
-            if found:
-                return found
-        return None
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
-            found = first_difference(x, y, f"{path}/{i}")
-            if found:
-                return found
-        return None
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
-        return None if float(a) == float(b) else path
-    return None if a == b else path
+sys.path.insert(0, str(ROOT / "contract"))
+import whole  # noqa: E402  (contract/whole.py: the whole-answer pass, shared with the MCP tests)
 
 
 CODE_NAMES = {
@@ -121,14 +101,12 @@ def test_python_gives_the_registrys_whole_answers(tmp_path):
         for i, seed in enumerate(TABLE["memories"]):
             assert memory.call("remember", seed)["id"] == i + 1
         got = []
-        for call in [c for c in TABLE["cases"] + TABLE["calls"] if c["op"] != "open"]:
+        for call in whole.whole_calls():
             try:
                 got.append({"name": call["name"], "answer": memory.call(call["op"], call["request"])})
             except memloop.MemloopError as e:
                 got.append({"name": call["name"], "error": CODE_NAMES.get(e.code, e.code)})
-    assert len(got) == len(ANSWERS)
-    problems = [f"{w['name']}: differs at {path}" for g, w in zip(got, ANSWERS)
-                if (path := first_difference(g, w)) is not None]
+    problems = whole.problems(got)
     assert not problems, "\n".join(problems)
 
 

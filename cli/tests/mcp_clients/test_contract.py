@@ -5,6 +5,7 @@ Python run the same table."""
 
 import json
 import re
+import sys
 
 import anyio
 from mcp.shared.exceptions import MCPError
@@ -12,7 +13,8 @@ from mcp.shared.exceptions import MCPError
 from conftest import ROOT, Client
 
 TABLE = json.loads((ROOT / "contract" / "cases.json").read_text())
-ANSWERS = json.loads((ROOT / "contract" / "answers.json").read_text())
+sys.path.insert(0, str(ROOT / "contract"))
+import whole  # noqa: E402  (contract/whole.py: the whole-answer pass, shared with python/tests)
 
 
 def text_of(result):
@@ -62,35 +64,6 @@ def test_mcp_keeps_the_contract(store, log):
     anyio.run(main)
 
 
-def first_difference(a, b, path=""):
-    """The path of the first field where `a` and `b` differ, or None (contract/check.rs's
-    rule: numbers compare as numbers)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
-            if (key in a) != (key in b):
-                return f"{path}/{key}"
-            found = first_difference(a[key], b[key], f"{path}/{key}")
-            if found:
-                return found
-        return None
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b)):
-            found = first_difference(x, y, f"{path}/{i}")
-            if found:
-                return found
-        return None
-    numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) \
-            and not isinstance(b, bool):
-        return None if float(a) == float(b) else path
-    return None if a == b else path
-
-
-def whole_calls():
-    """The whole-answer pass's calls, in order: the cases but `open`, then the calls."""
-    return [c for c in TABLE["cases"] + TABLE["calls"] if c["op"] != "open"]
-
-
 def store_flags():
     store = TABLE["store"]
     assert store["clock"] == "manual"
@@ -113,7 +86,7 @@ def test_mcp_gives_the_registrys_whole_answers(store, log):
                 result = await s.call_tool("remember", seed)
                 assert result.structured_content["id"] == i + 1, text_of(result)
             got = []
-            for call in whole_calls():
+            for call in whole.whole_calls():
                 try:
                     result = await s.call_tool(call["op"], call["request"])
                 except MCPError as e:
@@ -123,9 +96,7 @@ def test_mcp_gives_the_registrys_whole_answers(store, log):
                     got.append({"name": call["name"], "error": code_in(text_of(result))})
                 else:
                     got.append({"name": call["name"], "answer": result.structured_content})
-            assert len(got) == len(ANSWERS)
-            problems = [f"{w['name']}: differs at {path}" for g, w in zip(got, ANSWERS)
-                        if (path := first_difference(g, w)) is not None]
+            problems = whole.problems(got)
             assert not problems, "\n".join(problems)
 
     anyio.run(main)

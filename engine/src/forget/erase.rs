@@ -9,7 +9,6 @@ use crate::crypt::receipt::ErasureReceipt;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::forget::ForgetEvent;
-use crate::invalid::InvalidInput;
 use crate::item::{scope_covers, MemoryId, Scope};
 use crate::memory::Memory;
 
@@ -61,17 +60,11 @@ impl Memory {
     /// their text or vectors. Durable on return.
     ///
     /// # Errors
-    /// [`InvalidInput::EmptyScope`] for an empty name, [`InvalidInput::Options`] for a scope
+    /// [`crate::InvalidInput::EmptyScope`] for an empty name, [`crate::InvalidInput::Options`] for a scope
     /// with no field (that would erase everything: use a new store); as
     /// [`crate::Admin::checkpoint`] and [`crate::Admin::compact`].
     pub(crate) fn forget_scope(&self, scope: &Scope) -> Result<ScopeErasure> {
-        scope.validate()?;
-        if scope.is_empty() {
-            return Err(InvalidInput::Options(
-                "forget_scope needs a user, an agent or a session".into(),
-            )
-            .into());
-        }
+        scope.require_named("forget_scope")?;
         let before = self.disk_usage()?.database;
         let filter = MemoryFilter::new()
             .scope(scope.clone())

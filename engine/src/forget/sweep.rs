@@ -134,11 +134,7 @@ impl Memory {
     /// As [`crate::Admin::sweep`]; [`crate::Error::InvalidInput`] for a scope with no field or an
     /// empty name in it.
     pub(crate) fn sweep_scope(&self, scope: &crate::item::Scope) -> Result<SweepReport> {
-        scope.validate()?;
-        if scope.is_empty() {
-            let why = "sweep_scope needs a user, an agent or a session (Memory::sweep sweeps all)";
-            return Err(crate::invalid::InvalidInput::Options(why.into()).into());
-        }
+        scope.require_named("sweep_scope (Admin::sweep sweeps all)")?;
         self.inner.sweep(Some(scope))
     }
 

@@ -305,6 +305,22 @@ impl Scope {
     pub(crate) fn validate(&self) -> Result<(), InvalidInput> {
         check_scope(self.fields())
     }
+
+    /// Checks the scope of a call confined to one (`call` names it in the error): its names
+    /// valid, and at least one of them set.
+    ///
+    /// # Errors
+    /// [`InvalidInput::EmptyScope`] for an empty name, [`InvalidInput::Options`] for a scope
+    /// that names no one.
+    pub fn require_named(&self, call: &str) -> Result<(), InvalidInput> {
+        self.validate()?;
+        if self.is_empty() {
+            return Err(InvalidInput::Options(format!(
+                "{call} needs a user, an agent or a session"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// "user ana, agent planner": the fields it sets.

@@ -116,13 +116,14 @@ impl Answer {
 
 /// Runs one operation of the registry on `memory` ([`Memory::call`]).
 fn run(memory: &Memory, request: Request) -> Result<Answer> {
-    let this = memory;
     Ok(match request {
-        Request::Remember(r) => Answer::Remembered(this.remember_explained(r.into_new_memory()?)?),
+        Request::Remember(r) => {
+            Answer::Remembered(memory.remember_explained(r.into_new_memory()?)?)
+        }
         Request::Update(r) => {
             let given = r.id;
             let (scope, changes) = r.into_update()?;
-            let id = this.update_in(&scope, given, changes)?;
+            let id = memory.update_in(&scope, given, changes)?;
             Answer::Updated(Updated {
                 id,
                 previous: (id != given).then_some(given),
@@ -130,44 +131,44 @@ fn run(memory: &Memory, request: Request) -> Result<Answer> {
         }
         Request::RememberConversation(r) => {
             let (session, turns, scope) = r.into_parts()?;
-            Answer::Conversation(this.remember_conversation(&session, &turns, &scope)?)
+            Answer::Conversation(memory.remember_conversation(&session, &turns, &scope)?)
         }
         Request::Recall(r) => {
             let (query, strategy) = r.into_query()?;
             Answer::Recalled(Recalled {
-                hits: this.retrieve(&query, strategy)?,
+                hits: memory.retrieve(&query, strategy)?,
             })
         }
-        Request::Context(r) => Answer::Context(this.context(&r.into_request()?)?),
-        Request::Feedback(r) => Answer::Feedback(this.feedback_in(&r.scope(), r.id, r.level)?),
-        Request::RecordTask(task) => Answer::Task(this.record_task(&task)?),
+        Request::Context(r) => Answer::Context(memory.context(&r.into_request()?)?),
+        Request::Feedback(r) => Answer::Feedback(memory.feedback_in(&r.scope(), r.id, r.level)?),
+        Request::RecordTask(task) => Answer::Task(memory.record_task(&task)?),
         Request::Observe(r) => {
             let event = r.event()?;
             Answer::Observed(Observed {
-                id: this.observe(&r.subject, event, r.content.as_deref())?,
+                id: memory.observe(&r.subject, event, r.content.as_deref())?,
             })
         }
         Request::Get(r) => {
-            let item = this
+            let item = memory
                 .get_in(&r.scope(), r.id)?
                 .ok_or(Error::NotFound(r.id))?;
             Answer::Item(Box::new(item))
         }
         Request::List(r) => Answer::Listed(Listed {
-            memories: this.list_request(&r)?,
+            memories: memory.list_request(&r)?,
         }),
         Request::Forget(r) => {
             let scope = r.scope();
             match (r.id, scope.is_empty()) {
                 // With a scope, the id must be a memory of that scope.
                 (Some(id), _) => {
-                    this.forget_in(&scope, id)?;
+                    memory.forget_in(&scope, id)?;
                     Answer::Forgotten(Forgotten {
                         id,
                         forgotten: true,
                     })
                 }
-                (None, false) => Answer::Erased(Box::new(this.forget_scope(&scope)?)),
+                (None, false) => Answer::Erased(Box::new(memory.forget_scope(&scope)?)),
                 (None, true) => {
                     return Err(crate::invalid::InvalidInput::Field {
                         field: "id",
@@ -180,12 +181,12 @@ fn run(memory: &Memory, request: Request) -> Result<Answer> {
             }
         }
         Request::ExplainDecay(r) => {
-            Answer::Decay(Box::new(this.explain_decay_in(&r.scope(), r.id)?))
+            Answer::Decay(Box::new(memory.explain_decay_in(&r.scope(), r.id)?))
         }
-        Request::Stats(_) => Answer::Stats(Box::new(this.stats()?)),
-        Request::Sweep(scope) => Answer::Swept(this.sweep_request(&scope)?),
-        Request::Export(r) => Answer::Exported(this.export_request(&r)?),
-        Request::Import(r) => Answer::Imported(this.import_request(&r)?),
+        Request::Stats(_) => Answer::Stats(Box::new(memory.stats()?)),
+        Request::Sweep(scope) => Answer::Swept(memory.sweep_request(&scope)?),
+        Request::Export(r) => Answer::Exported(memory.export_request(&r)?),
+        Request::Import(r) => Answer::Imported(memory.import_request(&r)?),
     })
 }
 

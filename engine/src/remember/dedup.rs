@@ -38,49 +38,59 @@ pub enum RememberAction {
     },
 }
 
-/// Serialises flat, as the CLI and the C and Python bindings show it:
-/// `{"id": N, "action": "new" | "merged" | "superseded", "previous": M | null}`.
-impl serde::Serialize for Remembered {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut r = s.serialize_struct("Remembered", 3)?;
-        r.serialize_field("id", &self.id)?;
-        r.serialize_field("action", self.action.as_str())?;
-        r.serialize_field("previous", &self.action.previous())?;
-        r.end()
+/// What a remember serialises as, flat, as every door shows it:
+/// `{"id": N, "action": "new" | "merged" | "superseded", "previous": M | null}`. One definition
+/// gives both its JSON and its JSON schema.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Remembered")]
+struct RememberedShape {
+    /// The memory that now holds the text.
+    id: MemoryId,
+    /// How it got there.
+    action: ActionName,
+    /// The version a supersession replaced (`null` otherwise).
+    previous: Option<MemoryId>,
+}
+
+/// How a text was stored, by name.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ActionName {
+    /// A new memory.
+    New,
+    /// Merged into a memory that says the same.
+    Merged,
+    /// A new version of a fact, the old one kept as history.
+    Superseded,
+}
+
+impl From<&Remembered> for RememberedShape {
+    fn from(r: &Remembered) -> Self {
+        let action = match r.action {
+            RememberAction::New => ActionName::New,
+            RememberAction::Merged => ActionName::Merged,
+            RememberAction::Superseded { .. } => ActionName::Superseded,
+        };
+        RememberedShape {
+            id: r.id,
+            action,
+            previous: r.action.previous(),
+        }
     }
 }
 
-/// The JSON schema of [`Remembered`] as it serialises.
+impl serde::Serialize for Remembered {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        RememberedShape::from(self).serialize(s)
+    }
+}
+
 impl schemars::JsonSchema for Remembered {
     fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Remembered".into()
+        RememberedShape::schema_name()
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        /// How a text was stored.
-        #[derive(schemars::JsonSchema)]
-        #[serde(rename_all = "lowercase")]
-        #[allow(dead_code)] // read by the schema only
-        enum Action {
-            /// A new memory.
-            New,
-            /// Merged into a memory that says the same.
-            Merged,
-            /// A new version of a fact, the old one kept as history.
-            Superseded,
-        }
-        /// What a remember serialises as.
-        #[derive(schemars::JsonSchema)]
-        #[allow(dead_code)] // read by the schema only
-        struct RememberedShape {
-            /// The memory that now holds the text.
-            id: MemoryId,
-            /// How it got there.
-            action: Action,
-            /// The version a supersession replaced (`null` otherwise).
-            previous: Option<MemoryId>,
-        }
         RememberedShape::json_schema(generator)
     }
 }

@@ -362,28 +362,6 @@ impl Request {
             Operation::Import => Request::Import(typed(op, fields)?),
         })
     }
-
-    /// Which operation it asks for.
-    pub fn operation(&self) -> Operation {
-        match self {
-            Request::Remember(_) => Operation::Remember,
-            Request::Update(_) => Operation::Update,
-            Request::RememberConversation(_) => Operation::RememberConversation,
-            Request::Recall(_) => Operation::Recall,
-            Request::Context(_) => Operation::Context,
-            Request::Feedback(_) => Operation::Feedback,
-            Request::RecordTask(_) => Operation::RecordTask,
-            Request::Observe(_) => Operation::Observe,
-            Request::Get(_) => Operation::Get,
-            Request::List(_) => Operation::List,
-            Request::Forget(_) => Operation::Forget,
-            Request::ExplainDecay(_) => Operation::ExplainDecay,
-            Request::Stats(_) => Operation::Stats,
-            Request::Sweep(_) => Operation::Sweep,
-            Request::Export(_) => Operation::Export,
-            Request::Import(_) => Operation::Import,
-        }
-    }
 }
 
 /// `fields` as `op`'s request type.

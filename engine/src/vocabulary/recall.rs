@@ -94,55 +94,60 @@ pub struct Hit {
     pub explain: Explanation,
 }
 
-/// A hit serialises flat, as the CLI and the C and Python bindings show it: `id`, `score`,
-/// `rank`, `kind`, `namespace`, `tier`, `text`, `explain`, and the whole `item`.
-impl serde::Serialize for Hit {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut h = s.serialize_struct("Hit", 9)?;
-        h.serialize_field("id", &self.item.id)?;
-        h.serialize_field("score", &self.score)?;
-        h.serialize_field("rank", &self.rank)?;
-        h.serialize_field("kind", &self.item.kind)?;
-        h.serialize_field("namespace", &self.item.namespace)?;
-        h.serialize_field("tier", &self.item.tier)?;
-        h.serialize_field("text", &self.item.text)?;
-        h.serialize_field("explain", &self.explain)?;
-        h.serialize_field("item", &self.item)?;
-        h.end()
+/// What a hit serialises as, flat, as every door shows it: `id`, `score`, `rank`, `kind`,
+/// `namespace`, `tier`, `text`, `explain`, and the whole `item`. One definition gives both its
+/// JSON and its JSON schema.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Hit")]
+struct HitShape<'a> {
+    /// The memory's id.
+    id: crate::item::MemoryId,
+    /// Its score for this query (cosine, fused or reranked).
+    score: f32,
+    /// Its place in the answer, from 0.
+    rank: usize,
+    /// Its kind.
+    kind: Kind,
+    /// Its namespace.
+    namespace: &'a str,
+    /// Its tier.
+    tier: Tier,
+    /// Its text.
+    text: &'a str,
+    /// Why it surfaced.
+    explain: &'a Explanation,
+    /// The whole memory.
+    item: &'a MemoryItem,
+}
+
+impl<'a> From<&'a Hit> for HitShape<'a> {
+    fn from(h: &'a Hit) -> Self {
+        HitShape {
+            id: h.item.id,
+            score: h.score,
+            rank: h.rank,
+            kind: h.item.kind,
+            namespace: &h.item.namespace,
+            tier: h.item.tier,
+            text: &h.item.text,
+            explain: &h.explain,
+            item: &h.item,
+        }
     }
 }
 
-/// The JSON schema of a hit as it serialises (the fields of [`Hit`]'s `Serialize`).
+impl serde::Serialize for Hit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        HitShape::from(self).serialize(s)
+    }
+}
+
 impl schemars::JsonSchema for Hit {
     fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Hit".into()
+        HitShape::schema_name()
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        /// What a hit serialises as.
-        #[derive(schemars::JsonSchema)]
-        #[allow(dead_code)] // read by the schema only
-        struct HitShape {
-            /// The memory's id.
-            id: crate::item::MemoryId,
-            /// Its score for this query (cosine, fused or reranked).
-            score: f32,
-            /// Its place in the answer, from 0.
-            rank: usize,
-            /// Its kind.
-            kind: Kind,
-            /// Its namespace.
-            namespace: String,
-            /// Its tier.
-            tier: Tier,
-            /// Its text.
-            text: String,
-            /// Why it surfaced.
-            explain: Explanation,
-            /// The whole memory.
-            item: MemoryItem,
-        }
         HitShape::json_schema(generator)
     }
 }
