@@ -1,11 +1,14 @@
 //! Inner products with runtime CPU detection: f32 here, bf16 codes in [`bf16`], int8 codes in
 //! [`int8`].
 //!
-//! f32 kernels, chosen once per process by [`kernel`]:
-//! - `avx512`: AVX-512F, two 16-lane FMA accumulators, masked tail;
-//! - `avx2`: AVX2 + FMA, four 8-lane accumulators, scalar tail;
-//! - `neon`: aarch64's Advanced SIMD (part of every aarch64 CPU), four 4-lane FMA accumulators;
-//! - `scalar`: portable, eight accumulators (the reference every other kernel is tested against).
+//! f32 kernels, chosen once per process by [`kernel`], all computing [`dot_portable`]'s sum in
+//! its order, so they give the same bits: the same query against the same index finds the same
+//! neighbours with the same scores on every CPU, and an index written on one machine answers
+//! the same on another:
+//! - `avx512`: AVX-512F, two 16-lane FMA accumulators;
+//! - `avx2`: AVX2 + FMA, four 8-lane accumulators;
+//! - `neon`: aarch64's Advanced SIMD (part of every aarch64 CPU), eight 4-lane FMA accumulators;
+//! - `scalar`: [`dot_portable`], 32 accumulators (the definition the others are tested equal to).
 //!
 //! This module and `mmap` are the only places with `unsafe`: calling a function compiled with
 //! `#[target_feature]` is only sound on a CPU that has the feature, which the dispatcher checks
@@ -73,7 +76,7 @@ pub fn kernels() -> Vec<(&'static str, DotFn)> {
     if isa_cap() > Isa::Scalar {
         v.push(("neon", arm::dot_neon));
     }
-    v.push(("scalar", dot_scalar));
+    v.push(("scalar", dot_portable));
     v
 }
 
@@ -170,8 +173,73 @@ fn dot_fixed_order(a: &[f32], b: &[f32]) -> f32 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
+/// Accumulator lanes of the order every f32 kernel sums in ([`dot_portable`]).
+const LANES: usize = 32;
+
+/// The inner product every f32 kernel computes, bit for bit: element `i` is fused-multiply-added
+/// into lane `i mod 32` (the lanes start at +0), then the lanes are summed by halves: lane `j`
+/// plus lane `j + 16`, then `j + 8`, `j + 4`, `j + 2` and `j + 1`. Thirty-two lanes are what
+/// the vector kernels keep anyway (four AVX2 registers, two AVX-512 ones, eight NEON ones), so
+/// fixing the order costs them nothing; a fused multiply-add is rounded once, whoever computes
+/// it, so this is the same number on every CPU. Where the CPU has FMA its instructions do the
+/// multiply-adds rather than libm's `fmaf`.
+///
+/// Extra elements of the longer slice are ignored.
+pub fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        #[target_feature(enable = "avx2,fma")]
+        fn fused(a: &[f32], b: &[f32]) -> f32 {
+            dot_lanes(a, b)
+        }
+        // SAFETY: `fused` needs AVX2 and FMA, both just detected on this CPU.
+        return unsafe { fused(a, b) };
+    }
+    dot_lanes(a, b)
+}
+
+/// [`dot_portable`]'s arithmetic, inlined into each build of it.
+#[inline(always)]
+fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (ca, cb) = (a[..n].chunks_exact(LANES), b[..n].chunks_exact(LANES));
+    let (ta, tb) = (ca.remainder(), cb.remainder());
+    let mut acc = [0f32; LANES];
+    for (x, y) in ca.zip(cb) {
+        for j in 0..LANES {
+            acc[j] = x[j].mul_add(y[j], acc[j]);
+        }
+    }
+    // The last elements into the first lanes: as if the slices were padded with zeros (a lane
+    // is never −0, so adding 0 · 0 would change nothing).
+    for (j, (x, y)) in ta.iter().zip(tb).enumerate() {
+        acc[j] = x.mul_add(*y, acc[j]);
+    }
+    let mut width = LANES / 2;
+    while width > 0 {
+        for j in 0..width {
+            acc[j] += acc[j + width];
+        }
+        width /= 2;
+    }
+    acc[0]
+}
+
+/// The last `n mod 32` elements of `a` and `b` (`n` the shorter length), zero-padded to 32:
+/// the vector kernels run them as one more whole block.
+#[inline(always)]
+fn padded_tails(a: &[f32], b: &[f32]) -> ([f32; LANES], [f32; LANES]) {
+    let n = a.len().min(b.len());
+    let from = n - n % LANES;
+    let (mut ta, mut tb) = ([0f32; LANES], [0f32; LANES]);
+    ta[..n - from].copy_from_slice(&a[from..n]);
+    tb[..n - from].copy_from_slice(&b[from..n]);
+    (ta, tb)
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::LANES;
     use std::arch::x86_64::*;
 
     /// Safe wrapper: only handed out by `kernels()` after detecting AVX-512F.
@@ -187,127 +255,142 @@ mod x86 {
         unsafe { dot_avx2(a, b) }
     }
 
+    /// [`super::dot_portable`] in two 16-lane accumulators (lanes 0–15 and 16–31).
+    ///
     /// # Safety
     /// The CPU must support AVX-512F.
     #[target_feature(enable = "avx512f")]
     unsafe fn dot_avx512(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
-        let (pa, pb) = (a.as_ptr(), b.as_ptr());
         let mut acc0 = _mm512_setzero_ps();
         let mut acc1 = _mm512_setzero_ps();
-        let mut i = 0;
-        while i + 32 <= n {
-            // SAFETY: i + 32 <= n, so both 16-float loads at i and i + 16 are in bounds of a and b.
+        let block = |pa: *const f32, pb: *const f32, acc0: &mut __m512, acc1: &mut __m512| {
+            // SAFETY: the callers below pass pointers to 32 readable floats each.
             unsafe {
-                acc0 =
-                    _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)), acc0);
-                acc1 = _mm512_fmadd_ps(
-                    _mm512_loadu_ps(pa.add(i + 16)),
-                    _mm512_loadu_ps(pb.add(i + 16)),
-                    acc1,
+                *acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(pa), _mm512_loadu_ps(pb), *acc0);
+                *acc1 = _mm512_fmadd_ps(
+                    _mm512_loadu_ps(pa.add(16)),
+                    _mm512_loadu_ps(pb.add(16)),
+                    *acc1,
                 );
             }
-            i += 32;
+        };
+        let mut i = 0;
+        while i + LANES <= n {
+            // i + 32 <= n: 32 floats of both slices from i (`wrapping_add` stays inside them).
+            block(
+                a.as_ptr().wrapping_add(i),
+                b.as_ptr().wrapping_add(i),
+                &mut acc0,
+                &mut acc1,
+            );
+            i += LANES;
         }
-        while i < n {
-            let left = n - i;
-            let mask: __mmask16 = if left >= 16 {
-                0xffff
-            } else {
-                (1u16 << left) - 1
-            };
-            // SAFETY: the mask enables only lanes i..i + min(16, left), all < n; masked-off lanes
-            // are not read (AVX-512 masked loads suppress faults on disabled lanes).
-            unsafe {
-                let x = _mm512_maskz_loadu_ps(mask, pa.add(i));
-                let y = _mm512_maskz_loadu_ps(mask, pb.add(i));
-                acc0 = _mm512_fmadd_ps(x, y, acc0);
-            }
-            i += 16;
+        if i < n {
+            let (ta, tb) = super::padded_tails(a, b);
+            block(ta.as_ptr(), tb.as_ptr(), &mut acc0, &mut acc1);
         }
-        _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1))
+        // Lanes j + j + 16, then the upper eight onto the lower eight (j + 8).
+        let s = _mm512_add_ps(acc0, acc1);
+        let s = _mm512_add_ps(s, _mm512_shuffle_f32x4::<0b11_10_11_10>(s, s));
+        halves_of_eight(_mm512_castps512_ps256(s))
     }
 
+    /// The sum of eight lanes by halves (j + j + 4, j + j + 2, j + j + 1), [`super::dot_portable`]'s
+    /// last three steps.
+    #[inline(always)]
+    fn halves_of_eight(v: __m256) -> f32 {
+        // SAFETY: AVX is implied by both callers' features (AVX-512F, AVX2); registers only.
+        unsafe {
+            let q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+            let q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+            let q = _mm_add_ss(q, _mm_shuffle_ps::<0b01>(q, q));
+            _mm_cvtss_f32(q)
+        }
+    }
+
+    /// [`super::dot_portable`] in four 8-lane accumulators (lanes 0–7, 8–15, 16–23, 24–31).
+    ///
     /// # Safety
     /// The CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
-        let (pa, pb) = (a.as_ptr(), b.as_ptr());
         let mut acc = [_mm256_setzero_ps(); 4];
-        let mut i = 0;
-        while i + 32 <= n {
+        let block = |pa: *const f32, pb: *const f32, acc: &mut [__m256; 4]| {
             for (k, slot) in acc.iter_mut().enumerate() {
-                // SAFETY: i + 8k + 8 <= i + 32 <= n: the 8-float loads are in bounds.
+                // SAFETY: the callers below pass pointers to 32 readable floats each; this
+                // reads 8 of them at 8k.
                 unsafe {
                     *slot = _mm256_fmadd_ps(
-                        _mm256_loadu_ps(pa.add(i + 8 * k)),
-                        _mm256_loadu_ps(pb.add(i + 8 * k)),
+                        _mm256_loadu_ps(pa.add(8 * k)),
+                        _mm256_loadu_ps(pb.add(8 * k)),
                         *slot,
                     );
                 }
             }
-            i += 32;
+        };
+        let mut i = 0;
+        while i + LANES <= n {
+            // i + 32 <= n: 32 floats of both slices from i (`wrapping_add` stays inside them).
+            block(
+                a.as_ptr().wrapping_add(i),
+                b.as_ptr().wrapping_add(i),
+                &mut acc,
+            );
+            i += LANES;
         }
-        while i + 8 <= n {
-            // SAFETY: i + 8 <= n.
-            unsafe {
-                acc[0] = _mm256_fmadd_ps(
-                    _mm256_loadu_ps(pa.add(i)),
-                    _mm256_loadu_ps(pb.add(i)),
-                    acc[0],
-                );
-            }
-            i += 8;
+        if i < n {
+            let (ta, tb) = super::padded_tails(a, b);
+            block(ta.as_ptr(), tb.as_ptr(), &mut acc);
         }
-        let s = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-        let hi = _mm256_extractf128_ps(s, 1);
-        let lo = _mm256_castps256_ps128(s);
-        let q = _mm_add_ps(hi, lo);
-        let q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-        let q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 0b01));
-        let mut sum = _mm_cvtss_f32(q);
-        while i < n {
-            sum = a[i].mul_add(b[i], sum);
-            i += 1;
-        }
-        sum
+        // Lanes j + j + 16 (registers 0 + 2, 1 + 3), then j + j + 8.
+        let s = _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3]));
+        halves_of_eight(s)
     }
 }
 
 #[cfg(target_arch = "aarch64")]
 mod arm {
+    use super::LANES;
     use std::arch::aarch64::*;
 
-    /// f32 inner product on NEON: four 4-lane fused multiply-add accumulators, a scalar tail.
+    /// [`super::dot_portable`] in eight 4-lane fused multiply-add accumulators (lanes 4k to
+    /// 4k + 3 in register k).
     pub(super) fn dot_neon(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
-        let (pa, pb) = (a.as_ptr(), b.as_ptr());
         // SAFETY: NEON is part of the aarch64 baseline (every target enables it), so each
-        // intrinsic runs on any aarch64 CPU; every load reads 4 floats at i + 4k with
-        // i + 4k + 4 <= n, in bounds of both slices.
+        // intrinsic here and below runs on any aarch64 CPU; registers only.
+        let mut acc = [unsafe { vdupq_n_f32(0.0) }; 8];
+        let block = |pa: *const f32, pb: *const f32, acc: &mut [float32x4_t; 8]| {
+            for (k, slot) in acc.iter_mut().enumerate() {
+                // SAFETY: the callers below pass pointers to 32 readable floats each; this
+                // reads 4 of them at 4k.
+                unsafe {
+                    *slot = vfmaq_f32(*slot, vld1q_f32(pa.add(4 * k)), vld1q_f32(pb.add(4 * k)))
+                };
+            }
+        };
+        let mut i = 0;
+        while i + LANES <= n {
+            // i + 32 <= n: 32 floats of both slices from i (`wrapping_add` stays inside them).
+            block(
+                a.as_ptr().wrapping_add(i),
+                b.as_ptr().wrapping_add(i),
+                &mut acc,
+            );
+            i += LANES;
+        }
+        if i < n {
+            let (ta, tb) = super::padded_tails(a, b);
+            block(ta.as_ptr(), tb.as_ptr(), &mut acc);
+        }
+        // SAFETY: registers only. Lanes j + j + 16 (registers k + k + 4), j + j + 8, j + j + 4,
+        // then j + j + 2 and j + j + 1 across the last register.
         unsafe {
-            let mut acc = [vdupq_n_f32(0.0); 4];
-            let mut i = 0;
-            while i + 16 <= n {
-                for (k, slot) in acc.iter_mut().enumerate() {
-                    let x = vld1q_f32(pa.add(i + 4 * k));
-                    let y = vld1q_f32(pb.add(i + 4 * k));
-                    *slot = vfmaq_f32(*slot, x, y);
-                }
-                i += 16;
-            }
-            while i + 4 <= n {
-                acc[0] = vfmaq_f32(acc[0], vld1q_f32(pa.add(i)), vld1q_f32(pb.add(i)));
-                i += 4;
-            }
-            let s = vaddq_f32(vaddq_f32(acc[0], acc[1]), vaddq_f32(acc[2], acc[3]));
-            let mut sum = vaddvq_f32(s);
-            while i < n {
-                sum = a[i].mul_add(b[i], sum);
-                i += 1;
-            }
-            sum
+            let h: [float32x4_t; 4] = std::array::from_fn(|k| vaddq_f32(acc[k], acc[k + 4]));
+            let q = vaddq_f32(vaddq_f32(h[0], h[2]), vaddq_f32(h[1], h[3]));
+            vpadds_f32(vadd_f32(vget_low_f32(q), vget_high_f32(q)))
         }
     }
 }
@@ -398,11 +481,17 @@ mod tests {
         }
     }
 
+    /// Every kernel gives [`dot_portable`]'s bits, so an index answers the same on every CPU.
     #[test]
-    fn every_kernel_equals_scalar_at_every_length() {
+    fn every_kernel_equals_the_portable_one_bit_for_bit_at_every_length() {
         for n in (0..130).chain([255, 256, 257, 384, 768, 1023]) {
             let (a, b) = (data(n, 1), data(n, 7));
-            let want = dot_scalar(&a, &b);
+            let want = dot_portable(&a, &b);
+            assert_eq!(
+                want.to_bits(),
+                dot_lanes(&a, &b).to_bits(),
+                "fused build n={n}"
+            );
             let exact: f64 = a
                 .iter()
                 .zip(&b)
@@ -414,10 +503,15 @@ mod tests {
             );
             for (name, f) in kernels() {
                 let got = f(&a, &b);
-                assert!(
-                    (got - want).abs() <= 1e-5 * (1.0 + want.abs()),
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
                     "{name} n={n}: {got} vs {want}"
                 );
+                // Longer slices: the extra elements are ignored.
+                let mut longer = b.clone();
+                longer.extend([0.5, -2.0]);
+                assert_eq!(f(&a, &longer).to_bits(), want.to_bits(), "{name} n={n}+2");
             }
         }
     }
