@@ -1,30 +1,87 @@
 #!/usr/bin/env bash
-# The index crate on aarch64, cross-built here and run under qemu-aarch64: its whole test suite
-# with the NEON kernels (f32, bf16, int8 and the int8 codes' 4-bit planes; each tested equal to
-# the portable kernel), then its kernel tests again with MEMLOOP_SIMD=scalar (the portable
-# path). Installs what it needs when missing: rustup's aarch64-unknown-linux-gnu target and
-# Debian's gcc-aarch64-linux-gnu and qemu-user (as root, or through sudo). The engine, the
-# encoder and the packages do not build for aarch64 here yet (issue 61); figures measured under
-# emulation are not speed figures. `--smoke` (what scripts/test.sh runs) keeps to the unit
-# tests, the kernels' equality tests among them (seconds under emulation, after a build of
-# about two minutes); the whole suite takes about 15 minutes under emulation on two cores.
+# memloop on aarch64 (64-bit ARM Linux), cross-built here and run under qemu-aarch64.
+#
+#   bash scripts/test-arm64.sh --smoke   # what scripts/test.sh (CI) runs: about 12 minutes
+#   bash scripts/test-arm64.sh           # the full emulated suites: a few hours on two cores
+#
+# --smoke: the index's unit tests (its NEON distance kernels against the portable ones, and
+# again with MEMLOOP_SIMD=scalar), the encoder's unit tests (the int8 kernels: Advanced SIMD,
+# `sdot` and `smmla` against the scalar reference, bit for bit, on qemu's `max` CPU, then on a
+# Cortex-A72, which has no dot product, so the plain NEON kernel is the one chosen), the
+# `memloop` command built for aarch64, and file portability (scripts/arm64-portability.py:
+# stores with f32, bf16 and int8 indexes, an encrypted store and an export written on x86-64
+# recall the same ids in the same order with the same scores on aarch64, and the other way
+# round).
+#
+# Full: the smoke set, then under emulation the index's, the encoder's (the golden embedding
+# tests against sentence-transformers on the default model) and the engine's whole suites, the
+# C programs against the aarch64 library, and 100 rounds of the kill -9 soak
+# (cli/tests/crash.rs); then the release builds (scripts/build-arm64.sh) and the packages'
+# suites in Debian's arm64 Python and Node (scripts/test-arm64-packages.sh). Child processes
+# the tests start (the engine's crash child, `memloop`, the C programs) are aarch64 programs
+# too: the script registers qemu-aarch64 with the kernel's binfmt_misc when it is not
+# registered yet (root, or sudo; it stays registered until reboot). Figures measured under emulation are not speed figures.
+#
+# Installs what it needs when missing: rustup's aarch64-unknown-linux-gnu target, Debian's
+# gcc/g++-aarch64-linux-gnu (the cross linker and C compiler) and qemu-user; the default
+# model (scripts/fetch-model.sh) for the full run. Builds into target/cross (the host's
+# target directory stays as it is); the smoke set builds the dependencies at opt-level 1 (the
+# index and the encoder keep their own 3) in target/cross-smoke, a third less build time, and
+# the full run at the workspace's own levels in target/cross. (Not 0: gemm's fp16 assembly
+# then fails to assemble for aarch64.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=aarch64-unknown-linux-gnu
-rustup target list --installed | grep -qx "$target" || rustup target add "$target"
-if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo apt-get install -y -q gcc-aarch64-linux-gnu qemu-user >/dev/null \
-        || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q gcc-aarch64-linux-gnu qemu-user >/dev/null; }
-fi
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
-# A target directory of its own: the host build's stays as it is.
-export CARGO_TARGET_DIR=target/cross
-if [ "${1:-}" = "--smoke" ]; then
-    cargo test -p memloop-index --locked --target "$target" --lib
+smoke=false
+[ "${1:-}" = "--smoke" ] && smoke=true
+# shellcheck source=scripts/arm64-env.sh
+source scripts/arm64-env.sh
+cross=(--locked --target "$target")
+if $smoke; then
+    export CARGO_TARGET_DIR=target/cross-smoke
+    cross+=(--config 'profile.dev.package."*".opt-level=1')
 else
-    cargo test -p memloop-index --locked --target "$target"
+    export CARGO_TARGET_DIR=target/cross
 fi
-MEMLOOP_SIMD=scalar cargo test -p memloop-index --locked --target "$target" --lib -- simd
+bin="$CARGO_TARGET_DIR/$target/debug"
+
+# Runs the aarch64 test binaries' children under qemu: registers qemu-aarch64 with
+# binfmt_misc (with the F flag: the interpreter is opened now, so it works in containers too).
+binfmt() {
+    local dir=/proc/sys/fs/binfmt_misc
+    [ -e "$dir/qemu-aarch64" ] && return 0
+    [ -e "$dir/register" ] || $sudo mount -t binfmt_misc binfmt_misc "$dir"
+    local magic='\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
+    local mask='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+    echo ":qemu-aarch64:M::$magic:$mask:$(command -v qemu-aarch64):F" | $sudo tee "$dir/register" >/dev/null
+}
+
+echo "== aarch64: the index's unit tests (NEON kernels against the portable ones)"
+cargo test "${cross[@]}" -p memloop-index --lib
+MEMLOOP_SIMD=scalar cargo test "${cross[@]}" -p memloop-index --lib -- simd
+echo "== aarch64: the encoder's unit tests on qemu's max CPU (NEON, sdot, smmla), then a Cortex-A72"
+cargo test "${cross[@]}" -p memloop-embed --lib -- --nocapture
+QEMU_CPU=cortex-a72 cargo test "${cross[@]}" -p memloop-embed --lib -- --nocapture int8
+echo "== aarch64: memloop, and files written on one machine read on the other"
+cargo build "${cross[@]}" -p memloop-cli
+[ -x target/debug/memloop ] || cargo build --workspace --locked
+python3 scripts/arm64-portability.py target/debug/memloop "$bin/memloop" "$sysroot"
+$smoke && exit 0
+
+binfmt
+MEMLOOP_BIN=target/debug/memloop bash scripts/fetch-model.sh >/dev/null
+echo "== aarch64: clippy on the index and the encoder (their NEON code), every warning an error"
+cargo clippy "${cross[@]}" -p memloop-index -p memloop-embed --all-targets -- -D warnings
+echo "== aarch64: the index's whole suite"
+cargo test "${cross[@]}" -p memloop-index
+echo "== aarch64: the encoder's whole suite (golden embeddings on the default model)"
+cargo test "${cross[@]}" -p memloop-embed
+echo "== aarch64: the engine's whole suite"
+cargo test "${cross[@]}" -p memloop --lib --test integration
+echo "== aarch64: the C programs against the aarch64 library"
+CC=aarch64-linux-gnu-gcc cargo test "${cross[@]}" -p memloop-ffi --test c_programs
+echo "== aarch64: 100 rounds of kill -9 during synced ingest"
+MEMLOOP_CRASH_ROUNDS=100 cargo test "${cross[@]}" -p memloop-cli --test crash -- --nocapture
+echo "== aarch64: the release builds, and the wheel and the npm package in arm64 Python and Node"
+bash scripts/build-arm64.sh
+bash scripts/test-arm64-packages.sh
+echo "aarch64: every emulated suite passed"

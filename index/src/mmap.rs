@@ -10,6 +10,11 @@
 
 use std::fs::File;
 
+// Sections of a mapped file are read in place as little-endian arrays (FORMAT.md): a
+// big-endian machine would misread every one of them.
+#[cfg(target_endian = "big")]
+compile_error!("memloop's index files are little-endian and read in place: big-endian targets are not supported");
+
 use memmap2::Mmap;
 
 /// Maps `file` read-only.

@@ -27,12 +27,12 @@
 
 use rayon::prelude::*;
 
+use super::int8_block::{Columns, Tile, ROWS};
+#[cfg(target_arch = "aarch64")]
+use super::int8_neon;
 use super::panels::{for_each_task, shared, Dst, PANEL};
 
 use super::simd::multiversion;
-
-/// Input rows a kernel call computes at once.
-const ROWS: usize = 4;
 
 /// Bytes of quantized input a task reads: its chunk of rows stays in a core's cache while
 /// the task's thread runs the panels over it.
@@ -49,17 +49,33 @@ pub(crate) enum Kernel {
     /// Plain Rust: the reference, on any CPU.
     Scalar,
     /// AVX-512 VNNI (`vpdpbusd`), where the CPU has AVX-512 F, BW and VNNI.
+    #[cfg(target_arch = "x86_64")]
     Vnni512,
     /// AVX-VNNI (`vpdpbusd` on 256-bit registers), where the CPU has AVX2 and AVX-VNNI but not
     /// AVX-512 VNNI (Intel's laptop and desktop cores since Alder Lake).
+    #[cfg(target_arch = "x86_64")]
     AvxVnni256,
     /// AVX2 alone (`vpmaddubsw` and `vpmaddwd`), where the CPU has AVX2 but no VNNI (AMD before
     /// Zen 4, Intel before Ice Lake and Alder Lake).
+    #[cfg(target_arch = "x86_64")]
     Avx2,
+    /// aarch64's Advanced SIMD alone (`smull`, `sadalp`): every 64-bit ARM core, the
+    /// Raspberry Pi 4's Cortex-A72 among them (`int8_neon.rs`).
+    #[cfg(target_arch = "aarch64")]
+    Neon,
+    /// aarch64's dot-product extension (`sdot`), where the CPU has it (Armv8.2 and later:
+    /// Pi 5, Graviton 2, Apple cores).
+    #[cfg(target_arch = "aarch64")]
+    NeonDot,
+    /// aarch64's int8 matrix-multiply extension (`smmla`), where the CPU has it (Armv8.6 and
+    /// later: Graviton 3, Apple M2).
+    #[cfg(target_arch = "aarch64")]
+    NeonI8mm,
 }
 
 impl Kernel {
     /// The fastest kernel this CPU runs.
+    #[cfg_attr(target_arch = "aarch64", allow(unreachable_code))]
     pub(crate) fn best() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx512f")
@@ -77,6 +93,18 @@ impl Kernel {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             return Kernel::Avx2;
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            // Advanced SIMD is the aarch64 baseline: there is always a vector kernel.
+            use std::arch::is_aarch64_feature_detected as has;
+            if has!("i8mm") {
+                return Kernel::NeonI8mm;
+            }
+            if has!("dotprod") {
+                return Kernel::NeonDot;
+            }
+            return Kernel::Neon;
         }
         Kernel::Scalar
     }
@@ -417,34 +445,27 @@ impl QuantLinear {
                 // `block_avx2` reads, and the caller's contract the ones it writes.
                 unsafe { block_avx2(panel, xs, self.k4, xscale, cols, out) }
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Vnni512 | Kernel::AvxVnni256 | Kernel::Avx2 => {
-                // SAFETY: the caller's contract on `out`.
-                unsafe { scalar_into(panel, xs, self.k4, xscale, cols, out) }
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon => {
+                // SAFETY: Advanced SIMD is the aarch64 baseline; the asserts above fix the
+                // extents `block_neon` reads, and the caller's contract the ones it writes.
+                unsafe { int8_neon::block_neon(panel, xs, self.k4, xscale, cols, out) }
+            }
+            #[cfg(target_arch = "aarch64")]
+            Kernel::NeonDot => {
+                // SAFETY: `Kernel::NeonDot` is only chosen where the dot-product extension was
+                // detected on this CPU (or a test that checked the same); extents as above.
+                unsafe { int8_neon::block_dot(panel, xs, self.k4, xscale, cols, out) }
+            }
+            #[cfg(target_arch = "aarch64")]
+            Kernel::NeonI8mm => {
+                // SAFETY: `Kernel::NeonI8mm` is only chosen where the int8 matrix-multiply
+                // extension was detected on this CPU (or a test that checked the same);
+                // extents as above.
+                unsafe { int8_neon::block_i8mm(panel, xs, self.k4, xscale, cols, out) }
             }
         }
     }
-}
-
-/// Where a block's outputs go: row `r`'s 64 floats start at `at + r · stride`.
-#[derive(Clone, Copy)]
-struct Tile {
-    at: *mut f32,
-    stride: usize,
-}
-
-impl Tile {
-    /// Row `r`'s first float.
-    fn row(self, r: usize) -> *mut f32 {
-        self.at.wrapping_add(r * self.stride)
-    }
-}
-
-/// One panel's 64 columns: weight scales, offsets (128 · colsum) and biases.
-struct Columns<'a> {
-    scale: &'a [f32],
-    offset: &'a [i32],
-    bias: &'a [f32],
 }
 
 multiversion! {
@@ -733,15 +754,24 @@ mod tests {
                 kernels.push(Kernel::Avx2);
             }
         }
+        #[cfg(target_arch = "aarch64")]
+        {
+            use std::arch::is_aarch64_feature_detected as has;
+            kernels.push(Kernel::Neon);
+            if has!("dotprod") {
+                kernels.push(Kernel::NeonDot);
+            }
+            if has!("i8mm") {
+                kernels.push(Kernel::NeonI8mm);
+            }
+        }
         kernels
     }
 
     #[test]
     fn every_vector_kernel_equals_the_scalar_reference_bit_for_bit() {
         let kernels = vector_kernels();
-        if kernels.is_empty() {
-            eprintln!("no VNNI on this CPU: only the scalar kernel runs");
-        }
+        eprintln!("int8 kernels compared with the scalar reference: {kernels:?}");
         // Row counts around the 2- and 4-row blocks, widths with a narrow last panel and
         // inputs not a multiple of 4; 203 rows of 1,536 inputs are three chunks of rows, the
         // last one short and not a multiple of 4.

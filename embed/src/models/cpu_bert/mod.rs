@@ -24,6 +24,9 @@ mod attention_avx512;
 #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
 mod gelu_avx512;
 mod int8;
+mod int8_block;
+#[cfg(target_arch = "aarch64")]
+mod int8_neon;
 mod kernels;
 mod matmul;
 mod panels;
