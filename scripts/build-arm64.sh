@@ -35,7 +35,11 @@ echo "== the wheel (manylinux2014 aarch64)"
 bash scripts/maturin.sh --version >/dev/null
 target/py-build/bin/python -m pip install -q --disable-pip-version-check \
     ziglang==0.13.0.post1 auditwheel==6.8.2
-PATH="$root/target/py-build/bin:$PATH" bash scripts/maturin.sh build --locked --release --strip \
+# zig links the wheel, against glibc 2.17's symbols: the cross toolchain's linker and compilers
+# exported above would link against Debian's glibc (2.36) instead.
+env -u CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER -u CC_aarch64_unknown_linux_gnu \
+    -u CXX_aarch64_unknown_linux_gnu -u AR_aarch64_unknown_linux_gnu \
+    PATH="$root/target/py-build/bin:$PATH" bash scripts/maturin.sh build --locked --release --strip \
     --manifest-path python/Cargo.toml --target "$target" --zig --compatibility manylinux2014 \
     --out "$out"
 wheel=$(ls "$out"/memloop-*-manylinux*_aarch64.whl)
