@@ -55,14 +55,19 @@ binfmt() {
     echo ":qemu-aarch64:M::$magic:$mask:$(command -v qemu-aarch64):F" | $sudo tee "$dir/register" >/dev/null
 }
 
-echo "== aarch64: the index's unit tests (NEON kernels against the portable ones)"
-cargo test "${cross[@]}" -p memloop-index --lib
-MEMLOOP_SIMD=scalar cargo test "${cross[@]}" -p memloop-index --lib -- simd
-echo "== aarch64: the encoder's unit tests on qemu's max CPU (NEON, sdot, smmla), then a Cortex-A72"
-cargo test "${cross[@]}" -p memloop-embed --lib -- --nocapture
-QEMU_CPU=cortex-a72 cargo test "${cross[@]}" -p memloop-embed --lib -- --nocapture int8
-echo "== aarch64: memloop, and files written on one machine read on the other"
-cargo build "${cross[@]}" -p memloop-cli
+# One selection of packages for every smoke build: cargo resolves the dependencies' features
+# from the packages it is given, so `-p memloop-embed` alone and the command would each compile
+# candle, gemm and the tokenizers once more. The command's smallest test (`embed`) is named
+# only so that cargo builds the `memloop` binary in the same pass; it does not run here.
+smoke_set=(-p memloop-index -p memloop-embed -p memloop-cli --lib)
+echo "== aarch64: the index, the encoder and the memloop command, cross-built"
+cargo test "${cross[@]}" "${smoke_set[@]}" --test embed --no-run
+echo "== aarch64: the index's and the encoder's unit tests on qemu's max CPU (NEON, sdot, smmla)"
+cargo test "${cross[@]}" "${smoke_set[@]}" -- --nocapture
+echo "== aarch64: the portable distance kernels forced, then the encoder on a Cortex-A72 (no sdot)"
+MEMLOOP_SIMD=scalar cargo test "${cross[@]}" "${smoke_set[@]}" -- simd
+QEMU_CPU=cortex-a72 cargo test "${cross[@]}" "${smoke_set[@]}" -- --nocapture int8
+echo "== aarch64: files written on one machine read on the other"
 [ -x target/debug/memloop ] || cargo build --workspace --locked
 python3 scripts/arm64-portability.py target/debug/memloop "$bin/memloop" "$sysroot"
 $smoke && exit 0

@@ -24,8 +24,13 @@ cargo test --workspace --locked --no-run
 MEMLOOP_BIN=target/debug/memloop bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
 # The test matrix's encrypted run: the engine's tests again with every store encrypted
-# (tests that craft plaintext bytes say why they are skipped).
-cargo test -p memloop --locked --features test-encryption --lib --test integration
+# (tests that craft plaintext bytes say why they are skipped). Built with the whole
+# workspace selected (`-p memloop` alone resolves its dependencies' features anew and compiles
+# every one of them a second time), and only the engine's two test programs run, from the
+# engine's directory as cargo runs them.
+encrypted=$(cargo test --workspace --locked --features memloop/test-encryption --lib \
+    --test integration --no-run --message-format=json | python3 scripts/test-executables.py engine/Cargo.toml)
+for t in $encrypted; do (cd engine && "$t"); done
 bash scripts/test-python.sh
 bash scripts/test-integrations.sh
 bash scripts/test-node.sh

@@ -135,22 +135,33 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     (kernel().1)(a, b)
 }
 
+/// `$kernel(a, b)` for a portable kernel: on x86-64 compiled a second time with AVX2 and FMA
+/// enabled and called where the CPU has them, so each `mul_add` is one instruction rather than
+/// a call to libm's `fmaf`. The result is the same either way: a fused multiply-add is rounded
+/// once, whoever computes it.
+macro_rules! fused_where_available {
+    ($kernel:ident, $a:expr, $b:expr) => {{
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            #[target_feature(enable = "avx2,fma")]
+            fn fused(a: &[f32], b: &[f32]) -> f32 {
+                $kernel(a, b)
+            }
+            let (a, b): (&[f32], &[f32]) = ($a, $b);
+            // SAFETY: `fused` needs AVX2 and FMA, both just detected on this CPU.
+            return unsafe { fused(a, b) };
+        }
+        $kernel($a, $b)
+    }};
+}
+
 /// Portable inner product: eight independent accumulators, then a fixed-order sum. The same
 /// bits on every CPU (the unit vectors an index stores are normalised with it); where the CPU
 /// has FMA the multiply-adds are its instructions rather than libm's `fmaf` (one call per
 /// element, 2% of a search's time when a query is normalised), with the same result: a fused
 /// multiply-add is rounded once, whoever computes it.
 pub fn dot_scalar(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        #[target_feature(enable = "avx2,fma")]
-        fn fused(a: &[f32], b: &[f32]) -> f32 {
-            dot_fixed_order(a, b)
-        }
-        // SAFETY: `fused` needs AVX2 and FMA, both just detected on this CPU.
-        return unsafe { fused(a, b) };
-    }
-    dot_fixed_order(a, b)
+    fused_where_available!(dot_fixed_order, a, b)
 }
 
 /// [`dot_scalar`]'s arithmetic, inlined into each build of it.
@@ -186,16 +197,7 @@ const LANES: usize = 32;
 ///
 /// Extra elements of the longer slice are ignored.
 pub fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        #[target_feature(enable = "avx2,fma")]
-        fn fused(a: &[f32], b: &[f32]) -> f32 {
-            dot_lanes(a, b)
-        }
-        // SAFETY: `fused` needs AVX2 and FMA, both just detected on this CPU.
-        return unsafe { fused(a, b) };
-    }
-    dot_lanes(a, b)
+    fused_where_available!(dot_lanes, a, b)
 }
 
 /// [`dot_portable`]'s arithmetic, inlined into each build of it.

@@ -98,6 +98,28 @@ unsafe fn finish(sums: int32x4_t, xsc: f32, cols: &Columns, c: usize, out: Tile,
     }
 }
 
+/// One quarter of the panel's sums (a row's 16 columns in four registers of 4) through
+/// [`finish`] into `out`, for the rows `xscale` has.
+///
+/// # Safety
+/// As [`finish`]'s for each row `r < xscale.len()` and columns `quarter · 16 .. + 16`, with
+/// `quarter < 4`.
+#[inline(always)]
+unsafe fn finish_quarter(
+    sums: &[[int32x4_t; 4]; ROWS],
+    xscale: &[f32],
+    cols: &Columns,
+    quarter: usize,
+    out: Tile,
+) {
+    for (r, (s, &xsc)) in sums.iter().zip(xscale).enumerate() {
+        for (j, &acc) in s.iter().enumerate() {
+            // SAFETY: the caller's contract; columns quarter · 16 + 4j .. + 4 ≤ 64.
+            unsafe { finish(acc, xsc, cols, quarter * 16 + 4 * j, out, r) };
+        }
+    }
+}
+
 /// The 4-input-group kernels' shared loop: per quarter of the panel (16 columns, four
 /// registers of 4 columns × 4 inputs), each row's 4 input bytes of a group broadcast to all
 /// lanes and `dot` into the row's four accumulators.
@@ -138,12 +160,8 @@ unsafe fn block_groups(
                 }
             }
         }
-        for (r, (s, &xsc)) in sums.iter().zip(xscale).enumerate() {
-            for (j, &acc) in s.iter().enumerate() {
-                // SAFETY: the caller's contract; columns quarter · 16 + 4j .. + 4 ≤ 64.
-                unsafe { finish(acc, xsc, cols, quarter * 16 + 4 * j, out, r) };
-            }
-        }
+        // SAFETY: the caller's contract.
+        unsafe { finish_quarter(&sums, xscale, cols, quarter, out) };
     }
 }
 
@@ -262,30 +280,19 @@ pub(super) unsafe fn block_i8mm(
                 }
             }
         }
-        for (p, s) in sums.iter().enumerate().take(block.div_ceil(2)) {
+        // The 2 × 2 blocks unzipped into rows of four columns, as the other kernels keep them.
+        let mut rows = [[vdupq_n_s32(0); 4]; ROWS];
+        for (p, s) in sums.iter().enumerate() {
             for j in 0..4 {
                 let (c01, c23) = (
                     vreinterpretq_s64_s32(s[2 * j]),
                     vreinterpretq_s64_s32(s[2 * j + 1]),
                 );
-                let rows = [vzip1q_s64(c01, c23), vzip2q_s64(c01, c23)];
-                for (h, &row) in rows.iter().enumerate() {
-                    let r = 2 * p + h;
-                    if r < block {
-                        // SAFETY: the caller's contract; columns quarter · 16 + 4j .. + 4 ≤ 64.
-                        unsafe {
-                            finish(
-                                vreinterpretq_s32_s64(row),
-                                xscale[r],
-                                cols,
-                                quarter * 16 + 4 * j,
-                                out,
-                                r,
-                            )
-                        };
-                    }
-                }
+                rows[2 * p][j] = vreinterpretq_s32_s64(vzip1q_s64(c01, c23));
+                rows[2 * p + 1][j] = vreinterpretq_s32_s64(vzip2q_s64(c01, c23));
             }
         }
+        // SAFETY: the caller's contract.
+        unsafe { finish_quarter(&rows, xscale, cols, quarter, out) };
     }
 }
