@@ -48,14 +48,21 @@ grep -q 'manylinux_2_17_aarch64' "$out/auditwheel.txt"
 
 echo "== the npm platform package memloop-linux-arm64-gnu"
 (cd node && npm ci --no-audit --no-fund --loglevel=error)
-(cd node && npx napi build --platform --release --target "$target" --js false --dts false)
-aarch64-linux-gnu-strip node/memloop.linux-arm64-gnu.node
 stage=$root/target/node-pack-arm64
 rm -rf "$stage"
-mkdir -p "$stage"
+mkdir -p "$stage/build" "$stage/package"
+# The addon alone, built where nothing of node/ is overwritten: napi's generated types are the
+# main package's (scripts/pack-node.sh makes them from the x86-64 build, the same on every
+# platform), so they are written beside the addon here and left out.
+(cd node && npx napi build --platform --release --target "$target" --output-dir "$stage/build" \
+    --no-js --dts native.d.ts)
+aarch64-linux-gnu-strip "$stage/build/memloop.linux-arm64-gnu.node"
 cp node/npm/linux-arm64-gnu/package.json node/npm/linux-arm64-gnu/README.md \
-    node/memloop.linux-arm64-gnu.node "$stage/"
-(cd "$stage" && npm pack --silent --pack-destination "$out") >/dev/null
-rm node/memloop.linux-arm64-gnu.node
+    "$stage/build/memloop.linux-arm64-gnu.node" "$stage/package/"
+(cd "$stage/package" && npm pack --silent --pack-destination "$out") >/dev/null
+# What the binaries need of glibc: the newest symbol version each references.
+for f in "$out/memloop" "$out/libmemloop_ffi.so" "$stage/package/memloop.linux-arm64-gnu.node"; do
+    echo "$(basename "$f"): $(aarch64-linux-gnu-objdump -T "$f" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
+done | tee "$out/glibc.txt"
 file "$out/memloop" "$out/libmemloop_ffi.so"
 ls -l "$out"

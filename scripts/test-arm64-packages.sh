@@ -38,20 +38,9 @@ python3 -m pip install -q --disable-pip-version-check --no-deps --only-binary=:a
     test_list_and_embedder.py test_conversations.py test_encryption.py test_callbacks.py)
 
 echo "== the arm64 npm package under Debian's arm64 node $("${qemu[@]}" "$arm/usr/bin/node" -v)"
-# The main package as scripts/test-node.sh packs it (its loader, native.js, is the same on
-# every platform), naming the arm64 platform package as its optional dependency.
-(cd node && npm ci --no-audit --no-fund --loglevel=error)
-(cd node && npx napi build --platform --js native.js --dts native.d.ts >/dev/null)
-rm -f node/memloop.linux-x64-gnu.node
-pack=$root/target/node-pack-arm64-main
-rm -rf "$pack"
-mkdir -p "$pack/main"
-cp node/package.json node/index.js node/index.d.ts node/native.js node/native.d.ts \
-    node/errors.js node/errors.d.ts node/README.md "$pack/main/"
-version=$(node -p 'require("./node/package.json").version')
-(cd "$pack/main" && npm pkg delete devDependencies scripts \
-    && npm pkg set "optionalDependencies.memloop-linux-arm64-gnu=$version")
-tarball=$(cd "$pack/main" && npm pack --silent --pack-destination "$pack")
+# The main package as a release packs it (its loader, native.js, is the same on every
+# platform), naming the arm64 platform package as its optional dependency.
+main_tarball=$(bash scripts/pack-node.sh linux-arm64-gnu)
 platform=$(ls "$dist"/memloop-linux-arm64-gnu-*.tgz)
 project=$root/target/node-clean-arm64
 rm -rf "$project"
@@ -62,7 +51,7 @@ npm init -y >/dev/null
 npm pkg set type=module
 # The tarballs are installed for an arm64 machine (npm checks the platform package's cpu).
 PATH="$clean_path" npm install --no-audit --no-fund --loglevel=error --cpu=arm64 --os=linux \
-    "$pack/$tarball" "$platform"
+    "$main_tarball" "$platform"
 PATH="$clean_path" "${qemu[@]}" "$arm/usr/bin/node" --test --test-concurrency=1 \
     test/api.test.mjs test/hostile.test.mjs test/encryption.test.mjs test/model.test.mjs
 echo "aarch64 packages: the wheel and the npm package passed under qemu"

@@ -68,12 +68,13 @@ echo "== aarch64: the portable distance kernels forced, then the encoder on a Co
 MEMLOOP_SIMD=scalar cargo test "${cross[@]}" "${smoke_set[@]}" -- simd
 QEMU_CPU=cortex-a72 cargo test "${cross[@]}" "${smoke_set[@]}" -- --nocapture int8
 echo "== aarch64: files written on one machine read on the other"
-[ -x target/debug/memloop ] || cargo build --workspace --locked
-python3 scripts/arm64-portability.py target/debug/memloop "$bin/memloop" "$sysroot"
+host_bin=${MEMLOOP_BIN:-target/debug/memloop}
+[ -x "$host_bin" ] || cargo build --workspace --locked
+python3 scripts/arm64-portability.py "$host_bin" "$bin/memloop" "$sysroot"
 $smoke && exit 0
 
 binfmt
-MEMLOOP_BIN=target/debug/memloop bash scripts/fetch-model.sh >/dev/null
+MEMLOOP_BIN=$host_bin bash scripts/fetch-model.sh >/dev/null
 echo "== aarch64: clippy on the index and the encoder (their NEON code), every warning an error"
 cargo clippy "${cross[@]}" -p memloop-index -p memloop-embed --all-targets -- -D warnings
 echo "== aarch64: the index's whole suite"

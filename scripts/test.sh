@@ -16,12 +16,19 @@
 # target/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Every host build names the host's triple, as napi's build of the Node addon always does (it
+# passes --target): cargo then keeps one set of artifacts, in target/<triple>/, and the addon's
+# build finds its dependencies compiled instead of compiling the tree a second time there.
+host=$(rustc -vV | sed -n 's/^host: //p')
+export CARGO_BUILD_TARGET=$host
+# The command the suites drive (pytest's, node's, the aarch64 portability check).
+export MEMLOOP_BIN=$PWD/target/$host/debug/memloop
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 python3 scripts/check-layers.py
 python3 scripts/bench-table.py --check
 cargo test --workspace --locked --no-run
-MEMLOOP_BIN=target/debug/memloop bash scripts/fetch-model.sh >/dev/null
+bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
 # The test matrix's encrypted run: the engine's tests again with every store encrypted
 # (tests that craft plaintext bytes say why they are skipped). Built with the whole

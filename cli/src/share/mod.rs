@@ -61,7 +61,11 @@ impl Peer {
     /// # Errors
     /// When no process serves it (no socket, or a dead one).
     pub fn connect(dir: &Path) -> std::io::Result<Peer> {
-        let stream = UnixStream::connect(socket_path(dir))?;
+        Self::greet(UnixStream::connect(socket_path(dir))?, dir)
+    }
+
+    /// Checks who answers on `stream`, connected to store `dir`'s socket, and greets it.
+    fn greet(stream: UnixStream, dir: &Path) -> std::io::Result<Peer> {
         // Whoever answers must be this user: where another user can write the store
         // directory, a socket of theirs would otherwise receive this user's memories and
         // serve forged ones back.
@@ -89,11 +93,24 @@ impl Peer {
         // lives until the kernel has torn it down) but never answers: only a peer that
         // answers the greeting is connected.
         peer.out.set_read_timeout(Some(HELLO_TIMEOUT))?;
+        let busy = |e: ToolError| std::io::Error::new(std::io::ErrorKind::ResourceBusy, e.0);
         let hello = match peer.call(wire::HELLO, Value::Null) {
             Ok(Ok(reply)) => reply,
             // It answered with a refusal (its peer cap): it serves the store, and is busy.
-            Ok(Err(e)) => return Err(std::io::Error::new(std::io::ErrorKind::ResourceBusy, e.0)),
-            Err(Lost::NotSent(e) | Lost::NoAnswer(e)) => return Err(e),
+            Ok(Err(e)) => return Err(busy(e)),
+            // A server at its cap writes its refusal and closes without reading, so the
+            // greeting may not go out at all (a broken pipe): the refusal is still there to
+            // read, and says the same.
+            Err(Lost::NotSent(e)) => {
+                return Err(match peer.lines.next() {
+                    Some(Ok(line)) => match serde_json::from_str::<Response>(&line) {
+                        Ok(Response::Error(refusal)) => busy(ToolError(refusal)),
+                        _ => e,
+                    },
+                    _ => e,
+                })
+            }
+            Err(Lost::NoAnswer(e)) => return Err(e),
         };
         // And it must serve this store, not another one whose socket was put here.
         let served = hello.structured.get("store").and_then(Value::as_str);
@@ -310,5 +327,30 @@ impl Drop for Shared {
                 crate::store_args::close(memory);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server at its peer cap writes its refusal and stops reading before the greeting
+    /// arrives (round 4, L9, seen under load): the greeting meets a broken pipe, and the
+    /// refusal is still what the client reports, not that nobody serves the store.
+    #[test]
+    fn a_refusal_written_before_the_greeting_still_reads_as_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let (client, mut server) = UnixStream::pair().unwrap();
+        let busy = Response::Error("the serving process has 64 connections already".into());
+        let mut line = serde_json::to_vec(&busy).unwrap();
+        line.push(b'\n');
+        server.write_all(&line).unwrap();
+        // Closed before the client speaks: its greeting meets a broken pipe.
+        drop(server);
+        let e = Peer::greet(client, dir.path())
+            .err()
+            .expect("a refused connection");
+        assert_eq!(e.kind(), std::io::ErrorKind::ResourceBusy, "{e}");
+        assert!(e.to_string().contains("connections already"), "{e}");
     }
 }
