@@ -14,10 +14,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# What npm and napi print goes to stderr: stdout carries the tarball's path alone.
+exec 3>&1 1>&2
 platform=${1:?which platform package the main one names: linux-x64-gnu or linux-arm64-gnu}
 [ -f "node/npm/$platform/package.json" ] || { echo "no platform package node/npm/$platform" >&2; exit 2; }
 (cd node && npm ci --no-audit --no-fund --loglevel=error)
-(cd node && npx napi build --platform --js native.js --dts native.d.ts) >&2
+(cd node && npx napi build --platform --js native.js --dts native.d.ts)
 # The dev profile's debug info is for the Rust tests; the package carries none.
 strip --strip-debug node/memloop.linux-x64-gnu.node
 pack=$root/target/node-pack
@@ -33,10 +35,10 @@ version=$(node -p 'require("./node/package.json").version')
 tarball=$(cd "$pack/main" && npm pack --silent --pack-destination "$pack")
 platform_tarball=$(cd "$pack/platform" && npm pack --silent --pack-destination "$pack")
 for t in "$tarball" "$platform_tarball"; do
-    echo "packed $t ($(du -h "$pack/$t" | cut -f1))" >&2
+    echo "packed $t ($(du -h "$pack/$t" | cut -f1))"
 done
 if tar tzf "$pack/$tarball" | grep -q '\.node$'; then
-    echo "the main package carries an addon; it belongs in $platform_tarball" >&2
+    echo "the main package carries an addon; it belongs in $platform_tarball"
     exit 1
 fi
-echo "$pack/$tarball"
+echo "$pack/$tarball" >&3

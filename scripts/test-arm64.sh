@@ -2,6 +2,7 @@
 # memloop on aarch64 (64-bit ARM Linux), cross-built here and run under qemu-aarch64.
 #
 #   bash scripts/test-arm64.sh --smoke   # what scripts/test.sh (CI) runs: about 12 minutes
+#   bash scripts/test-arm64.sh --smoke-build   # its build alone (test.sh runs it early, aside)
 #   bash scripts/test-arm64.sh           # the full emulated suites: a few hours on two cores
 #
 # --smoke: the index's unit tests (its NEON distance kernels against the portable ones, and
@@ -32,7 +33,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 smoke=false
-[ "${1:-}" = "--smoke" ] && smoke=true
+build_only=false
+case "${1:-}" in
+    --smoke) smoke=true ;;
+    # The smoke set's build alone: scripts/test.sh starts it beside the host's package suites.
+    --smoke-build) smoke=true build_only=true ;;
+esac
 # shellcheck source=scripts/arm64-env.sh
 source scripts/arm64-env.sh
 cross=(--locked --target "$target")
@@ -62,6 +68,7 @@ binfmt() {
 smoke_set=(-p memloop-index -p memloop-embed -p memloop-cli --lib)
 echo "== aarch64: the index, the encoder and the memloop command, cross-built"
 cargo test "${cross[@]}" "${smoke_set[@]}" --test embed --no-run
+$build_only && exit 0
 echo "== aarch64: the index's and the encoder's unit tests on qemu's max CPU (NEON, sdot, smmla)"
 cargo test "${cross[@]}" "${smoke_set[@]}" -- --nocapture
 echo "== aarch64: the portable distance kernels forced, then the encoder on a Cortex-A72 (no sdot)"

@@ -38,6 +38,11 @@ cargo test --workspace --locked
 encrypted=$(cargo test --workspace --locked --features memloop/test-encryption --lib \
     --test integration --no-run --message-format=json | python3 scripts/test-executables.py engine/Cargo.toml)
 for t in $encrypted; do (cd engine && "$t"); done
+# The aarch64 smoke set's cross build, beside the package suites below (they keep about one
+# core busy; it takes the other): its output in target/arm64-smoke-build.log.
+bash scripts/test-arm64.sh --smoke-build >target/arm64-smoke-build.log 2>&1 &
+arm64_build=$!
+trap 'pkill -P "$arm64_build" 2>/dev/null; kill "$arm64_build" 2>/dev/null || true' EXIT
 bash scripts/test-python.sh
 bash scripts/test-integrations.sh
 bash scripts/test-node.sh
@@ -46,4 +51,9 @@ bash scripts/test-ui.sh
 bash scripts/test-lancedb.sh
 # aarch64 under qemu: the NEON kernels against the portable ones, the memloop command
 # cross-built, and stores and exports read on the other architecture.
+if ! wait "$arm64_build"; then
+    cat target/arm64-smoke-build.log >&2
+    echo "the aarch64 cross build failed" >&2
+    exit 1
+fi
 bash scripts/test-arm64.sh --smoke
