@@ -42,7 +42,8 @@ for t in $encrypted; do (cd engine && "$t"); done
 # core busy; it takes the other): its output in target/arm64-smoke-build.log.
 bash scripts/test-arm64.sh --smoke-build >target/arm64-smoke-build.log 2>&1 &
 arm64_build=$!
-trap 'pkill -P "$arm64_build" 2>/dev/null; kill "$arm64_build" 2>/dev/null || true' EXIT
+# A suite below that fails ends the script; the build beside it ends with it.
+trap '{ pkill -P "$arm64_build"; kill "$arm64_build"; } 2>/dev/null || true' EXIT
 bash scripts/test-python.sh
 bash scripts/test-integrations.sh
 bash scripts/test-node.sh
@@ -56,4 +57,5 @@ if ! wait "$arm64_build"; then
     echo "the aarch64 cross build failed" >&2
     exit 1
 fi
+trap - EXIT
 bash scripts/test-arm64.sh --smoke
