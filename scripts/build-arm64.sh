@@ -30,6 +30,8 @@ cargo build --release --locked --target "$target" -p memloop-cli -p memloop-ffi
 rel=$CARGO_TARGET_DIR/$target/release
 cp "$rel/memloop" "$rel/libmemloop_ffi.so" "$rel/libmemloop_ffi.a" ffi/include/memloop.h "$out/"
 aarch64-linux-gnu-strip "$out/memloop" "$out/libmemloop_ffi.so"
+# The static library keeps its symbols (a C program links against them), not its debug info.
+aarch64-linux-gnu-strip --strip-debug "$out/libmemloop_ffi.a"
 
 echo "== the wheel (manylinux2014 aarch64)"
 bash scripts/maturin.sh --version >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # memloop on aarch64 (64-bit ARM Linux), cross-built here and run under qemu-aarch64.
 #
-#   bash scripts/test-arm64.sh --smoke   # what scripts/test.sh (CI) runs: about 12 minutes
+#   bash scripts/test-arm64.sh --smoke   # what scripts/test.sh (CI) runs: 10 minutes cold, 2 warm
 #   bash scripts/test-arm64.sh --smoke-build   # its build alone (test.sh runs it early, aside)
 #   bash scripts/test-arm64.sh           # the full emulated suites: a few hours on two cores
 #
