@@ -49,9 +49,11 @@ cp -r node/test "$project/"
 cd "$project"
 npm init -y >/dev/null
 npm pkg set type=module
-# The tarballs are installed for an arm64 machine (npm checks the platform package's cpu).
+# The tarballs are installed for an arm64 machine: npm checks a package named on its command
+# line against this machine's cpu even with --cpu=arm64 (EBADPLATFORM), so --force, which
+# skips that check and nothing else that matters here (the project is new and empty).
 PATH="$clean_path" npm install --no-audit --no-fund --loglevel=error --cpu=arm64 --os=linux \
-    "$main_tarball" "$platform"
+    --force "$main_tarball" "$platform"
 PATH="$clean_path" "${qemu[@]}" "$arm/usr/bin/node" --test --test-concurrency=1 \
     test/api.test.mjs test/hostile.test.mjs test/encryption.test.mjs test/model.test.mjs
 echo "aarch64 packages: the wheel and the npm package passed under qemu"
