@@ -36,6 +36,7 @@ ENGINE = os.path.join(ROOT, "engine", "src")
 # stand below `memory` (the handle); feature folders that carry requests out on a handle
 # stand above it; the crate root re-exports them all.
 FLOORS = [
+    ["platform"],  # what differs between operating systems
     ["codec", "clock", "time", "invalid", "in_call", "crypt", "contained"],  # bytes, time, bad requests, re-entry, keys, contained panics
     ["item", "error"],  # the memory item and the error type
     ["decay"],  # decay models, the policy, the kinetic queue

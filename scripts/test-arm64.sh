@@ -9,7 +9,7 @@
 # again with MEMLOOP_SIMD=scalar), the encoder's unit tests (the int8 kernels: Advanced SIMD,
 # `sdot` and `smmla` against the scalar reference, bit for bit, on qemu's `max` CPU, then on a
 # Cortex-A72, which has no dot product, so the plain NEON kernel is the one chosen), the
-# `memloop` command built for aarch64, and file portability (scripts/arm64-portability.py:
+# `memloop` command built for aarch64, and file portability (scripts/portability.py:
 # stores with f32, bf16 and int8 indexes, an encrypted store and an export written on x86-64
 # recall the same ids in the same order with the same scores on aarch64, and the other way
 # round).
@@ -77,7 +77,7 @@ QEMU_CPU=cortex-a72 cargo test "${cross[@]}" "${smoke_set[@]}" -- --nocapture in
 echo "== aarch64: files written on one machine read on the other"
 host_bin=${MEMLOOP_BIN:-target/debug/memloop}
 [ -x "$host_bin" ] || cargo build --workspace --locked
-python3 scripts/arm64-portability.py "$host_bin" "$bin/memloop" "$sysroot"
+python3 scripts/portability.py "$host_bin" aarch64 qemu-aarch64 -L "$sysroot" "$bin/memloop"
 $smoke && exit 0
 
 binfmt

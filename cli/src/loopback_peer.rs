@@ -25,7 +25,7 @@ pub(crate) fn may_serve(local: SocketAddr, peer: SocketAddr) -> bool {
         return true;
     }
     match owner(local, peer) {
-        Lookup::Uid(uid) => uid == rustix::process::geteuid().as_raw(),
+        Lookup::Mine(mine) => mine,
         Lookup::NotListed => false,
         Lookup::Unknown => true,
     }
@@ -42,9 +42,11 @@ fn is_mapped_loopback(peer: SocketAddr) -> bool {
 /// What the kernel says of the peer's socket.
 #[derive(Debug, PartialEq, Eq)]
 enum Lookup {
-    /// Owned by this uid.
-    Uid(u32),
+    /// Listed: owned by this process's user (true) or another (false).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Mine(bool),
     /// Listed nowhere (the connection is gone, or the tables could not be read).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     NotListed,
     /// This platform does not tell.
     #[cfg_attr(target_os = "linux", allow(dead_code))]
@@ -61,7 +63,9 @@ fn owner(local: SocketAddr, peer: SocketAddr) -> Lookup {
     std::fs::read_to_string(table)
         .ok()
         .and_then(|text| find_owner(&text, peer, local))
-        .map_or(Lookup::NotListed, Lookup::Uid)
+        .map_or(Lookup::NotListed, |uid| {
+            Lookup::Mine(uid == rustix::process::geteuid().as_raw())
+        })
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -71,6 +75,7 @@ fn owner(_local: SocketAddr, _peer: SocketAddr) -> Lookup {
 
 /// The uid of the socket in `table` (the text of `/proc/net/tcp` or `tcp6`) whose local
 /// address is `from` and remote address `to`.
+#[cfg(target_os = "linux")]
 fn find_owner(table: &str, from: SocketAddr, to: SocketAddr) -> Option<u32> {
     let (from, to) = (proc_address(from), proc_address(to));
     table.lines().skip(1).find_map(|line| {
@@ -92,6 +97,7 @@ fn find_owner(table: &str, from: SocketAddr, to: SocketAddr) -> Option<u32> {
 /// IPv6 socket is written as the mapped address, in the IPv6 table.
 // The kernel writes each 32-bit word in the host's byte order: native order is the point here.
 #[allow(clippy::host_endian_bytes)]
+#[cfg(target_os = "linux")]
 fn proc_address(a: SocketAddr) -> String {
     let words: Vec<[u8; 4]> = match a.ip() {
         std::net::IpAddr::V4(v4) => vec![v4.octets()],
@@ -109,7 +115,7 @@ fn proc_address(a: SocketAddr) -> String {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
@@ -131,7 +137,6 @@ mod tests {
         assert_eq!(find_owner(&table, peer, a), None);
     }
 
-    #[cfg(target_os = "linux")]
     #[test]
     fn a_connection_of_this_process_is_its_own_users() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -139,10 +144,7 @@ mod tests {
         let (server_side, peer) = listener.accept().unwrap();
         assert_eq!(peer, client.local_addr().unwrap());
         let local = server_side.local_addr().unwrap();
-        assert_eq!(
-            owner(local, peer),
-            Lookup::Uid(rustix::process::geteuid().as_raw())
-        );
+        assert_eq!(owner(local, peer), Lookup::Mine(true));
         assert!(may_serve(local, peer));
         drop(client);
         drop(server_side);

@@ -68,10 +68,18 @@ pub fn default_model_dir() -> PathBuf {
     cache_dir().join("models").join(DEFAULT_MODEL)
 }
 
-/// memloop's cache directory: `$XDG_CACHE_HOME/memloop`, else `~/.cache/memloop`.
+/// memloop's cache directory: `$XDG_CACHE_HOME/memloop`, else on Windows
+/// `%LOCALAPPDATA%\memloop`, else `~/.cache/memloop`.
 pub fn cache_dir() -> PathBuf {
+    // Windows keeps per-user caches under %LOCALAPPDATA% (and sets no HOME).
+    let local_app_data = || {
+        std::env::var_os("LOCALAPPDATA")
+            .filter(|_| cfg!(windows))
+            .map(PathBuf::from)
+    };
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
+        .or_else(local_app_data)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(|| PathBuf::from(".cache"))
         .join("memloop")

@@ -62,6 +62,7 @@ mod lexical;
 mod memory;
 mod operations;
 mod options;
+mod platform;
 mod remember;
 pub mod retrieve;
 mod store;
@@ -135,11 +136,13 @@ pub mod model {
     pub use memloop_index::VectorEncoding;
 }
 
-/// Encryption keys and erasure receipts: checking a receipt or a receipt log.
+/// Encryption keys and erasure receipts: checking a receipt or a receipt log; files private to
+/// their user on every platform.
 pub mod privacy {
     pub use crate::crypt::{
         verify_receipt, verify_receipt_chain, ChainError, ErasureReceipt, KeyError, ReceiptError,
     };
+    pub use crate::platform::{create_new_private, exposed};
 }
 
 /// The replaceable parts a binding plugs in: the extractor of conversations, and the re-entry

@@ -18,7 +18,6 @@
 //! until a valid file is back); a digest named twice is refused as an ambiguous file.
 
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -74,13 +73,10 @@ impl Tokens {
     /// # Errors
     /// A file others may read or write, or a line that is not `TOKEN [user=…] [agent=…]`.
     pub fn load(path: &Path) -> Result<Tokens> {
-        let meta = std::fs::metadata(path).with_context(|| format!("read {}", path.display()))?;
-        if meta.permissions().mode() & 0o077 != 0 {
-            bail!(
-                "{} may be read by other users (mode {:o}); chmod 600 it",
-                path.display(),
-                meta.permissions().mode() & 0o777
-            );
+        let exposed =
+            memloop::privacy::exposed(path).with_context(|| format!("read {}", path.display()))?;
+        if let Some(why) = exposed {
+            bail!("{} may be read by other users ({why})", path.display());
         }
         let text = std::fs::read_to_string(path)?;
         let mut entries = Vec::new();
@@ -210,11 +206,7 @@ pub fn ensure(dir: &Path, file: Option<&Path>) -> Result<(PathBuf, Option<String
 fn write_new(path: &Path, text: &str) -> Result<()> {
     let tmp = path.with_extension("tmp");
     let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
+    let mut f = memloop::privacy::create_new_private(&tmp)
         .with_context(|| format!("create {}", tmp.display()))?;
     f.write_all(text.as_bytes())?;
     f.sync_all()?;
@@ -314,10 +306,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, made) = ensure(dir.path(), None).unwrap();
         let token = made.unwrap();
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
+        assert_eq!(memloop::privacy::exposed(&path).unwrap(), None);
         assert!(ensure(dir.path(), None).unwrap().1.is_none(), "made once");
         // The file holds the token's digest, never the token.
         let text = std::fs::read_to_string(&path).unwrap();
@@ -337,8 +326,10 @@ mod tests {
         assert_eq!(tokens.grant(""), None);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_file_others_may_read_or_a_bad_line_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(TOKENS_FILE);
         std::fs::write(&path, format!("{}\n", "a".repeat(64))).unwrap();

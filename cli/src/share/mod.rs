@@ -12,10 +12,10 @@
 
 mod admin;
 mod server;
+mod socket;
 mod wire;
 
 use std::io::{BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,8 +51,8 @@ pub type Opener = Box<dyn Fn() -> memloop::Result<Memory> + Send + Sync>;
 
 /// A connection to the process serving a store.
 pub struct Peer {
-    lines: BoundedLines<BufReader<UnixStream>>,
-    out: UnixStream,
+    lines: BoundedLines<BufReader<socket::Stream>>,
+    out: socket::Stream,
 }
 
 impl Peer {
@@ -61,26 +61,23 @@ impl Peer {
     /// # Errors
     /// When no process serves it (no socket, or a dead one).
     pub fn connect(dir: &Path) -> std::io::Result<Peer> {
-        Self::greet(UnixStream::connect(socket_path(dir))?, dir)
+        Self::greet(socket::connect(&socket_path(dir))?, dir)
     }
 
     /// Checks who answers on `stream`, connected to store `dir`'s socket, and greets it.
-    fn greet(stream: UnixStream, dir: &Path) -> std::io::Result<Peer> {
+    fn greet(stream: socket::Stream, dir: &Path) -> std::io::Result<Peer> {
         // Whoever answers must be this user: where another user can write the store
         // directory, a socket of theirs would otherwise receive this user's memories and
         // serve forged ones back.
-        let me = rustix::process::getuid();
-        let server = rustix::net::sockopt::socket_peercred(&stream).map_err(|e| {
+        let other = socket::other_user(&stream).map_err(|e| {
             std::io::Error::other(format!("cannot tell who serves the socket: {e}"))
         })?;
-        if server.uid != me {
+        if let Some(who) = other {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
                 format!(
-                    "{} is served by user {}, not by you ({}): refusing to talk to it",
+                    "{} is served by {who}: refusing to talk to it",
                     socket_path(dir).display(),
-                    server.uid.as_raw(),
-                    me.as_raw()
                 ),
             ));
         }
@@ -330,7 +327,7 @@ impl Drop for Shared {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -340,7 +337,7 @@ mod tests {
     #[test]
     fn a_refusal_written_before_the_greeting_still_reads_as_busy() {
         let dir = tempfile::tempdir().unwrap();
-        let (client, mut server) = UnixStream::pair().unwrap();
+        let (client, mut server) = socket::pair().unwrap();
         let busy = Response::Error("the serving process has 64 connections already".into());
         let mut line = serde_json::to_vec(&busy).unwrap();
         line.push(b'\n');

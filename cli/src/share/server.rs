@@ -3,8 +3,6 @@
 //! peer, each request run on the open store and answered in order.
 
 use std::io::{BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
@@ -12,6 +10,7 @@ use std::sync::{Arc, Weak};
 use anyhow::{Context, Result};
 use memloop::Memory;
 
+use super::socket::{self, Listener, Stream};
 use super::wire::{
     Request, Response, CLOSING, HELLO, MAX_LINE_BYTES, MAX_PEERS, MAX_REPLY_BYTES, VERSION,
 };
@@ -36,18 +35,23 @@ pub fn serve(memory: &Arc<Memory>) -> Result<Listening> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("remove stale {}", path.display())),
     }
-    let listener = UnixListener::bind(&path).map_err(|e| {
-        let hint = if path.as_os_str().len() > 107 {
-            " (a path over 107 bytes cannot be a socket; use a shorter store path)"
-        } else if e.kind() == std::io::ErrorKind::PermissionDenied {
-            " (the store directory is not writable by you, so the store cannot be shared from it)"
-        } else {
-            ""
-        };
-        anyhow::anyhow!("listen on {}{hint}: {e}", path.display())
-    })?;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-        .with_context(|| format!("restrict {}", path.display()))?;
+    let listener = match socket::bind(&path) {
+        Ok(listener) => listener,
+        // Where the platform offers no sharing, the store is this process's alone.
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+            return Ok(Listening { path: None })
+        }
+        Err(e) => {
+            let hint = if path.as_os_str().len() > socket::MAX_PATH_BYTES {
+                " (a path over 107 bytes cannot be a socket; use a shorter store path)"
+            } else if e.kind() == std::io::ErrorKind::PermissionDenied {
+                " (the store directory is not writable by you, so the store cannot be shared from it)"
+            } else {
+                ""
+            };
+            return Err(anyhow::anyhow!("listen on {}{hint}: {e}", path.display()));
+        }
+    };
     // The threads hold the store weakly: when the owner drops it, it closes (with its final
     // checkpoint) even while peers are connected.
     let memory = Arc::downgrade(memory);
@@ -55,18 +59,21 @@ pub fn serve(memory: &Arc<Memory>) -> Result<Listening> {
         .name("memloop-share".into())
         .spawn(move || accept(&listener, &memory))
         .context("start the socket thread")?;
-    Ok(Listening { path })
+    Ok(Listening { path: Some(path) })
 }
 
 /// Removes the socket file when the serving process stops serving.
 #[derive(Debug)]
 pub struct Listening {
-    path: PathBuf,
+    /// The socket file; none where the platform offers no sharing.
+    path: Option<PathBuf>,
 }
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if let Some(path) = &self.path {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -74,16 +81,14 @@ impl Drop for Listening {
 /// reconnects by itself at its next call), and how long a reply may take to be read.
 const PEER_IDLE: std::time::Duration = std::time::Duration::from_secs(600);
 
-fn accept(listener: &UnixListener, memory: &Weak<Memory>) {
-    let me = rustix::process::getuid();
+fn accept(listener: &Listener, memory: &Weak<Memory>) {
     let peers = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {
         let Ok(mut stream) = stream else { continue };
         // Only this user's processes are served (the socket's mode says so too; this holds
         // even where a directory's permissions are loose).
-        match rustix::net::sockopt::socket_peercred(&stream) {
-            Ok(cred) if cred.uid == me => {}
-            _ => continue,
+        if !matches!(socket::other_user(&stream), Ok(None)) {
+            continue;
         }
         if peers.fetch_add(1, Ordering::AcqRel) >= MAX_PEERS {
             peers.fetch_sub(1, Ordering::AcqRel);
@@ -119,7 +124,7 @@ fn request_limit(max_text_bytes: usize) -> usize {
 }
 
 /// Writes one reply line; a reply over [`MAX_REPLY_BYTES`] is replaced by an error saying so.
-fn send(out: &mut UnixStream, response: &Response) -> std::io::Result<()> {
+fn send(out: &mut Stream, response: &Response) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec(response).map_err(std::io::Error::other)?;
     if bytes.len() > MAX_REPLY_BYTES {
         let too_big = Response::Error(format!(
@@ -136,7 +141,7 @@ fn send(out: &mut UnixStream, response: &Response) -> std::io::Result<()> {
 /// line over [`MAX_LINE_BYTES`]. A request is run to its end whatever the peer does
 /// meanwhile: every engine write is all or nothing, so a peer that disconnects mid-call
 /// leaves no partial write.
-fn answer(stream: UnixStream, memory: &Weak<Memory>) {
+fn answer(stream: Stream, memory: &Weak<Memory>) {
     let Ok(mut out) = stream.try_clone() else {
         return;
     };

@@ -8,7 +8,6 @@
 //! erasing a user destroys its key there, so no copy of the directory (free pages, backups,
 //! exports) can be read for that user again.
 
-mod file_access;
 pub(crate) mod receipt;
 pub(crate) mod ring;
 pub(crate) mod seal;
@@ -105,14 +104,12 @@ pub enum KeyError {
     },
     /// The key file may be read or written by other users (its mode or ACL): refused, as ssh
     /// refuses a private key others can read.
-    #[error(
-        "{path}: the key file may be read or written by other users (mode {mode:o}); chmod 600 it"
-    )]
+    #[error("{path}: the key file may be read or written by other users ({why})")]
     Exposed {
         /// The key file.
         path: PathBuf,
-        /// Its permission bits.
-        mode: u32,
+        /// What lets them (its mode bits, or its ACL) and how to fix it.
+        why: String,
     },
     /// Reading or writing the key file failed.
     #[error("{path}: {op}: {source}")]

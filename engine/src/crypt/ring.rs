@@ -337,12 +337,7 @@ impl KeyRing {
         let mut name = self.path.file_name().unwrap_or_default().to_os_string();
         name.push(".lock");
         let path = self.path.with_file_name(name);
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let file = options
-            .open(&path)
+        let file = crate::platform::open_private(&path, crate::platform::Create::ReadWrite)
             .map_err(KeyError::io(&path, "open the key file's lock"))?;
         file.lock()
             .map_err(KeyError::io(&path, "lock the key file"))?;
@@ -524,9 +519,10 @@ impl KeyRing {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        // Private from the moment it exists: 0600 on Unix, an ACL for this user on Windows.
         let mut tmp = tempfile::Builder::new()
             .prefix(".memloop-key")
-            .tempfile_in(&dir)
+            .make_in(&dir, crate::platform::create_new_private)
             .map_err(KeyError::io(path, "create a temporary key file"))?;
         tmp.write_all(&json)
             .and_then(|()| tmp.as_file().sync_all())
@@ -538,8 +534,7 @@ impl KeyRing {
             tmp.persist(path)
                 .map_err(|e| KeyError::io(path, "replace key file")(e.error))?;
         }
-        std::fs::File::open(&dir)
-            .and_then(|d| d.sync_all())
+        crate::platform::sync_dir(&dir)
             .map_err(KeyError::io(path, "sync the key file's directory"))?;
         Ok(())
     }
@@ -577,10 +572,12 @@ fn read_file(path: &Path) -> Result<RingFile, KeyError> {
     let meta = file
         .metadata()
         .map_err(KeyError::io(path, "read key file"))?;
-    if let Some(mode) = crate::crypt::file_access::exposed(&meta) {
+    let exposed = crate::platform::exposed_file(path, &meta)
+        .map_err(KeyError::io(path, "read who may read the key file"))?;
+    if let Some(why) = exposed {
         return Err(KeyError::Exposed {
             path: path.to_path_buf(),
-            mode,
+            why,
         });
     }
     let mut bytes = Zeroizing::new(Vec::new());
@@ -734,7 +731,7 @@ mod tests {
         for mode in [0o644, 0o640, 0o604, 0o660] {
             std::fs::set_permissions(&enc.key_file, std::fs::Permissions::from_mode(mode)).unwrap();
             assert!(
-                matches!(KeyRing::load(&enc), Err(KeyError::Exposed { mode: m, .. }) if m == mode),
+                matches!(KeyRing::load(&enc), Err(KeyError::Exposed { why, .. }) if why.contains(&format!("mode {mode:o}"))),
                 "{mode:o}"
             );
         }

@@ -151,7 +151,10 @@ impl ForgetPolicy {
         let tau = (t - d.anchor).max(0) as f64;
         let (w, s) = (Self::weight(d), self.strength_ms(d));
         match self.model {
-            DecayModel::Ebbinghaus => w * (-tau / s).exp(),
+            // libm's exp and log (the `libm` crate) rather than the C library's: the same bits
+            // on every platform (mingw-w64's differ from glibc's in the last place), so a
+            // store answers the same on each.
+            DecayModel::Ebbinghaus => w * libm::exp(-tau / s),
             DecayModel::Linear => w - tau / s,
         }
     }
@@ -183,7 +186,7 @@ impl ForgetPolicy {
             return Some(d.anchor);
         }
         let tau = match self.model {
-            DecayModel::Ebbinghaus => s * (w / theta).ln(),
+            DecayModel::Ebbinghaus => s * libm::log(w / theta),
             DecayModel::Linear => s * (w - theta),
         };
         Some(
@@ -198,7 +201,7 @@ impl ForgetPolicy {
         let w = Self::weight(d);
         let slope = -1000.0 / self.strength_ms(d);
         let v0 = match self.model {
-            DecayModel::Ebbinghaus => w.ln(),
+            DecayModel::Ebbinghaus => libm::log(w),
             DecayModel::Linear => w,
         };
         Line {

@@ -73,7 +73,7 @@ impl Reranker for CrossEncoderReranker {
             .collect();
         let logits = self.model.score(query, &texts)?;
         for (&i, logit) in order.iter().zip(logits) {
-            scores[i] = 2.0 + 1.0 / (1.0 + (-logit).exp());
+            scores[i] = 2.0 + 1.0 / (1.0 + libm::expf(-logit));
         }
         Ok(scores)
     }

@@ -208,7 +208,8 @@ impl LexicalIndex {
                 }
             }
             let df = found.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            // `libm`'s log: the same bits on every platform (see decay::policy).
+            let idf = libm::logf(1.0 + (n - df + 0.5) / (df + 0.5));
             for &(id, len, tf) in &found {
                 let tf = tf as f32;
                 let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg_len));

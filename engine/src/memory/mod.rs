@@ -243,7 +243,7 @@ impl Memory {
     /// [`crate::Error::Io`] when the database file cannot be read.
     pub(crate) fn disk_usage(&self) -> crate::error::Result<DiskUsage> {
         let size = |path: &Path| std::fs::metadata(path).map(|m| m.len());
-        let index = self.inner.dir.join(INDEX_FILE);
+        let (index, _) = index_file::current(&self.inner.dir, &self.inner.store)?;
         Ok(DiskUsage {
             database: size(&self.inner.store.path)
                 .map_err(|e| crate::error::Error::io(&self.inner.store.path, "stat", e))?,

@@ -9,7 +9,7 @@ use memloop_index::{Index, Params, UnitVectors, VectorEncoding};
 use parking_lot::{Mutex, RwLock};
 
 use super::index_state::IndexState;
-use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState, INDEX_FILE};
+use super::{background, IndexRecovery, Inner, Memory, OpenReport, WriterState};
 use crate::catalog::CatalogSlot;
 use crate::crypt::ring::KeyRing;
 use crate::crypt::seal::Sealer;
@@ -234,7 +234,9 @@ fn load_index(
     live: usize,
     store_id: [u8; 16],
 ) -> Result<(Index, IndexRecovery, bool)> {
-    let path = dir.join(INDEX_FILE);
+    let (path, generation) = super::index_file::current(dir, store)?;
+    // Older generations (and one a crash left unrecorded) are not needed any more.
+    super::index_file::remove_stale(dir, generation);
     let seq = store.meta_u64("seq")?;
     let pruned = store.meta_u64("pruned_through")?;
     let reason: Option<String> = if !path.exists() {

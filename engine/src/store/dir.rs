@@ -1,24 +1,16 @@
-//! The store directory's own safety: created private (0700, files 0600), refused when another
-//! user could replace its files (as ssh's StrictModes refuses a loose home directory), and
-//! its files opened without following a symlink someone planted.
+//! The store directory's own safety: created private (0700 and files 0600 on Unix, an ACL for
+//! this user alone on Windows: `crate::platform`), refused when another user could replace its
+//! files (as ssh's StrictModes refuses a loose home directory), and its files opened without
+//! following a symlink someone planted.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
+pub(crate) use crate::platform::{create_own_file, open_own_file};
 
-/// `O_NOFOLLOW`: opening a symlink fails (ELOOP) instead of opening its target.
-const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
-
-/// Mode of a store directory this engine creates.
-pub(crate) const DIR_MODE: u32 = 0o700;
-/// Mode of every file this engine creates in it (and of exports, which hold the same text).
-pub(crate) const FILE_MODE: u32 = 0o600;
-
-/// Creates `dir` (and missing parents) private to this user: only the last component gets
-/// [`DIR_MODE`], parents the process's defaults.
+/// Creates `dir` (and missing parents) private to this user: only the last component is made
+/// private (0700, or an ACL for this user alone), parents get the process's defaults.
 pub(crate) fn create_private(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -27,7 +19,7 @@ pub(crate) fn create_private(dir: &Path) -> Result<()> {
         std::fs::create_dir_all(parent)
             .map_err(|e| Error::io(parent, "create store directory", e))?;
     }
-    match std::fs::DirBuilder::new().mode(DIR_MODE).create(dir) {
+    match crate::platform::create_private_dir(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
             Err(Error::io(dir, "create store directory", e))
         }
@@ -43,18 +35,8 @@ pub(crate) fn check_safe(dir: &Path, allow: bool) -> Result<()> {
         return Ok(());
     }
     let meta = std::fs::metadata(dir).map_err(|e| Error::io(dir, "stat store directory", e))?;
-    let me = rustix::process::geteuid().as_raw();
-    let mode = meta.permissions().mode() & 0o7777;
-    let problem = if meta.uid() != me && meta.uid() != 0 {
-        Some(format!("it belongs to user {} (you are {me})", meta.uid()))
-    } else if mode & 0o022 != 0 {
-        Some(format!(
-            "other users can write it (mode {mode:04o}); `chmod go-w {}` fixes that",
-            dir.display()
-        ))
-    } else {
-        None
-    };
+    let problem = crate::platform::unsafe_directory(dir, &meta)
+        .map_err(|e| Error::io(dir, "read who may change the store directory", e))?;
     match problem {
         Some(why) => Err(InvalidInput::UnsafeDirectory {
             path: dir.to_path_buf(),
@@ -65,33 +47,10 @@ pub(crate) fn check_safe(dir: &Path, allow: bool) -> Result<()> {
     }
 }
 
-/// Opens (creating with [`FILE_MODE`]) a file of the store for reading and writing, refusing
-/// to follow a symlink in its place.
-pub(crate) fn open_own_file(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(FILE_MODE)
-        .custom_flags(NOFOLLOW)
-        .open(path)
-}
-
-/// Creates `path` afresh (truncating it) with [`FILE_MODE`], not following a symlink.
-pub(crate) fn create_own_file(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(FILE_MODE)
-        .custom_flags(NOFOLLOW)
-        .open(path)
-}
-
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn created_private_and_loose_directories_refused() {

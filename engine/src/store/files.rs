@@ -85,7 +85,5 @@ fn sync_dir(dir: &Path) -> Result<()> {
     } else {
         dir
     };
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(dir, "fsync directory", e))
+    crate::platform::sync_dir(dir).map_err(|e| Error::io(dir, "fsync directory", e))
 }

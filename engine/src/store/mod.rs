@@ -121,6 +121,23 @@ pub(crate) const OWN_FILES: [&str; 9] = [
     "memloop.sock",
 ];
 
+/// True for a later index generation's name, `index-<n>.mlx` (or its temporary file,
+/// `index-<n>.tmp` or `index-<n>.mlx.tmp`), written beside `index.mlx` where a mapped file
+/// cannot be renamed over.
+pub(crate) fn is_index_generation(name: &str) -> bool {
+    let stem = name
+        .strip_suffix(".mlx.tmp")
+        .or_else(|| name.strip_suffix(".mlx"))
+        .or_else(|| name.strip_suffix(".tmp"));
+    stem.and_then(|s| s.strip_prefix("index-"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// True for the name of one of a store directory's own files.
+pub(crate) fn is_own_file(name: &str) -> bool {
+    OWN_FILES.contains(&name) || is_index_generation(name)
+}
+
 /// True if `dir` holds a store (its database file exists).
 pub(crate) fn is_store(dir: &Path) -> bool {
     dir.join("store.redb").is_file()

@@ -6,7 +6,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use parking_lot::Mutex;
@@ -59,7 +58,7 @@ impl StorageBackend for ReadView {
         // From the file where it has the bytes, zeros past its end (a length redb set).
         let on_disk = self.file.metadata()?.len().min(state.zero_from);
         let from_file = on_disk.saturating_sub(offset).min(out.len() as u64) as usize;
-        self.file.read_exact_at(&mut out[..from_file], offset)?;
+        crate::platform::read_exact_at(&self.file, &mut out[..from_file], offset)?;
         out[from_file..].fill(0);
         for (at, data) in &state.writes {
             let (w_start, w_end) = (*at, at + data.len() as u64);

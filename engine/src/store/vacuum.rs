@@ -86,15 +86,26 @@ impl Store {
             copy(&from, &to, RECEIPTS)?;
             to.commit().map_err(db)?;
         }
-        self.file_op(&self.path, "rename rewritten database")?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, "rename", e))?;
-        if let Some(dir) = self.path.parent() {
-            std::fs::File::open(dir)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| Error::io(dir, "sync", e))?;
-        }
+        // The old database closes before the rename (Windows refuses to rename over an open
+        // file); a stand-in holds its place meanwhile, and nothing reads it: the guard is held.
+        let stand_in = redb::Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(db)?;
+        self.set_attached(super::Attached::Detached);
+        drop(std::mem::replace(&mut *guard, stand_in));
+        let renamed = self
+            .file_op(&self.path, "rename rewritten database")
+            .and_then(|()| {
+                std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, "rename", e))
+            })
+            .and_then(|()| {
+                let dir = self.path.parent().unwrap_or(Path::new("."));
+                crate::platform::sync_dir(dir).map_err(|e| Error::io(dir, "sync", e))
+            });
+        // The new file, or the old one where the rename failed: either holds every commit.
         *guard = super::open_database(&self.path, self.faults.as_ref())?;
-        Ok(())
+        self.set_attached(super::Attached::Live);
+        renamed
     }
 }
 

@@ -84,11 +84,10 @@ impl Memory {
         };
         let tmp = path.with_extension("tmp");
         let names = [path.file_name(), tmp.file_name()];
-        let clash = names.iter().flatten().find(|n| {
-            crate::store::OWN_FILES
-                .iter()
-                .any(|own| n.to_str() == Some(own))
-        });
+        let clash = names
+            .iter()
+            .flatten()
+            .find(|n| n.to_str().is_some_and(crate::store::is_own_file));
         if let (true, Some(name)) = (parent == store, clash) {
             return Err(InvalidInput::OwnFile {
                 path: path.to_path_buf(),

@@ -1,6 +1,6 @@
 //! Helpers shared by the engine tests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use memloop::{Clock, HashingEmbedder, Memory, Options};
@@ -16,6 +16,25 @@ pub fn hashing(dim: usize, clock: &Clock) -> Options {
 /// Opens `dir` with the 256-d hashing embedder.
 pub fn open(dir: &Path, clock: &Clock) -> Memory {
     Memory::open(dir, hashing(256, clock)).expect("open store")
+}
+
+/// The store's current index file: `index.mlx`, or where a mapped file cannot be renamed over
+/// (Windows) the newest generation, `index-<n>.mlx` (older ones are deleted by the next save or
+/// open).
+pub fn index_file(dir: &Path) -> PathBuf {
+    let newest = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().ok()?;
+            let n: u64 = name
+                .strip_prefix("index-")?
+                .strip_suffix(".mlx")?
+                .parse()
+                .ok()?;
+            Some((n, name))
+        })
+        .max();
+    dir.join(newest.map_or_else(|| "index.mlx".to_string(), |(_, name)| name))
 }
 
 /// A corpus of distinct sentences about numbered topics.

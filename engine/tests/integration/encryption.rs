@@ -87,6 +87,16 @@ fn assert_sealed(name: &Path, bytes: &[u8], runs: &HashSet<[u8; 16]>) {
     }
 }
 
+/// Copies a key file into a new file private to this user, as a key file must be (a plain
+/// copy takes the source's mode on Unix; under Wine it is readable by everyone).
+fn copy_private(from: &std::path::Path, to: &std::path::Path) {
+    std::io::Write::write_all(
+        &mut memloop::privacy::create_new_private(to).unwrap(),
+        &std::fs::read(from).unwrap(),
+    )
+    .unwrap();
+}
+
 #[test]
 fn an_encrypted_store_keeps_no_text_tag_or_vector_in_the_clear() {
     let root = tempfile::tempdir().unwrap();
@@ -444,7 +454,7 @@ fn a_key_file_older_than_the_store_is_a_key_error_and_the_receipt_log_is_sealed(
     memory.admin().checkpoint().unwrap();
     // A copy of the key file from before Ana had a key.
     let before_ana = root.path().join("before-ana.key");
-    std::fs::copy(&key, &before_ana).unwrap();
+    copy_private(&key, &before_ana);
     memory
         .remember(NewMemory::new(text(2)).scope(Scope::user(user)))
         .unwrap();
@@ -462,7 +472,7 @@ fn a_key_file_older_than_the_store_is_a_key_error_and_the_receipt_log_is_sealed(
     // A copy from before the erasure, put back after it: refused, as older than the store.
     let memory = Memory::open(&dir, options(&key)).unwrap();
     let before_erasure = root.path().join("before-erasure.key");
-    std::fs::copy(&key, &before_erasure).unwrap();
+    copy_private(&key, &before_erasure);
     let line = memory
         .scoped(&Scope::user(user))
         .erase()

@@ -9,6 +9,12 @@ use memloop::{
 
 use crate::common::{hashing, open, sentences};
 
+/// The current index file's name in `dir`.
+fn index_name(dir: &std::path::Path) -> String {
+    let path = crate::common::index_file(dir);
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
 fn results(m: &Memory, queries: &[String]) -> Vec<Vec<(u64, u32)>> {
     queries
         .iter()
@@ -132,13 +138,12 @@ fn a_garbage_truncated_or_stale_index_is_rebuilt_or_replayed_from_the_store() {
         m.remember_batch(texts[..150].iter().map(NewMemory::new).collect())
             .unwrap();
         m.admin().checkpoint().unwrap();
-        let stale = std::fs::read(dir.path().join("index.mlx")).unwrap();
+        let stale = std::fs::read(crate::common::index_file(dir.path())).unwrap();
         m.remember_batch(texts[150..].iter().map(NewMemory::new).collect())
             .unwrap();
         (results(&m, &queries), stale)
     };
-    let path = dir.path().join("index.mlx");
-    let good = std::fs::read(&path).unwrap();
+    let good = std::fs::read(crate::common::index_file(dir.path())).unwrap();
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("garbage", b"this is not an index at all".repeat(100)),
         ("truncated", good[..good.len() / 2].to_vec()),
@@ -146,7 +151,8 @@ fn a_garbage_truncated_or_stale_index_is_rebuilt_or_replayed_from_the_store() {
         ("empty", Vec::new()),
     ];
     for (name, bytes) in cases {
-        std::fs::write(&path, &bytes).unwrap();
+        // The file the previous case's close left (a new generation where one is written).
+        std::fs::write(crate::common::index_file(dir.path()), &bytes).unwrap();
         let m = open(dir.path(), &clock);
         let recovered = match name {
             "stale" => m.admin().open_report().index == IndexRecovery::Replayed(150),
@@ -165,7 +171,7 @@ fn a_garbage_truncated_or_stale_index_is_rebuilt_or_replayed_from_the_store() {
             "{name}"
         );
     }
-    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_file(crate::common::index_file(dir.path())).unwrap();
     let m = open(dir.path(), &clock);
     assert!(matches!(
         m.admin().open_report().index,
@@ -251,7 +257,7 @@ fn forgetting_half_the_memories_halves_the_files_after_a_checkpoint() {
         }
         std::fs::metadata(path).unwrap().len() as f64
     };
-    let (store_full, index_full) = (size("store.redb"), size("index.mlx"));
+    let (store_full, index_full) = (size("store.redb"), size(&index_name(dir.path())));
     for id in ids.iter().step_by(2) {
         m.forget(*id).unwrap();
     }
@@ -261,7 +267,7 @@ fn forgetting_half_the_memories_halves_the_files_after_a_checkpoint() {
         // a third of the file) is tuned on plain ones, so the rewrite is asked for here.
         m.admin().compact().unwrap();
     }
-    let (store_half, index_half) = (size("store.redb"), size("index.mlx"));
+    let (store_half, index_half) = (size("store.redb"), size(&index_name(dir.path())));
     assert!(
         store_half < store_full * 0.6,
         "store {store_full} -> {store_half}"
@@ -282,4 +288,40 @@ fn forgetting_half_the_memories_halves_the_files_after_a_checkpoint() {
         .recall(&Query::new(sentences(4)[3].as_str()).k(1))
         .unwrap();
     assert_eq!(hits[0].item.id, ids[3]);
+}
+
+/// A store under a path of non-ASCII names (accents, CJK, an emoji) checkpoints while its
+/// index is mapped, again and again, and reopens clean with one index file. Where a mapped file
+/// cannot be renamed over (Windows), each checkpoint writes the next generation beside the
+/// mapped one; the open after the last removes the older ones.
+#[test]
+fn a_non_ascii_path_checkpoints_while_mapped_and_reopens_with_one_index_file() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("mémoire 記憶 🧠");
+    let clock = Clock::manual(0);
+    let texts = sentences(500);
+    let queries: Vec<String> = texts.iter().step_by(29).cloned().collect();
+    let before = {
+        let m = open(&dir, &clock);
+        for chunk in texts.chunks(125) {
+            m.remember_batch(chunk.iter().map(NewMemory::new).collect())
+                .unwrap();
+            // The index the last checkpoint saved is mapped and searched meanwhile.
+            assert!(!m
+                .recall(&Query::new(chunk[0].as_str()).k(3))
+                .unwrap()
+                .is_empty());
+            m.admin().checkpoint().unwrap();
+        }
+        results(&m, &queries)
+    };
+    let m = open(&dir, &clock);
+    assert_eq!(m.admin().open_report().index, IndexRecovery::Clean);
+    assert_eq!(results(&m, &queries), before);
+    let index_files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("index"))
+        .collect();
+    assert_eq!(index_files.len(), 1, "{index_files:?}");
 }

@@ -26,7 +26,7 @@ pub(crate) mod write;
 
 pub(crate) use header::FORMAT_VERSION;
 pub(crate) use read::BaseFile;
-pub(crate) use write::SectionWriter;
+pub(crate) use write::{create_private, SectionWriter};
 
 /// Sections, in file order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -45,18 +45,15 @@ impl Drop for RemoveOnDrop {
 }
 
 impl SectionWriter {
-    pub(crate) fn create(dest: &Path) -> Result<Self> {
+    pub(crate) fn create(
+        dest: &Path,
+        open: impl FnOnce(&Path) -> std::io::Result<File>,
+    ) -> Result<Self> {
         let mut name = dest.file_name().unwrap_or_default().to_os_string();
         name.push(".tmp");
         let tmp = dest.with_file_name(name);
-        let mut options = OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        // Only its owner reads an index: its vectors say what the memories said.
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let file = options
-            .open(&tmp)
-            .map_err(|e| IndexError::io(&tmp, "create temporary index file", e))?;
+        let file =
+            open(&tmp).map_err(|e| IndexError::io(&tmp, "create temporary index file", e))?;
         let mut w = SectionWriter {
             dest: dest.to_path_buf(),
             tmp: tmp.clone(),
@@ -179,6 +176,16 @@ impl SectionWriter {
         self.unpublished.0 = None;
         sync_dir(&self.dest)
     }
+}
+
+/// Creates `path` afresh for writing; on Unix readable by its owner alone (0600): only its
+/// owner reads an index, whose vectors say what the memories said.
+pub(crate) fn create_private(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 /// Fsyncs the directory holding `path`, so a rename survives power loss.

@@ -43,7 +43,23 @@ impl Index {
         checkpoint: u64,
         owner: [u8; 16],
     ) -> Result<()> {
-        let mut w = SectionWriter::create(path.as_ref())?;
+        self.save_owned_with(path, checkpoint, owner, crate::format::create_private)
+    }
+
+    /// [`Index::save_owned`], the temporary file created by `create` (given its path; it must
+    /// create the file afresh, for writing): a caller whose files need more than this crate's
+    /// 0600 on Unix (an ACL for their user alone, on Windows) passes its own.
+    ///
+    /// # Errors
+    /// As [`Index::save`].
+    pub fn save_owned_with(
+        &self,
+        path: impl AsRef<Path>,
+        checkpoint: u64,
+        owner: [u8; 16],
+        create: impl FnOnce(&Path) -> std::io::Result<std::fs::File>,
+    ) -> Result<()> {
+        let mut w = SectionWriter::create(path.as_ref(), create)?;
         let header = self.write_sections(&mut w, checkpoint, owner)?;
         w.finish(header)
     }

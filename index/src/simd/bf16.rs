@@ -79,7 +79,11 @@ fn dot_f32_bf16(query: &[f32], code: &[u8]) -> f32 {
         .iter()
         .zip(code.chunks_exact(2))
         .fold(0f32, |acc, (&q, b)| {
-            q.mul_add(bf16_to_f32(u16::from_le_bytes([b[0], b[1]])), acc)
+            <super::Unfused as super::MulAdd>::mul_add(
+                q,
+                bf16_to_f32(u16::from_le_bytes([b[0], b[1]])),
+                acc,
+            )
         })
 }
 

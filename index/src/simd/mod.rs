@@ -135,23 +135,60 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     (kernel().1)(a, b)
 }
 
+/// How a portable kernel computes one fused multiply-add `x · y + z`, rounded once.
+pub(crate) trait MulAdd {
+    /// `x · y + z`, rounded once.
+    fn mul_add(x: f32, y: f32, z: f32) -> f32;
+}
+
+/// The CPU's instruction: for code compiled with FMA enabled (the fused builds below, and
+/// every aarch64 build, where FMA is part of the base architecture).
+pub(crate) struct Instruction;
+
+impl MulAdd for Instruction {
+    #[inline(always)]
+    fn mul_add(x: f32, y: f32, z: f32) -> f32 {
+        x.mul_add(y, z)
+    }
+}
+
+/// Software, the same on every platform: the `libm` crate's `fmaf` (musl's algorithm), not the
+/// C library's, which `f32::mul_add` calls where the build has no FMA. mingw-w64's `fmaf`
+/// (Windows) is not correctly rounded: built with it, the portable kernels gave sums one ulp
+/// off the fused build's under Wine (`every_kernel_equals_the_portable_one_…` failed there).
+pub(crate) struct Software;
+
+impl MulAdd for Software {
+    #[inline(always)]
+    fn mul_add(x: f32, y: f32, z: f32) -> f32 {
+        libm::fmaf(x, y, z)
+    }
+}
+
+/// The multiply-add of code built without FMA.
+#[cfg(target_arch = "aarch64")]
+pub(crate) type Unfused = Instruction;
+/// The multiply-add of code built without FMA.
+#[cfg(not(target_arch = "aarch64"))]
+pub(crate) type Unfused = Software;
+
 /// `$kernel(a, b)` for a portable kernel: on x86-64 compiled a second time with AVX2 and FMA
-/// enabled and called where the CPU has them, so each `mul_add` is one instruction rather than
-/// a call to libm's `fmaf`. The result is the same either way: a fused multiply-add is rounded
-/// once, whoever computes it.
+/// enabled and called where the CPU has them, so each multiply-add is one instruction rather
+/// than a call to [`Software`]'s `fmaf`. The result is the same either way: a fused
+/// multiply-add is rounded once, whoever computes it.
 macro_rules! fused_where_available {
     ($kernel:ident, $a:expr, $b:expr) => {{
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             #[target_feature(enable = "avx2,fma")]
             fn fused(a: &[f32], b: &[f32]) -> f32 {
-                $kernel(a, b)
+                $kernel::<Instruction>(a, b)
             }
             let (a, b): (&[f32], &[f32]) = ($a, $b);
             // SAFETY: `fused` needs AVX2 and FMA, both just detected on this CPU.
             return unsafe { fused(a, b) };
         }
-        $kernel($a, $b)
+        $kernel::<Unfused>($a, $b)
     }};
 }
 
@@ -166,7 +203,7 @@ pub fn dot_scalar(a: &[f32], b: &[f32]) -> f32 {
 
 /// [`dot_scalar`]'s arithmetic, inlined into each build of it.
 #[inline(always)]
-fn dot_fixed_order(a: &[f32], b: &[f32]) -> f32 {
+fn dot_fixed_order<M: MulAdd>(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut acc = [0f32; 8];
@@ -174,12 +211,12 @@ fn dot_fixed_order(a: &[f32], b: &[f32]) -> f32 {
     let mut cb = b.chunks_exact(8);
     for (x, y) in (&mut ca).zip(&mut cb) {
         for i in 0..8 {
-            acc[i] = x[i].mul_add(y[i], acc[i]);
+            acc[i] = M::mul_add(x[i], y[i], acc[i]);
         }
     }
     let mut tail = 0f32;
     for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
-        tail = x.mul_add(*y, tail);
+        tail = M::mul_add(*x, *y, tail);
     }
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
@@ -202,20 +239,20 @@ pub fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
 
 /// [`dot_portable`]'s arithmetic, inlined into each build of it.
 #[inline(always)]
-fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
+fn dot_lanes<M: MulAdd>(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (ca, cb) = (a[..n].chunks_exact(LANES), b[..n].chunks_exact(LANES));
     let (ta, tb) = (ca.remainder(), cb.remainder());
     let mut acc = [0f32; LANES];
     for (x, y) in ca.zip(cb) {
         for j in 0..LANES {
-            acc[j] = x[j].mul_add(y[j], acc[j]);
+            acc[j] = M::mul_add(x[j], y[j], acc[j]);
         }
     }
     // The last elements into the first lanes: as if the slices were padded with zeros (a lane
     // is never −0, so adding 0 · 0 would change nothing).
     for (j, (x, y)) in ta.iter().zip(tb).enumerate() {
-        acc[j] = x.mul_add(*y, acc[j]);
+        acc[j] = M::mul_add(*x, *y, acc[j]);
     }
     let mut width = LANES / 2;
     while width > 0 {
@@ -470,14 +507,14 @@ mod tests {
     }
 
     /// The fused build of `dot_scalar` (FMA instructions) gives the bits of the portable one
-    /// (libm's `fmaf`, which this test calls from code compiled without FMA).
+    /// (the software `fmaf`, which this test calls from code compiled without FMA).
     #[test]
     fn dot_scalar_gives_the_same_bits_on_every_cpu() {
         for n in [0, 1, 7, 8, 9, 384, 385, 1024] {
             let (a, b) = (data(n, 3), data(n, 11));
             assert_eq!(
                 dot_scalar(&a, &b).to_bits(),
-                dot_fixed_order(&a, &b).to_bits(),
+                dot_fixed_order::<Unfused>(&a, &b).to_bits(),
                 "n {n}"
             );
         }
@@ -491,7 +528,7 @@ mod tests {
             let want = dot_portable(&a, &b);
             assert_eq!(
                 want.to_bits(),
-                dot_lanes(&a, &b).to_bits(),
+                dot_lanes::<Unfused>(&a, &b).to_bits(),
                 "fused build n={n}"
             );
             let exact: f64 = a

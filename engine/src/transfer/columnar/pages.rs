@@ -7,7 +7,6 @@
 //! whose declared sizes its bytes cannot hold is refused.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 use parquet::basic::{Compression, Type as PhysicalType};
 use parquet::file::metadata::ParquetMetaData;
@@ -115,7 +114,7 @@ fn header_at(file: &File, pos: u64, end: u64) -> Result<(PageHeader, usize), Str
     loop {
         let len = (end - pos).min(window);
         let mut buf = vec![0u8; len as usize];
-        file.read_exact_at(&mut buf, pos)
+        crate::platform::read_exact_at(file, &mut buf, pos)
             .map_err(|e| format!("reading a page header: {e}"))?;
         match read_page_header(&buf) {
             Err(e) if e == ENDS_EARLY && len == window && window < MAX_HEADER => window *= 16,

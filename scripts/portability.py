@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Files written on one architecture open on the other and answer the same.
+"""Files written on one platform open on another and answer the same.
 
-Runs the real `memloop` built for this machine (x86-64) and the one built for aarch64 (under
-qemu-aarch64). Each in turn writes: a plain store (f32 index), stores whose index keeps bf16
+Runs the real `memloop` built for this machine (x86-64 Linux) and one built for another
+platform, run through its emulator: aarch64 Linux under qemu-aarch64, or Windows under Wine.
+Each in turn writes: a plain store (f32 index), stores whose index keeps bf16
 or int8 codes, an encrypted store (a key file), and an export of the first. The other copies
 them; there `memloop check` must accept each index file as it is (no rebuild) and find no
 problem, and every query must recall the same ids in the same order with the same scores, to
@@ -11,7 +12,9 @@ Both machines then import the export into new stores and must recall the same th
 deterministic embedder stands in for the model (the test is about the files, not meaning) and
 a manual clock fixes the time the ranking's decay reads.
 
-Usage: arm64-portability.py HOST_MEMLOOP ARM64_MEMLOOP [QEMU_LD_PREFIX]
+Usage: portability.py HOST_MEMLOOP NAME COMMAND...   (COMMAND: how to run the other memloop,
+e.g. `aarch64 qemu-aarch64 -L /usr/aarch64-linux-gnu target/.../memloop`, or
+`windows /usr/lib/wine/wine64 target/.../memloop.exe`)
 """
 
 import json
@@ -77,13 +80,12 @@ def same(what, want, got):
 
 
 def main():
-    host, arm = sys.argv[1], sys.argv[2]
-    prefix = sys.argv[3] if len(sys.argv) > 3 else "/usr/aarch64-linux-gnu"
-    machines = {"x86-64": [host], "aarch64": ["qemu-aarch64", "-L", prefix, arm]}
+    host, other = sys.argv[1], sys.argv[2]
+    machines = {"x86-64": [host], other: sys.argv[3:]}
     lines = "".join(json.dumps(m) + "\n" for m in memories())
     root = tempfile.mkdtemp(prefix="memloop-portability-")
     try:
-        for writer, reader in [("x86-64", "aarch64"), ("aarch64", "x86-64")]:
+        for writer, reader in [("x86-64", other), (other, "x86-64")]:
             w, r = machines[writer], machines[reader]
             base = os.path.join(root, f"{writer}-wrote")
             os.makedirs(base)
@@ -98,6 +100,9 @@ def main():
                 store = os.path.join(base, name)
                 run(w, store, extra + ["ingest", "-"], k, stdin=lines)
                 shutil.copytree(store, store + ".copy")
+            # The key file travels out of band, and is installed private to its user as a key
+            # must be (Wine gives the file Windows made mode 0750 on Linux, which Linux refuses).
+            os.chmod(key, 0o600)
             export = os.path.join(base, "plain.mlx")
             run(w, os.path.join(base, "plain"), ["export", export])
             for name, (_, k) in stores.items():

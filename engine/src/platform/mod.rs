@@ -1,0 +1,60 @@
+//! What differs between operating systems, in one place: who may use a store's files (Unix
+//! mode bits and owners; Windows ACLs and owner SIDs), opening a file without following a
+//! link planted in its place, positioned reads, directory syncs, and whether a mapped file can
+//! be replaced by a rename (Windows refuses). Every other module calls these functions and
+//! names no operating system.
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub(crate) use unix::*;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub(crate) use windows::*;
+
+use std::fs::File;
+use std::path::Path;
+
+/// How [`open_private`] opens a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Create {
+    /// For reading and writing, created when missing, kept as it is when there.
+    ReadWrite,
+    /// For writing, created or truncated.
+    Truncate,
+    /// For writing, created; failing when something is there.
+    New,
+}
+
+/// Opens (creating when missing) a store file for reading and writing, private to this user,
+/// refusing a symlink in its place.
+pub(crate) fn open_own_file(path: &Path) -> std::io::Result<File> {
+    open_private(path, Create::ReadWrite)
+}
+
+/// Creates `path` afresh (truncating it), private to this user, refusing a symlink in its place.
+pub(crate) fn create_own_file(path: &Path) -> std::io::Result<File> {
+    open_private(path, Create::Truncate)
+}
+
+/// Why the file at `path` may be read or written by users other than its owner (its mode bits
+/// on Unix, its ACL on Windows), with how to fix it; `None` when it is private.
+///
+/// # Errors
+/// When the file's metadata or ACL cannot be read.
+pub fn exposed(path: &Path) -> std::io::Result<Option<String>> {
+    let meta = std::fs::metadata(path)?;
+    exposed_file(path, &meta)
+}
+
+/// Creates a new file at `path` (failing when one is there, or a link), readable and writable
+/// by this user alone: mode 0600 on Unix, an ACL for this user alone on Windows, from the
+/// moment it exists.
+///
+/// # Errors
+/// As [`std::fs::OpenOptions::open`] with `create_new`.
+pub fn create_new_private(path: &Path) -> std::io::Result<File> {
+    open_private(path, Create::New)
+}

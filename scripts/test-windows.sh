@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# memloop on Windows (x86_64-pc-windows-gnu), cross-built here with mingw-w64 and run under
+# Wine (Debian's wine64 8.0).
+#
+#   bash scripts/test-windows.sh --smoke         # what scripts/test.sh (CI) runs
+#   bash scripts/test-windows.sh --smoke-build   # its build alone (test.sh runs it early, aside)
+#   bash scripts/test-windows.sh                 # the full emulated suites
+#
+# --smoke: the index's and the engine's unit tests under Wine (the engine's include its
+# Windows platform module: the private ACL a store directory is created with, a directory or a
+# key file others may write or read refused through its ACL, positioned reads, the lock
+# taken with LockFileEx), the command's unit tests, and file portability
+# (scripts/portability.py: stores with f32, bf16 and int8 indexes, an encrypted store and an
+# export written on Linux recall the same ids in the same order with the same scores under
+# Wine, and the other way round).
+#
+# Full: the smoke set, clippy for Windows, then under Wine the index's, the encoder's (the
+# golden embeddings on the default model) and the engine's whole suites, the C programs
+# compiled with mingw against memloop_ffi.dll, `memloop.exe demo` end to end on the default
+# model, and 30 rounds of kill -9 (of the Wine process) during synced ingest
+# (cli/tests/crash.rs); then the release builds (scripts/build-windows.sh).
+#
+# Installs what it needs when missing (scripts/windows-env.sh). Builds into target/windows,
+# the dependencies at opt-level 1 (the index and the encoder keep their own 3): a third less
+# build time. Wine's own state lives in target/wine, made on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+smoke=false
+build_only=false
+case "${1:-}" in
+    --smoke) smoke=true ;;
+    --smoke-build) smoke=true build_only=true ;;
+esac
+# shellcheck source=scripts/windows-env.sh
+source scripts/windows-env.sh
+export CARGO_TARGET_DIR=target/windows
+cross=(--locked --target "$target" --config 'profile.dev.package."*".opt-level=1')
+bin="$CARGO_TARGET_DIR/$target/debug"
+
+# One selection for every smoke build (cargo resolves features per selection); the command's
+# smallest test is named only so that the same pass builds memloop.exe.
+smoke_set=(-p memloop-index -p memloop -p memloop-cli --lib --bins)
+echo "== Windows: the index, the engine and memloop.exe, cross-built"
+cargo test "${cross[@]}" "${smoke_set[@]}" --test embed --no-run
+$build_only && exit 0
+echo "== Windows: the index's, the engine's and the command's unit tests under Wine"
+cargo test "${cross[@]}" "${smoke_set[@]}"
+echo "== Windows: files written on Linux read under Wine, and the other way round"
+host_bin=${MEMLOOP_BIN:-target/debug/memloop}
+[ -x "$host_bin" ] || cargo build --locked -p memloop-cli
+python3 scripts/portability.py "$host_bin" windows "$wine" "$bin/memloop.exe"
+$smoke && exit 0
+
+# The default model, fetched by the Linux command; Windows programs under Wine read it through
+# Wine's Z: drive (the Linux root).
+model=$(MEMLOOP_BIN=$host_bin bash scripts/fetch-model.sh | tail -1)
+export MEMLOOP_MODEL_DIR="Z:$model"
+echo "== Windows: clippy for the whole workspace's Windows code, every warning an error"
+cargo clippy "${cross[@]}" -p memloop-index -p memloop-embed -p memloop -p memloop-cli -p memloop-ffi --all-targets -- -D warnings
+echo "== Windows: the index's whole suite"
+cargo test "${cross[@]}" -p memloop-index
+echo "== Windows: the encoder's whole suite (golden embeddings on the default model)"
+cargo test "${cross[@]}" -p memloop-embed
+echo "== Windows: the engine's whole suite (crash recovery included)"
+cargo test "${cross[@]}" -p memloop --lib --test integration
+echo "== Windows: the C programs, compiled with mingw, against memloop_ffi.dll"
+CC=x86_64-w64-mingw32-gcc cargo test "${cross[@]}" -p memloop-ffi --test c_programs
+echo "== Windows: memloop.exe demo on the default model"
+"$wine" "$bin/memloop.exe" demo
+echo "== Windows: 30 rounds of kill -9 of the Wine process during synced ingest"
+MEMLOOP_CRASH_ROUNDS=30 cargo test "${cross[@]}" -p memloop-cli --test crash -- --nocapture
+echo "== Windows: the release builds"
+bash scripts/build-windows.sh
+echo "Windows: every suite under Wine passed"
