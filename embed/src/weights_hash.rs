@@ -123,6 +123,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "no file stamp off Unix (docs/limits.md): the weights are hashed at every load"
+    )]
     fn the_hash_is_remembered_until_the_file_changes() {
         let dir = tempfile::tempdir().unwrap();
         let (file, cache) = (

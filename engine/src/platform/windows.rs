@@ -188,7 +188,7 @@ fn trusted(sid: &[u8], me: &[u8]) -> bool {
         || unsafe { IsWellKnownSid(psid, WinBuiltinAdministratorsSid) } != 0
 }
 
-/// The first SID other than the trusted ones that `grants` give any of `rights`.
+/// True when `grants` give any of `rights` to a SID other than the trusted ones.
 fn granted_to_others(grants: &[(Vec<u8>, u32)], rights: u32, me: &[u8]) -> bool {
     grants
         .iter()

@@ -20,13 +20,25 @@ static int failures = 0;
         }                                                                    \
     } while (0)
 
+/* `text` as the inside of a JSON string: a Windows path's backslashes (and any quote) escaped. */
+static void json_escape(const char *text, char *out, size_t size) {
+    size_t n = 0;
+    for (; *text && n + 2 < size; text++) {
+        if (*text == '\\' || *text == '"')
+            out[n++] = '\\';
+        out[n++] = *text;
+    }
+    out[n] = '\0';
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: encryption STORE_DIR KEY_FILE\n");
         return 2;
     }
-    char options[4096];
-    snprintf(options, sizeof options, "{\"hashing_embedder\": 64, \"key_file\": \"%s\"}", argv[2]);
+    char key[2048], options[4096];
+    json_escape(argv[2], key, sizeof key);
+    snprintf(options, sizeof options, "{\"hashing_embedder\": 64, \"key_file\": \"%s\"}", key);
     memloop_t *m = NULL;
     CHECK(memloop_open(argv[1], options, NULL, &m) == MEMLOOP_OK, "open with a key file");
     uint64_t id = 0;
