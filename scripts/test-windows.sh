@@ -9,7 +9,7 @@
 # --smoke: the index's and the engine's unit tests under Wine (the engine's include its
 # Windows platform module: the private ACL a store directory is created with, a directory or a
 # key file others may write or read refused through its ACL, positioned reads, the lock
-# taken with LockFileEx), the command's unit tests, and file portability
+# taken with LockFileEx), and file portability
 # (scripts/portability.py: stores with f32, bf16 and int8 indexes, an encrypted store and an
 # export written on Linux recall the same ids in the same order with the same scores under
 # Wine, and the other way round).
@@ -39,11 +39,11 @@ bin="$CARGO_TARGET_DIR/$target/debug"
 
 # One selection for every smoke build (cargo resolves features per selection); the command's
 # smallest test is named only so that the same pass builds memloop.exe.
-smoke_set=(-p memloop-index -p memloop -p memloop-cli --lib --bins)
+smoke_set=(-p memloop-index -p memloop -p memloop-cli --lib)
 echo "== Windows: the index, the engine and memloop.exe, cross-built"
 cargo test "${cross[@]}" "${smoke_set[@]}" --test embed --no-run
 $build_only && exit 0
-echo "== Windows: the index's, the engine's and the command's unit tests under Wine"
+echo "== Windows: the index's and the engine's unit tests under Wine"
 cargo test "${cross[@]}" "${smoke_set[@]}"
 echo "== Windows: files written on Linux read under Wine, and the other way round"
 host_bin=${MEMLOOP_BIN:-target/debug/memloop}
@@ -57,6 +57,8 @@ model=$(MEMLOOP_BIN=$host_bin bash scripts/fetch-model.sh | tail -1)
 export MEMLOOP_MODEL_DIR="Z:$model"
 echo "== Windows: clippy for the whole workspace's Windows code, every warning an error"
 cargo clippy "${cross[@]}" -p memloop-index -p memloop-embed -p memloop -p memloop-cli -p memloop-ffi --all-targets -- -D warnings
+echo "== Windows: the command's unit tests"
+cargo test "${cross[@]}" -p memloop-cli --bins
 echo "== Windows: the index's whole suite"
 cargo test "${cross[@]}" -p memloop-index
 echo "== Windows: the encoder's whole suite (golden embeddings on the default model)"

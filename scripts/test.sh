@@ -65,5 +65,5 @@ done
 trap - EXIT
 bash scripts/test-arm64.sh --smoke
 # Windows under Wine: the index's and the engine's unit tests (its Windows platform module),
-# the command's, and stores and exports read on the other platform.
+# and stores and exports read on the other platform.
 bash scripts/test-windows.sh --smoke
