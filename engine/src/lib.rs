@@ -143,6 +143,8 @@ pub mod privacy {
         verify_receipt, verify_receipt_chain, ChainError, ErasureReceipt, KeyError, ReceiptError,
     };
     pub use crate::platform::{create_new_private, exposed};
+    #[cfg(windows)]
+    pub use crate::platform::{other_user_of_process, with_private_security};
 }
 
 /// The replaceable parts a binding plugs in: the extractor of conversations, and the re-entry

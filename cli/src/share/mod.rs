@@ -1,9 +1,10 @@
 //! One store shared by several processes. memloop lets one process open a store (its lock);
 //! the first `memloop mcp` (or other sharing process) that takes the lock serves the store to
-//! the others through a socket in the store directory (`server.rs`), and every later one
-//! forwards its calls there ([`Peer`]). When the serving process exits or is killed, the
-//! kernel drops its lock; the next call of a forwarding process finds the socket dead, takes
-//! the lock and serves, and the others reconnect to it ([`Shared::call`]).
+//! the others through a socket in the store directory (a named pipe on Windows; `server.rs`,
+//! `socket/`), and every later one forwards its calls there ([`Peer`]). When the serving
+//! process exits or is killed, the system drops its lock; the next call of a forwarding process
+//! finds the socket dead, takes the lock and serves, and the others reconnect to it
+//! ([`Shared::call`]).
 //!
 //! A write is acknowledged only after the serving process's engine call returned, so it is as
 //! durable as in process (synced by default). A call whose connection breaks before its answer
@@ -327,7 +328,7 @@ impl Drop for Shared {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -1,6 +1,7 @@
-//! The serving side of a shared store: a Unix domain socket in the store directory (mode 0600,
-//! peers checked to be this user; nothing listens on a network), one thread per connected
-//! peer, each request run on the open store and answered in order.
+//! The serving side of a shared store: a Unix domain socket in the store directory (mode 0600),
+//! or on Windows a named pipe named after it (socket/), peers checked to be this user, nothing
+//! listening on a network; one thread per connected peer, each request run on the open store
+//! and answered in order.
 
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -17,7 +18,7 @@ use super::wire::{
 use crate::lines::BoundedLines;
 use crate::mcp::tools;
 
-/// The socket's file name inside the store directory.
+/// The socket's file name inside the store directory (on Windows, hashed into the pipe's name).
 pub const SOCKET_FILE: &str = "memloop.sock";
 
 /// The socket of store `dir`.
@@ -27,7 +28,7 @@ pub fn socket_path(dir: &Path) -> PathBuf {
 
 /// Listens on the socket of `memory`'s store until the process ends; the caller holds the
 /// store's lock, so a socket file already there is a dead server's and is replaced. The file is
-/// removed when the returned guard drops.
+/// removed, and the listener stopped, when the returned guard drops.
 pub fn serve(memory: &Arc<Memory>) -> Result<Listening> {
     let path = socket_path(memory.dir());
     match std::fs::remove_file(&path) {
@@ -37,12 +38,8 @@ pub fn serve(memory: &Arc<Memory>) -> Result<Listening> {
     }
     let listener = match socket::bind(&path) {
         Ok(listener) => listener,
-        // Where the platform offers no sharing, the store is this process's alone.
-        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
-            return Ok(Listening { path: None })
-        }
         Err(e) => {
-            let hint = if path.as_os_str().len() > socket::MAX_PATH_BYTES {
+            let hint = if socket::too_long(&path) {
                 " (a path over 107 bytes cannot be a socket; use a shorter store path)"
             } else if e.kind() == std::io::ErrorKind::PermissionDenied {
                 " (the store directory is not writable by you, so the store cannot be shared from it)"
@@ -55,25 +52,29 @@ pub fn serve(memory: &Arc<Memory>) -> Result<Listening> {
     // The threads hold the store weakly: when the owner drops it, it closes (with its final
     // checkpoint) even while peers are connected.
     let memory = Arc::downgrade(memory);
+    let stopper = socket::stopper(&listener);
     std::thread::Builder::new()
         .name("memloop-share".into())
         .spawn(move || accept(&listener, &memory))
         .context("start the socket thread")?;
-    Ok(Listening { path: Some(path) })
+    Ok(Listening {
+        path,
+        _stopper: stopper,
+    })
 }
 
-/// Removes the socket file when the serving process stops serving.
+/// Removes the socket file and stops the listener when the serving process stops serving.
 #[derive(Debug)]
 pub struct Listening {
-    /// The socket file; none where the platform offers no sharing.
-    path: Option<PathBuf>,
+    /// The socket file (none is made on Windows: removing it finds nothing).
+    path: PathBuf,
+    /// Stops the listener when dropped.
+    _stopper: socket::Stopper,
 }
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        if let Some(path) = &self.path {
-            let _ = std::fs::remove_file(path);
-        }
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 

@@ -50,13 +50,19 @@ impl Inner {
         // The index file must never claim changes the database could still lose.
         self.flush_locked(&mut w)?;
         let seq = self.store.meta_u64("seq")?;
-        let (path, _) = super::index_file::current(&self.dir, &self.store)?;
+        let (path, generation) = super::index_file::current(&self.dir, &self.store)?;
         if !resave && seq == self.saved() && (path.exists() || seq == 0) {
             return Ok(());
         }
         let index = self.index.current();
-        let (mut reopened, _) =
-            super::index_file::save_next(&index, &self.dir, &self.store, seq, self.store_id)?;
+        let mut reopened = super::index_file::save_next(
+            &index,
+            &self.dir,
+            &self.store,
+            generation,
+            seq,
+            self.store_id,
+        )?;
         reopened.set_exact_below(index.params().exact_below)?;
         if let Some(stamp) = reopened.file_stamp() {
             // Best effort: without it the next open verifies the file before searching it.

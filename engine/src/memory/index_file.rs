@@ -33,11 +33,6 @@ fn file_name(n: u64) -> String {
     }
 }
 
-/// True for a name an index generation may have (`index.mlx`, `index-<n>.mlx`).
-fn is_index_file(name: &str) -> bool {
-    name == super::INDEX_FILE || (name.ends_with(".mlx") && crate::store::is_index_generation(name))
-}
-
 /// The path of store `dir`'s current index file, and its generation.
 pub(crate) fn current(dir: &Path, store: &Store) -> Result<(PathBuf, u64)> {
     let n = store.meta_u64(GENERATION)?;
@@ -54,24 +49,25 @@ pub(crate) fn remove_stale(dir: &Path, keep: u64) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let stale =
-            |n: &&str| *n != keep && (is_index_file(n) || crate::store::is_index_generation(n));
+        let stale = |n: &&str| {
+            *n != keep && (*n == super::INDEX_FILE || crate::store::is_index_generation(n))
+        };
         if let Some(name) = name.to_str().filter(stale) {
             let _ = std::fs::remove_file(dir.join(name));
         }
     }
 }
 
-/// Saves `index` as the store's next index generation (see the module's documentation),
-/// records it, and returns the saved index reopened from the file with the new generation.
+/// Saves `index` as the store's next index generation after generation `now` (see the
+/// module's documentation), records it, and returns the saved index reopened from the file.
 pub(crate) fn save_next(
     index: &Index,
     dir: &Path,
     store: &Store,
+    now: u64,
     seq: u64,
     store_id: [u8; 16],
-) -> Result<(Index, u64)> {
-    let (_, now) = current(dir, store)?;
+) -> Result<Index> {
     let next = if crate::platform::RENAME_REPLACES_MAPPED {
         0
     } else {
@@ -84,7 +80,7 @@ pub(crate) fn save_next(
         tx.commit()?;
     }
     remove_stale(dir, next);
-    Ok((reopened, next))
+    Ok(reopened)
 }
 
 /// Why an encrypted store's index file cannot be used (it is then rebuilt).

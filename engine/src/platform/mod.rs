@@ -13,6 +13,9 @@ pub(crate) use unix::*;
 mod windows;
 #[cfg(windows)]
 pub(crate) use windows::*;
+/// What the CLI's named pipe needs of the Windows security calls.
+#[cfg(windows)]
+pub use windows::{other_user_of_process, with_private_security};
 
 use std::fs::File;
 use std::path::Path;

@@ -39,7 +39,9 @@ use windows_sys::Win32::Storage::FileSystem::{
     FILE_READ_DATA, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE, FILE_WRITE_DATA,
     OPEN_ALWAYS, WRITE_DAC, WRITE_OWNER,
 };
-use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+use windows_sys::Win32::System::Threading::{
+    GetCurrentProcess, OpenProcess, OpenProcessToken, PROCESS_QUERY_LIMITED_INFORMATION,
+};
 
 /// Windows refuses to rename over (or delete) a file while a view of it is mapped.
 pub(crate) const RENAME_REPLACES_MAPPED: bool = false;
@@ -76,10 +78,71 @@ impl Drop for Descriptor {
 
 /// The current process's user SID, as bytes.
 fn my_sid() -> io::Result<Vec<u8>> {
+    // SAFETY: GetCurrentProcess returns a pseudo handle, valid for the whole process.
+    unsafe { process_sid(GetCurrentProcess()) }
+}
+
+/// The user SID of the process `pid` runs as, as bytes.
+fn sid_of_process(pid: u32) -> io::Result<Vec<u8>> {
+    // SAFETY: OpenProcess returns a handle this function owns (closed below) or null.
+    let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+    if process.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `process` is an open process handle with the query right.
+    let sid = unsafe { process_sid(process) };
+    // SAFETY: `process` is the handle OpenProcess opened, closed once.
+    unsafe { CloseHandle(process) };
+    sid
+}
+
+/// `Ok(None)` when process `pid` runs as this user; else which user it runs as (a SID, for a
+/// message). The CLI checks the process at the other end of its named pipe with it.
+///
+/// # Errors
+/// When the process cannot be opened (gone, or another user's that this one may not query)
+/// or its token read: the caller treats that as not this user.
+pub fn other_user_of_process(pid: u32) -> io::Result<Option<String>> {
+    let (theirs, mine) = (sid_of_process(pid)?, my_sid()?);
+    Ok((theirs != mine).then(|| format!("the user with SID {}", sid_text(&theirs))))
+}
+
+/// A SID's bytes in the usual `S-1-5-21-...` form.
+fn sid_text(sid: &[u8]) -> String {
+    // Revision, sub-authority count, a 48-bit big-endian authority, then little-endian
+    // 32-bit sub-authorities: the layout every SID has.
+    if sid.len() < 8 {
+        return "unknown".into();
+    }
+    let authority = sid[2..8].iter().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+    let subs = sid[8..]
+        .chunks_exact(4)
+        .take(usize::from(sid[1]))
+        .map(|c| format!("-{}", u32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+    format!("S-{}-{authority}{}", sid[0], subs.collect::<String>())
+}
+
+/// Runs `create` with security attributes whose DACL lets only this user in (protected:
+/// nothing inherited), so what it creates is private from the moment it exists. The CLI
+/// creates its named pipe's instances with it.
+///
+/// # Errors
+/// When the ACL cannot be built, or as `create` fails.
+pub fn with_private_security<T>(
+    create: impl FnOnce(&SECURITY_ATTRIBUTES) -> io::Result<T>,
+) -> io::Result<T> {
+    with_private_attributes(false, &[], create)
+}
+
+/// The user SID of the process whose handle is `process`, as bytes.
+///
+/// # Safety
+/// `process` is a valid process handle with the query right, open for the whole call.
+unsafe fn process_sid(process: HANDLE) -> io::Result<Vec<u8>> {
     let mut token: HANDLE = std::ptr::null_mut();
-    // SAFETY: GetCurrentProcess returns a pseudo handle; `token` is written on success and
+    // SAFETY: `process` is valid by the caller's contract; `token` is written on success and
     // closed below.
-    if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) } == 0 {
+    if unsafe { OpenProcessToken(process, TOKEN_QUERY, &mut token) } == 0 {
         return Err(io::Error::last_os_error());
     }
     let mut buf = vec![0u64; 128]; // 1 KiB, aligned for TOKEN_USER; a user SID is under 80 bytes
@@ -448,6 +511,18 @@ mod tests {
         // A file that exists already is refused by `New`, kept by `ReadWrite`.
         assert!(open_private(&key, Create::New).is_err());
         drop(open_private(&key, Create::ReadWrite).unwrap());
+    }
+
+    #[test]
+    fn this_process_runs_as_this_user_and_a_sid_reads_as_text() {
+        assert_eq!(other_user_of_process(std::process::id()).unwrap(), None);
+        assert!(
+            other_user_of_process(u32::MAX - 3).is_err(),
+            "no such process"
+        );
+        assert_eq!(sid_text(&everyone()), "S-1-1-0");
+        let me = sid_text(&my_sid().unwrap());
+        assert!(me.starts_with("S-1-5-"), "{me}");
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub(crate) fn write_atomic(
         let _ = std::fs::remove_file(&tmp);
     }
     published?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
+    sync_parent(path)
 }
 
 /// Opens (creating) the redb database at `path`, through the fault seam when given. redb can
@@ -77,13 +77,12 @@ pub(crate) fn open_database(path: &Path, faults: Option<&Arc<StorageFaults>>) ->
     })
 }
 
-/// fsyncs a directory so a rename in it is durable.
-fn sync_dir(dir: &Path) -> Result<()> {
+/// fsyncs the directory holding `path` so a rename to it is durable.
+pub(crate) fn sync_parent(path: &Path) -> Result<()> {
     // The parent of a bare file name (`backup.mlx`) is the empty path: the current directory.
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
     };
     crate::platform::sync_dir(dir).map_err(|e| Error::io(dir, "fsync directory", e))
 }

@@ -98,10 +98,7 @@ impl Store {
             .and_then(|()| {
                 std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, "rename", e))
             })
-            .and_then(|()| {
-                let dir = self.path.parent().unwrap_or(Path::new("."));
-                crate::platform::sync_dir(dir).map_err(|e| Error::io(dir, "sync", e))
-            });
+            .and_then(|()| super::files::sync_parent(&self.path));
         // The new file, or the old one where the rename failed: either holds every commit.
         *guard = super::open_database(&self.path, self.faults.as_ref())?;
         self.set_attached(super::Attached::Live);

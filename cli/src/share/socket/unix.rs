@@ -6,7 +6,12 @@ pub use std::os::unix::net::{UnixListener as Listener, UnixStream as Stream};
 use std::path::Path;
 
 /// The longest socket path the kernel takes (`sun_path` less its NUL).
-pub const MAX_PATH_BYTES: usize = 107;
+const MAX_PATH_BYTES: usize = 107;
+
+/// Whether `path` is too long to be a socket.
+pub fn too_long(path: &Path) -> bool {
+    path.as_os_str().len() > MAX_PATH_BYTES
+}
 
 /// Connects to the socket at `path`.
 pub fn connect(path: &Path) -> io::Result<Stream> {
@@ -27,6 +32,16 @@ pub fn other_user(stream: &Stream) -> io::Result<Option<String>> {
     let peer = rustix::net::sockopt::socket_peercred(stream)?;
     Ok((peer.uid != me)
         .then(|| format!("user {}, not by you ({})", peer.uid.as_raw(), me.as_raw())))
+}
+
+/// Nothing to stop: the guard that removes the socket file is what ends new connections (a
+/// listener no path reaches any more accepts none).
+#[derive(Debug)]
+pub struct Stopper;
+
+/// What stops `listener` (nothing more to do on Unix).
+pub fn stopper(_listener: &Listener) -> Stopper {
+    Stopper
 }
 
 /// A connected pair, for tests.
