@@ -139,6 +139,13 @@ fn overlapped(
     ))
 }
 
+/// Whether `e` says the pipe's other end has closed (or is closing) its handle.
+fn other_end_closed(e: &io::Error) -> bool {
+    [ERROR_BROKEN_PIPE, ERROR_PIPE_NOT_CONNECTED, ERROR_NO_DATA]
+        .iter()
+        .any(|&c| e.raw_os_error() == Some(c as i32))
+}
+
 /// One end of a connection. Clones share the handle and its timeouts, as a socket's do.
 #[derive(Debug, Clone)]
 pub struct Stream {
@@ -202,13 +209,7 @@ impl io::Read for Stream {
         match read {
             Ok(n) => Ok(n as usize),
             // The other end closed: the end of the stream, as a socket reads it.
-            Err(e)
-                if [ERROR_BROKEN_PIPE, ERROR_PIPE_NOT_CONNECTED, ERROR_NO_DATA]
-                    .iter()
-                    .any(|&c| e.raw_os_error() == Some(c as i32)) =>
-            {
-                Ok(0)
-            }
+            Err(e) if other_end_closed(&e) => Ok(0),
             Err(e) => Err(e),
         }
     }
@@ -227,13 +228,7 @@ impl io::Write for Stream {
         });
         match wrote {
             Ok(n) => Ok(n as usize),
-            Err(e)
-                if [ERROR_BROKEN_PIPE, ERROR_PIPE_NOT_CONNECTED, ERROR_NO_DATA]
-                    .iter()
-                    .any(|&c| e.raw_os_error() == Some(c as i32)) =>
-            {
-                Err(io::Error::new(io::ErrorKind::BrokenPipe, e))
-            }
+            Err(e) if other_end_closed(&e) => Err(io::Error::new(io::ErrorKind::BrokenPipe, e)),
             Err(e) => Err(e),
         }
     }
