@@ -9,7 +9,9 @@
 //!   never "near";
 //! - otherwise a near-duplicate of a kind with one current truth (facts and triples,
 //!   [`one_current_truth`]) becomes a new version that supersedes the stored one: history
-//!   kept, the new text current. Other kinds keep both memories.
+//!   kept, the new text current. Other kinds keep both memories, and so does a fact whose
+//!   validity began before the stored one's (an earlier value told late): recall then ranks
+//!   the value whose validity began last first (`retrieve::newest_first`).
 
 use crate::item::{Kind, MemoryId};
 

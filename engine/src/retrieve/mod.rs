@@ -12,9 +12,13 @@
 //!   the refined query's candidates and every round's results reranked, top K kept.
 //!
 //! Every hit carries an [`Explanation`] of its score.
+//!
+//! Whatever the strategy, among memories stating the same fact with different values the one
+//! whose validity began last ranks first (`newest_first`).
 
 mod hybrid;
 mod list;
+mod newest_first;
 mod recall;
 mod rescore;
 mod serve;
@@ -26,5 +30,5 @@ pub use crate::hooks::{
     ScoreFusion,
 };
 pub use crate::vocabulary::{
-    Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K,
+    Explanation, FeedbackState, Hit, NewestFirst, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K,
 };

@@ -5,6 +5,7 @@
 
 use memloop_index::UnitVector;
 
+use super::newest_first::newest_first;
 use super::time_cues::TimeCues;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
@@ -77,13 +78,27 @@ impl Memory {
         strategy.check()?;
         let reference = query.filter.as_of.unwrap_or_else(|| self.inner.now());
         let cues = TimeCues::parse(&query.text, reference);
-        // With a time in the query, a wider pool is ranked and the time boost picks from it.
+        // A wider pool is ranked than the `k` kept: with a time in the query the time boost
+        // picks from it, and the newer value of a fact ranked just below the cut can take its
+        // older value's place. The pool never widens a reranking strategy's candidates.
+        let widest = match strategy {
+            Strategy::Rerank { candidates } => candidates.max(query.k),
+            Strategy::Iterative { .. } => Strategy::DEFAULT_CANDIDATES.max(query.k),
+            Strategy::Single | Strategy::Lexical => MAX_K,
+        };
+        let pool_k = if cues.is_empty() {
+            (query.k * NEWEST_POOL)
+                .max(query.k + NEWEST_POOL_MIN)
+                .min(widest)
+        } else {
+            (query.k * TIME_POOL).min(MAX_K)
+        };
         let pooled;
-        let pool = if cues.is_empty() {
+        let pool = if pool_k == query.k {
             query
         } else {
             pooled = Query {
-                k: (query.k * TIME_POOL).min(MAX_K),
+                k: pool_k,
                 ..query.clone()
             };
             &pooled
@@ -102,7 +117,12 @@ impl Memory {
             }
         };
         if !cues.is_empty() {
-            boost_for_time(&mut hits, &cues, query.k);
+            boost_for_time(&mut hits, &cues);
+        }
+        newest_first(&mut hits, reference);
+        hits.truncate(query.k);
+        for (rank, h) in hits.iter_mut().enumerate() {
+            h.rank = rank;
         }
         self.inner.serve(&mut hits)?;
         Ok(hits)
@@ -130,10 +150,15 @@ impl Memory {
 
 /// How many times `k` hits are ranked before the time boost keeps `k` of them.
 const TIME_POOL: usize = 3;
+/// How many times `k` hits are ranked, with no time in the query, before `k` are kept (the
+/// newer value of a fact below the cut may take its older value's place) …
+const NEWEST_POOL: usize = 2;
+/// … and at least this many more than `k`.
+const NEWEST_POOL_MIN: usize = 8;
 
-/// Raises the score of hits the query's time cues match (explained in `explain.time`),
-/// re-orders, and keeps the best `k`.
-fn boost_for_time(hits: &mut Vec<Hit>, cues: &TimeCues, k: usize) {
+/// Raises the score of hits the query's time cues match (explained in `explain.time`), and
+/// re-orders.
+fn boost_for_time(hits: &mut [Hit], cues: &TimeCues) {
     for h in hits.iter_mut() {
         if let Some(m) = cues.matches(&h.item) {
             h.score += m.boost * h.score.abs();
@@ -141,8 +166,4 @@ fn boost_for_time(hits: &mut Vec<Hit>, cues: &TimeCues, k: usize) {
         }
     }
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.item.id.cmp(&b.item.id)));
-    hits.truncate(k);
-    for (rank, h) in hits.iter_mut().enumerate() {
-        h.rank = rank;
-    }
 }

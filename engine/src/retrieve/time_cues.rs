@@ -86,7 +86,8 @@ fn day_of(ms: Timestamp) -> String {
 }
 
 /// Lowercase words of letters and digits.
-fn words(text: &str) -> Vec<String> {
+/// The lower-cased runs of letters and digits of `text`.
+pub(super) fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)

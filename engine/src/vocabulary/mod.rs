@@ -33,7 +33,9 @@ pub use observe::{ObserveRequest, SubjectEvent};
 pub use open_request::OpenRequest;
 pub use operation::{Door, NoFields, Operation, Request};
 pub(crate) use recall::check_k;
-pub use recall::{Explanation, FeedbackState, Hit, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K};
+pub use recall::{
+    Explanation, FeedbackState, Hit, NewestFirst, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K,
+};
 pub use recall_request::RecallRequest;
 pub use remember_request::RememberRequest;
 pub use selection::Selection;

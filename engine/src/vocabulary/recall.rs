@@ -247,6 +247,9 @@ pub struct Explanation {
     /// The boost for time: the query names a time it was valid (spoken) in, or asks when and
     /// it says when.
     pub time: Option<TimeMatch>,
+    /// Ranked in another memory's place: the two state the same fact with different values,
+    /// and the one whose validity began last (at or before the time asked about) ranks first.
+    pub newest_first: Option<NewestFirst>,
 }
 
 /// The feedback a memory received (see [`crate::Memory::feedback`]).
@@ -277,6 +280,18 @@ impl FeedbackState {
     pub(crate) fn decode(store: &Store, bytes: &[u8]) -> Result<FeedbackState> {
         serde_json::from_slice(bytes).map_err(|e| store.corrupt(format!("feedback record: {e}")))
     }
+}
+
+/// Why a hit took another's place: it and `place_of` state the same fact with different
+/// values (the same subject and predicate, another value), and within such a group the value
+/// whose validity began last takes the best place (and that place's score).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct NewestFirst {
+    /// The memory whose place (and score) this hit took.
+    pub place_of: crate::item::MemoryId,
+    /// True when this hit is the newer of the two values (moved up), false when the older
+    /// (moved down).
+    pub newer: bool,
 }
 
 /// Why a hit's score was raised for time.

@@ -1,8 +1,8 @@
 //! The engine on the real default model (all-MiniLM-L6-v2, fetched by scripts/fetch-model.sh).
 
 use memloop::{
-    model::DocumentPooling, model::EncoderPrecision, Kind, Memory, NewMemory, Options, Query,
-    RememberAction,
+    model::DocumentPooling, model::EncoderPrecision, Kind, Memory, MemoryFilter, NewMemory,
+    Options, Query, RememberAction, Strategy,
 };
 
 #[test]
@@ -189,4 +189,165 @@ fn sentence_pooling_is_recorded_and_finds_a_memory_by_one_of_its_sentences() {
     };
     let err = Memory::open(dir.path(), whole).unwrap_err();
     assert!(matches!(err, memloop::Error::ModelMismatch { .. }), "{err}");
+}
+
+/// The newest of two values of a fact ranks first for now, and the old one answers as of its
+/// time, whatever the strategy: Paris (valid from 2020) then Berlin (from 2024), and ten
+/// variants (numbers, names, places; facts, triples and plain chunks; with a date in the text
+/// or none; the newer stored first or last).
+#[test]
+fn the_newest_value_of_a_fact_ranks_first_and_the_old_one_answers_for_its_time() {
+    use memloop::time::parse_rfc3339;
+    let at = |s: &str| parse_rfc3339(s).unwrap();
+    struct Case {
+        old: &'static str,
+        new: &'static str,
+        query: &'static str,
+        kind: Kind,
+        triple: Option<(&'static str, &'static str, &'static str, &'static str)>,
+        newer_first: bool,
+    }
+    let case = |old, new, query| Case {
+        old,
+        new,
+        query,
+        kind: Kind::Chunk,
+        triple: None,
+        newer_first: false,
+    };
+    let cases = [
+        case(
+            "Alice lives in Paris",
+            "Alice lives in Berlin",
+            "where does Alice live?",
+        ),
+        Case {
+            kind: Kind::Fact,
+            ..case(
+                "Bob has 3 cats",
+                "Bob has 4 cats",
+                "how many cats does Bob have?",
+            )
+        },
+        case(
+            "The team standup is at 9:30",
+            "The team standup is at 10:15",
+            "what time is the standup?",
+        ),
+        case(
+            "Dana's manager is Priya Raman",
+            "Dana's manager is Tomasz Lee",
+            "who is Dana's manager?",
+        ),
+        Case {
+            newer_first: true,
+            ..case(
+                "The staging database listens on port 5432",
+                "The staging database listens on port 6543",
+                "which port does the staging database use?",
+            )
+        },
+        Case {
+            kind: Kind::Fact,
+            ..case(
+                "Eve works at Globex as a designer",
+                "Eve works at Initech as a designer",
+                "where does Eve work?",
+            )
+        },
+        case(
+            "My favourite restaurant is the Thai place on Main Street",
+            "My favourite restaurant is the ramen bar on Main Street",
+            "what is my favourite restaurant?",
+        ),
+        case(
+            "Frank drives a 2015 Honda Civic",
+            "Frank drives a 2023 Tesla Model 3",
+            "what car does Frank drive?",
+        ),
+        Case {
+            newer_first: true,
+            kind: Kind::Fact,
+            ..case(
+                "The rent for the flat is 1200 euros a month since 2020",
+                "The rent for the flat is 1450 euros a month since 2024",
+                "how much is the rent?",
+            )
+        },
+        case(
+            "Grace's phone number is 555-0101",
+            "Grace's phone number is 555-0199",
+            "what is Grace's phone number?",
+        ),
+        Case {
+            kind: Kind::Triple,
+            triple: Some(("Hank", "lives in", "Lisbon", "Madrid")),
+            ..case(
+                "Hank lives in Lisbon",
+                "Hank lives in Madrid",
+                "where does Hank live?",
+            )
+        },
+    ];
+    let (old_from, new_from) = (at("2020-01-01T00:00:00Z"), at("2024-01-01T00:00:00Z"));
+    let strategies = [
+        Strategy::Single,
+        Strategy::Lexical,
+        Strategy::RERANK,
+        Strategy::Iterative {
+            rounds: 2,
+            per_round: 5,
+        },
+    ];
+    for c in &cases {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memory::open(dir.path(), Options::default()).expect("default model is fetched");
+        let memory = |text: &str, from, tail: Option<&str>| {
+            let mut n = NewMemory::new(text).kind(c.kind);
+            if let (Some((head, relation, ..)), Some(tail)) = (c.triple, tail) {
+                n = n.triple(head, relation, tail);
+            }
+            n.valid_from = Some(from);
+            n
+        };
+        let old = memory(c.old, old_from, c.triple.map(|t| t.2));
+        let new = memory(c.new, new_from, c.triple.map(|t| t.3));
+        let (old_id, new_id) = if c.newer_first {
+            let n = m.remember(new).unwrap();
+            (m.remember(old).unwrap(), n)
+        } else {
+            (m.remember(old).unwrap(), m.remember(new).unwrap())
+        };
+        assert_ne!(old_id, new_id, "{}: both values are kept", c.old);
+        // Other memories around them, so the ranking is not between two alone.
+        m.remember_batch(vec![
+            NewMemory::new("The quarterly report is due on the first Monday of April."),
+            NewMemory::new("Lunch on Fridays is usually ramen from the place around the corner."),
+            NewMemory::new("The deploy checklist lives in the operations wiki."),
+        ])
+        .unwrap();
+        for strategy in strategies {
+            let now = m.retrieve(&Query::new(c.query).k(1), strategy).unwrap();
+            assert_eq!(
+                now[0].item.id,
+                new_id,
+                "{} / {} ({}): now",
+                c.old,
+                c.new,
+                strategy.name()
+            );
+            let then = MemoryFilter::default().as_of(at("2022-06-01T00:00:00Z"));
+            let then = m
+                .retrieve(&Query::new(c.query).k(1).filter(then), strategy)
+                .unwrap();
+            assert_eq!(
+                then[0].item.id,
+                old_id,
+                "{} / {} ({}): as of 2022",
+                c.old,
+                c.new,
+                strategy.name()
+            );
+        }
+    }
 }

@@ -1,0 +1,301 @@
+//! The newest value of a fact first: among the ranked memories, those that state the same fact
+//! with different values ("Alice lives in Paris", valid from 2020; "Alice lives in Berlin",
+//! valid from 2024), each valid at the time the query asks about (now, or its `as_of`), are
+//! re-ordered so that the one whose validity began last takes the best place any of them had.
+//! Nothing is dropped or closed: the older values keep the places the newer ones left, and an
+//! as-of query, which admits only what was valid at its time, still answers for its date.
+//!
+//! Two memories state the same fact with different values when both are facts, triples or
+//! chunks of the same namespace and user and
+//! - both carry triples with the same head and relation and another tail, or
+//! - their words are the same but for a changed value ([`changed_value`]): the same first two
+//!   words or more (the subject and its predicate), and one to four words of each left over
+//!   past the words they share.
+//!
+//! A pure step over the ranked pool; [`super::recall`] calls it before the pool is cut to `k`.
+
+use crate::clock::Timestamp;
+use crate::item::{Kind, MemoryItem};
+use crate::vocabulary::{Hit, NewestFirst};
+
+use super::time_cues::words;
+
+/// Most words of either text left over past the words two values of one fact share.
+const MAX_CHANGED_WORDS: usize = 4;
+/// Words two values of one fact share at their start, at least: a subject and its predicate.
+const MIN_SHARED_PREFIX: usize = 2;
+/// Longest text read as one fact, in words (a longer chunk states more than one thing).
+const MAX_FACT_WORDS: usize = 64;
+
+/// Re-orders `hits` (ranked, best first) so that within every group of memories stating the
+/// same fact with different values, each valid at `reference`, the newest value takes the
+/// group's best place (a version closed before `reference`, shown as history, keeps its own). Each moved hit takes its new place's score and says whose place it
+/// took ([`NewestFirst`]).
+pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp) {
+    let eligible: Vec<usize> = (0..hits.len())
+        .filter(|&i| {
+            let m = &hits[i].item;
+            holds_a_value(m.kind) && m.valid_at(reference)
+        })
+        .collect();
+    if eligible.len() < 2 {
+        return;
+    }
+    let tokens: Vec<Vec<String>> = eligible
+        .iter()
+        .map(|&i| words(&hits[i].item.text))
+        .collect();
+    // Groups by union-find over the eligible hits.
+    let mut parent: Vec<usize> = (0..eligible.len()).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for a in 0..eligible.len() {
+        for b in a + 1..eligible.len() {
+            let (x, y) = (&hits[eligible[a]].item, &hits[eligible[b]].item);
+            if same_fact_other_value(x, y, &tokens[a], &tokens[b]) {
+                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+                parent[ra.max(rb)] = ra.min(rb);
+            }
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = vec![Vec::new(); eligible.len()];
+    for (a, &hit) in eligible.iter().enumerate() {
+        let r = root(&mut parent, a);
+        groups[r].push(hit);
+    }
+    for places in groups.into_iter().filter(|g| g.len() > 1) {
+        // `places` is in rank order (eligible is); the members newest first, ties by rank.
+        let mut members = places.clone();
+        members.sort_by(|&a, &b| {
+            hits[b]
+                .item
+                .valid_from
+                .cmp(&hits[a].item.valid_from)
+                .then(a.cmp(&b))
+        });
+        if members == places {
+            continue;
+        }
+        let before: Vec<Hit> = places.iter().map(|&i| hits[i].clone()).collect();
+        for (slot, (&place, &member)) in places.iter().zip(&members).enumerate() {
+            if place == member {
+                continue;
+            }
+            let from = places.iter().position(|&p| p == member).unwrap_or(slot);
+            let mut moved = before[from].clone();
+            moved.score = before[slot].score;
+            moved.explain.newest_first = Some(NewestFirst {
+                place_of: before[slot].item.id,
+                newer: moved.item.valid_from > before[slot].item.valid_from,
+            });
+            hits[place] = moved;
+        }
+    }
+}
+
+/// Kinds that state something that may later hold another value: a fact, a triple, or a
+/// plain chunk (what `remember` stores by default). Turns, summaries, tasks and the rest are
+/// events or digests: two of them that differ in a word both stay where they rank.
+fn holds_a_value(kind: Kind) -> bool {
+    matches!(kind, Kind::Fact | Kind::Triple | Kind::Chunk)
+}
+
+/// True when `a` and `b` (their words `wa`, `wb`) state the same fact with different values.
+fn same_fact_other_value(a: &MemoryItem, b: &MemoryItem, wa: &[String], wb: &[String]) -> bool {
+    if a.namespace != b.namespace || a.user != b.user {
+        return false;
+    }
+    if let (Some(x), Some(y)) = (&a.triple, &b.triple) {
+        let same = |p: &str, q: &str| p.trim().eq_ignore_ascii_case(q.trim());
+        return same(&x.head, &y.head) && same(&x.relation, &y.relation) && !same(&x.tail, &y.tail);
+    }
+    changed_value(wa, wb)
+}
+
+/// True when word lists `a` and `b` say the same thing with another value: at least
+/// [`MIN_SHARED_PREFIX`] words shared at the start (a subject and its predicate), and, past the
+/// words the two have in common (their longest common subsequence), 1 to
+/// [`MAX_CHANGED_WORDS`] words of each left over: a value changed (or two), not one only added
+/// or removed. Texts of more than [`MAX_FACT_WORDS`] words are not read as one fact.
+pub(crate) fn changed_value(a: &[String], b: &[String]) -> bool {
+    if a.len() > MAX_FACT_WORDS || b.len() > MAX_FACT_WORDS {
+        return false;
+    }
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    if prefix < MIN_SHARED_PREFIX {
+        return false;
+    }
+    let common = common_subsequence(&a[prefix..], &b[prefix..]) + prefix;
+    let (da, db) = (a.len() - common, b.len() - common);
+    (1..=MAX_CHANGED_WORDS).contains(&da) && (1..=MAX_CHANGED_WORDS).contains(&db)
+}
+
+/// The length of the longest common subsequence of `a` and `b` (one row of the table).
+fn common_subsequence(a: &[String], b: &[String]) -> usize {
+    let mut row = vec![0usize; b.len() + 1];
+    for x in a {
+        let mut diagonal = 0;
+        for (j, y) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if x == y {
+                diagonal + 1
+            } else {
+                above.max(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::item::NewMemory;
+    use crate::vocabulary::Explanation;
+
+    fn w(s: &str) -> Vec<String> {
+        words(s)
+    }
+
+    #[test]
+    fn a_changed_value_is_told_from_another_fact() {
+        let same = [
+            ("Alice lives in Paris", "Alice lives in Berlin"),
+            ("Alice has 3 cats", "Alice has 4 cats"),
+            (
+                "My favourite colour is blue.",
+                "My favourite colour is dark green.",
+            ),
+            (
+                "Bob's phone number is 555-0101",
+                "Bob's phone number is 555-0199",
+            ),
+            (
+                "The meeting is on Tuesday at 10",
+                "The meeting is on Friday at 10",
+            ),
+            (
+                "Alice lives in Paris since 2020",
+                "Alice lives in Berlin since 2024",
+            ),
+            (
+                "I drink tea every morning",
+                "I drink black coffee every morning",
+            ),
+        ];
+        for (a, b) in same {
+            assert!(changed_value(&w(a), &w(b)), "{a} / {b}");
+            assert!(changed_value(&w(b), &w(a)), "{b} / {a}");
+        }
+        let other = [
+            // Another subject, another predicate: not the same fact.
+            ("Alice lives in Paris", "Bob lives in Paris"),
+            ("Alice lives in Paris", "Alice works in Paris"),
+            ("The meeting is on Tuesday", "The party is on Tuesday"),
+            // Something added, not changed.
+            ("Alice lives in Paris", "Alice lives in Paris, France"),
+            // The same words.
+            ("Alice lives in Paris", "alice lives in paris."),
+            // Too much changed.
+            (
+                "Alice lives in Paris",
+                "Alice lives in a small flat above the bakery near the station",
+            ),
+            ("Alice", "Bob"),
+            ("", "Alice lives in Paris"),
+        ];
+        for (a, b) in other {
+            assert!(!changed_value(&w(a), &w(b)), "{a} / {b}");
+            assert!(!changed_value(&w(b), &w(a)), "{b} / {a}");
+        }
+    }
+
+    fn hit(id: u64, text: &str, kind: Kind, valid_from: Timestamp, score: f32) -> Hit {
+        let mut item = NewMemory::new(text).kind(kind).into_item(id, valid_from);
+        item.valid_from = valid_from;
+        Hit {
+            item,
+            score,
+            rank: 0,
+            explain: Explanation::default(),
+        }
+    }
+
+    #[test]
+    fn the_newest_value_takes_the_best_place_of_its_group() {
+        let mut hits = vec![
+            hit(1, "Alice lives in Paris", Kind::Fact, 2020, 0.9),
+            hit(7, "Lunch is at noon", Kind::Fact, 2019, 0.8),
+            hit(2, "Alice lives in Berlin", Kind::Fact, 2024, 0.7),
+            hit(3, "Alice lives in Rome", Kind::Fact, 2022, 0.6),
+        ];
+        newest_first(&mut hits, 2030);
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        assert_eq!(ids, [2, 7, 3, 1]);
+        let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
+        assert_eq!(scores, [0.9, 0.8, 0.7, 0.6], "scores stay in rank order");
+        let berlin = hits[0].explain.newest_first.as_ref().unwrap();
+        assert_eq!((berlin.place_of, berlin.newer), (1, true));
+        let paris = hits[3].explain.newest_first.as_ref().unwrap();
+        assert_eq!((paris.place_of, paris.newer), (3, false));
+        assert!(hits[1].explain.newest_first.is_none());
+
+        // Asked about 2023: Berlin's value had not begun, Rome's had.
+        let mut hits = vec![
+            hit(1, "Alice lives in Paris", Kind::Fact, 2020, 0.9),
+            hit(2, "Alice lives in Berlin", Kind::Fact, 2024, 0.7),
+            hit(3, "Alice lives in Rome", Kind::Fact, 2022, 0.6),
+        ];
+        newest_first(&mut hits, 2023);
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        assert_eq!(ids, [3, 2, 1]);
+    }
+
+    #[test]
+    fn other_users_kinds_and_equal_times_keep_their_places() {
+        let mut other_user = hit(2, "Alice lives in Berlin", Kind::Fact, 2024, 0.7);
+        other_user.item.user = Some("bob".into());
+        let cases = [
+            other_user,
+            hit(2, "Alice lives in Berlin", Kind::Turn, 2024, 0.7),
+            hit(2, "Alice lives in Berlin", Kind::Fact, 2020, 0.7),
+        ];
+        for second in cases {
+            let mut hits = vec![
+                hit(1, "Alice lives in Paris", Kind::Fact, 2020, 0.9),
+                second,
+            ];
+            let before = hits.clone();
+            newest_first(&mut hits, 2030);
+            assert_eq!(hits, before);
+        }
+    }
+
+    #[test]
+    fn triples_compare_head_and_relation() {
+        let triple = |id, tail: &str, from| {
+            let mut h = hit(
+                id,
+                &format!("Alice lives in {tail}"),
+                Kind::Triple,
+                from,
+                0.5,
+            );
+            h.item.triple = Some(crate::item::Triple {
+                head: "Alice".into(),
+                relation: "lives in".into(),
+                tail: tail.into(),
+            });
+            h
+        };
+        let mut hits = vec![triple(1, "Paris", 2020), triple(2, "the capital", 2024)];
+        newest_first(&mut hits, 2030);
+        assert_eq!(hits[0].item.id, 2);
+    }
+}
