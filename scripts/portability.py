@@ -3,8 +3,8 @@
 
 Runs the real `memloop` built for this machine (x86-64 Linux) and one built for another
 platform, run through its emulator: aarch64 Linux under qemu-aarch64, or Windows under Wine.
-Each in turn writes: a plain store (f32 index), stores whose index keeps bf16
-or int8 codes, an encrypted store (a key file), and an export of the first. The other copies
+Each in turn writes: a plain store (a new store's int8 index), stores whose index keeps f32
+vectors or bf16 codes, an encrypted store (a key file), and an export of the first. The other copies
 them; there `memloop check` must accept each index file as it is (no rebuild) and find no
 problem, and every query must recall the same ids in the same order with the same scores, to
 the bit (every f32 distance kernel sums in one order: memloop_index::simd::dot_portable).
@@ -92,7 +92,7 @@ def main():
             key = os.path.join(base, "store.key")
             stores = {
                 "plain": ([], None),
-                "int8-index": (["--index-vectors", "int8"], None),
+                "f32-index": (["--index-vectors", "f32"], None),
                 "bf16-index": (["--index-vectors", "bf16"], None),
                 "encrypted": ([], key),
             }

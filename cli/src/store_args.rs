@@ -52,7 +52,7 @@ pub struct StoreArgs {
     /// How the index stores the vectors searches read: `f32`, `bf16` (codes beside the f32
     /// vectors) or `int8` (codes only, a third of the f32 index file; the best candidates are
     /// re-scored on the store's f32 vectors: same answers, faster searches and loads).
-    /// Recorded in the store; omitted keeps the store's choice (f32 for a new store). A change
+    /// Recorded in the store; omitted keeps the store's choice (int8 for a new store; f32 for a store made before that default). A change
     /// rebuilds the index once.
     #[arg(long, global = true)]
     pub index_vectors: Option<VectorEncoding>,

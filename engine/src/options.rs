@@ -86,8 +86,9 @@ pub struct Options {
     /// f32 vectors — the same answers, faster (see BENCHMARKS.md). [`VectorEncoding::Bf16`]
     /// keeps the f32 vectors in the index beside its codes; [`VectorEncoding::Int8`] keeps
     /// only its codes (a third of the f32 index file) and re-scores on the store's vectors.
-    /// `None` (default) keeps the store's recorded choice (f32 for a new store); a choice is
-    /// recorded in the store, and an index saved with another encoding is rebuilt on open.
+    /// `None` (default) keeps the store's recorded choice: int8 for a new store, f32 for a
+    /// store made before that default that never chose; a choice is recorded in the store,
+    /// and an index saved with another encoding is rebuilt on open.
     pub index_vectors: Option<VectorEncoding>,
     /// HNSW search beam for recalls (raised to k when smaller). Default 96.
     pub recall_ef: usize,

@@ -41,7 +41,8 @@ struct InUse {
 /// near-duplicates merge; `max_text_bytes` bounds one memory's text (default 512 KiB).
 /// `recall_ef` is the index's search beam; `index_vectors` ("f32", "bf16" or "int8") how the
 /// index stores the vectors searches read (compressed codes re-scored on the f32 vectors:
-/// faster, same recall), recorded in the store (None keeps its choice, f32 for a new store).
+/// faster, same recall), recorded in the store (None keeps its choice: int8 for a new store,
+/// f32 for a store made before that default that never chose).
 /// `reranker_model` is a cross-encoder directory (a one-label BERT sequence classifier such as
 /// ms-marco-MiniLM-L-6-v2): the "rerank" and "iterative" strategies then order their best
 /// candidates by it, on memloop's own encoder.

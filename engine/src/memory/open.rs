@@ -109,7 +109,7 @@ impl Memory {
         if let Some(r) = reranker {
             options.hooks.reranker = Arc::new(r);
         }
-        options.index_vectors = Some(index_vectors(&store, options.index_vectors)?);
+        options.index_vectors = Some(index_vectors(&store, options.index_vectors, existing)?);
         let mut manifest = Manifest::new(fingerprint.clone(), embedder.dim());
         manifest.encryption = sealer.as_ref().map(|s| s.describe());
         manifest.sync_to(dir, store.faults.as_ref())?;
@@ -312,8 +312,16 @@ fn store_id(store: &Store) -> Result<[u8; 16]> {
 }
 
 /// The index's vector encoding: `requested`, recorded in the store when it changes the
-/// recorded one, else the recorded one (f32 for a store that never chose).
-fn index_vectors(store: &Store, requested: Option<VectorEncoding>) -> Result<VectorEncoding> {
+/// recorded one, else the recorded one. A new store (`existing` false) that asks for none
+/// takes int8 codes, re-scored on the store's f32 vectors (the same answers from an index a
+/// third the size, BENCHMARKS.md), recorded; a store made before that default that never chose
+/// keeps f32.
+fn index_vectors(
+    store: &Store,
+    requested: Option<VectorEncoding>,
+    existing: bool,
+) -> Result<VectorEncoding> {
+    let requested = requested.or((!existing).then_some(VectorEncoding::Int8));
     let recorded = match store.meta("index_vectors")? {
         Some(name) => String::from_utf8_lossy(&name)
             .parse::<VectorEncoding>()
