@@ -1,5 +1,6 @@
-//! `memloop erase`, `memloop receipt verify` and `memloop key rotate`: erasure with a signed
-//! receipt, checking one, and replacing the key that unlocks an encrypted store.
+//! `memloop erase`, `memloop receipt verify` and `memloop key rotate|export|import`: erasure
+//! with a signed receipt, checking one, replacing the key that unlocks an encrypted store, and
+//! carrying its key ring to another device.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -194,13 +195,74 @@ enum KeyCommand {
         #[arg(long)]
         to: Option<PathBuf>,
     },
+    /// Print the key ring as one line of text (`memloop-ring1:…`) to carry to another of your
+    /// devices by hand, every key wrapped under the passphrase in MEMLOOP_RING_PASSPHRASE
+    /// (Argon2id). Never put it where the store syncs or is backed up; the key file is not
+    /// changed.
+    #[command(
+        after_help = "Example:\n  MEMLOOP_RING_PASSPHRASE='…' memloop --key-file ~/.memloop.key key export > ring.txt"
+    )]
+    Export,
+    /// Write a ring exported on another device to --key-file (which must not exist yet),
+    /// unlocked there by MEMLOOP_KEY's passphrase when set, else by a new random key in the
+    /// file. The text is the argument, or stdin with `-` or none; MEMLOOP_RING_PASSPHRASE
+    /// unlocks it.
+    #[command(
+        after_help = "Example:\n  MEMLOOP_RING_PASSPHRASE='…' memloop --key-file ~/.memloop.key key import - < ring.txt"
+    )]
+    Import {
+        /// The exported text, or `-` (the default) to read it from stdin.
+        #[arg(default_value = "-")]
+        text: String,
+    },
+}
+
+/// The passphrase an exported ring is wrapped under.
+fn ring_passphrase() -> Result<String> {
+    match std::env::var("MEMLOOP_RING_PASSPHRASE") {
+        Ok(p) if !p.is_empty() => Ok(p),
+        _ => bail!(
+            "set MEMLOOP_RING_PASSPHRASE to the passphrase the exported ring is wrapped under"
+        ),
+    }
 }
 
 /// Runs `memloop key …`.
 pub fn key(store: &StoreArgs, a: &KeyArgs) -> Result<()> {
-    let KeyCommand::Rotate { to } = &a.command;
     let Some(current) = store.encryption() else {
         bail!("give the store's key file: --key-file F (or MEMLOOP_KEY_FILE)");
+    };
+    let to = match &a.command {
+        KeyCommand::Rotate { to } => to,
+        KeyCommand::Export => {
+            let text = current.export_ring(&ring_passphrase()?)?;
+            println!("{}", text.as_str());
+            return Ok(());
+        }
+        KeyCommand::Import { text } => {
+            let text = if text == "-" {
+                let mut s = String::new();
+                std::io::Read::read_to_string(
+                    &mut std::io::Read::take(std::io::stdin(), 1 << 30),
+                    &mut s,
+                )
+                .context("read the exported ring from stdin")?;
+                s
+            } else {
+                text.clone()
+            };
+            current.import_ring(&text, &ring_passphrase()?)?;
+            eprintln!(
+                "memloop: the key ring is in {}, unlocked by {}",
+                current.key_file.display(),
+                if current.passphrase.is_some() {
+                    "MEMLOOP_KEY's passphrase"
+                } else {
+                    "a new key in that file (back it up)"
+                }
+            );
+            return Ok(());
+        }
     };
     let file = to.clone().unwrap_or(current.key_file.clone());
     let new = match std::env::var("MEMLOOP_NEW_KEY") {

@@ -174,3 +174,94 @@ fn a_passphrase_store_refuses_a_wrong_passphrase_with_exit_status_10() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("4411"));
 }
+
+/// `key export` on one device and `key import` on another carry the ring by hand: a copy of
+/// the store opens with the imported key file (a passphrase of its own there), the wrong ring
+/// passphrase is refused with exit status 10, and an existing key file is never replaced.
+#[test]
+fn a_key_ring_travels_by_export_and_import() {
+    let root = tempfile::tempdir().unwrap();
+    let (s, key) = (root.path().join("mem"), root.path().join("mem.key"));
+    let key = key.to_str().unwrap();
+    let r = memloop_in(
+        &s,
+        &[
+            "--key-file",
+            key,
+            "remember",
+            "the boat is moored at pier 9",
+        ],
+        "",
+    );
+    assert!(r.ok, "{}", r.err);
+    let run = |args: &[&str], env: &[(&str, &str)], stdin: &str| {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_memloop"))
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&["--key-file", key, "key", "export"], &[], "");
+    assert_eq!(out.status.code(), Some(1), "no ring passphrase: refused");
+    let pass = [("MEMLOOP_RING_PASSPHRASE", "river stone")];
+    let out = run(&["--key-file", key, "key", "export"], &pass, "");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("memloop-ring1:"), "{text}");
+    assert!(!text.contains(&std::fs::read_to_string(key).unwrap()[..40]));
+
+    // The other device: a copy of the store, the ring imported under a passphrase of its own.
+    let other = root.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let (s2, key2) = (other.join("mem"), other.join("mem.key"));
+    let key2 = key2.to_str().unwrap();
+    let wrong = [("MEMLOOP_RING_PASSPHRASE", "river")];
+    let out = run(&["--key-file", key2, "key", "import"], &wrong, &text);
+    assert_eq!(out.status.code(), Some(10), "the wrong ring passphrase");
+    assert!(!std::path::Path::new(key2).exists());
+    let mine = [
+        ("MEMLOOP_RING_PASSPHRASE", "river stone"),
+        ("MEMLOOP_KEY", "device two"),
+    ];
+    let out = run(&["--key-file", key2, "key", "import", "-"], &mine, &text);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    copy_dir(&s, &s2);
+    let out = with_passphrase(&s2, "device two", &["--key-file", key2, "recall", "boat"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("pier 9"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // An existing key file is never replaced.
+    let out = run(
+        &["--key-file", key, "key", "import", text.trim()],
+        &mine,
+        "",
+    );
+    assert!(!out.status.success());
+    let r = memloop_in(&s, &["--key-file", key, "recall", "boat"], "");
+    assert!(r.out.contains("pier 9"), "{}", r.err);
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}

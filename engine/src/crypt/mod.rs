@@ -51,6 +51,34 @@ impl Encryption {
     }
 }
 
+impl Encryption {
+    /// The key ring this unlocks, as one line of text to carry to another of the user's devices
+    /// by hand (a password manager, a QR code; never through a sync remote or a backup of the
+    /// store): `memloop-ring1:` and base64 of the ring with every key rewrapped under
+    /// `passphrase` (Argon2id). The key file is read, not changed. [`Encryption::import_ring`]
+    /// reads it back.
+    ///
+    /// # Errors
+    /// [`crate::Error::Key`] when the key file is missing, exposed, damaged or not unlocked by
+    /// this option's key or passphrase, or `passphrase` is empty.
+    pub fn export_ring(&self, passphrase: &str) -> crate::Result<Zeroizing<String>> {
+        Ok(ring::KeyRing::load(self)?.export(passphrase)?)
+    }
+
+    /// Writes the ring exported as `text` (by [`Encryption::export_ring`] on another device)
+    /// to this option's key file, which must not exist yet, unlocked by a new random key in
+    /// it or by this option's passphrase. The ring keeps its id and every key, so the stores it
+    /// unlocks (copies, or a synced replica) open with the new key file.
+    ///
+    /// # Errors
+    /// [`crate::Error::Key`]: [`KeyError::Malformed`] for text that is not an exported ring,
+    /// [`KeyError::Wrong`] for the wrong `passphrase`, [`KeyError::Io`] when the key file
+    /// exists or cannot be written.
+    pub fn import_ring(&self, text: &str, passphrase: &str) -> crate::Result<()> {
+        Ok(ring::KeyRing::import(text, passphrase, self)?)
+    }
+}
+
 impl std::fmt::Debug for Encryption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Encryption")

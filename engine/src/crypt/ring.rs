@@ -17,6 +17,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use rand::RngCore;
@@ -37,6 +39,8 @@ pub(crate) type Key = Zeroizing<[u8; KEY_LEN]>;
 /// The largest key file read (a ring of a million users is under 200 MiB; far beyond use).
 const MAX_RING_BYTES: u64 = 256 << 20;
 const FORMAT: &str = "memloop-keyring";
+/// What an exported ring's text begins with.
+const EXPORT_PREFIX: &str = "memloop-ring1:";
 const CHECK: &[u8] = b"memloop-kek-check";
 /// Argon2id parameters for new passphrase rings (OWASP's recommendation: 19 MiB, 2 passes).
 const ARGON_M_KIB: u32 = 19 * 1024;
@@ -91,6 +95,7 @@ impl Label {
 }
 
 /// One unwrapped data key.
+#[derive(Clone)]
 pub(crate) struct DataKey {
     pub(crate) id: KeyId,
     pub(crate) label: Label,
@@ -484,10 +489,8 @@ impl KeyRing {
         Ok(())
     }
 
-    /// Writes the ring to its key file: a temporary file beside it, synced and renamed over
-    /// it, then the directory synced. With `fresh`, refuses to replace an existing file; else
-    /// the caller holds [`KeyRing::lock`] and merged the file first.
-    fn write_file(&self, fresh: bool) -> Result<(), KeyError> {
+    /// The ring as its key file holds it: every data key wrapped under the KEK.
+    fn to_file(&self) -> RingFile {
         let mut check = Vec::new();
         seal_with(&self.kek, &check_aad(&self.id), CHECK, &mut check);
         let keys = self
@@ -504,7 +507,7 @@ impl KeyRing {
                 }
             })
             .collect();
-        let file = RingFile {
+        RingFile {
             format: FORMAT.into(),
             version: 1,
             ring: hex::encode(self.id),
@@ -512,8 +515,100 @@ impl KeyRing {
             check: hex::encode(check),
             keys,
             destroyed: self.destroyed.clone(),
+        }
+    }
+
+    /// The ring as one line of text to carry to another device by hand (never through a
+    /// sync remote): `memloop-ring1:` and the base64 (URL-safe) of a key file holding the same
+    /// ring (its id, data keys, signing key and destroyed keys) with every key rewrapped under
+    /// `passphrase` (Argon2id, a fresh salt). Nothing is written.
+    ///
+    /// # Errors
+    /// [`KeyError::Wrong`] for an empty passphrase.
+    pub(crate) fn export(&self, passphrase: &str) -> Result<Zeroizing<String>, KeyError> {
+        let (kek, source) = new_kek(&Encryption::passphrase(&self.path, passphrase))?;
+        let view = KeyRing {
+            path: self.path.clone(),
+            id: self.id,
+            kek,
+            source,
+            keys: self.keys.clone(),
+            destroyed: self.destroyed.clone(),
         };
-        let json = Zeroizing::new(serde_json::to_vec_pretty(&file).expect("a ring serialises"));
+        let json = Zeroizing::new(serde_json::to_vec(&view.to_file()).expect("a ring serialises"));
+        Ok(Zeroizing::new(format!(
+            "{EXPORT_PREFIX}{}",
+            URL_SAFE_NO_PAD.encode(json.as_slice())
+        )))
+    }
+
+    /// Reads a ring exported by [`KeyRing::export`], unlocks it with `passphrase` (its check
+    /// value and every data key verified), and writes it to `to`'s key file, which must not
+    /// exist yet, unlocked by `to`'s new random key or passphrase. The ring keeps its id, so
+    /// the stores it unlocks open with it.
+    ///
+    /// # Errors
+    /// [`KeyError::Malformed`] for text that is not an exported ring (or is longer than any
+    /// ring), [`KeyError::Wrong`] for the wrong passphrase, [`KeyError::Io`] when the key file
+    /// exists or cannot be written.
+    pub(crate) fn import(text: &str, passphrase: &str, to: &Encryption) -> Result<(), KeyError> {
+        let from = Path::new("<exported key ring>");
+        let text = text.trim();
+        let body = text.strip_prefix(EXPORT_PREFIX).ok_or_else(|| {
+            KeyError::malformed(from, format!("does not begin with {EXPORT_PREFIX}"))
+        })?;
+        // Base64 holds 3 bytes in 4 characters: longer text than any ring's is refused
+        // before it is decoded.
+        if body.len() as u64 > MAX_RING_BYTES / 3 * 4 + 4 {
+            return Err(KeyError::malformed(from, "longer than any key ring"));
+        }
+        let json = Zeroizing::new(
+            URL_SAFE_NO_PAD
+                .decode(body)
+                .map_err(|e| KeyError::malformed(from, format!("not base64 ({e})")))?,
+        );
+        let file = parse_file(from, &json)?;
+        let KekFile::Passphrase {
+            kdf,
+            m_kib,
+            t,
+            p,
+            salt,
+        } = &file.kek
+        else {
+            return Err(KeyError::malformed(from, "not wrapped under a passphrase"));
+        };
+        if kdf != "argon2id" {
+            return Err(KeyError::malformed(from, format!("unknown kdf {kdf}")));
+        }
+        let id: [u8; 16] = unhex(from, "ring", &file.ring)?;
+        let salt = unhex_vec(from, "salt", salt)?;
+        let old_kek = derive(from, passphrase, *m_kib, *t, *p, &salt)?;
+        let keys = unwrap_all(
+            from,
+            &file,
+            &id,
+            &old_kek,
+            "the passphrase does not unlock this exported ring",
+        )?;
+        let (kek, source) = new_kek(to)?;
+        KeyRing {
+            path: to.key_file.clone(),
+            id,
+            kek,
+            source,
+            keys,
+            destroyed: file.destroyed,
+        }
+        .write_file(true)
+    }
+
+    /// Writes the ring to its key file: a temporary file beside it, synced and renamed over
+    /// it, then the directory synced. With `fresh`, refuses to replace an existing file; else
+    /// the caller holds [`KeyRing::lock`] and merged the file first.
+    fn write_file(&self, fresh: bool) -> Result<(), KeyError> {
+        let json =
+            Zeroizing::new(serde_json::to_vec_pretty(&self.to_file()).expect("a ring serialises"));
         let path = &self.path;
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -589,7 +684,12 @@ fn read_file(path: &Path) -> Result<RingFile, KeyError> {
     if bytes.len() as u64 > MAX_RING_BYTES {
         return Err(KeyError::malformed(path, "larger than any key ring"));
     }
-    let file: RingFile = serde_json::from_slice(&bytes)
+    parse_file(path, &bytes)
+}
+
+/// A key file's bytes, parsed (`path` names them in errors).
+fn parse_file(path: &Path, bytes: &[u8]) -> Result<RingFile, KeyError> {
+    let file: RingFile = serde_json::from_slice(bytes)
         .map_err(|e| KeyError::malformed(path, format!("not a key ring ({e})")))?;
     if file.format != FORMAT || file.version != 1 {
         return Err(KeyError::malformed(
@@ -682,6 +782,65 @@ fn new_kek(enc: &Encryption) -> Result<(Key, KekFile), KeyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exported_ring_imports_on_another_device_with_every_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = Encryption::key_file(dir.path().join("k"));
+        let mut ring = KeyRing::create(&enc).unwrap();
+        ring.ensure(Label::User("ana".into())).unwrap();
+        ring.destroy(&Label::User("ana".into()), 7);
+        ring.ensure(Label::User("bob".into())).unwrap();
+        let text = ring.export("carry me").unwrap();
+        assert!(text.starts_with(EXPORT_PREFIX));
+        // No key travels in the clear: not the file's secret, not a data key.
+        let KekFile::Key { secret } = &ring.source else {
+            panic!("a key ring")
+        };
+        let json = URL_SAFE_NO_PAD
+            .decode(&text[EXPORT_PREFIX.len()..])
+            .unwrap();
+        let json = String::from_utf8(json).unwrap();
+        assert!(!json.contains(secret.as_str()));
+        for k in &ring.keys {
+            assert!(!json.contains(&hex::encode(k.key.as_slice())));
+        }
+
+        // The wrong passphrase, damaged or foreign text: typed errors, no file.
+        let other = Encryption::passphrase(dir.path().join("k2"), "device two");
+        assert!(matches!(
+            KeyRing::import(&text, "carry you", &other),
+            Err(KeyError::Wrong { .. })
+        ));
+        let mut damaged = text.to_string();
+        damaged.truncate(damaged.len() - 9);
+        for bad in [damaged.as_str(), "memloop-ring1:!!", "hello", ""] {
+            assert!(
+                matches!(
+                    KeyRing::import(bad, "carry me", &other),
+                    Err(KeyError::Malformed { .. })
+                ),
+                "{bad}"
+            );
+        }
+        assert!(!other.key_file.exists());
+
+        KeyRing::import(&text, "carry me", &other).unwrap();
+        let imported = KeyRing::load(&other).unwrap();
+        assert_eq!(imported.id, ring.id);
+        for k in &ring.keys {
+            let i = imported.by_id(&k.id).expect("every key travels");
+            assert_eq!((i.label.clone(), *i.key), (k.label.clone(), *k.key));
+        }
+        assert_eq!(imported.keys.len(), ring.keys.len());
+        assert!(imported.was_destroyed(&ring.destroyed[0].id));
+        // An existing key file is never replaced.
+        assert!(matches!(
+            KeyRing::import(&text, "carry me", &enc),
+            Err(KeyError::Io { .. })
+        ));
+        assert!(KeyRing::load(&enc).is_ok());
+    }
 
     #[test]
     fn a_ring_round_trips_and_refuses_the_wrong_passphrase() {
