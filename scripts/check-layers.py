@@ -49,6 +49,7 @@ FLOORS = [
     ["context", "fuzzing"],  # contexts under a budget; fuzz entry points
     ["agent", "remember"],  # tasks, feedback, subjects; remember, update, forget
     ["conversation"],  # conversations
+    ["sync"],  # sync between a user's devices: the merge rules
     ["operations"],  # the registry's answers and the one call every door goes through
 ]
 

@@ -235,7 +235,10 @@ pub fn key(store: &StoreArgs, a: &KeyArgs) -> Result<()> {
     let to = match &a.command {
         KeyCommand::Rotate { to } => to,
         KeyCommand::Export => {
-            let text = current.export_ring(&ring_passphrase()?)?;
+            // As the engine's error, so the exit status names its category (10: keys).
+            let text = current
+                .export_ring(&ring_passphrase()?)
+                .map_err(memloop::Error::from)?;
             println!("{}", text.as_str());
             return Ok(());
         }
@@ -251,7 +254,9 @@ pub fn key(store: &StoreArgs, a: &KeyArgs) -> Result<()> {
             } else {
                 text.clone()
             };
-            current.import_ring(&text, &ring_passphrase()?)?;
+            current
+                .import_ring(&text, &ring_passphrase()?)
+                .map_err(memloop::Error::from)?;
             eprintln!(
                 "memloop: the key ring is in {}, unlocked by {}",
                 current.key_file.display(),

@@ -66,6 +66,7 @@ mod platform;
 mod remember;
 pub mod retrieve;
 mod store;
+mod sync;
 pub mod time;
 mod transfer;
 mod vocabulary;

@@ -59,10 +59,11 @@ impl Encryption {
     /// reads it back.
     ///
     /// # Errors
-    /// [`crate::Error::Key`] when the key file is missing, exposed, damaged or not unlocked by
-    /// this option's key or passphrase, or `passphrase` is empty.
-    pub fn export_ring(&self, passphrase: &str) -> crate::Result<Zeroizing<String>> {
-        Ok(ring::KeyRing::load(self)?.export(passphrase)?)
+    /// [`KeyError`] when the key file is missing, exposed, damaged or not unlocked by this
+    /// option's key or passphrase, or `passphrase` is empty (the engine's
+    /// [`Error::Key`](../enum.Error.html#variant.Key) holds it: `?` converts).
+    pub fn export_ring(&self, passphrase: &str) -> Result<Zeroizing<String>, KeyError> {
+        ring::KeyRing::load(self)?.export(passphrase)
     }
 
     /// Writes the ring exported as `text` (by [`Encryption::export_ring`] on another device)
@@ -71,11 +72,10 @@ impl Encryption {
     /// unlocks (copies, or a synced replica) open with the new key file.
     ///
     /// # Errors
-    /// [`crate::Error::Key`]: [`KeyError::Malformed`] for text that is not an exported ring,
-    /// [`KeyError::Wrong`] for the wrong `passphrase`, [`KeyError::Io`] when the key file
-    /// exists or cannot be written.
-    pub fn import_ring(&self, text: &str, passphrase: &str) -> crate::Result<()> {
-        Ok(ring::KeyRing::import(text, passphrase, self)?)
+    /// [`KeyError::Malformed`] for text that is not an exported ring, [`KeyError::Wrong`] for
+    /// the wrong `passphrase`, [`KeyError::Io`] when the key file exists or cannot be written.
+    pub fn import_ring(&self, text: &str, passphrase: &str) -> Result<(), KeyError> {
+        ring::KeyRing::import(text, passphrase, self)
     }
 }
 

@@ -1,0 +1,380 @@
+//! Convergence: 3 to 5 replicas, clocks up to an hour apart, random operations (remember,
+//! update, metadata, feedback, reinforcement, forget, sweep, erase a user), pushes and partial
+//! pulls in random orders (a pull that reaches only some devices' segments is a partition; a
+//! pull killed before it records its progress applies the same changes again);
+//! then every device pushes and pulls everything. Every replica must hold the same state and
+//! the same view, and every version any device made must be there, live unless a tombstone
+//! names it. `PROPTEST_CASES=10000` for the closing run (256 by default).
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::*;
+
+type Body = String;
+type Meta = Vec<String>;
+type C = Change<Body, Meta>;
+
+const USERS: [&str; 3] = ["ana", "bob", "cy"];
+const HOUR: i64 = 3_600_000;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Remember { user: Option<usize> },
+    Update { pick: usize },
+    Tag { pick: usize, tag: u8 },
+    Feedback { pick: usize, level: u8 },
+    Reinforce { pick: usize },
+    Forget { pick: usize },
+    Sweep { pick: usize },
+    Erase { user: usize },
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Local {
+        device: usize,
+        op: Op,
+    },
+    Push {
+        device: usize,
+    },
+    /// Pull the segments of the devices whose bits are set (the others unreachable).
+    Pull {
+        device: usize,
+        reach: u8,
+    },
+    /// A pull killed after it applied the changes but before it recorded how far it got: the
+    /// next pull applies them again.
+    KilledPull {
+        device: usize,
+        reach: u8,
+    },
+    Advance {
+        ms: i64,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => proptest::option::of(0..USERS.len()).prop_map(|user| Op::Remember { user }),
+        3 => any::<usize>().prop_map(|pick| Op::Update { pick }),
+        1 => (any::<usize>(), any::<u8>()).prop_map(|(pick, tag)| Op::Tag { pick, tag }),
+        2 => (any::<usize>(), 1u8..=5).prop_map(|(pick, level)| Op::Feedback { pick, level }),
+        1 => any::<usize>().prop_map(|pick| Op::Reinforce { pick }),
+        1 => any::<usize>().prop_map(|pick| Op::Forget { pick }),
+        1 => any::<usize>().prop_map(|pick| Op::Sweep { pick }),
+        1 => (0..USERS.len()).prop_map(|user| Op::Erase { user }),
+    ]
+}
+
+fn step(devices: usize) -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (0..devices, op()).prop_map(|(device, op)| Step::Local { device, op }),
+        2 => (0..devices).prop_map(|device| Step::Push { device }),
+        3 => (0..devices, any::<u8>()).prop_map(|(device, reach)| Step::Pull { device, reach }),
+        1 => (0..devices, any::<u8>()).prop_map(|(device, reach)| Step::KilledPull { device, reach }),
+        1 => (0i64..120_000).prop_map(|ms| Step::Advance { ms }),
+    ]
+}
+
+fn scenario() -> impl Strategy<Value = (Vec<i64>, Vec<Step>)> {
+    (3usize..=5).prop_flat_map(|n| {
+        (
+            proptest::collection::vec(-HOUR..=HOUR, n),
+            proptest::collection::vec(step(n), 0..160),
+        )
+    })
+}
+
+/// One device: its clock (skewed), its replica, the changes it made (pushed up to `pushed`),
+/// how far it pulled each device's segment, and its own counters.
+struct Device {
+    id: DeviceId,
+    skew: i64,
+    clock: HlcClock,
+    replica: Replica<Body, Meta>,
+    made: Vec<C>,
+    pushed: usize,
+    pulled: BTreeMap<usize, usize>,
+    next_local: u64,
+    counts: BTreeMap<GlobalId, Counts>,
+}
+
+/// What the whole run made: every version, for the no-write-lost check.
+struct World {
+    devices: Vec<Device>,
+    /// The bucket: each device's pushed changes in order (its segments).
+    bucket: Vec<Vec<C>>,
+    now: i64,
+    versions: Vec<Version<Body>>,
+}
+
+impl World {
+    fn new(skews: &[i64]) -> World {
+        let devices = skews
+            .iter()
+            .enumerate()
+            .map(|(i, &skew)| {
+                // Device ids are random in a store; here apart and not in index order.
+                let id = 0x9e37_79b9_u64.wrapping_mul(i as u64 + 7);
+                Device {
+                    id,
+                    skew,
+                    clock: HlcClock::new(id, Hlc::default()),
+                    replica: Replica::default(),
+                    made: Vec::new(),
+                    pushed: 0,
+                    pulled: BTreeMap::new(),
+                    next_local: 1,
+                    counts: BTreeMap::new(),
+                }
+            })
+            .collect::<Vec<_>>();
+        World {
+            bucket: vec![Vec::new(); devices.len()],
+            devices,
+            now: 1_767_225_600_000,
+            versions: Vec::new(),
+        }
+    }
+
+    fn local(&mut self, d: usize, op: &Op) {
+        let wall = self.now + self.devices[d].skew;
+        let dev = &mut self.devices[d];
+        let view = dev.replica.view();
+        let picked = |pick: usize| -> Option<GlobalId> {
+            (!view.is_empty()).then(|| *view.keys().nth(pick % view.len()).expect("in range"))
+        };
+        let change = match op {
+            Op::Remember { user } => {
+                let id = GlobalId {
+                    origin: dev.id,
+                    local: dev.next_local,
+                };
+                dev.next_local += 1;
+                let v = Version {
+                    id,
+                    lineage: id,
+                    made: dev.clock.tick(wall),
+                    user: user.map(|u| USERS[u].to_string()),
+                    body: format!("memory {id:?}"),
+                };
+                self.versions.push(v.clone());
+                Change::Version(v)
+            }
+            Op::Update { pick } => {
+                let Some(lineage) = picked(*pick) else { return };
+                let current = view[&lineage].current;
+                let user = dev.replica.version(&current).expect("held").user.clone();
+                let id = GlobalId {
+                    origin: dev.id,
+                    local: dev.next_local,
+                };
+                dev.next_local += 1;
+                let v = Version {
+                    id,
+                    lineage,
+                    made: dev.clock.tick(wall),
+                    user,
+                    body: format!("update {id:?} of {lineage:?}"),
+                };
+                self.versions.push(v.clone());
+                Change::Version(v)
+            }
+            Op::Tag { pick, tag } => {
+                let Some(lineage) = picked(*pick) else { return };
+                Change::Meta {
+                    id: view[&lineage].current,
+                    at: dev.clock.tick(wall),
+                    meta: vec![format!("t{tag}")],
+                }
+            }
+            Op::Feedback { pick, level } => {
+                let Some(lineage) = picked(*pick) else { return };
+                let id = view[&lineage].current;
+                let c = dev.counts.entry(id).or_default();
+                c.feedback += 1;
+                c.level_sum += u32::from(*level);
+                Change::Counts {
+                    id,
+                    device: dev.id,
+                    counts: *c,
+                }
+            }
+            Op::Reinforce { pick } => {
+                let Some(lineage) = picked(*pick) else { return };
+                let id = view[&lineage].current;
+                let c = dev.counts.entry(id).or_default();
+                c.reinforced += 1;
+                Change::Counts {
+                    id,
+                    device: dev.id,
+                    counts: *c,
+                }
+            }
+            Op::Forget { pick } | Op::Sweep { pick } => {
+                let Some(lineage) = picked(*pick) else { return };
+                Change::Forget {
+                    id: view[&lineage].current,
+                    at: dev.clock.tick(wall),
+                }
+            }
+            Op::Erase { user } => Change::Erase {
+                user: USERS[*user].to_string(),
+                at: dev.clock.tick(wall),
+            },
+        };
+        dev.replica.apply(&change);
+        dev.made.push(change);
+    }
+
+    fn push(&mut self, d: usize) {
+        let dev = &mut self.devices[d];
+        self.bucket[d].extend(dev.made[dev.pushed..].iter().cloned());
+        dev.pushed = dev.made.len();
+    }
+
+    fn pull(&mut self, d: usize, reach: u8, recorded: bool) {
+        let wall = self.now + self.devices[d].skew;
+        for origin in 0..self.bucket.len() {
+            if origin == d || reach & (1 << origin) == 0 {
+                continue;
+            }
+            let dev = &mut self.devices[d];
+            let from = dev.pulled.get(&origin).copied().unwrap_or(0);
+            for change in &self.bucket[origin][from..] {
+                if let Some(at) = stamp(change) {
+                    dev.clock.observe(at, wall);
+                }
+                dev.replica.apply(change);
+            }
+            if recorded {
+                dev.pulled.insert(origin, self.bucket[origin].len());
+            }
+        }
+    }
+}
+
+fn stamp(change: &C) -> Option<Hlc> {
+    match change {
+        Change::Version(v) => Some(v.made),
+        Change::Meta { at, .. } | Change::Forget { at, .. } | Change::Erase { at, .. } => Some(*at),
+        Change::Counts { .. } => None,
+    }
+}
+
+proptest! {
+    #[test]
+    fn replicas_converge_and_lose_no_write((skews, steps) in scenario()) {
+        let mut w = World::new(&skews);
+        for s in &steps {
+            match s {
+                Step::Local { device, op } => w.local(*device, op),
+                Step::Push { device } => w.push(*device),
+                Step::Pull { device, reach } => w.pull(*device, *reach, true),
+                Step::KilledPull { device, reach } => w.pull(*device, *reach, false),
+                Step::Advance { ms } => w.now += ms,
+            }
+        }
+        let n = w.devices.len();
+        for d in 0..n {
+            w.push(d);
+        }
+        for d in 0..n {
+            w.pull(d, u8::MAX, true);
+        }
+        let first = &w.devices[0].replica;
+        for dev in &w.devices[1..] {
+            prop_assert_eq!(&dev.replica, first);
+        }
+        let view = first.view();
+        for dev in &w.devices[1..] {
+            prop_assert_eq!(&dev.replica.view(), &view);
+        }
+        // No version lost: each is held, and live unless a tombstone names it.
+        let (forgotten, erased) = first.tombstones();
+        for v in &w.versions {
+            prop_assert_eq!(first.version(&v.id), Some(v));
+            let gone = forgotten.contains(&v.id)
+                || v.user.as_ref().and_then(|u| erased.get(u)).is_some_and(|e| v.made < *e);
+            let shown = view.get(&v.lineage).is_some_and(|m| m.current == v.id || m.history.contains(&v.id));
+            prop_assert_eq!(shown, !gone, "{:?}", v.id);
+        }
+        // The current version is the live one made last; the counters add up over devices.
+        for (lineage, m) in &view {
+            let current = first.version(&m.current).unwrap();
+            prop_assert_eq!(current.lineage, *lineage);
+            for h in &m.history {
+                prop_assert!(first.version(h).unwrap().made < current.made);
+            }
+            let mut sum = Counts::default();
+            for dev in &w.devices {
+                if let Some(c) = dev.counts.get(&m.current) {
+                    sum = sum.add(*c);
+                }
+            }
+            prop_assert_eq!(m.counts, sum);
+        }
+    }
+}
+
+#[test]
+fn a_clock_an_hour_behind_still_orders_after_what_it_saw() {
+    let mut ahead = HlcClock::new(1, Hlc::default());
+    let mut behind = HlcClock::new(2, Hlc::default());
+    let now = 1_767_225_600_000;
+    let a = ahead.tick(now + HOUR);
+    behind.observe(a, now);
+    let b = behind.tick(now);
+    assert!(b > a, "{b:?} after {a:?}");
+    assert_eq!(b.wall, a.wall, "the wall clock stays the later one seen");
+    // Readings of one clock only grow, whatever its wall clock does.
+    let mut c = HlcClock::new(3, Hlc::default());
+    let mut last = Hlc::default();
+    for wall in [5, 9, 3, 9, 9, 1, 12] {
+        let r = c.tick(wall);
+        assert!(r > last);
+        assert_eq!(c.last(), r);
+        last = r;
+    }
+}
+
+#[test]
+fn a_forget_beats_a_copy_that_arrives_later_and_an_erase_spares_a_later_life() {
+    let at = |wall| Hlc {
+        wall,
+        counter: 0,
+        device: 1,
+    };
+    let id = |local| GlobalId { origin: 1, local };
+    let version = |local, made, user: &str| {
+        Change::Version(Version {
+            id: id(local),
+            lineage: id(local),
+            made: at(made),
+            user: Some(user.to_string()),
+            body: "x".to_string(),
+        })
+    };
+    let mut r: Replica<String, ()> = Replica::default();
+    assert!(r.apply(&Change::Forget {
+        id: id(1),
+        at: at(5)
+    }));
+    assert!(r.apply(&version(1, 2, "ana")));
+    assert!(!r.apply(&version(1, 2, "ana")), "a copy is not news");
+    assert!(
+        r.view().is_empty(),
+        "the tombstone came first and still wins"
+    );
+    r.apply(&version(2, 3, "bob"));
+    r.apply(&version(3, 9, "bob"));
+    r.apply(&Change::Erase {
+        user: "bob".into(),
+        at: at(6),
+    });
+    let view = r.view();
+    assert_eq!(view.keys().copied().collect::<Vec<_>>(), [id(3)]);
+}
