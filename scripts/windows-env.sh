@@ -29,6 +29,8 @@ export DISPLAY=
 # its random bytes from its ProcessPrng), so a small one (scripts/wine/bcryptprimitives.c,
 # over Wine's own RtlGenRandom) is compiled into the prefix's system32. Tests only.
 if [ ! -f "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" ]; then
+    # Wine makes the prefix but not the folders above it (a fresh clone has no target/ yet).
+    mkdir -p "$(dirname "$WINEPREFIX")"
     "$wine" wineboot --init >/dev/null 2>&1 || true
     x86_64-w64-mingw32-gcc -O2 -shared -s -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
         scripts/wine/bcryptprimitives.c -ladvapi32 -Wl,--export-all-symbols
