@@ -12,7 +12,12 @@
 //!   words or more (the subject and its predicate), and one to four words of each left over
 //!   past the words they share.
 //!
+//! A query that names a word one of the two holds and the other does not ("what is memory 17
+//! about?", "does Alice live in Paris?") asks about that value: those two keep their places.
+//!
 //! A pure step over the ranked pool; [`super::recall`] calls it before the pool is cut to `k`.
+
+use rustc_hash::FxHashSet;
 
 use crate::clock::Timestamp;
 use crate::item::{Kind, MemoryItem};
@@ -31,7 +36,8 @@ const MAX_FACT_WORDS: usize = 64;
 /// same fact with different values, each valid at `reference`, the newest value takes the
 /// group's best place (a version closed before `reference`, shown as history, keeps its own). Each moved hit takes its new place's score and says whose place it
 /// took ([`NewestFirst`]).
-pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp) {
+pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp, query: &str) {
+    let asked: FxHashSet<String> = words(query).into_iter().collect();
     let eligible: Vec<usize> = (0..hits.len())
         .filter(|&i| {
             let m = &hits[i].item;
@@ -57,7 +63,9 @@ pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp) {
     for a in 0..eligible.len() {
         for b in a + 1..eligible.len() {
             let (x, y) = (&hits[eligible[a]].item, &hits[eligible[b]].item);
-            if same_fact_other_value(x, y, &tokens[a], &tokens[b]) {
+            if same_fact_other_value(x, y, &tokens[a], &tokens[b])
+                && !names_a_value(&asked, x, y, &tokens[a], &tokens[b])
+            {
                 let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
                 parent[ra.max(rb)] = ra.min(rb);
             }
@@ -115,6 +123,25 @@ fn same_fact_other_value(a: &MemoryItem, b: &MemoryItem, wa: &[String], wb: &[St
         return same(&x.head, &y.head) && same(&x.relation, &y.relation) && !same(&x.tail, &y.tail);
     }
     changed_value(wa, wb)
+}
+
+/// True when the query's words (`asked`) name a word that one of `a` and `b` (their words
+/// `wa`, `wb`) holds and the other does not: a question about that value ("what is memory
+/// 17 about?", "does Alice live in Paris?"), which the newer value does not answer better.
+fn names_a_value(
+    asked: &FxHashSet<String>,
+    a: &MemoryItem,
+    b: &MemoryItem,
+    wa: &[String],
+    wb: &[String],
+) -> bool {
+    let (wa, wb) = match (&a.triple, &b.triple) {
+        (Some(x), Some(y)) => (words(&x.tail), words(&y.tail)),
+        _ => (wa.to_vec(), wb.to_vec()),
+    };
+    let (sa, sb): (FxHashSet<&String>, FxHashSet<&String>) =
+        (wa.iter().collect(), wb.iter().collect());
+    sa.symmetric_difference(&sb).any(|w| asked.contains(*w))
 }
 
 /// True when word lists `a` and `b` say the same thing with another value: at least
@@ -235,7 +262,7 @@ mod tests {
             hit(2, "Alice lives in Berlin", Kind::Fact, 2024, 0.7),
             hit(3, "Alice lives in Rome", Kind::Fact, 2022, 0.6),
         ];
-        newest_first(&mut hits, 2030);
+        newest_first(&mut hits, 2030, "where does Alice live?");
         let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
         assert_eq!(ids, [2, 7, 3, 1]);
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
@@ -252,7 +279,7 @@ mod tests {
             hit(2, "Alice lives in Berlin", Kind::Fact, 2024, 0.7),
             hit(3, "Alice lives in Rome", Kind::Fact, 2022, 0.6),
         ];
-        newest_first(&mut hits, 2023);
+        newest_first(&mut hits, 2023, "where does Alice live?");
         let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
         assert_eq!(ids, [3, 2, 1]);
     }
@@ -272,9 +299,39 @@ mod tests {
                 second,
             ];
             let before = hits.clone();
-            newest_first(&mut hits, 2030);
+            newest_first(&mut hits, 2030, "where does Alice live?");
             assert_eq!(hits, before);
         }
+    }
+
+    #[test]
+    fn a_query_naming_a_value_keeps_the_places() {
+        let hits = || {
+            vec![
+                hit(
+                    1,
+                    "checked memory number 17 about topic 119",
+                    Kind::Chunk,
+                    1,
+                    0.9,
+                ),
+                hit(
+                    2,
+                    "checked memory number 48 about topic 336",
+                    Kind::Chunk,
+                    2,
+                    0.7,
+                ),
+            ]
+        };
+        for query in ["checked memory number 17", "does Alice live in topic 119?"] {
+            let mut h = hits();
+            newest_first(&mut h, 2030, query);
+            assert_eq!(h, hits(), "{query}");
+        }
+        let mut h = hits();
+        newest_first(&mut h, 2030, "what is the checked memory about?");
+        assert_eq!(h[0].item.id, 2);
     }
 
     #[test]
@@ -295,7 +352,7 @@ mod tests {
             h
         };
         let mut hits = vec![triple(1, "Paris", 2020), triple(2, "the capital", 2024)];
-        newest_first(&mut hits, 2030);
+        newest_first(&mut hits, 2030, "where does Alice live?");
         assert_eq!(hits[0].item.id, 2);
     }
 }

@@ -119,7 +119,7 @@ impl Memory {
         if !cues.is_empty() {
             boost_for_time(&mut hits, &cues);
         }
-        newest_first(&mut hits, reference);
+        newest_first(&mut hits, reference, &query.text);
         hits.truncate(query.k);
         for (rank, h) in hits.iter_mut().enumerate() {
             h.rank = rank;
