@@ -1,9 +1,10 @@
 //! The newest value of a fact first: among the ranked memories, those that state the same fact
 //! with different values ("Alice lives in Paris", valid from 2020; "Alice lives in Berlin",
 //! valid from 2024), each valid at the time the query asks about (now, or its `as_of`), are
-//! re-ordered so that the one whose validity began last takes the best place any of them had.
-//! Nothing is dropped or closed: the older values keep the places the newer ones left, and an
-//! as-of query, which admits only what was valid at its time, still answers for its date.
+//! re-ordered so that the one whose validity began last takes the best place any of them had;
+//! the others keep their order behind it, each one of the group's places further down. Nothing
+//! is dropped or closed, and an as-of query, which admits only what was valid at its time,
+//! still answers for its date.
 //!
 //! Two memories state the same fact with different values when both are facts, triples or
 //! chunks of the same namespace and user and
@@ -15,7 +16,8 @@
 //! A query that names a word one of the two holds and the other does not ("what is memory 17
 //! about?", "does Alice live in Paris?") asks about that value: those two keep their places.
 //!
-//! A pure step over the ranked pool; [`super::recall`] calls it before the pool is cut to `k`.
+//! A pure step over the ranked pool; [`super::recall`] calls it, for a query that names no time
+//! window (after the boost of one that asks when), before the pool is cut to `k`.
 
 use rustc_hash::FxHashSet;
 
@@ -34,7 +36,8 @@ const MAX_FACT_WORDS: usize = 64;
 
 /// Re-orders `hits` (ranked, best first) so that within every group of memories stating the
 /// same fact with different values, each valid at `reference`, the newest value takes the
-/// group's best place (a version closed before `reference`, shown as history, keeps its own). Each moved hit takes its new place's score and says whose place it
+/// group's best place and the others follow in their own order, one place down each (a
+/// version closed before `reference`, shown as history, keeps its own place). Each moved hit takes its new place's score and says whose place it
 /// took ([`NewestFirst`]).
 pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp, query: &str) {
     let asked: FxHashSet<String> = words(query).into_iter().collect();
@@ -77,18 +80,27 @@ pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp, query: &str) 
         groups[r].push(hit);
     }
     for places in groups.into_iter().filter(|g| g.len() > 1) {
-        // `places` is in rank order (eligible is); the members newest first, ties by rank.
-        let mut members = places.clone();
-        members.sort_by(|&a, &b| {
-            hits[b]
-                .item
-                .valid_from
-                .cmp(&hits[a].item.valid_from)
-                .then(a.cmp(&b))
-        });
-        if members == places {
+        // `places` is in rank order (eligible is). The newest member (the first of them by
+        // rank when several began together) takes the first place; the others follow it in
+        // their own order, each one place down, so an older value the query matched best
+        // stays right behind the current one.
+        let newest = places
+            .iter()
+            .copied()
+            .min_by(|&a, &b| {
+                hits[b]
+                    .item
+                    .valid_from
+                    .cmp(&hits[a].item.valid_from)
+                    .then(a.cmp(&b))
+            })
+            .expect("a group has members");
+        if newest == places[0] {
             continue;
         }
+        let members: Vec<usize> = std::iter::once(newest)
+            .chain(places.iter().copied().filter(|&p| p != newest))
+            .collect();
         let before: Vec<Hit> = places.iter().map(|&i| hits[i].clone()).collect();
         for (slot, (&place, &member)) in places.iter().zip(&members).enumerate() {
             if place == member {
@@ -264,14 +276,22 @@ mod tests {
         ];
         newest_first(&mut hits, 2030, "where does Alice live?");
         let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
-        assert_eq!(ids, [2, 7, 3, 1]);
+        assert_eq!(
+            ids,
+            [2, 7, 1, 3],
+            "the newest first, then the others in their order"
+        );
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         assert_eq!(scores, [0.9, 0.8, 0.7, 0.6], "scores stay in rank order");
         let berlin = hits[0].explain.newest_first.as_ref().unwrap();
         assert_eq!((berlin.place_of, berlin.newer), (1, true));
-        let paris = hits[3].explain.newest_first.as_ref().unwrap();
-        assert_eq!((paris.place_of, paris.newer), (3, false));
+        let paris = hits[2].explain.newest_first.as_ref().unwrap();
+        assert_eq!((paris.place_of, paris.newer), (2, false));
         assert!(hits[1].explain.newest_first.is_none());
+        assert!(
+            hits[3].explain.newest_first.is_none(),
+            "Rome kept its place"
+        );
 
         // Asked about 2023: Berlin's value had not begun, Rome's had.
         let mut hits = vec![

@@ -119,7 +119,11 @@ impl Memory {
         if !cues.is_empty() {
             boost_for_time(&mut hits, &cues);
         }
-        newest_first(&mut hits, reference, &query.text);
+        // A query naming a time window is about that time: its boost orders. One about now
+        // (or its as_of), asking when or not, ranks the newest value of a fact first.
+        if cues.window.is_none() {
+            newest_first(&mut hits, reference, &query.text);
+        }
         hits.truncate(query.k);
         for (rank, h) in hits.iter_mut().enumerate() {
             h.rank = rank;
