@@ -298,21 +298,8 @@ impl KeyRing {
                     detail: ": this key file needs its passphrase (MEMLOOP_KEY)".into(),
                 })
             }
-            (
-                KekFile::Passphrase {
-                    kdf,
-                    m_kib,
-                    t,
-                    p,
-                    salt,
-                },
-                Some(pass),
-            ) => {
-                if kdf != "argon2id" {
-                    return Err(KeyError::malformed(path, format!("unknown kdf {kdf}")));
-                }
-                let salt = unhex_vec(path, "salt", salt)?;
-                derive(path, pass, *m_kib, *t, *p, &salt)?
+            (source @ KekFile::Passphrase { .. }, Some(pass)) => {
+                of_passphrase(path, source, pass.as_str())?
             }
         };
         let keys = unwrap_all(
@@ -568,22 +555,8 @@ impl KeyRing {
                 .map_err(|e| KeyError::malformed(from, format!("not base64 ({e})")))?,
         );
         let file = parse_file(from, &json)?;
-        let KekFile::Passphrase {
-            kdf,
-            m_kib,
-            t,
-            p,
-            salt,
-        } = &file.kek
-        else {
-            return Err(KeyError::malformed(from, "not wrapped under a passphrase"));
-        };
-        if kdf != "argon2id" {
-            return Err(KeyError::malformed(from, format!("unknown kdf {kdf}")));
-        }
         let id: [u8; 16] = unhex(from, "ring", &file.ring)?;
-        let salt = unhex_vec(from, "salt", salt)?;
-        let old_kek = derive(from, passphrase, *m_kib, *t, *p, &salt)?;
+        let old_kek = of_passphrase(from, &file.kek, passphrase)?;
         let keys = unwrap_all(
             from,
             &file,
@@ -651,6 +624,26 @@ impl KeyRing {
         };
         serde_json::json!({"aead": "XChaCha20-Poly1305", "kek": kdf, "ring": hex::encode(self.id)})
     }
+}
+
+/// The KEK a passphrase gives under `source`'s Argon2id salt and parameters (`path` names
+/// the ring in errors; a key-holding `source` is malformed here).
+fn of_passphrase(path: &Path, source: &KekFile, passphrase: &str) -> Result<Key, KeyError> {
+    let KekFile::Passphrase {
+        kdf,
+        m_kib,
+        t,
+        p,
+        salt,
+    } = source
+    else {
+        return Err(KeyError::malformed(path, "not wrapped under a passphrase"));
+    };
+    if kdf != "argon2id" {
+        return Err(KeyError::malformed(path, format!("unknown kdf {kdf}")));
+    }
+    let salt = unhex_vec(path, "salt", salt)?;
+    derive(path, passphrase, *m_kib, *t, *p, &salt)
 }
 
 /// The key file at `path`, parsed (bounded in size).

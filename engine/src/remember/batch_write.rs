@@ -88,21 +88,11 @@ impl Staged {
             Some(c) => Some((c, self.take_item(s.inner, c.id)?)),
             None => None,
         };
-        let stored_text = found.as_ref().map(|(c, item)| (*c, item.text.as_str()));
-        let decision = match Dedup::decide(m.kind, &m.text, stored_text) {
-            // An earlier value arriving late (its validity began before the stored one's)
-            // does not replace the current one: both stay, and recall ranks the one whose
-            // validity began last first (`retrieve::newest_first`).
-            Dedup::Supersede { previous }
-                if found
-                    .as_ref()
-                    .zip(m.valid_from)
-                    .is_some_and(|((_, stored), from)| from < stored.valid_from) =>
-            {
-                Dedup::Beside { near: previous }
-            }
-            d => d,
-        };
+        let stored = found.as_ref().map(|(c, item)| {
+            let told_late = m.valid_from.is_some_and(|from| from < item.valid_from);
+            (*c, item.text.as_str(), told_late)
+        });
+        let decision = Dedup::decide(m.kind, &m.text, stored);
         let Some((_, mut existing)) = found else {
             let item =
                 s.inner

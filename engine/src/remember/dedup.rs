@@ -173,15 +173,23 @@ pub(crate) enum Dedup {
 
 impl Dedup {
     /// Decides for a new memory of `kind` and text `text`, given the screen's `candidate`
-    /// and, when there is one, the candidate's text.
-    pub(crate) fn decide(kind: Kind, text: &str, candidate: Option<(Candidate, &str)>) -> Dedup {
+    /// and, when there is one, the candidate's text and whether the new memory's validity
+    /// begins before the candidate's (an earlier value told late: it stands beside the
+    /// current one instead of replacing it, and recall ranks the value that began last first).
+    pub(crate) fn decide(
+        kind: Kind,
+        text: &str,
+        candidate: Option<(Candidate, &str, bool)>,
+    ) -> Dedup {
         match candidate {
             None => Dedup::New,
-            Some((c, stored)) if c.exact || same_information(stored, text) => {
+            Some((c, stored, _)) if c.exact || same_information(stored, text) => {
                 Dedup::Merge { into: c.id }
             }
-            Some((c, _)) if one_current_truth(kind) => Dedup::Supersede { previous: c.id },
-            Some((c, _)) => Dedup::Beside { near: c.id },
+            Some((c, _, told_late)) if one_current_truth(kind) && !told_late => {
+                Dedup::Supersede { previous: c.id }
+            }
+            Some((c, _, _)) => Dedup::Beside { near: c.id },
         }
     }
 }
@@ -334,28 +342,33 @@ mod tests {
         assert_eq!(Dedup::decide(Kind::Fact, text, None), Dedup::New);
         // An exact duplicate merges whatever the kind; a near one only when it says the same.
         assert_eq!(
-            Dedup::decide(Kind::Turn, text, Some((exact(7), text))),
+            Dedup::decide(Kind::Turn, text, Some((exact(7), text, false))),
             Dedup::Merge { into: 7 }
         );
         assert_eq!(
             Dedup::decide(
                 Kind::Fact,
                 text,
-                Some((near(7), "the staging database listens on port 5432"))
+                Some((near(7), "the staging database listens on port 5432", false))
             ),
             Dedup::Merge { into: 7 }
         );
         let other = "The staging database listens on port 5433.";
         assert_eq!(
-            Dedup::decide(Kind::Fact, text, Some((near(7), other))),
+            Dedup::decide(Kind::Fact, text, Some((near(7), other, false))),
             Dedup::Supersede { previous: 7 }
         );
         assert_eq!(
-            Dedup::decide(Kind::Triple, text, Some((near(7), other))),
+            Dedup::decide(Kind::Triple, text, Some((near(7), other, false))),
             Dedup::Supersede { previous: 7 }
         );
         assert_eq!(
-            Dedup::decide(Kind::Chunk, text, Some((near(7), other))),
+            Dedup::decide(Kind::Chunk, text, Some((near(7), other, false))),
+            Dedup::Beside { near: 7 }
+        );
+        // An earlier value told late stands beside the current one.
+        assert_eq!(
+            Dedup::decide(Kind::Fact, text, Some((near(7), other, true))),
             Dedup::Beside { near: 7 }
         );
     }

@@ -25,7 +25,7 @@ use crate::clock::Timestamp;
 use crate::item::{Kind, MemoryItem};
 use crate::vocabulary::{Hit, NewestFirst};
 
-use super::time_cues::words;
+use super::time_cues::{word_iter, words};
 
 /// Most words of either text left over past the words two values of one fact share.
 const MAX_CHANGED_WORDS: usize = 4;
@@ -37,8 +37,8 @@ const MAX_FACT_WORDS: usize = 64;
 /// Re-orders `hits` (ranked, best first) so that within every group of memories stating the
 /// same fact with different values, each valid at `reference`, the newest value takes the
 /// group's best place and the others follow in their own order, one place down each (a
-/// version closed before `reference`, shown as history, keeps its own place). Each moved hit takes its new place's score and says whose place it
-/// took ([`NewestFirst`]).
+/// version closed before `reference`, shown as history, keeps its own place). Each moved hit
+/// takes its new place's score and says whose place it took ([`NewestFirst`]).
 pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp, query: &str) {
     let asked: FxHashSet<String> = words(query).into_iter().collect();
     let eligible: Vec<usize> = (0..hits.len())
@@ -50,9 +50,10 @@ pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp, query: &str) 
     if eligible.len() < 2 {
         return;
     }
-    let tokens: Vec<Vec<String>> = eligible
+    // Each text read once, and no further than a fact can run (a long chunk costs no more).
+    let tokens: Vec<Option<Vec<String>>> = eligible
         .iter()
-        .map(|&i| words(&hits[i].item.text))
+        .map(|&i| fact_words(&hits[i].item.text))
         .collect();
     // Groups by union-find over the eligible hits.
     let mut parent: Vec<usize> = (0..eligible.len()).collect();
@@ -66,9 +67,8 @@ pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp, query: &str) 
     for a in 0..eligible.len() {
         for b in a + 1..eligible.len() {
             let (x, y) = (&hits[eligible[a]].item, &hits[eligible[b]].item);
-            if same_fact_other_value(x, y, &tokens[a], &tokens[b])
-                && !names_a_value(&asked, x, y, &tokens[a], &tokens[b])
-            {
+            let (wa, wb) = (tokens[a].as_deref(), tokens[b].as_deref());
+            if same_fact_other_value(x, y, wa, wb) && !names_a_value(&asked, x, y, wa, wb) {
                 let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
                 parent[ra.max(rb)] = ra.min(rb);
             }
@@ -84,36 +84,26 @@ pub(crate) fn newest_first(hits: &mut [Hit], reference: Timestamp, query: &str) 
         // rank when several began together) takes the first place; the others follow it in
         // their own order, each one place down, so an older value the query matched best
         // stays right behind the current one.
-        let newest = places
-            .iter()
-            .copied()
+        let newest = (0..places.len())
             .min_by(|&a, &b| {
-                hits[b]
-                    .item
-                    .valid_from
-                    .cmp(&hits[a].item.valid_from)
-                    .then(a.cmp(&b))
+                let from = |i: usize| hits[places[i]].item.valid_from;
+                from(b).cmp(&from(a)).then(a.cmp(&b))
             })
             .expect("a group has members");
-        if newest == places[0] {
+        if newest == 0 {
             continue;
         }
-        let members: Vec<usize> = std::iter::once(newest)
-            .chain(places.iter().copied().filter(|&p| p != newest))
-            .collect();
-        let before: Vec<Hit> = places.iter().map(|&i| hits[i].clone()).collect();
-        for (slot, (&place, &member)) in places.iter().zip(&members).enumerate() {
-            if place == member {
-                continue;
-            }
-            let from = places.iter().position(|&p| p == member).unwrap_or(slot);
-            let mut moved = before[from].clone();
+        // The group's places up to the newest's turn one step: the newest into the first,
+        // each one before it a place down.
+        let before: Vec<Hit> = places[..=newest].iter().map(|&i| hits[i].clone()).collect();
+        for slot in 0..=newest {
+            let mut moved = before[if slot == 0 { newest } else { slot - 1 }].clone();
             moved.score = before[slot].score;
             moved.explain.newest_first = Some(NewestFirst {
                 place_of: before[slot].item.id,
                 newer: moved.item.valid_from > before[slot].item.valid_from,
             });
-            hits[place] = moved;
+            hits[places[slot]] = moved;
         }
     }
 }
@@ -126,7 +116,12 @@ fn holds_a_value(kind: Kind) -> bool {
 }
 
 /// True when `a` and `b` (their words `wa`, `wb`) state the same fact with different values.
-fn same_fact_other_value(a: &MemoryItem, b: &MemoryItem, wa: &[String], wb: &[String]) -> bool {
+fn same_fact_other_value(
+    a: &MemoryItem,
+    b: &MemoryItem,
+    wa: Option<&[String]>,
+    wb: Option<&[String]>,
+) -> bool {
     if a.namespace != b.namespace || a.user != b.user {
         return false;
     }
@@ -134,7 +129,7 @@ fn same_fact_other_value(a: &MemoryItem, b: &MemoryItem, wa: &[String], wb: &[St
         let same = |p: &str, q: &str| p.trim().eq_ignore_ascii_case(q.trim());
         return same(&x.head, &y.head) && same(&x.relation, &y.relation) && !same(&x.tail, &y.tail);
     }
-    changed_value(wa, wb)
+    wa.zip(wb).is_some_and(|(wa, wb)| changed_value(wa, wb))
 }
 
 /// True when the query's words (`asked`) name a word that one of `a` and `b` (their words
@@ -144,16 +139,18 @@ fn names_a_value(
     asked: &FxHashSet<String>,
     a: &MemoryItem,
     b: &MemoryItem,
-    wa: &[String],
-    wb: &[String],
+    wa: Option<&[String]>,
+    wb: Option<&[String]>,
 ) -> bool {
-    let (wa, wb) = match (&a.triple, &b.triple) {
-        (Some(x), Some(y)) => (words(&x.tail), words(&y.tail)),
-        _ => (wa.to_vec(), wb.to_vec()),
+    let differ = |wa: &[String], wb: &[String]| {
+        let (sa, sb): (FxHashSet<&String>, FxHashSet<&String>) =
+            (wa.iter().collect(), wb.iter().collect());
+        sa.symmetric_difference(&sb).any(|w| asked.contains(*w))
     };
-    let (sa, sb): (FxHashSet<&String>, FxHashSet<&String>) =
-        (wa.iter().collect(), wb.iter().collect());
-    sa.symmetric_difference(&sb).any(|w| asked.contains(*w))
+    match (&a.triple, &b.triple) {
+        (Some(x), Some(y)) => differ(&words(&x.tail), &words(&y.tail)),
+        _ => wa.zip(wb).is_some_and(|(wa, wb)| differ(wa, wb)),
+    }
 }
 
 /// True when word lists `a` and `b` say the same thing with another value: at least
@@ -172,6 +169,13 @@ pub(crate) fn changed_value(a: &[String], b: &[String]) -> bool {
     let common = common_subsequence(&a[prefix..], &b[prefix..]) + prefix;
     let (da, db) = (a.len() - common, b.len() - common);
     (1..=MAX_CHANGED_WORDS).contains(&da) && (1..=MAX_CHANGED_WORDS).contains(&db)
+}
+
+/// The words of `text` (as [`words`] reads them), or `None` past [`MAX_FACT_WORDS`] of them:
+/// reading stops there.
+fn fact_words(text: &str) -> Option<Vec<String>> {
+    let w: Vec<String> = word_iter(text).take(MAX_FACT_WORDS + 1).collect();
+    (w.len() <= MAX_FACT_WORDS).then_some(w)
 }
 
 /// The length of the longest common subsequence of `a` and `b` (one row of the table).

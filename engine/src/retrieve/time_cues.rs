@@ -88,10 +88,14 @@ fn day_of(ms: Timestamp) -> String {
 /// Lowercase words of letters and digits.
 /// The lower-cased runs of letters and digits of `text`.
 pub(super) fn words(text: &str) -> Vec<String> {
+    word_iter(text).collect()
+}
+
+/// The lower-cased runs of letters and digits of `text`, read as they are asked for.
+pub(super) fn word_iter(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
-        .collect()
 }
 
 fn month_of(word: &str) -> Option<i64> {

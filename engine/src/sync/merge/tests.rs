@@ -102,6 +102,17 @@ struct Device {
     counts: BTreeMap<GlobalId, Counts>,
 }
 
+impl Device {
+    /// A new version id of this device.
+    fn mint(&mut self) -> GlobalId {
+        self.next_local += 1;
+        GlobalId {
+            origin: self.id,
+            local: self.next_local - 1,
+        }
+    }
+}
+
 /// What the whole run made: every version, for the no-write-lost check.
 struct World {
     devices: Vec<Device>,
@@ -149,11 +160,7 @@ impl World {
         };
         let change = match op {
             Op::Remember { user } => {
-                let id = GlobalId {
-                    origin: dev.id,
-                    local: dev.next_local,
-                };
-                dev.next_local += 1;
+                let id = dev.mint();
                 let v = Version {
                     id,
                     lineage: id,
@@ -168,11 +175,7 @@ impl World {
                 let Some(lineage) = picked(*pick) else { return };
                 let current = view[&lineage].current;
                 let user = dev.replica.version(&current).expect("held").user.clone();
-                let id = GlobalId {
-                    origin: dev.id,
-                    local: dev.next_local,
-                };
-                dev.next_local += 1;
+                let id = dev.mint();
                 let v = Version {
                     id,
                     lineage,
