@@ -305,6 +305,50 @@ pub fn import(store: &StoreArgs, a: &ImportArgs) -> Result<()> {
     Ok(())
 }
 
+/// `memloop sync`.
+#[derive(Args, Debug)]
+pub struct SyncArgs {
+    /// `s3://bucket/prefix` or `file:///path`.
+    #[arg(long)]
+    remote: String,
+    /// An S3-compatible endpoint other than AWS's (`http://127.0.0.1:9000`).
+    #[arg(long)]
+    endpoint: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<()> {
+    let request = memloop::requests::SyncRequest {
+        remote: a.remote.clone(),
+        endpoint: a.endpoint.clone(),
+    };
+    request.check().map_err(memloop::Error::from)?;
+    let memory = store.open(Durability::Synced)?;
+    let r = memory.transfer().sync(&request);
+    crate::store_args::close(memory);
+    let r = r?;
+    if a.json {
+        println!("{}", serde_json::to_value(&r)?);
+    } else {
+        println!(
+            "device {}: pushed {} changes ({} segments, {} bytes); pulled {} ({} segments, {} bytes)",
+            r.device, r.pushed, r.pushed_segments, r.pushed_bytes, r.pulled, r.pulled_segments, r.pulled_bytes
+        );
+        if r.erasures > 0 {
+            println!("carried out {} erasures made on other devices (receipts: memloop receipt list)", r.erasures);
+        }
+        if r.unreadable > 0 {
+            println!("{} changes are sealed under keys this key file does not hold (an erased user's, or one made on another device after the ring was exported)", r.unreadable);
+        }
+        for name in &r.refused {
+            println!("refused {name}: not signed with this key ring, or damaged");
+        }
+    }
+    Ok(())
+}
+
 /// `memloop sweep`.
 #[derive(Args, Debug)]
 pub struct SweepArgs {

@@ -153,6 +153,13 @@ enum Command {
     /// Merge an exported file into the store (re-embeds if it came from another model).
     #[command(after_help = "Example:\n  memloop --store ./other import backup.mlx")]
     Import(commands::ImportArgs),
+    /// Push this store's changes to a remote and pull the other devices' (an encrypted store;
+    /// the remote holds sealed, signed segments only). Carry the key ring to each device
+    /// first: `memloop key export` here, `memloop key import` there.
+    #[command(
+        after_help = "Examples:\n  memloop --store ./mem --key-file ~/mem.key sync --remote file:///mnt/shared/memloop\n  AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=… memloop --store ./mem --key-file ~/mem.key sync --remote s3://bucket/memloop\n  memloop --store ./mem --key-file ~/mem.key sync --remote s3://bucket/memloop --endpoint http://127.0.0.1:9000"
+    )]
+    Sync(commands::SyncArgs),
     /// A memory's decay: retention now, strength, when it is demoted and forgotten, and (with
     /// --json) its retention curve.
     #[command(after_help = "Example:\n  memloop --store ./mem decay 42 --json")]
@@ -338,6 +345,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Conversation(a) => conversation::conversation(s, a),
         Command::Export(a) => commands::export(s, a),
         Command::Import(a) => commands::import(s, a),
+        Command::Sync(a) => commands::sync(s, a),
         Command::Sweep(a) => commands::sweep(s, a),
         Command::Stats(a) => commands::stats(s, a),
         Command::Decay(a) => commands::decay(s, a),

@@ -99,8 +99,8 @@ pub mod requests {
     pub use crate::vocabulary::{
         ContextParams, ConversationRequest, ExportRequest, FeedbackRequest, ForgetRequest,
         IdRequest, ImportRequest, ListRequest, Listing, NoFields, ObserveRequest, OpenRequest,
-        RecallRequest, RememberRequest, Selection, SubjectEvent, TransferFormat, TurnRequest,
-        Update, UpdateRequest, When, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT,
+        RecallRequest, RememberRequest, Selection, SubjectEvent, SyncRequest, TransferFormat,
+        TurnRequest, Update, UpdateRequest, When, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT,
     };
 }
 
@@ -115,7 +115,7 @@ pub mod answers {
     pub use crate::retrieve::{Explanation, FeedbackState};
     pub use crate::store::salvage::SalvageReport;
     pub use crate::transfer::{ChangeExport, ColumnarFormat, ImportReport};
-    pub use crate::vocabulary::Exported;
+    pub use crate::vocabulary::{Exported, Synced};
 }
 
 /// What a memory is made of beside its text, and the bounds of ids, times and texts.

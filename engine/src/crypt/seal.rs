@@ -40,6 +40,8 @@ pub(crate) enum Table {
     Export = 8,
     /// `receipts`: the erasure receipt log (it names who was erased).
     Receipts = 9,
+    /// A row of a sync segment (`crate::sync`), in a remote.
+    Sync = 10,
 }
 
 /// Seals and opens the records of one encrypted store with its key ring.

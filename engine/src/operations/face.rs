@@ -32,7 +32,8 @@ use crate::remember::dedup::Remembered;
 use crate::retrieve::{FeedbackState, Hit, Query, Strategy};
 use crate::transfer::{ChangeExport, ColumnarFormat, ImportReport};
 use crate::vocabulary::{
-    ExportRequest, Exported, ImportRequest, ListRequest, Request, SubjectEvent, Update,
+    ExportRequest, Exported, ImportRequest, ListRequest, Request, SubjectEvent, SyncRequest,
+    Synced, Update,
 };
 
 use super::Answer;
@@ -732,5 +733,19 @@ impl<'a> Transfer<'a> {
     /// [`Transfer::import_columnar`].
     pub fn import_request(&self, r: &ImportRequest) -> Result<ImportReport> {
         self.memory.import_request(r)
+    }
+
+    /// Pushes this device's changes since its last push to the remote `r` names (an
+    /// S3-compatible bucket, or a shared folder) as sealed, signed segments, then pulls the
+    /// other devices' and merges them by the rules of docs/sync.md. Either step may be
+    /// killed: the next sync repeats what did not finish, and nothing is applied twice.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a store that is not encrypted or a remote memloop
+    /// cannot use; [`crate::Error::Io`] when the remote fails or stalls (the next sync
+    /// completes this one); [`crate::Error::Corrupt`] for a signed segment holding a row no
+    /// device writes.
+    pub fn sync(&self, r: &SyncRequest) -> Result<Synced> {
+        self.memory.sync(r)
     }
 }

@@ -24,7 +24,7 @@ use crate::memory::{Memory, Stats};
 use crate::remember::dedup::Remembered;
 use crate::retrieve::{FeedbackState, Hit};
 use crate::transfer::ImportReport;
-use crate::vocabulary::{Exported, Operation, Request};
+use crate::vocabulary::{Exported, Operation, Request, Synced};
 
 /// `update`'s answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -104,6 +104,8 @@ pub enum Answer {
     Exported(Exported),
     /// `import`.
     Imported(ImportReport),
+    /// `sync`.
+    Synced(Synced),
 }
 
 impl Answer {
@@ -187,6 +189,7 @@ fn run(memory: &Memory, request: Request) -> Result<Answer> {
         Request::Sweep(scope) => Answer::Swept(memory.sweep_request(&scope)?),
         Request::Export(r) => Answer::Exported(memory.export_request(&r)?),
         Request::Import(r) => Answer::Imported(memory.import_request(&r)?),
+        Request::Sync(r) => Answer::Synced(memory.transfer().sync(&r)?),
     })
 }
 
@@ -234,6 +237,7 @@ impl Operation {
             Operation::Sweep => schema_of::<SweepReport>(),
             Operation::Export => schema_of::<Exported>(),
             Operation::Import => schema_of::<ImportReport>(),
+            Operation::Sync => schema_of::<Synced>(),
         }
     }
 }

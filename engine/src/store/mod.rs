@@ -26,6 +26,7 @@ pub(crate) mod record;
 pub(crate) mod salvage;
 mod scan;
 pub(crate) mod sealing;
+mod sync_map;
 mod tx;
 mod vacuum;
 
@@ -41,6 +42,7 @@ use redb::{
 pub(crate) use changes::Change;
 pub(crate) use files::{decode_vector, encode_vector, open_database, write_atomic};
 pub(crate) use record::CatalogRecord;
+pub(crate) use sync_map::SyncEntry;
 pub(crate) use tx::Tx;
 
 use faults::StorageFaults;
@@ -55,7 +57,7 @@ pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
 
 /// Every table's name, in the order of the definitions below (a store missing one gets it on
 /// open).
-const TABLES: [&str; 11] = [
+const TABLES: [&str; 13] = [
     "items",
     "vectors",
     "catalog",
@@ -67,6 +69,8 @@ const TABLES: [&str; 11] = [
     "subjects",
     "subject_state",
     "receipts",
+    "sync_gids",
+    "sync_locals",
 ];
 pub(crate) const ITEMS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[0]);
 pub(crate) const VECTORS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[1]);
@@ -93,6 +97,13 @@ pub(crate) const PENDING_ERASURE_RID: &[u8] = b"erasure_pending";
 
 /// Erasure receipts, in order: number → the receipt's file (signed JSON line).
 pub(crate) const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[10]);
+
+/// Sync (`sync_map.rs`): a memory's id on every device (the device that made it, its id
+/// there) → what this store knows of it ([`SyncEntry`], fixed width). Kept after the memory
+/// is gone: it is the tombstone a later copy meets.
+pub(crate) const SYNC_GIDS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new(TABLES[11]);
+/// Sync: a local id → its id on every device, for the memories another device made.
+pub(crate) const SYNC_LOCALS: TableDefinition<u64, (u64, u64)> = TableDefinition::new(TABLES[12]);
 
 /// What a logged change did to an item's vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,6 +214,8 @@ impl Store {
         tx.open_table(SUBJECTS).map_err(db)?;
         tx.open_table(SUBJECT_STATE).map_err(db)?;
         tx.open_table(RECEIPTS).map_err(db)?;
+        tx.open_table(SYNC_GIDS).map_err(db)?;
+        tx.open_table(SYNC_LOCALS).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(store(database))
     }

@@ -102,6 +102,11 @@ impl Tx {
         self.next_id = self.next_id.max(id.min(MAX_ID) + 1);
     }
 
+    /// The transaction itself, for the store's own modules that keep tables of their own.
+    pub(super) fn raw(&self) -> &WriteTransaction {
+        &self.tx
+    }
+
     /// Changes logged so far in this transaction.
     pub(crate) fn changes(&self) -> u64 {
         self.seq - self.start_seq
@@ -343,6 +348,13 @@ impl Tx {
             None => t.remove(super::PENDING_ERASURE).map_err(db)?,
         };
         Ok(())
+    }
+
+    /// A metadata value, read inside this write.
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let t = self.tx.open_table(META).map_err(db)?;
+        let v = t.get(key).map_err(db)?;
+        Ok(v.map(|v| v.value().to_vec()))
     }
 
     /// Sets a metadata value.

@@ -13,6 +13,7 @@ use redb::{Key, ReadableDatabase, ReadableTable, TableDefinition, Value};
 
 use super::{
     db, Store, CATALOG, CHANGES, FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, RECEIPTS, SUBJECTS,
+    SYNC_GIDS, SYNC_LOCALS,
     SUBJECT_STATE, VECTORS,
 };
 use crate::error::{Error, Result};
@@ -84,6 +85,8 @@ impl Store {
             copy(&from, &to, SUBJECTS)?;
             copy(&from, &to, SUBJECT_STATE)?;
             copy(&from, &to, RECEIPTS)?;
+            copy(&from, &to, SYNC_GIDS)?;
+            copy(&from, &to, SYNC_LOCALS)?;
             to.commit().map_err(db)?;
         }
         // The old database closes before the rename (Windows refuses to rename over an open

@@ -1,8 +1,55 @@
 //! Sync (docs/sync.md): one memory on every device of its user, through object storage that
-//! sees only sealed, signed segments. This part holds the merge rules, pure
-//! ([`merge`]): what the devices' changes become once they meet, in any order.
+//! sees only sealed, signed segments. The merge rules, pure ([`merge`]); the rows
+//! ([`payload`]) and segments ([`segment`]) a remote holds; the remote itself ([`remote`]);
+//! what a store remembers of its syncs ([`state`]); and a sync: push ([`push`]), then pull
+//! ([`pull`]).
 
-// The rules land first, property-tested on their own; the segments, the remote and the
-// `sync` operation that feed them from a store come next (issue 63).
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod merge;
+mod payload;
+mod pull;
+mod push;
+pub(crate) mod remote;
+mod segment;
+mod state;
+
+use crate::error::Result;
+use crate::invalid::InvalidInput;
+use crate::memory::Memory;
+use crate::vocabulary::{SyncRequest, Synced};
+
+impl Memory {
+    /// Pushes this device's changes since its last push to `req.remote`, then pulls and
+    /// applies the other devices' (docs/sync.md). Either step may be killed: the next sync
+    /// repeats what did not finish, and applying a change twice changes nothing.
+    ///
+    /// # Errors
+    /// [`InvalidInput::Options`] for a store that is not encrypted (a remote sees sealed rows
+    /// only) or a remote URL memloop cannot use; [`crate::Error::Io`] when the remote fails or
+    /// stalls; [`crate::Error::Corrupt`] for a segment that verifies but holds a row no device
+    /// writes.
+    pub(crate) fn sync(&self, req: &SyncRequest) -> Result<Synced> {
+        req.check()?;
+        let Some(sealer) = self.store().sealing.0.clone() else {
+            return Err(InvalidInput::Options(
+                "sync needs an encrypted store (open it with a key file): the remote must hold nothing in the clear; export this store and import it into an encrypted one".into(),
+            )
+            .into());
+        };
+        let remote = remote::Remote::open(&remote::RemoteSpec {
+            url: req.remote.clone(),
+            endpoint: req.endpoint.clone(),
+        })?;
+        let mut st = state::SyncState::load(self, &remote)?;
+        let pushed = self.push(&remote, &sealer, &mut st)?;
+        let mut out = Synced {
+            device: state::hex(st.device),
+            pushed: pushed.rows,
+            pushed_segments: pushed.segments,
+            pushed_bytes: pushed.bytes,
+            ..Synced::default()
+        };
+        self.pull(&remote, &sealer, &mut st, &mut out)?;
+        Ok(out)
+    }
+}

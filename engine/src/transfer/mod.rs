@@ -12,6 +12,7 @@ pub use columnar::{ChangeExport, ColumnarFormat};
 
 pub(crate) use format::parse;
 pub use salvage::salvage;
+pub(crate) use import::take_metadata;
 
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]

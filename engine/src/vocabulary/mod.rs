@@ -1,7 +1,7 @@
 //! The requests and answers every door speaks, as plain values: what a recall asks for and
 //! returns (`recall.rs`) and the one recall request every door parses (`recall_request.rs`), what a context is asked for (`context.rs`), a task an agent records
 //! (`task.rs`), a conversation's turn (`turn.rs`) an event about a subject (`observe.rs`),
-//! an export or import (`transfer_request.rs`) and the options of an
+//! an export or import (`transfer_request.rs`), a sync (`sync_request.rs`) and the options of an
 //! open (`open_request.rs`); a sweep's request is a `Scope`. Each request checks itself; carrying it
 //! out on a store is the feature folders' job, above the handle.
 
@@ -17,6 +17,7 @@ mod recall;
 mod recall_request;
 mod remember_request;
 mod selection;
+mod sync_request;
 mod task;
 mod transfer_request;
 mod turn;
@@ -39,6 +40,7 @@ pub use recall::{
 pub use recall_request::RecallRequest;
 pub use remember_request::RememberRequest;
 pub use selection::Selection;
+pub use sync_request::{SyncRequest, Synced};
 pub use task::{Task, TaskIds};
 pub use transfer_request::{ExportRequest, Exported, ImportRequest, TransferFormat};
 pub use turn::Turn;

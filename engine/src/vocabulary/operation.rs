@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{
     ContextParams, ConversationRequest, ExportRequest, FeedbackRequest, ForgetRequest, IdRequest,
-    ImportRequest, ListRequest, ObserveRequest, RecallRequest, RememberRequest, Task,
+    ImportRequest, ListRequest, ObserveRequest, RecallRequest, RememberRequest, SyncRequest, Task,
     UpdateRequest,
 };
 use crate::invalid::InvalidInput;
@@ -53,6 +53,8 @@ pub enum Operation {
     Export,
     /// Read an export into the store.
     Import,
+    /// Push this device's changes to a remote and pull the other devices'.
+    Sync,
 }
 
 /// A way into the engine. Each door's casing convention aside (camelCase in Node), every door
@@ -95,13 +97,18 @@ impl Door {
 const FILES_ON_THE_SERVER: &str = "it names a file on the machine serving the store, which an \
 MCP client (possibly remote, by URL) must neither read nor write";
 
+/// Why `sync` is neither an MCP tool nor an inspector action.
+const REMOTES_OF_THE_OWNER: &str = "it names a remote (a folder on the machine serving the \
+store, or a bucket and endpoint reached from it) that the store's owner chooses, not a client \
+reaching it by URL; run `memloop sync` beside the server";
+
 /// Why an operation is not an inspector action.
 const INSPECTOR_LOOKS: &str = "the inspector looks at memories and corrects them (pin, rate, \
 edit, forget, erase); writing new ones is an agent's job";
 
 impl Operation {
     /// Every operation, in the order the doors list them.
-    pub const ALL: [Operation; 16] = [
+    pub const ALL: [Operation; 17] = [
         Operation::Remember,
         Operation::Update,
         Operation::RememberConversation,
@@ -118,6 +125,7 @@ impl Operation {
         Operation::Sweep,
         Operation::Export,
         Operation::Import,
+        Operation::Sync,
     ];
 
     /// The operation's name on every door (MCP's tool, the CLI's JSON call, C's and the
@@ -140,6 +148,7 @@ impl Operation {
             Operation::Sweep => "sweep",
             Operation::Export => "export",
             Operation::Import => "import",
+            Operation::Sync => "sync",
         }
     }
 
@@ -232,6 +241,11 @@ impl Operation {
                  portable file, or an Arrow or Parquet change stream for other engines."
             }
             Operation::Import => "Read a memloop export or change stream into the store.",
+            Operation::Sync => {
+                "Push this device's changes to a remote (an S3-compatible bucket or a shared \
+                 folder) as sealed, signed segments, and pull and merge the other devices'. \
+                 The store must be encrypted; the remote holds nothing in the clear."
+            }
         }
     }
 
@@ -246,6 +260,7 @@ impl Operation {
                 | Operation::Stats
                 | Operation::Export
                 | Operation::Import
+                | Operation::Sync
         )
     }
 
@@ -268,6 +283,7 @@ impl Operation {
     pub fn absent_from(self, door: Door) -> Option<&'static str> {
         match (self, door) {
             (Operation::Export | Operation::Import, Door::Mcp) => Some(FILES_ON_THE_SERVER),
+            (Operation::Sync, Door::Mcp | Door::Inspector) => Some(REMOTES_OF_THE_OWNER),
             (
                 Operation::Remember
                 | Operation::RememberConversation
@@ -328,6 +344,8 @@ pub enum Request {
     Export(ExportRequest),
     /// [`Operation::Import`].
     Import(ImportRequest),
+    /// [`Operation::Sync`].
+    Sync(SyncRequest),
 }
 
 impl Request {
@@ -360,6 +378,7 @@ impl Request {
             Operation::Sweep => Request::Sweep(typed(op, fields)?),
             Operation::Export => Request::Export(typed(op, fields)?),
             Operation::Import => Request::Import(typed(op, fields)?),
+            Operation::Sync => Request::Sync(typed(op, fields)?),
         })
     }
 }
@@ -399,6 +418,7 @@ impl Operation {
             Operation::Sweep => schema_of::<Scope>(),
             Operation::Export => schema_of::<ExportRequest>(),
             Operation::Import => schema_of::<ImportRequest>(),
+            Operation::Sync => schema_of::<SyncRequest>(),
         }
     }
 }

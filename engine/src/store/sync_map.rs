@@ -1,0 +1,124 @@
+//! What sync (`crate::sync`) keeps in the store: each memory's id on every device, with the
+//! hybrid logical clock reading of its version and metadata, the change that a pull wrote
+//! (so a push does not send it back), and whether it was forgotten (the tombstone a later
+//! copy meets). Written in the transactions that apply a pull; kept after the memory goes.
+
+use redb::ReadableTable;
+
+use super::{db, Tx, SYNC_GIDS, SYNC_LOCALS};
+use crate::error::Result;
+use crate::item::MemoryId;
+
+/// What this store knows of one memory version by its id on every device.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SyncEntry {
+    /// Its id here (0: never held here, only its tombstone).
+    pub(crate) local: MemoryId,
+    /// When the version was made: (wall ms, counter, device) of a hybrid logical clock.
+    pub(crate) made: (i64, u32, u64),
+    /// When its metadata was last set, on the same clock.
+    pub(crate) meta: (i64, u32, u64),
+    /// The local change a pull wrote it at (0: none): a push skips the memory while its last
+    /// change is this one.
+    pub(crate) echo_seq: u64,
+    /// Forgotten: no copy of it is written again.
+    pub(crate) tomb: bool,
+}
+
+// local, two clock readings (wall, counter, device), echo_seq, tomb.
+const ENTRY_LEN: usize = 8 + 2 * (8 + 4 + 8) + 8 + 1;
+
+impl SyncEntry {
+    fn encode(&self) -> [u8; ENTRY_LEN] {
+        let mut out = [0u8; ENTRY_LEN];
+        let mut at = 0;
+        let mut put = |b: &[u8]| {
+            out[at..at + b.len()].copy_from_slice(b);
+            at += b.len();
+        };
+        put(&self.local.to_le_bytes());
+        for (wall, counter, device) in [self.made, self.meta] {
+            put(&wall.to_le_bytes());
+            put(&counter.to_le_bytes());
+            put(&device.to_le_bytes());
+        }
+        put(&self.echo_seq.to_le_bytes());
+        put(&[u8::from(self.tomb)]);
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Option<SyncEntry> {
+        if bytes.len() != ENTRY_LEN {
+            return None;
+        }
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4]));
+        let clock = |at: usize| (u64_at(at) as i64, u32_at(at + 8), u64_at(at + 12));
+        Some(SyncEntry {
+            local: u64_at(0),
+            made: clock(8),
+            meta: clock(28),
+            echo_seq: u64_at(48),
+            tomb: match bytes[56] {
+                0 => false,
+                1 => true,
+                _ => return None,
+            },
+        })
+    }
+}
+
+impl Tx {
+    /// Records `entry` for version `gid` (and, for one another device made and held here, the
+    /// way back from its local id).
+    pub(crate) fn set_sync_entry(&mut self, gid: (u64, u64), entry: &SyncEntry) -> Result<()> {
+        let tx = self.raw();
+        tx.open_table(SYNC_GIDS)
+            .map_err(db)?
+            .insert(gid, entry.encode().as_slice())
+            .map_err(db)?;
+        if entry.local != 0 {
+            tx.open_table(SYNC_LOCALS)
+                .map_err(db)?
+                .insert(entry.local, gid)
+                .map_err(db)?;
+        }
+        Ok(())
+    }
+
+    /// What this store knows of the version `gid` (device, id there), if anything.
+    pub(crate) fn sync_entry(&mut self, gid: (u64, u64)) -> Result<Option<SyncEntry>> {
+        let t = self.raw().open_table(SYNC_GIDS).map_err(db)?;
+        let v = t.get(gid).map_err(db)?;
+        Ok(v.and_then(|v| SyncEntry::decode(v.value())))
+    }
+
+    /// The id on every device of local memory `id`, when another device made it (or this
+    /// one pushed it).
+    pub(crate) fn sync_gid_of(&mut self, id: MemoryId) -> Result<Option<(u64, u64)>> {
+        let t = self.raw().open_table(SYNC_LOCALS).map_err(db)?;
+        let v = t.get(id).map_err(db)?;
+        Ok(v.map(|v| v.value()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SyncEntry;
+
+    #[test]
+    fn an_entry_reads_back_and_a_damaged_one_does_not() {
+        let e = SyncEntry {
+            local: 7,
+            made: (1_700_000_000_000, 3, u64::MAX),
+            meta: (-5, 0, 9),
+            echo_seq: 42,
+            tomb: true,
+        };
+        assert_eq!(SyncEntry::decode(&e.encode()), Some(e));
+        assert_eq!(SyncEntry::decode(&e.encode()[1..]), None);
+        let mut bad = e.encode();
+        bad[56] = 2;
+        assert_eq!(SyncEntry::decode(&bad), None);
+    }
+}

@@ -1,0 +1,64 @@
+//! What a segment's row holds once opened: a memory version with its vector, a forgotten
+//! version, or an erasure. Encoded with bincode, decoded within the bounds of its bytes, and
+//! sealed by the caller (no field of it is ever in the clear in a remote).
+
+use bincode::{Decode, Encode};
+
+/// A hybrid logical clock reading as a row carries it: (wall ms, counter, device).
+pub(crate) type Clock = (i64, u32, u64);
+
+/// A version's id on every device: (device that made it, its id there).
+pub(crate) type Gid = (u64, u64);
+
+/// One row, opened.
+#[derive(Debug, Clone, PartialEq, Encode, Decode)]
+pub(crate) enum Payload {
+    /// A memory version: new to the receiver, or with newer metadata.
+    Version {
+        /// Its id on every device.
+        gid: Gid,
+        /// The version it follows, if any (which lineage it belongs to).
+        supersedes: Option<Gid>,
+        /// When it was made.
+        made: Clock,
+        /// When its metadata was last set.
+        meta: Clock,
+        /// The item, as the store encodes it.
+        item: Vec<u8>,
+        /// Its vector, little-endian f32s.
+        vector: Vec<u8>,
+    },
+    /// A version forgotten: a tombstone.
+    Forgotten {
+        /// Its id on every device.
+        gid: Gid,
+        /// When.
+        at: Clock,
+    },
+    /// A scope erased on the pushing device.
+    Erased {
+        /// The user, agent and session it named.
+        scope: [Option<String>; 3],
+        /// When (the pushing device's clock, ms).
+        at: i64,
+        /// The receipt's number in the pushing store (an erasure is carried out once).
+        receipt: u64,
+    },
+}
+
+impl Payload {
+    /// Its bytes.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        bincode::encode_to_vec(self, bincode::config::standard())
+            .expect("encoding into memory cannot fail")
+    }
+
+    /// The payload of `bytes`, all of them.
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Payload, String> {
+        let (p, used) = crate::codec::decode_bounded::<Payload>(bytes)?;
+        if used != bytes.len() {
+            return Err(format!("{} trailing bytes", bytes.len() - used));
+        }
+        Ok(p)
+    }
+}

@@ -1,0 +1,399 @@
+//! A pull: the other devices' segments this store has not applied yet, checked (signature,
+//! then each row's seal), then applied by the merge rules (docs/sync.md, `merge.rs`):
+//! erasures first, then versions and tombstones in clock order, in one transaction with the
+//! cursors that say how far each device was applied. A pull killed anywhere applies the same
+//! rows again next time, which changes nothing twice.
+
+use std::collections::BTreeMap;
+
+use memloop_index::UnitVector;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::payload::{Clock, Gid, Payload};
+use super::remote::Remote;
+use super::segment::{self, RowKind};
+use super::state::{self, SyncState};
+use crate::crypt::seal::{Opened, Sealer, Table};
+use crate::crypt::KeyError;
+use crate::error::{Error, Result};
+use crate::item::{scope_covers, MemoryId, MemoryItem, Scope};
+use crate::memory::Memory;
+use crate::store::{SyncEntry, Tx};
+use crate::vocabulary::Synced;
+
+/// Texts embedded per call when a device used another model.
+const EMBED_CHUNK: usize = 256;
+
+/// A version or tombstone to apply.
+enum Act {
+    Version {
+        gid: Gid,
+        supersedes: Option<Gid>,
+        made: Clock,
+        meta: Clock,
+        item: Box<MemoryItem>,
+        vector: Option<UnitVector>,
+    },
+    Forgotten {
+        gid: Gid,
+        at: Clock,
+    },
+}
+
+impl Act {
+    fn when(&self) -> Clock {
+        match self {
+            Act::Version { made, meta, .. } => (*made).max(*meta),
+            Act::Forgotten { at, .. } => *at,
+        }
+    }
+}
+
+impl Memory {
+    pub(super) fn pull(
+        &self,
+        remote: &Remote,
+        sealer: &Sealer,
+        st: &mut SyncState,
+        out: &mut Synced,
+    ) -> Result<()> {
+        let store = self.store();
+        let seed = sealer.signing_seed()?;
+        let dim = self.embedder().dim();
+        let max_text = self.inner.options.max_text_bytes;
+        let mut by_device: BTreeMap<u64, Vec<super::remote::Listed>> = BTreeMap::new();
+        for l in remote.list("segments")? {
+            match state::parse_segment_name(&l.name) {
+                Some((d, _)) if d != st.device => by_device.entry(d).or_default().push(l),
+                _ => {}
+            }
+        }
+        let corrupt = |name: &str, detail: String| Error::Corrupt {
+            path: format!("{}/{name}", remote.url).into(),
+            detail,
+        };
+        let mut erasures: Vec<(u64, Scope, i64, u64)> = Vec::new();
+        let mut acts: Vec<Act> = Vec::new();
+        let mut reembed: Vec<usize> = Vec::new();
+        let mut cursors: Vec<(u64, String)> = Vec::new();
+        for (device, listed) in by_device {
+            let cursor = store
+                .meta(&state::pulled_key(device))?
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            let pending: Vec<_> = listed
+                .iter()
+                .filter(|l| state::parse_segment_name(&l.name).is_some_and(|(_, f)| f > cursor.as_str()))
+                .collect();
+            let mut last_good = None;
+            for (i, l) in pending.iter().enumerate() {
+                let bytes = remote.get(&l.name, l.size)?;
+                out.pulled_bytes += bytes.len() as u64;
+                let (header, rows) = match segment::decode(&bytes, &seed) {
+                    Ok(h) if h.0.device == state::hex(device) => h,
+                    _ => {
+                        // Not believed. A later segment of the same device holds its changes
+                        // (a push repeats everything past its last recorded one): skipped
+                        // then; the last one is waited on.
+                        out.refused.push(l.name.clone());
+                        if i + 1 == pending.len() {
+                            break;
+                        }
+                        continue;
+                    }
+                };
+                let same_model = header.model == self.fingerprint() && header.dim == dim;
+                for (kind, sealed) in rows {
+                    let plain = match sealer.open(Table::Sync, state::ROW_RID, &sealed) {
+                        Ok(Opened::Plain(p)) => p,
+                        // An erased user's key, or one made elsewhere after this ring left.
+                        Ok(Opened::Erased) | Err(KeyError::Wrong { .. }) => {
+                            out.unreadable += 1;
+                            continue;
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
+                    let payload = Payload::decode(&plain).map_err(|e| corrupt(&l.name, format!("a row: {e}")))?;
+                    match (kind, payload) {
+                        (RowKind::Version, Payload::Version { gid, supersedes, made, meta, item, vector }) => {
+                            let item = MemoryItem::decode(&item)
+                                .map_err(|e| corrupt(&l.name, format!("a memory: {e}")))?;
+                            item.check(max_text)
+                                .map_err(|e| corrupt(&l.name, format!("a memory: {e}")))?;
+                            let vector = if same_model {
+                                let v = crate::store::decode_vector(&vector)
+                                    .ok_or_else(|| corrupt(&l.name, "a vector".into()))?;
+                                Some(UnitVector::with_dim(v, dim).map_err(|e| corrupt(&l.name, format!("a vector: {e}")))?)
+                            } else {
+                                reembed.push(acts.len());
+                                None
+                            };
+                            acts.push(Act::Version { gid, supersedes, made, meta, item: Box::new(item), vector });
+                        }
+                        (RowKind::Forgotten, Payload::Forgotten { gid, at }) => acts.push(Act::Forgotten { gid, at }),
+                        (RowKind::Erased, Payload::Erased { scope: [user, agent, session], at, receipt }) => {
+                            erasures.push((device, Scope { user, agent, session }, at, receipt));
+                        }
+                        _ => return Err(corrupt(&l.name, "a row's kind and payload differ".into())),
+                    }
+                    out.pulled += 1;
+                }
+                out.pulled_segments += 1;
+                last_good = state::parse_segment_name(&l.name).map(|(_, f)| f.to_string());
+            }
+            if let Some(f) = last_good {
+                cursors.push((device, f));
+            }
+        }
+        // Vectors of another model: this store's model embeds their texts again.
+        for chunk in reembed.chunks(EMBED_CHUNK) {
+            let texts: Vec<&str> = chunk
+                .iter()
+                .map(|&i| match &acts[i] {
+                    Act::Version { item, .. } => item.text.as_str(),
+                    Act::Forgotten { .. } => "",
+                })
+                .collect();
+            let vectors = self.inner.embed_documents(&texts)?;
+            for (&i, v) in chunk.iter().zip(vectors) {
+                if let Act::Version { vector, .. } = &mut acts[i] {
+                    *vector = Some(v);
+                }
+            }
+        }
+        out.reembedded += reembed.len();
+        // Erasures first: what they erase must not come back with this pull.
+        let mut erased: Vec<(Scope, i64)> = Vec::new();
+        for (device, scope, at, receipt) in erasures {
+            let key = state::erasure_key(device, receipt);
+            if store.meta(&key)?.is_none() {
+                self.forget_scope(&scope)?;
+                let n = store.receipts()?.last().map_or(0, |(n, _)| *n);
+                self.inner.write(|_, tx, _| {
+                    tx.set_meta(&key, b"1")?;
+                    tx.set_meta(&state::receipt_echo_key(n), b"1")
+                })?;
+                out.erasures += 1;
+            }
+            erased.push((scope, at));
+        }
+        acts.retain(|a| match a {
+            Act::Version { item, .. } => !erased.iter().any(|(s, at)| {
+                let want = [s.user.as_deref(), s.agent.as_deref(), s.session.as_deref()];
+                scope_covers(want, item.scope_fields()) && item.created <= *at
+            }),
+            Act::Forgotten { .. } => true,
+        });
+        acts.sort_by_key(Act::when);
+        let now = self.inner.now();
+        let device = st.device;
+        let mut clock = st.clock;
+        self.inner.write(|inner, tx, applied| {
+            let mut w = Writer {
+                tx,
+                store: &inner.store,
+                staged: FxHashMap::default(),
+                gone: FxHashSet::default(),
+                device,
+            };
+            for act in acts {
+                match act {
+                    Act::Version { gid, supersedes, made, meta, item, vector } => {
+                        clock.observe(state::hlc(made), now);
+                        clock.observe(state::hlc(meta), now);
+                        let vector = vector.ok_or_else(|| inner.store.corrupt("a pulled memory has no vector"))?;
+                        w.version(gid, supersedes, made, meta, *item, vector, applied)?;
+                    }
+                    Act::Forgotten { gid, at } => {
+                        clock.observe(state::hlc(at), now);
+                        w.forgotten(gid, at, applied)?;
+                    }
+                }
+            }
+            for (d, f) in &cursors {
+                w.tx.set_meta(&state::pulled_key(*d), f.as_bytes())?;
+            }
+            st.save_clock(w.tx, clock)
+        })?;
+        st.clock = clock;
+        Ok(())
+    }
+}
+
+/// One pull's transaction, with the items it changed so far.
+struct Writer<'a> {
+    tx: &'a mut Tx,
+    store: &'a crate::store::Store,
+    staged: FxHashMap<MemoryId, MemoryItem>,
+    gone: FxHashSet<MemoryId>,
+    device: u64,
+}
+
+/// The longest lineage walked (a longer chain is a damaged one).
+const MAX_CHAIN: usize = 100_000;
+
+impl Writer<'_> {
+    fn get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
+        if self.gone.contains(&id) {
+            return Ok(None);
+        }
+        match self.staged.get(&id) {
+            Some(i) => Ok(Some(i.clone())),
+            None => self.store.item(id),
+        }
+    }
+
+    fn gid(&mut self, id: MemoryId) -> Result<Gid> {
+        Ok(self.tx.sync_gid_of(id)?.unwrap_or((self.device, id)))
+    }
+
+    fn made_of(&mut self, item: &MemoryItem) -> Result<Clock> {
+        let gid = self.gid(item.id)?;
+        Ok(match self.tx.sync_entry(gid)? {
+            Some(e) if e.made != (0, 0, 0) => e.made,
+            _ => (item.created, 0, self.device),
+        })
+    }
+
+    /// Writes `item` (a pull's doing: a push does not send it back).
+    fn put(&mut self, item: MemoryItem, vector: Option<&UnitVector>, applied: &mut crate::memory::Applied) -> Result<()> {
+        self.tx.put(&item, vector.map(|v| v.as_slice()))?;
+        let gid = self.gid(item.id)?;
+        let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
+        e.local = item.id;
+        e.echo_seq = self.tx.seq_after();
+        self.tx.set_sync_entry(gid, &e)?;
+        applied.items.push(item.clone());
+        self.staged.insert(item.id, item);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn version(
+        &mut self,
+        gid: Gid,
+        supersedes: Option<Gid>,
+        made: Clock,
+        meta: Clock,
+        mut item: MemoryItem,
+        vector: UnitVector,
+        applied: &mut crate::memory::Applied,
+    ) -> Result<()> {
+        if let Some(e) = self.tx.sync_entry(gid)? {
+            if e.tomb {
+                return Ok(()); // forgotten: a tombstone beats every copy
+            }
+            if e.local != 0 {
+                // Held already: its metadata, last writer wins.
+                if meta > e.meta {
+                    if let Some(mut local) = self.get(e.local)? {
+                        crate::transfer::take_metadata(&mut local, &item);
+                        local.valid_until = item.valid_until;
+                        self.put(local, None, applied)?;
+                        let mut e = self.tx.sync_entry(gid)?.unwrap_or(e);
+                        e.meta = meta;
+                        self.tx.set_sync_entry(gid, &e)?;
+                    }
+                }
+                return Ok(());
+            }
+        }
+        item.id = self.tx.allocate_id()?;
+        item.supersedes = None;
+        item.superseded_by = None;
+        // Its lineage: the versions before and after it by clock reading.
+        let pred = match supersedes {
+            Some(p) => match self.tx.sync_entry(p)? {
+                Some(e) if !e.tomb && e.local != 0 => Some(e.local),
+                _ if p.0 == self.device => Some(p.1),
+                _ => None,
+            },
+            None => None,
+        };
+        let mut before = match pred {
+            Some(p) => self.get(p)?,
+            None => None,
+        };
+        let mut after: Option<MemoryItem> = None;
+        if let Some(mut cur) = before.take() {
+            for _ in 0..MAX_CHAIN {
+                match cur.superseded_by.map(|n| self.get(n)).transpose()?.flatten() {
+                    Some(next) => cur = next,
+                    None => break,
+                }
+            }
+            let mut at = Some(cur);
+            for _ in 0..MAX_CHAIN {
+                let Some(b) = at.take() else { break };
+                if self.made_of(&b)? < made {
+                    at = Some(b);
+                    break;
+                }
+                let prev = b.supersedes;
+                after = Some(b);
+                at = match prev {
+                    Some(p) => self.get(p)?,
+                    None => None,
+                };
+            }
+            before = at;
+        }
+        item.supersedes = before.as_ref().map(|b| b.id);
+        item.superseded_by = after.as_ref().map(|a| a.id);
+        let id = item.id;
+        if let Some(mut b) = before {
+            if !b.is_superseded() {
+                self.tx.unhash(&b.content_hash(), b.id, b.scope_fields()[0])?;
+            }
+            b.superseded_by = Some(id);
+            self.put(b, None, applied)?;
+        }
+        if let Some(mut a) = after {
+            a.supersedes = Some(id);
+            self.put(a, None, applied)?;
+        }
+        self.tx.put(&item, Some(vector.as_slice()))?;
+        let e = SyncEntry {
+            local: id,
+            made,
+            meta,
+            echo_seq: self.tx.seq_after(),
+            tomb: false,
+        };
+        self.tx.set_sync_entry(gid, &e)?;
+        applied.inserted.push((id, vector));
+        applied.items.push(item.clone());
+        self.staged.insert(id, item);
+        Ok(())
+    }
+
+    fn forgotten(&mut self, gid: Gid, at: Clock, applied: &mut crate::memory::Applied) -> Result<()> {
+        let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
+        if e.tomb {
+            return Ok(());
+        }
+        if e.local != 0 {
+            if let Some(it) = self.get(e.local)? {
+                // Its neighbours in the lineage close the gap it leaves.
+                let prev = it.supersedes.map(|p| self.get(p)).transpose()?.flatten();
+                let next = it.superseded_by.map(|n| self.get(n)).transpose()?.flatten();
+                if let Some(mut p) = prev {
+                    p.superseded_by = next.as_ref().map(|n| n.id);
+                    self.put(p, None, applied)?;
+                }
+                if let Some(mut n) = next {
+                    n.supersedes = it.supersedes;
+                    self.put(n, None, applied)?;
+                }
+                self.tx.delete(&it)?;
+                applied.removed.push(it.id);
+                self.staged.remove(&it.id);
+                self.gone.insert(it.id);
+            }
+        }
+        e.tomb = true;
+        e.meta = at;
+        e.echo_seq = self.tx.seq_after();
+        self.tx.set_sync_entry(gid, &e)
+    }
+}

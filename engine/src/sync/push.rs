@@ -1,0 +1,156 @@
+//! A push: this device's changes since its last push, as sealed rows in signed segments.
+//!
+//! Order, so that a push killed anywhere loses nothing and the next one repeats it:
+//! 1. one transaction records each new version's clock reading and each forgotten one's
+//!    tombstone (so a repeat sends the same readings);
+//! 2. the segments are written, each atomically, under names that a repeat covering the same
+//!    changes writes again;
+//! 3. one transaction records how far the push got.
+
+use super::payload::{Gid, Payload};
+use super::segment::{self, Header, RowKind, SEGMENT_TARGET};
+use super::state::{self, SyncState};
+use super::remote::Remote;
+use crate::crypt::ring::Label;
+use crate::crypt::seal::{Sealer, Table};
+use crate::error::Result;
+use crate::item::MemoryId;
+use crate::memory::Memory;
+use crate::store::Change;
+
+/// What a push did.
+#[derive(Debug, Default)]
+pub(super) struct Pushed {
+    pub(super) rows: usize,
+    pub(super) segments: usize,
+    pub(super) bytes: u64,
+}
+
+impl Memory {
+    pub(super) fn push(&self, remote: &Remote, sealer: &Sealer, st: &mut SyncState) -> Result<Pushed> {
+        let store = self.store();
+        let dim = self.embedder().dim();
+        // Every change after the last push, from the change log; the whole store at a first
+        // push of a store whose log was pruned before it was kept.
+        let since = (st.pushed > 0 || store.meta_u64("pruned_through")? == 0).then_some(st.pushed);
+        let changes = store.changes(since, dim, |_| true)?;
+        let receipts: Vec<(u64, Vec<u8>)> = store
+            .receipts()?
+            .into_iter()
+            .filter(|(n, _)| *n > st.receipts_pushed)
+            .collect();
+        let device = st.device;
+        let now = self.inner.now();
+        let mut rows: Vec<(RowKind, Vec<u8>)> = Vec::new();
+        let mut clock = st.clock;
+        self.inner.write(|_, tx, _| {
+            for change in &changes.rows {
+                match change {
+                    Change::Upsert { seq, item, vector, .. } => {
+                        let gid = tx.sync_gid_of(item.id)?.unwrap_or((device, item.id));
+                        let mut entry = tx.sync_entry(gid)?.unwrap_or_default();
+                        if entry.tomb || (*seq != 0 && entry.echo_seq == *seq) {
+                            continue; // forgotten, or written here by a pull as it is
+                        }
+                        if entry.local == 0 {
+                            entry.local = item.id;
+                            entry.made = state::reading(clock.tick(now));
+                        }
+                        entry.meta = state::reading(clock.tick(now));
+                        let supersedes = match item.supersedes {
+                            Some(l) => Some(gid_of(tx, l, device)?),
+                            None => None,
+                        };
+                        let payload = Payload::Version {
+                            gid,
+                            supersedes,
+                            made: entry.made,
+                            meta: entry.meta,
+                            item: item.encode(),
+                            vector: crate::store::encode_vector(vector),
+                        };
+                        rows.push((
+                            RowKind::Version,
+                            seal(sealer, Label::of_user(item.user.as_deref()), &payload)?,
+                        ));
+                        tx.set_sync_entry(gid, &entry)?;
+                    }
+                    Change::Delete { id, .. } => {
+                        let gid = tx.sync_gid_of(*id)?.unwrap_or((device, *id));
+                        let mut entry = tx.sync_entry(gid)?.unwrap_or_default();
+                        if entry.tomb {
+                            continue; // a pull's tombstone, or pushed already
+                        }
+                        entry.tomb = true;
+                        entry.meta = state::reading(clock.tick(now));
+                        let payload = Payload::Forgotten { gid, at: entry.meta };
+                        rows.push((RowKind::Forgotten, seal(sealer, Label::of_user(None), &payload)?));
+                        tx.set_sync_entry(gid, &entry)?;
+                    }
+                }
+            }
+            for (n, line) in &receipts {
+                if tx_flag(tx, &state::receipt_echo_key(*n))? {
+                    continue; // an erasure a pull carried out here: its device sent it
+                }
+                let r = crate::crypt::verify_receipt(line).map_err(|e| {
+                    store.corrupt(format!("erasure receipt {n}: {e}"))
+                })?;
+                let payload = Payload::Erased {
+                    scope: [r.user, r.agent, r.session],
+                    at: r.at,
+                    receipt: *n,
+                };
+                rows.push((RowKind::Erased, seal(sealer, Label::of_user(None), &payload)?));
+            }
+            st.save_clock(tx, clock)
+        })?;
+        st.clock = clock;
+        let mut pushed = Pushed {
+            rows: rows.len(),
+            ..Pushed::default()
+        };
+        let seed = sealer.signing_seed()?;
+        let mut part = 0u32;
+        let mut start = 0;
+        while start < rows.len() {
+            let mut end = start;
+            let mut size = 0;
+            while end < rows.len() && (end == start || size + rows[end].1.len() <= SEGMENT_TARGET) {
+                size += rows[end].1.len();
+                end += 1;
+            }
+            let header = Header {
+                device: state::hex(device),
+                through: changes.through,
+                part,
+                model: self.fingerprint().to_string(),
+                dim,
+            };
+            let bytes = segment::encode(&header, &rows[start..end], &seed);
+            pushed.bytes += bytes.len() as u64;
+            remote.put(&state::segment_name(device, changes.through, part), bytes)?;
+            pushed.segments += 1;
+            part += 1;
+            start = end;
+        }
+        let last_receipt = receipts.last().map_or(st.receipts_pushed, |(n, _)| *n);
+        st.pushed = changes.through;
+        st.receipts_pushed = last_receipt;
+        self.inner.write(|_, tx, _| st.save_cursors(tx))?;
+        Ok(pushed)
+    }
+}
+
+/// The id on every device of local version `id`.
+fn gid_of(tx: &mut crate::store::Tx, id: MemoryId, device: u64) -> Result<Gid> {
+    Ok(tx.sync_gid_of(id)?.unwrap_or((device, id)))
+}
+
+fn tx_flag(tx: &mut crate::store::Tx, key: &str) -> Result<bool> {
+    Ok(tx.meta(key)?.is_some())
+}
+
+fn seal(sealer: &Sealer, label: Label, payload: &Payload) -> Result<Vec<u8>> {
+    Ok(sealer.seal(Table::Sync, state::ROW_RID, label, &payload.encode())?)
+}

@@ -1,0 +1,161 @@
+//! What a store remembers of its syncs, in its metadata: its device id, its clock, how far it
+//! pushed, and how far it pulled each other device.
+
+use super::merge::{Hlc, HlcClock};
+use super::payload::Clock;
+use super::remote::Remote;
+use crate::error::Result;
+use crate::memory::Memory;
+use crate::store::Tx;
+
+/// The record key every sealed row of a segment is sealed under (its associated data).
+pub(crate) const ROW_RID: &[u8] = b"sync-row";
+
+const DEVICE: &str = "sync_device";
+const CLOCK: &str = "sync_hlc";
+const PUSHED: &str = "sync_pushed";
+const RECEIPTS_PUSHED: &str = "sync_receipts_pushed";
+
+/// A store's sync state.
+#[derive(Debug, Clone)]
+pub(crate) struct SyncState {
+    /// This store's device id.
+    pub(crate) device: u64,
+    /// Its hybrid logical clock.
+    pub(crate) clock: HlcClock,
+    /// The last local change pushed.
+    pub(crate) pushed: u64,
+    /// The last erasure receipt pushed.
+    pub(crate) receipts_pushed: u64,
+}
+
+/// A clock reading as rows and the store carry it.
+pub(crate) fn reading(h: Hlc) -> Clock {
+    (h.wall, h.counter, h.device)
+}
+
+/// The clock reading of `c`.
+pub(crate) fn hlc(c: Clock) -> Hlc {
+    Hlc {
+        wall: c.0,
+        counter: c.1,
+        device: c.2,
+    }
+}
+
+/// A device id as names carry it.
+pub(crate) fn hex(device: u64) -> String {
+    format!("{device:016x}")
+}
+
+/// The segment of `device`'s push through local change `through`, part `part`: names sort
+/// in the order they must be applied.
+pub(crate) fn segment_name(device: u64, through: u64, part: u32) -> String {
+    format!("segments/{}/{through:020}-{part:06}.seg", hex(device))
+}
+
+/// The segment name's device and sortable rest, if it is one.
+pub(crate) fn parse_segment_name(name: &str) -> Option<(u64, &str)> {
+    let rest = name.strip_prefix("segments/")?;
+    let (dev, file) = rest.split_once('/')?;
+    let ok = file.len() == 20 + 1 + 6 + 4
+        && file.ends_with(".seg")
+        && file[..20].bytes().all(|b| b.is_ascii_digit())
+        && &file[20..21] == "-"
+        && file[21..27].bytes().all(|b| b.is_ascii_digit());
+    (dev.len() == 16 && ok)
+        .then(|| u64::from_str_radix(dev, 16).ok().map(|d| (d, file)))
+        .flatten()
+}
+
+/// The metadata key of how far `device`'s segments were applied here (its last file name).
+pub(crate) fn pulled_key(device: u64) -> String {
+    format!("sync_pulled:{}", hex(device))
+}
+
+/// The metadata key marking receipt `n` of this store as an erasure a pull carried out.
+pub(crate) fn receipt_echo_key(n: u64) -> String {
+    format!("sync_receipt_echo:{n}")
+}
+
+/// The metadata key marking `device`'s erasure (its receipt `n`) as carried out here.
+pub(crate) fn erasure_key(device: u64, n: u64) -> String {
+    format!("sync_erasure:{}:{n}", hex(device))
+}
+
+impl SyncState {
+    /// The state of `memory`'s store, its device id made (and registered in `remote`,
+    /// create-if-absent, so no two devices take one) at its first sync.
+    pub(crate) fn load(memory: &Memory, remote: &Remote) -> Result<SyncState> {
+        let store = memory.store();
+        let device = match store.meta(DEVICE)? {
+            Some(b) => u64::from_le_bytes(
+                b.as_slice()
+                    .try_into()
+                    .map_err(|_| store.corrupt(format!("meta `{DEVICE}` is not a u64")))?,
+            ),
+            None => {
+                let device = loop {
+                    let d = u64::from_le_bytes(crate::crypt::ring::random::<8>());
+                    if d != 0 && remote.put_new(&format!("devices/{}", hex(d)), b"memloop device\n".to_vec())? {
+                        break d;
+                    }
+                };
+                memory
+                    .inner
+                    .write(|_, tx, _| tx.set_meta(DEVICE, &device.to_le_bytes()))?;
+                device
+            }
+        };
+        // A remote this device has not met yet learns of it (a second remote, or a bucket
+        // made again): its registration is written if absent.
+        remote.put_new(&format!("devices/{}", hex(device)), b"memloop device\n".to_vec())?;
+        let last = match store.meta(CLOCK)? {
+            Some(b) if b.len() == 20 => Hlc {
+                wall: i64::from_le_bytes(b[..8].try_into().unwrap_or_default()),
+                counter: u32::from_le_bytes(b[8..12].try_into().unwrap_or_default()),
+                device,
+            },
+            Some(_) => return Err(store.corrupt(format!("meta `{CLOCK}` is not a clock reading"))),
+            None => Hlc::default(),
+        };
+        Ok(SyncState {
+            device,
+            clock: HlcClock::new(device, last),
+            pushed: store.meta_u64(PUSHED)?,
+            receipts_pushed: store.meta_u64(RECEIPTS_PUSHED)?,
+        })
+    }
+
+    /// Records `clock`'s last reading in `tx`.
+    pub(crate) fn save_clock(&self, tx: &mut Tx, clock: HlcClock) -> Result<()> {
+        let h = clock.last();
+        let mut b = Vec::with_capacity(20);
+        b.extend_from_slice(&h.wall.to_le_bytes());
+        b.extend_from_slice(&h.counter.to_le_bytes());
+        b.extend_from_slice(&h.device.to_le_bytes());
+        tx.set_meta(CLOCK, &b)
+    }
+
+    /// Records how far pushes got in `tx`.
+    pub(crate) fn save_cursors(&self, tx: &mut Tx) -> Result<()> {
+        tx.set_meta(PUSHED, &self.pushed.to_le_bytes())?;
+        tx.set_meta(RECEIPTS_PUSHED, &self.receipts_pushed.to_le_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_names_sort_in_push_order_and_parse_back() {
+        let a = segment_name(0xab, 9, 0);
+        let b = segment_name(0xab, 10, 0);
+        let c = segment_name(0xab, 10, 1);
+        assert!(a < b && b < c);
+        assert_eq!(parse_segment_name(&c).map(|(d, _)| d), Some(0xab));
+        assert_eq!(parse_segment_name("segments/00000000000000ab/x.seg"), None);
+        assert_eq!(parse_segment_name("devices/00000000000000ab"), None);
+    }
+}

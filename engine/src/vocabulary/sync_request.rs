@@ -1,0 +1,79 @@
+//! `sync` as every door asks for it: the remote, and what the sync did.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::invalid::InvalidInput;
+
+/// `sync`: push this device's changes to a remote and pull the other devices'
+/// (docs/sync.md). The store must be encrypted: the remote sees sealed, signed segments only.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SyncRequest {
+    /// `s3://bucket/prefix` (an S3-compatible bucket; credentials from the usual
+    /// environment: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`) or
+    /// `file:///path` (a shared folder).
+    pub remote: String,
+    /// An S3-compatible endpoint other than AWS's (`http://127.0.0.1:9000`).
+    #[serde(default)]
+    pub endpoint: Option<String>,
+}
+
+impl SyncRequest {
+    /// A sync with `remote`.
+    pub fn to(remote: impl Into<String>) -> SyncRequest {
+        SyncRequest {
+            remote: remote.into(),
+            endpoint: None,
+        }
+    }
+
+    /// Checks the request.
+    ///
+    /// # Errors
+    /// [`InvalidInput::Field`] for an empty remote or endpoint.
+    pub fn check(&self) -> Result<(), InvalidInput> {
+        if self.remote.trim().is_empty() {
+            return Err(InvalidInput::Field {
+                field: "remote",
+                reason: "give s3://bucket/prefix or file:///path".into(),
+            });
+        }
+        if self.endpoint.as_deref().is_some_and(|e| e.trim().is_empty()) {
+            return Err(InvalidInput::Field {
+                field: "endpoint",
+                reason: "empty".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What one sync did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Synced {
+    /// This store's device id (hex), made at its first sync.
+    pub device: String,
+    /// Rows pushed: memory versions, forgotten versions, erasures.
+    pub pushed: usize,
+    /// Segments written.
+    pub pushed_segments: usize,
+    /// Bytes written.
+    pub pushed_bytes: u64,
+    /// Rows pulled from the other devices and applied.
+    pub pulled: usize,
+    /// Segments read.
+    pub pulled_segments: usize,
+    /// Bytes read.
+    pub pulled_bytes: u64,
+    /// Rows pulled that this device cannot read: sealed under an erased user's key, or under
+    /// a key made on another device after this ring was exported (docs/sync.md).
+    pub unreadable: usize,
+    /// Erasures another device made, carried out here (each with its receipt in this store).
+    pub erasures: usize,
+    /// Segments not believed (damaged, or signed by a device without this ring), by name:
+    /// skipped when a later segment of the same device holds their changes, else waited on.
+    pub refused: Vec<String>,
+    /// Pulled memories embedded again because their device used another model.
+    pub reembedded: usize,
+}
