@@ -337,7 +337,10 @@ pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<()> {
             r.device, r.pushed, r.pushed_segments, r.pushed_bytes, r.pulled, r.pulled_segments, r.pulled_bytes
         );
         if r.erasures > 0 {
-            println!("carried out {} erasures made on other devices (receipts: memloop receipt list)", r.erasures);
+            println!(
+                "carried out {} erasures made on other devices (receipts: memloop receipt list)",
+                r.erasures
+            );
         }
         if r.unreadable > 0 {
             println!("{} changes are sealed under keys this key file does not hold (an erased user's, or one made on another device after the ring was exported)", r.unreadable);

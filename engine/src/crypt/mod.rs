@@ -63,7 +63,11 @@ impl Encryption {
     /// option's key or passphrase, or `passphrase` is empty (the engine's
     /// [`Error::Key`](../enum.Error.html#variant.Key) holds it: `?` converts).
     pub fn export_ring(&self, passphrase: &str) -> Result<Zeroizing<String>, KeyError> {
-        ring::KeyRing::load(self)?.export(passphrase)
+        let mut ring = ring::KeyRing::load(self)?;
+        // The sync key-encryption key travels with the ring (a ring made before sync has none
+        // yet): devices that share it read each other's key directory.
+        ring.ensure(ring::Label::SyncKek)?;
+        ring.export(passphrase)
     }
 
     /// Writes the ring exported as `text` (by [`Encryption::export_ring`] on another device)

@@ -66,6 +66,9 @@ pub(crate) enum Label {
     Index,
     /// The seed of the store's Ed25519 receipt key.
     Signing,
+    /// The sync key-encryption key: the data keys a device publishes in a sync remote's key
+    /// directory are wrapped under it (`crate::sync`). Replaced after every erasure.
+    SyncKek,
 }
 
 impl Label {
@@ -75,6 +78,7 @@ impl Label {
             Label::User(name) => (1, name.as_bytes()),
             Label::Index => (2, &[]),
             Label::Signing => (3, &[]),
+            Label::SyncKek => (4, &[]),
         }
     }
 
@@ -84,6 +88,7 @@ impl Label {
             1 => Label::User(String::from_utf8(name.to_vec()).ok()?),
             2 => Label::Index,
             3 => Label::Signing,
+            4 => Label::SyncKek,
             _ => return None,
         })
     }
@@ -167,6 +172,23 @@ pub(crate) struct KeyRing {
     source: KekFile,
     keys: Vec<DataKey>,
     destroyed: Vec<DestroyedKey>,
+}
+
+/// A data key as a key directory carries it (wrapped by the caller): its label's kind, the
+/// key, its label's name.
+pub(crate) fn key_plain(k: &DataKey) -> Zeroizing<Vec<u8>> {
+    let (kind, name) = k.label.encode();
+    Zeroizing::new([&[kind][..], k.key.as_slice(), name].concat())
+}
+
+/// The data key `id` of [`key_plain`]'s bytes, if they are such.
+pub(crate) fn key_of_plain(id: KeyId, plain: &[u8]) -> Option<DataKey> {
+    let label = (plain.len() > KEY_LEN)
+        .then(|| Label::decode(plain[0], &plain[1 + KEY_LEN..]))
+        .flatten()?;
+    let mut key = Zeroizing::new([0u8; KEY_LEN]);
+    key.copy_from_slice(&plain[1..1 + KEY_LEN]);
+    Some(DataKey { id, label, key })
 }
 
 /// `n` random bytes from the operating system.
@@ -269,6 +291,7 @@ impl KeyRing {
         };
         ring.add(Label::Index);
         ring.add(Label::Signing);
+        ring.add(Label::SyncKek);
         ring.write_file(true)?;
         Ok(ring)
     }
@@ -403,11 +426,82 @@ impl KeyRing {
     ) -> Result<Option<KeyId>, KeyError> {
         let _lock = self.lock()?;
         self.merge_from_file()?;
-        let destroyed = user.and_then(|label| self.destroy(label, at));
+        // A user may hold several keys (one made here, one adopted from another device).
+        let destroyed = user.and_then(|label| {
+            let first = self.destroy(label, at);
+            while self.destroy(label, at).is_some() {}
+            first
+        });
         while self.destroy(&Label::Index, at).is_some() {}
         self.add(Label::Index);
         self.write_file(false)?;
         Ok(destroyed)
+    }
+
+    /// Adds a key another device made (through a sync remote's key directory), written at
+    /// once: `false` when the ring holds it already, or destroyed it.
+    pub(crate) fn adopt(&mut self, key: DataKey) -> Result<bool, KeyError> {
+        let _lock = self.lock()?;
+        self.merge_from_file()?;
+        if self.by_id(&key.id).is_some() || self.was_destroyed(&key.id) {
+            return Ok(false);
+        }
+        let id = key.id;
+        self.keys.push(key);
+        if let Err(e) = self.write_file(false) {
+            self.keys.retain(|k| k.id != id);
+            return Err(e);
+        }
+        Ok(true)
+    }
+
+    /// Every key labelled `label`.
+    pub(crate) fn all(&self, label: &Label) -> Vec<DataKey> {
+        self.keys
+            .iter()
+            .filter(|k| &k.label == label)
+            .cloned()
+            .collect()
+    }
+
+    /// The data keys of memories (unscoped and per user): what a sync publishes.
+    pub(crate) fn memory_keys(&self) -> Vec<DataKey> {
+        self.keys
+            .iter()
+            .filter(|k| matches!(k.label, Label::Unscoped | Label::User(_)))
+            .cloned()
+            .collect()
+    }
+
+    /// Adds a new sync key-encryption key beside the ones held, written at once.
+    pub(crate) fn add_sync_kek(&mut self) -> Result<DataKey, KeyError> {
+        let _lock = self.lock()?;
+        self.merge_from_file()?;
+        let new = self.add(Label::SyncKek).clone();
+        if let Err(e) = self.write_file(false) {
+            self.keys.retain(|k| k.id != new.id);
+            return Err(e);
+        }
+        Ok(new)
+    }
+
+    /// Destroys every sync key-encryption key but `keep`, written at once.
+    pub(crate) fn destroy_sync_keks_but(&mut self, keep: &KeyId, at: i64) -> Result<(), KeyError> {
+        let _lock = self.lock()?;
+        self.merge_from_file()?;
+        let old: Vec<KeyId> = self
+            .keys
+            .iter()
+            .filter(|k| k.label == Label::SyncKek && &k.id != keep)
+            .map(|k| k.id)
+            .collect();
+        if old.is_empty() {
+            return Ok(());
+        }
+        self.keys.retain(|k| !old.contains(&k.id));
+        self.destroyed
+            .extend(old.into_iter().map(|id| DestroyedKey { id, at }));
+        self.write_file(false)
     }
 
     /// The key file.

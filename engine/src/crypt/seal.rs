@@ -10,7 +10,7 @@ use hmac::{Hmac, Mac};
 use parking_lot::RwLock;
 use sha2::{Digest, Sha256};
 
-use super::ring::{open_with, seal_with, KeyId, KeyRing, Label};
+use super::ring::{open_with, seal_with, DataKey, KeyId, KeyRing, Label};
 use super::{Encryption, KeyError};
 
 const SEALED: u8 = 0xA1;
@@ -199,6 +199,44 @@ impl Sealer {
             .ok_or_else(|| KeyError::Tampered {
                 what: "the key ring's signing key".into(),
             })
+    }
+
+    /// The sync key-encryption keys this ring holds (one, but after adopting two devices'
+    /// concurrent replacements), made if it holds none.
+    pub(crate) fn sync_keks(&self) -> Result<Vec<DataKey>, KeyError> {
+        self.key_id(Label::SyncKek)?;
+        Ok(self.ring.read().all(&Label::SyncKek))
+    }
+
+    /// The data keys of memories this ring holds.
+    pub(crate) fn memory_keys(&self) -> Vec<DataKey> {
+        self.ring.read().memory_keys()
+    }
+
+    /// True when the ring holds key `id` or destroyed it.
+    pub(crate) fn knows(&self, id: &KeyId) -> bool {
+        let ring = self.ring.read();
+        ring.by_id(id).is_some() || ring.was_destroyed(id)
+    }
+
+    /// The key `id`, if the ring holds it.
+    pub(crate) fn key(&self, id: &KeyId) -> Option<DataKey> {
+        self.ring.read().by_id(id).cloned()
+    }
+
+    /// Adds a key another device made; `false` when known already.
+    pub(crate) fn adopt(&self, key: DataKey) -> Result<bool, KeyError> {
+        self.ring.write().adopt(key)
+    }
+
+    /// Adds a new sync key-encryption key beside the ones held: returns it.
+    pub(crate) fn add_sync_kek(&self) -> Result<DataKey, KeyError> {
+        self.ring.write().add_sync_kek()
+    }
+
+    /// Destroys every sync key-encryption key but `keep`.
+    pub(crate) fn destroy_sync_keks_but(&self, keep: &KeyId, at: i64) -> Result<(), KeyError> {
+        self.ring.write().destroy_sync_keks_but(keep, at)
     }
 
     /// Destroys `user`'s data key and replaces the index key (the index file is saved again

@@ -13,8 +13,7 @@ use redb::{Key, ReadableDatabase, ReadableTable, TableDefinition, Value};
 
 use super::{
     db, Store, CATALOG, CHANGES, FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, RECEIPTS, SUBJECTS,
-    SYNC_GIDS, SYNC_LOCALS,
-    SUBJECT_STATE, VECTORS,
+    SUBJECT_STATE, SYNC_GIDS, SYNC_LOCALS, VECTORS,
 };
 use crate::error::{Error, Result};
 

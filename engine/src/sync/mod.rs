@@ -1,9 +1,10 @@
 //! Sync (docs/sync.md): one memory on every device of its user, through object storage that
 //! sees only sealed, signed segments. The merge rules, pure ([`merge`]); the rows
 //! ([`payload`]) and segments ([`segment`]) a remote holds; the remote itself ([`remote`]);
-//! what a store remembers of its syncs ([`state`]); and a sync: push ([`push`]), then pull
-//! ([`pull`]).
+//! what a store remembers of its syncs ([`state`]); the key directory ([`keys`]); and a sync:
+//! keys, push ([`push`]), then pull ([`pull`]).
 
+mod keys;
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod merge;
 mod payload;
@@ -41,6 +42,9 @@ impl Memory {
             endpoint: req.endpoint.clone(),
         })?;
         let mut st = state::SyncState::load(self, &remote)?;
+        // Keys first (what the other devices made since), then again after the pull (an
+        // erasure it carried out replaces the sync key before the sync returns).
+        self.exchange_keys(&remote, &sealer)?;
         let pushed = self.push(&remote, &sealer, &mut st)?;
         let mut out = Synced {
             device: state::hex(st.device),
@@ -50,6 +54,9 @@ impl Memory {
             ..Synced::default()
         };
         self.pull(&remote, &sealer, &mut st, &mut out)?;
+        if out.erasures > 0 {
+            self.exchange_keys(&remote, &sealer)?;
+        }
         Ok(out)
     }
 }

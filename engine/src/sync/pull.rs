@@ -83,7 +83,9 @@ impl Memory {
                 .unwrap_or_default();
             let pending: Vec<_> = listed
                 .iter()
-                .filter(|l| state::parse_segment_name(&l.name).is_some_and(|(_, f)| f > cursor.as_str()))
+                .filter(|l| {
+                    state::parse_segment_name(&l.name).is_some_and(|(_, f)| f > cursor.as_str())
+                })
                 .collect();
             let mut last_good = None;
             for (i, l) in pending.iter().enumerate() {
@@ -113,9 +115,20 @@ impl Memory {
                         }
                         Err(e) => return Err(e.into()),
                     };
-                    let payload = Payload::decode(&plain).map_err(|e| corrupt(&l.name, format!("a row: {e}")))?;
+                    let payload = Payload::decode(&plain)
+                        .map_err(|e| corrupt(&l.name, format!("a row: {e}")))?;
                     match (kind, payload) {
-                        (RowKind::Version, Payload::Version { gid, supersedes, made, meta, item, vector }) => {
+                        (
+                            RowKind::Version,
+                            Payload::Version {
+                                gid,
+                                supersedes,
+                                made,
+                                meta,
+                                item,
+                                vector,
+                            },
+                        ) => {
                             let item = MemoryItem::decode(&item)
                                 .map_err(|e| corrupt(&l.name, format!("a memory: {e}")))?;
                             item.check(max_text)
@@ -123,18 +136,48 @@ impl Memory {
                             let vector = if same_model {
                                 let v = crate::store::decode_vector(&vector)
                                     .ok_or_else(|| corrupt(&l.name, "a vector".into()))?;
-                                Some(UnitVector::with_dim(v, dim).map_err(|e| corrupt(&l.name, format!("a vector: {e}")))?)
+                                Some(
+                                    UnitVector::with_dim(v, dim)
+                                        .map_err(|e| corrupt(&l.name, format!("a vector: {e}")))?,
+                                )
                             } else {
                                 reembed.push(acts.len());
                                 None
                             };
-                            acts.push(Act::Version { gid, supersedes, made, meta, item: Box::new(item), vector });
+                            acts.push(Act::Version {
+                                gid,
+                                supersedes,
+                                made,
+                                meta,
+                                item: Box::new(item),
+                                vector,
+                            });
                         }
-                        (RowKind::Forgotten, Payload::Forgotten { gid, at }) => acts.push(Act::Forgotten { gid, at }),
-                        (RowKind::Erased, Payload::Erased { scope: [user, agent, session], at, receipt }) => {
-                            erasures.push((device, Scope { user, agent, session }, at, receipt));
+                        (RowKind::Forgotten, Payload::Forgotten { gid, at }) => {
+                            acts.push(Act::Forgotten { gid, at })
                         }
-                        _ => return Err(corrupt(&l.name, "a row's kind and payload differ".into())),
+                        (
+                            RowKind::Erased,
+                            Payload::Erased {
+                                scope: [user, agent, session],
+                                at,
+                                receipt,
+                            },
+                        ) => {
+                            erasures.push((
+                                device,
+                                Scope {
+                                    user,
+                                    agent,
+                                    session,
+                                },
+                                at,
+                                receipt,
+                            ));
+                        }
+                        _ => {
+                            return Err(corrupt(&l.name, "a row's kind and payload differ".into()))
+                        }
                     }
                     out.pulled += 1;
                 }
@@ -198,10 +241,18 @@ impl Memory {
             };
             for act in acts {
                 match act {
-                    Act::Version { gid, supersedes, made, meta, item, vector } => {
+                    Act::Version {
+                        gid,
+                        supersedes,
+                        made,
+                        meta,
+                        item,
+                        vector,
+                    } => {
                         clock.observe(state::hlc(made), now);
                         clock.observe(state::hlc(meta), now);
-                        let vector = vector.ok_or_else(|| inner.store.corrupt("a pulled memory has no vector"))?;
+                        let vector = vector
+                            .ok_or_else(|| inner.store.corrupt("a pulled memory has no vector"))?;
                         w.version(gid, supersedes, made, meta, *item, vector, applied)?;
                     }
                     Act::Forgotten { gid, at } => {
@@ -256,7 +307,12 @@ impl Writer<'_> {
     }
 
     /// Writes `item` (a pull's doing: a push does not send it back).
-    fn put(&mut self, item: MemoryItem, vector: Option<&UnitVector>, applied: &mut crate::memory::Applied) -> Result<()> {
+    fn put(
+        &mut self,
+        item: MemoryItem,
+        vector: Option<&UnitVector>,
+        applied: &mut crate::memory::Applied,
+    ) -> Result<()> {
         self.tx.put(&item, vector.map(|v| v.as_slice()))?;
         let gid = self.gid(item.id)?;
         let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
@@ -317,7 +373,12 @@ impl Writer<'_> {
         let mut after: Option<MemoryItem> = None;
         if let Some(mut cur) = before.take() {
             for _ in 0..MAX_CHAIN {
-                match cur.superseded_by.map(|n| self.get(n)).transpose()?.flatten() {
+                match cur
+                    .superseded_by
+                    .map(|n| self.get(n))
+                    .transpose()?
+                    .flatten()
+                {
                     Some(next) => cur = next,
                     None => break,
                 }
@@ -343,7 +404,8 @@ impl Writer<'_> {
         let id = item.id;
         if let Some(mut b) = before {
             if !b.is_superseded() {
-                self.tx.unhash(&b.content_hash(), b.id, b.scope_fields()[0])?;
+                self.tx
+                    .unhash(&b.content_hash(), b.id, b.scope_fields()[0])?;
             }
             b.superseded_by = Some(id);
             self.put(b, None, applied)?;
@@ -367,7 +429,12 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn forgotten(&mut self, gid: Gid, at: Clock, applied: &mut crate::memory::Applied) -> Result<()> {
+    fn forgotten(
+        &mut self,
+        gid: Gid,
+        at: Clock,
+        applied: &mut crate::memory::Applied,
+    ) -> Result<()> {
         let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
         if e.tomb {
             return Ok(());

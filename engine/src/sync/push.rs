@@ -8,9 +8,9 @@
 //! 3. one transaction records how far the push got.
 
 use super::payload::{Gid, Payload};
+use super::remote::Remote;
 use super::segment::{self, Header, RowKind, SEGMENT_TARGET};
 use super::state::{self, SyncState};
-use super::remote::Remote;
 use crate::crypt::ring::Label;
 use crate::crypt::seal::{Sealer, Table};
 use crate::error::Result;
@@ -27,7 +27,12 @@ pub(super) struct Pushed {
 }
 
 impl Memory {
-    pub(super) fn push(&self, remote: &Remote, sealer: &Sealer, st: &mut SyncState) -> Result<Pushed> {
+    pub(super) fn push(
+        &self,
+        remote: &Remote,
+        sealer: &Sealer,
+        st: &mut SyncState,
+    ) -> Result<Pushed> {
         let store = self.store();
         let dim = self.embedder().dim();
         // Every change after the last push, from the change log; the whole store at a first
@@ -46,7 +51,9 @@ impl Memory {
         self.inner.write(|_, tx, _| {
             for change in &changes.rows {
                 match change {
-                    Change::Upsert { seq, item, vector, .. } => {
+                    Change::Upsert {
+                        seq, item, vector, ..
+                    } => {
                         let gid = tx.sync_gid_of(item.id)?.unwrap_or((device, item.id));
                         let mut entry = tx.sync_entry(gid)?.unwrap_or_default();
                         if entry.tomb || (*seq != 0 && entry.echo_seq == *seq) {
@@ -83,8 +90,14 @@ impl Memory {
                         }
                         entry.tomb = true;
                         entry.meta = state::reading(clock.tick(now));
-                        let payload = Payload::Forgotten { gid, at: entry.meta };
-                        rows.push((RowKind::Forgotten, seal(sealer, Label::of_user(None), &payload)?));
+                        let payload = Payload::Forgotten {
+                            gid,
+                            at: entry.meta,
+                        };
+                        rows.push((
+                            RowKind::Forgotten,
+                            seal(sealer, Label::of_user(None), &payload)?,
+                        ));
                         tx.set_sync_entry(gid, &entry)?;
                     }
                 }
@@ -93,15 +106,17 @@ impl Memory {
                 if tx_flag(tx, &state::receipt_echo_key(*n))? {
                     continue; // an erasure a pull carried out here: its device sent it
                 }
-                let r = crate::crypt::verify_receipt(line).map_err(|e| {
-                    store.corrupt(format!("erasure receipt {n}: {e}"))
-                })?;
+                let r = crate::crypt::verify_receipt(line)
+                    .map_err(|e| store.corrupt(format!("erasure receipt {n}: {e}")))?;
                 let payload = Payload::Erased {
                     scope: [r.user, r.agent, r.session],
                     at: r.at,
                     receipt: *n,
                 };
-                rows.push((RowKind::Erased, seal(sealer, Label::of_user(None), &payload)?));
+                rows.push((
+                    RowKind::Erased,
+                    seal(sealer, Label::of_user(None), &payload)?,
+                ));
             }
             st.save_clock(tx, clock)
         })?;

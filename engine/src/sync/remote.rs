@@ -60,8 +60,12 @@ impl Remote {
     /// without the `s3` feature; [`Error::Io`] when the client cannot be made.
     pub(crate) fn open(spec: &RemoteSpec) -> Result<Remote> {
         let bad = |why: String| -> Error { InvalidInput::Options(why).into() };
-        let url = url::Url::parse(&spec.url)
-            .map_err(|e| bad(format!("remote {:?}: {e} (give s3://bucket/prefix or file:///path)", spec.url)))?;
+        let url = url::Url::parse(&spec.url).map_err(|e| {
+            bad(format!(
+                "remote {:?}: {e} (give s3://bucket/prefix or file:///path)",
+                spec.url
+            ))
+        })?;
         let (store, prefix): (Box<dyn ObjectStore>, ObjectPath) = match url.scheme() {
             "file" => {
                 if spec.endpoint.is_some() {
@@ -111,7 +115,10 @@ impl Remote {
                 Err(_) => Err(Error::io(
                     std::path::Path::new(&format!("{}/{name}", self.url)),
                     op,
-                    std::io::Error::new(std::io::ErrorKind::TimedOut, "the remote did not answer in time"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the remote did not answer in time",
+                    ),
                 )),
             }
         })
@@ -122,14 +129,20 @@ impl Remote {
         let path = self.path(name);
         let opts = PutOptions::from(PutMode::Create);
         let put = self.store.put_opts(&path, PutPayload::from(bytes), opts);
-        match self.runtime.block_on(async { tokio::time::timeout(REQUEST_TIMEOUT, put).await }) {
+        match self
+            .runtime
+            .block_on(async { tokio::time::timeout(REQUEST_TIMEOUT, put).await })
+        {
             Ok(Ok(_)) => Ok(true),
             Ok(Err(object_store::Error::AlreadyExists { .. })) => Ok(false),
             Ok(Err(e)) => Err(remote_io(&format!("{}/{name}", self.url), "write", e)),
             Err(_) => Err(Error::io(
                 std::path::Path::new(&self.url),
                 "write",
-                std::io::Error::new(std::io::ErrorKind::TimedOut, "the remote did not answer in time"),
+                std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the remote did not answer in time",
+                ),
             )),
         }
     }
@@ -137,8 +150,12 @@ impl Remote {
     /// Writes `bytes` as `name` (one atomic write: the object is there whole or not at all).
     pub(crate) fn put(&self, name: &str, bytes: Vec<u8>) -> Result<()> {
         let path = self.path(name);
-        self.run("write", name, self.store.put(&path, PutPayload::from(bytes)))
-            .map(|_| ())
+        self.run(
+            "write",
+            name,
+            self.store.put(&path, PutPayload::from(bytes)),
+        )
+        .map(|_| ())
     }
 
     /// The objects under `dir`, by name.
@@ -189,7 +206,11 @@ impl Remote {
 }
 
 fn remote_io(what: &str, op: &'static str, e: object_store::Error) -> Error {
-    Error::io(std::path::Path::new(what), op, std::io::Error::other(e.to_string()))
+    Error::io(
+        std::path::Path::new(what),
+        op,
+        std::io::Error::other(e.to_string()),
+    )
 }
 
 /// An S3-compatible bucket: credentials and region from the usual environment
@@ -208,7 +229,8 @@ fn s3(url: &url::Url, spec: &RemoteSpec) -> Result<Box<dyn ObjectStore>> {
             .with_allow_http(e.starts_with("http://"))
             .with_virtual_hosted_style_request(false);
     }
-    if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none() {
+    if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none()
+    {
         b = b.with_region("us-east-1");
     }
     b.build()

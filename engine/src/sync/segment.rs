@@ -122,7 +122,9 @@ pub(crate) fn decode(
     let sig = ed25519_dalek::Signature::from_bytes(sig.try_into().map_err(|_| bad("cut short"))?);
     let key: VerifyingKey = SigningKey::from_bytes(seed).verifying_key();
     key.verify(&[MAGIC.as_slice(), signed].concat(), &sig)
-        .map_err(|_| bad("its signature fails: written by a device without this key ring, or damaged"))?;
+        .map_err(|_| {
+            bad("its signature fails: written by a device without this key ring, or damaged")
+        })?;
     let len = u32::from_le_bytes(signed[..4].try_into().map_err(|_| bad("cut short"))?) as usize;
     if len > MAX_HEADER || 4 + len > signed.len() {
         return Err(bad("header length past the segment"));

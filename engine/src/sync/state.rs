@@ -97,7 +97,10 @@ impl SyncState {
             None => {
                 let device = loop {
                     let d = u64::from_le_bytes(crate::crypt::ring::random::<8>());
-                    if d != 0 && remote.put_new(&format!("devices/{}", hex(d)), b"memloop device\n".to_vec())? {
+                    if d != 0
+                        && remote
+                            .put_new(&format!("devices/{}", hex(d)), b"memloop device\n".to_vec())?
+                    {
                         break d;
                     }
                 };
@@ -109,7 +112,10 @@ impl SyncState {
         };
         // A remote this device has not met yet learns of it (a second remote, or a bucket
         // made again): its registration is written if absent.
-        remote.put_new(&format!("devices/{}", hex(device)), b"memloop device\n".to_vec())?;
+        remote.put_new(
+            &format!("devices/{}", hex(device)),
+            b"memloop device\n".to_vec(),
+        )?;
         let last = match store.meta(CLOCK)? {
             Some(b) if b.len() == 20 => Hlc {
                 wall: i64::from_le_bytes(b[..8].try_into().unwrap_or_default()),

@@ -11,8 +11,8 @@ pub(crate) use columnar::read_stream as read_columnar;
 pub use columnar::{ChangeExport, ColumnarFormat};
 
 pub(crate) use format::parse;
-pub use salvage::salvage;
 pub(crate) use import::take_metadata;
+pub use salvage::salvage;
 
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]

@@ -39,7 +39,11 @@ impl SyncRequest {
                 reason: "give s3://bucket/prefix or file:///path".into(),
             });
         }
-        if self.endpoint.as_deref().is_some_and(|e| e.trim().is_empty()) {
+        if self
+            .endpoint
+            .as_deref()
+            .is_some_and(|e| e.trim().is_empty())
+        {
             return Err(InvalidInput::Field {
                 field: "endpoint",
                 reason: "empty".into(),

@@ -13,7 +13,7 @@ use memloop::{
 
 /// A dense deterministic embedder: every float of every vector is non-zero, so a 16-byte run
 /// of one is distinctive (a sparse vector's runs of zeros are in every file).
-struct Dense;
+pub(crate) struct Dense;
 
 impl TextEmbedder for Dense {
     fn fingerprint(&self) -> String {
@@ -52,7 +52,7 @@ fn text(i: usize) -> String {
 }
 
 /// Every file under `dir`, recursively.
-fn files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -67,7 +67,7 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 
 /// Fails if `bytes` hold a memory's marker (`zq` and six digits), a tag marker (`tg` and six
 /// digits), or any 16-byte run of a vector in `runs`.
-fn assert_sealed(name: &Path, bytes: &[u8], runs: &HashSet<[u8; 16]>) {
+pub(crate) fn assert_sealed(name: &Path, bytes: &[u8], runs: &HashSet<[u8; 16]>) {
     for w in bytes.windows(8) {
         let marker =
             (&w[..2] == b"zq" || &w[..2] == b"tg") && w[2..].iter().all(u8::is_ascii_digit);
@@ -87,9 +87,25 @@ fn assert_sealed(name: &Path, bytes: &[u8], runs: &HashSet<[u8; 16]>) {
     }
 }
 
+/// Every 16-byte run (four floats in a row) of the vectors of `texts`, raw and normalised.
+pub(crate) fn vector_runs(texts: impl Iterator<Item = String>) -> HashSet<[u8; 16]> {
+    let mut runs = HashSet::new();
+    for t in texts {
+        let v = Dense.embed_query(&t).unwrap();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        for form in [v.clone(), v.iter().map(|x| x / norm).collect::<Vec<f32>>()] {
+            let bytes: Vec<u8> = form.iter().flat_map(|x| x.to_le_bytes()).collect();
+            for w in bytes.chunks_exact(4).collect::<Vec<_>>().windows(4) {
+                runs.insert(<[u8; 16]>::try_from(w.concat()).unwrap());
+            }
+        }
+    }
+    runs
+}
+
 /// Copies a key file into a new file private to this user, as a key file must be (a plain
 /// copy takes the source's mode on Unix; under Wine it is readable by everyone).
-fn copy_private(from: &std::path::Path, to: &std::path::Path) {
+pub(crate) fn copy_private(from: &std::path::Path, to: &std::path::Path) {
     std::io::Write::write_all(
         &mut memloop::privacy::create_new_private(to).unwrap(),
         &std::fs::read(from).unwrap(),
@@ -144,17 +160,7 @@ fn an_encrypted_store_keeps_no_text_tag_or_vector_in_the_clear() {
     );
     memory.close().unwrap();
 
-    let mut runs = HashSet::new();
-    for i in 0..n {
-        let v = Dense.embed_query(&text(i)).unwrap();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        for form in [v.clone(), v.iter().map(|x| x / norm).collect::<Vec<f32>>()] {
-            let bytes: Vec<u8> = form.iter().flat_map(|x| x.to_le_bytes()).collect();
-            for w in bytes.chunks_exact(4).collect::<Vec<_>>().windows(4) {
-                runs.insert(<[u8; 16]>::try_from(w.concat()).unwrap());
-            }
-        }
-    }
+    let runs = vector_runs((0..n).map(text));
     let mut scanned = files(&dir);
     scanned.push(export.clone());
     scanned.push(key.clone());

@@ -20,6 +20,7 @@ mod model;
 mod persist;
 mod scope_property;
 mod scopes;
+mod sync;
 mod transfer;
 mod trust;
 mod validity;

@@ -1,0 +1,147 @@
+//! The key directory: the data keys a device made after the ring was carried to the others
+//! (a user first seen there), published in the remote wrapped under the ring's sync
+//! key-encryption key, which travels only inside an exported ring.
+//!
+//! After an erasure the sync key-encryption key is replaced: the new one is published
+//! wrapped under the old, then the old is destroyed. Every device that applies the erasure
+//! replaces it too. So once the devices have synced, none holds a key that unwraps what a
+//! copy of the remote taken before the erasure holds: the erased user's data key is
+//! unreadable in it. Two devices that replaced it at once are joined by the next device that
+//! holds both: it replaces them by one, published under each.
+//!
+//! Layout: `keks/<old>/<new>` (a new sync key wrapped under an old one) and
+//! `keys/<kek>/<key>` (a data key, with its label, wrapped under sync key `kek`).
+
+use super::remote::Remote;
+use crate::crypt::ring::{key_of_plain, key_plain, open_with, seal_with, DataKey, KeyId, Label};
+use crate::crypt::seal::Sealer;
+use crate::error::Result;
+use crate::memory::Memory;
+
+/// The metadata key holding how many erasure receipts the store had at its last replacement
+/// of the sync key.
+const ROTATED: &str = "sync_rotated_receipts";
+
+/// Longest chain of replacements followed in one sync.
+const MAX_CHAIN: usize = 256;
+
+fn kek_aad(ring: &[u8; 16], old: &KeyId, new: &KeyId) -> Vec<u8> {
+    [b"memloop-sync-kek\0".as_slice(), ring, old, new].concat()
+}
+
+fn key_aad(ring: &[u8; 16], kek: &KeyId, key: &KeyId) -> Vec<u8> {
+    [b"memloop-sync-key\0".as_slice(), ring, kek, key].concat()
+}
+
+fn id_of(hex_id: &str) -> Option<KeyId> {
+    let mut id = [0u8; 8];
+    hex::decode_to_slice(hex_id, &mut id).ok().map(|()| id)
+}
+
+impl Memory {
+    /// Takes in the sync keys and data keys the remote holds for this ring, replaces the sync
+    /// key when an erasure happened here since the last replacement (or two are held), and
+    /// publishes the data keys the remote lacks. Returns how many keys were adopted.
+    pub(super) fn exchange_keys(&self, remote: &Remote, sealer: &Sealer) -> Result<usize> {
+        let ring = sealer.ring_id();
+        let mut adopted = 0;
+        // 1. Sync keys: follow the chains of replacements from the ones held.
+        for _ in 0..MAX_CHAIN {
+            let mut progress = false;
+            for l in remote.list("keks")? {
+                let mut parts = l.name.split('/').skip(1);
+                let (Some(old), Some(new)) =
+                    (parts.next().and_then(id_of), parts.next().and_then(id_of))
+                else {
+                    continue;
+                };
+                let Some(kek) = sealer.key(&old).filter(|k| k.label == Label::SyncKek) else {
+                    continue;
+                };
+                if sealer.knows(&new) {
+                    continue;
+                }
+                let sealed = remote.get(&l.name, l.size)?;
+                if let Some(plain) = open_with(&kek.key, &kek_aad(&ring, &old, &new), &sealed) {
+                    if plain.len() == 32 {
+                        let mut key = zeroize::Zeroizing::new([0u8; 32]);
+                        key.copy_from_slice(&plain);
+                        progress |= sealer.adopt(DataKey {
+                            id: new,
+                            label: Label::SyncKek,
+                            key,
+                        })?;
+                        adopted += 1;
+                    }
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        // 2. Data keys published under a sync key held.
+        for kek in sealer.sync_keks()? {
+            for l in remote.list(&format!("keys/{}", hex::encode(kek.id)))? {
+                let Some(id) = l.name.rsplit('/').next().and_then(id_of) else {
+                    continue;
+                };
+                if sealer.knows(&id) {
+                    continue;
+                }
+                let sealed = remote.get(&l.name, l.size)?;
+                let key = open_with(&kek.key, &key_aad(&ring, &kek.id, &id), &sealed)
+                    .and_then(|plain| key_of_plain(id, &zeroize::Zeroizing::new(plain)))
+                    .filter(|k| matches!(k.label, Label::Unscoped | Label::User(_)));
+                if let Some(key) = key {
+                    if sealer.adopt(key)? {
+                        adopted += 1;
+                    }
+                }
+            }
+        }
+        // 3. A new sync key after an erasure here, or to join two.
+        let store = self.store();
+        let receipts = store.receipts()?.len() as u64;
+        let held = sealer.sync_keks()?;
+        let mut current = held[0].clone();
+        if receipts > store.meta_u64(ROTATED)? || held.len() > 1 {
+            let new = sealer.add_sync_kek()?;
+            for old in &held {
+                let mut sealed = Vec::new();
+                seal_with(
+                    &old.key,
+                    &kek_aad(&ring, &old.id, &new.id),
+                    new.key.as_slice(),
+                    &mut sealed,
+                );
+                let name = format!("keks/{}/{}", hex::encode(old.id), hex::encode(new.id));
+                remote.put_new(&name, sealed)?;
+            }
+            sealer.destroy_sync_keks_but(&new.id, self.inner.now())?;
+            self.inner
+                .write(|_, tx, _| tx.set_meta(ROTATED, &receipts.to_le_bytes()))?;
+            current = new;
+        }
+        // 4. Every data key of memories, under the current sync key.
+        let dir = format!("keys/{}", hex::encode(current.id));
+        let listed: std::collections::HashSet<String> = remote
+            .list(&dir)?
+            .into_iter()
+            .filter_map(|l| l.name.rsplit('/').next().map(str::to_string))
+            .collect();
+        for key in sealer.memory_keys() {
+            if listed.contains(&hex::encode(key.id)) {
+                continue;
+            }
+            let mut sealed = Vec::new();
+            seal_with(
+                &current.key,
+                &key_aad(&ring, &current.id, &key.id),
+                &key_plain(&key),
+                &mut sealed,
+            );
+            remote.put_new(&format!("{dir}/{}", hex::encode(key.id)), sealed)?;
+        }
+        Ok(adopted)
+    }
+}

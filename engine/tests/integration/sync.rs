@@ -1,0 +1,412 @@
+//! Sync between devices through a real shared folder (`file://`): three stores sharing one key
+//! ring converge whatever they do and in whatever order they sync, with clocks an hour apart;
+//! the remote holds nothing in the clear; an erasure travels and holds against a copy of the
+//! remote taken before it; a damaged segment is refused and a repeat push heals it.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memloop::requests::{SyncRequest, Update};
+use memloop::{Clock, Encryption, Memory, MemoryFilter, NewMemory, Options, Scope};
+
+use crate::encryption::{assert_sealed, files, vector_runs, Dense};
+
+const START: i64 = 1_700_000_000_000;
+
+struct Device {
+    memory: Memory,
+    clock: Clock,
+}
+
+fn options(key: &Path, clock: &Clock) -> Options {
+    Options {
+        encryption: Some(Encryption::key_file(key)),
+        clock: clock.clone(),
+        ..Options::with_embedder(Arc::new(Dense))
+    }
+}
+
+/// `n` devices on one key ring (the first makes it; the others import it), device `i`'s clock
+/// `skew[i]` ms off.
+fn devices(root: &Path, skew: &[i64]) -> Vec<Device> {
+    let first_key = root.join("d0.key");
+    let mut out = Vec::new();
+    for (i, s) in skew.iter().enumerate() {
+        let key = root.join(format!("d{i}.key"));
+        if i > 0 {
+            let text = Encryption::key_file(&first_key)
+                .export_ring("ring pass")
+                .unwrap();
+            Encryption::key_file(&key)
+                .import_ring(&text, "ring pass")
+                .unwrap();
+        }
+        let clock = Clock::manual(START + s);
+        let memory = Memory::open(root.join(format!("d{i}")), options(&key, &clock)).unwrap();
+        out.push(Device { memory, clock });
+    }
+    out
+}
+
+fn remote_of(dir: &Path) -> SyncRequest {
+    SyncRequest::to(format!("file://{}", dir.display()))
+}
+
+/// What a user sees on a device: every version (text, scope, tags) and which are current.
+fn view(m: &Memory) -> BTreeSet<(String, Option<String>, Vec<String>, bool, Option<String>)> {
+    let all = m
+        .advanced()
+        .scan(&MemoryFilter::new().include_superseded(true), usize::MAX)
+        .unwrap();
+    let text_of = |id: Option<u64>| {
+        id.and_then(|id| all.iter().find(|i| i.id == id))
+            .map(|i| i.text.clone())
+    };
+    all.iter()
+        .map(|i| {
+            (
+                i.text.clone(),
+                i.user.clone(),
+                i.tags.clone(),
+                i.superseded_by.is_none(),
+                text_of(i.supersedes),
+            )
+        })
+        .collect()
+}
+
+fn sync(d: &Device, remote: &SyncRequest) -> memloop::answers::Synced {
+    d.memory.transfer().sync(remote).unwrap()
+}
+
+#[test]
+fn three_devices_converge_with_clocks_an_hour_apart() {
+    let root = tempfile::tempdir().unwrap();
+    let remote = remote_of(&root.path().join("bucket"));
+    let hour = 3_600_000;
+    let d = devices(root.path(), &[0, -hour, 90_000]);
+    let mut made: Vec<String> = Vec::new();
+    // Device 0 starts; the others learn it.
+    for i in 0..20 {
+        let t = format!("note {i} of the first device about parcel {i}");
+        let m = NewMemory::new(&t);
+        let m = if i % 3 == 0 {
+            m.scope(Scope::user("ana"))
+        } else {
+            m
+        };
+        d[0].memory.remember(m).unwrap();
+        made.push(t);
+    }
+    sync(&d[0], &remote);
+    for x in &d[1..] {
+        let r = sync(x, &remote);
+        assert_eq!(r.pulled, 20, "{r:?}");
+    }
+    let id_on = |dev: &Device, text: &str| -> u64 {
+        dev.memory
+            .advanced()
+            .scan(&MemoryFilter::new(), usize::MAX)
+            .unwrap()
+            .into_iter()
+            .find(|i| i.text == text)
+            .unwrap_or_else(|| panic!("{text:?} missing"))
+            .id
+    };
+    // Concurrent work: two devices update the same memory, one tags another, one forgets a
+    // third, each remembers its own; device 1's clock is an hour behind.
+    for (n, x) in d.iter().enumerate() {
+        x.clock.advance(60_000).unwrap();
+        for i in 0..5 {
+            let t = format!("device {n} remembers item {i} of its own");
+            x.memory.remember(NewMemory::new(&t)).unwrap();
+            made.push(t);
+        }
+    }
+    let note1 = "note 1 of the first device about parcel 1";
+    let v0 = d[0]
+        .memory
+        .update(
+            id_on(&d[0], note1),
+            Update {
+                text: Some("parcel 1 went to the post office".into()),
+                ..Update::default()
+            },
+        )
+        .unwrap();
+    d[1].clock.advance(5_000).unwrap();
+    let v1 = d[1]
+        .memory
+        .update(
+            id_on(&d[1], note1),
+            Update {
+                text: Some("parcel 1 went back to the sender".into()),
+                ..Update::default()
+            },
+        )
+        .unwrap();
+    assert!(v0 > 0 && v1 > 0);
+    let note2 = "note 2 of the first device about parcel 2";
+    d[2].memory
+        .update(
+            id_on(&d[2], note2),
+            Update {
+                tags: Some(vec!["urgent".into()]),
+                ..Update::default()
+            },
+        )
+        .unwrap();
+    let note4 = "note 4 of the first device about parcel 4";
+    d[1].memory.forget(id_on(&d[1], note4)).unwrap();
+    // Syncs in a scrambled order, some devices more often.
+    for &i in &[2, 1, 2, 0, 1] {
+        sync(&d[i], &remote);
+    }
+    for x in &d {
+        sync(x, &remote);
+    }
+    for x in &d {
+        sync(x, &remote);
+    }
+    let views: Vec<_> = d.iter().map(|x| view(&x.memory)).collect();
+    assert_eq!(views[0], views[1], "devices 0 and 1 differ");
+    assert_eq!(views[0], views[2], "devices 0 and 2 differ");
+    let texts: HashSet<&str> = views[0].iter().map(|v| v.0.as_str()).collect();
+    // No acknowledged write lost: every memory made anywhere is held, but the forgotten one.
+    for t in &made {
+        assert_eq!(texts.contains(t.as_str()), t != note4, "{t:?}");
+    }
+    // Both updates are kept: the later by clock is current, the other its history. Device
+    // 1's update was made 5 s after device 0's in real time but on a clock an hour behind:
+    // neither device had seen the other's, so the clock orders them, device 0's last.
+    let current: Vec<_> = views[0]
+        .iter()
+        .filter(|v| v.0.starts_with("parcel 1 went"))
+        .map(|v| (v.0.as_str(), v.3, v.4.as_deref()))
+        .collect();
+    assert_eq!(current.len(), 2, "{current:?}");
+    assert!(
+        current.contains(&(
+            "parcel 1 went to the post office",
+            true,
+            Some("parcel 1 went back to the sender")
+        )),
+        "{current:?}"
+    );
+    assert!(
+        current.contains(&("parcel 1 went back to the sender", false, Some(note1))),
+        "{current:?}"
+    );
+    assert!(views[0]
+        .iter()
+        .any(|v| v.0 == note2 && v.2 == vec!["urgent".to_string()]));
+    // A device that saw the other's update orders its own after it, whatever its clock says.
+    sync(&d[1], &remote);
+    let cur = id_on(&d[1], "parcel 1 went to the post office");
+    d[1].memory
+        .update(
+            cur,
+            Update {
+                text: Some("parcel 1 was finally delivered".into()),
+                ..Update::default()
+            },
+        )
+        .unwrap();
+    for x in [&d[1], &d[0], &d[2], &d[1]] {
+        sync(x, &remote);
+    }
+    for x in &d {
+        let v = view(&x.memory);
+        assert!(
+            v.iter()
+                .any(|v| v.0 == "parcel 1 was finally delivered" && v.3),
+            "{v:?}"
+        );
+        assert!(v
+            .iter()
+            .any(|v| v.0 == "parcel 1 went to the post office" && !v.3));
+    }
+    // A sync with nothing new moves nothing.
+    let quiet = sync(&d[0], &remote);
+    assert_eq!((quiet.pushed, quiet.pulled), (0, 0), "{quiet:?}");
+}
+
+#[test]
+fn the_remote_holds_no_text_tag_or_vector_and_an_erasure_travels() {
+    let root = tempfile::tempdir().unwrap();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let text = |i: usize| format!("memo zq{i:06}x: the courier left parcel {i} with the neighbour");
+    let batch: Vec<NewMemory> = (0..300)
+        .map(|i| {
+            let m = NewMemory::new(text(i)).tag(format!("tg{i:06}"));
+            if i % 2 == 0 {
+                m.scope(Scope::user("ana"))
+            } else {
+                m.scope(Scope::user("bo"))
+            }
+        })
+        .collect();
+    d[0].memory.remember_batch(batch).unwrap();
+    sync(&d[0], &remote);
+    assert_eq!(sync(&d[1], &remote).pulled, 300);
+    // Byte by byte: no text marker, no tag marker, no 16-byte run of any vector.
+    let runs = vector_runs((0..300).map(text));
+    let found = files(&bucket);
+    assert!(found.len() >= 3, "{found:?}");
+    for f in &found {
+        assert_sealed(f, &std::fs::read(f).unwrap(), &runs);
+    }
+    // A copy of the remote taken before the erasure.
+    let copy = root.path().join("bucket-copy");
+    copy_dir(&bucket, &copy);
+    d[0].memory.scoped(&Scope::user("ana")).erase().unwrap();
+    sync(&d[0], &remote);
+    let r = sync(&d[1], &remote);
+    assert_eq!(r.erasures, 1, "{r:?}");
+    for x in &d {
+        let left = x
+            .memory
+            .advanced()
+            .scan(&MemoryFilter::new().scope(Scope::user("ana")), usize::MAX)
+            .unwrap();
+        assert!(left.is_empty(), "ana's memories left: {}", left.len());
+        assert_eq!(
+            x.memory
+                .advanced()
+                .scan(&MemoryFilter::new(), usize::MAX)
+                .unwrap()
+                .len(),
+            150
+        );
+        assert_eq!(
+            x.memory.admin().receipt_log().unwrap().len(),
+            1,
+            "a receipt on each device"
+        );
+    }
+    // Device 0's erasure came back to it through device 1's push: carried out once.
+    assert_eq!(sync(&d[0], &remote).erasures, 0);
+    // A new device given the ring as it is now, reading the copy from before the erasure:
+    // ana's rows are sealed under a key no ring holds any more.
+    let key = root.path().join("late.key");
+    let text_ring = Encryption::key_file(root.path().join("d0.key"))
+        .export_ring("p")
+        .unwrap();
+    Encryption::key_file(&key)
+        .import_ring(&text_ring, "p")
+        .unwrap();
+    let clock = Clock::manual(START);
+    let late = Memory::open(root.path().join("late"), options(&key, &clock)).unwrap();
+    let r = late.transfer().sync(&remote_of(&copy)).unwrap();
+    assert_eq!((r.pulled, r.unreadable), (150, 150), "{r:?}");
+    assert!(late
+        .advanced()
+        .scan(&MemoryFilter::new().scope(Scope::user("ana")), usize::MAX)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn a_damaged_segment_is_refused_and_a_repeat_push_heals_it() {
+    let root = tempfile::tempdir().unwrap();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    d[0].memory
+        .remember(NewMemory::new("the first thing"))
+        .unwrap();
+    sync(&d[0], &remote);
+    assert_eq!(sync(&d[1], &remote).pulled, 1);
+    d[0].memory
+        .remember(NewMemory::new("the second thing"))
+        .unwrap();
+    sync(&d[0], &remote);
+    // Its newest segment cut in half (a writer that is not atomic, killed).
+    let newest = newest_segment(&bucket);
+    let bytes = std::fs::read(&newest).unwrap();
+    std::fs::write(&newest, &bytes[..bytes.len() / 2]).unwrap();
+    let r = sync(&d[1], &remote);
+    assert_eq!((r.pulled, r.refused.len()), (0, 1), "{r:?}");
+    // The same again until it is whole: the last segment of a device is waited on.
+    assert_eq!(sync(&d[1], &remote).refused.len(), 1);
+    std::fs::write(&newest, &bytes).unwrap();
+    let r = sync(&d[1], &remote);
+    assert_eq!((r.pulled, r.refused.len()), (1, 0), "{r:?}");
+    // A segment signed by another ring is refused too, and skipped once a later one exists.
+    std::fs::create_dir_all(root.path().join("other")).unwrap();
+    let foreign = devices(&root.path().join("other"), &[0]);
+    foreign[0]
+        .memory
+        .remember(NewMemory::new("not of this ring"))
+        .unwrap();
+    let fb = root.path().join("foreign-bucket");
+    sync(&foreign[0], &remote_of(&fb));
+    let theirs = newest_segment(&fb);
+    let mine = newest_segment(&bucket);
+    let forged = mine.with_file_name("00000000000000000099-000000.seg");
+    std::fs::copy(&theirs, &forged).unwrap();
+    d[0].memory
+        .remember(NewMemory::new("the third thing"))
+        .unwrap();
+    sync(&d[0], &remote);
+    let r = sync(&d[1], &remote);
+    assert_eq!(r.refused.len(), 1, "{r:?}");
+    let texts: Vec<String> = d[1]
+        .memory
+        .advanced()
+        .scan(&MemoryFilter::new(), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.text)
+        .collect();
+    assert!(texts.contains(&"the third thing".to_string()), "{texts:?}");
+    assert!(!texts.contains(&"not of this ring".to_string()));
+}
+
+#[test]
+fn a_plain_store_or_a_bad_remote_is_a_typed_error() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(START);
+    let plain = Memory::open(
+        root.path().join("plain"),
+        Options {
+            clock: clock.clone(),
+            ..Options::with_embedder(Arc::new(Dense))
+        },
+    )
+    .unwrap();
+    let e = plain
+        .transfer()
+        .sync(&remote_of(&root.path().join("b")))
+        .unwrap_err();
+    assert_eq!(e.code(), memloop::ErrorCode::InvalidInput, "{e}");
+    let d = devices(root.path(), &[0]);
+    for bad in ["", "ftp://host/x", "not a url"] {
+        let e = d[0]
+            .memory
+            .transfer()
+            .sync(&SyncRequest::to(bad))
+            .unwrap_err();
+        assert_eq!(e.code(), memloop::ErrorCode::InvalidInput, "{bad}: {e}");
+    }
+}
+
+fn newest_segment(bucket: &Path) -> PathBuf {
+    let mut segs: Vec<PathBuf> = files(bucket)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "seg"))
+        .collect();
+    segs.sort();
+    segs.pop().unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for f in files(from) {
+        let dest = to.join(f.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(&f, &dest).unwrap();
+    }
+}
