@@ -314,6 +314,9 @@ pub struct SyncArgs {
     /// An S3-compatible endpoint other than AWS's (`http://127.0.0.1:9000`).
     #[arg(long)]
     endpoint: Option<String>,
+    /// Seconds one request to the remote may take, retries included (default 60).
+    #[arg(long)]
+    timeout: Option<u64>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -323,6 +326,7 @@ pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<()> {
     let request = memloop::requests::SyncRequest {
         remote: a.remote.clone(),
         endpoint: a.endpoint.clone(),
+        timeout_secs: a.timeout,
     };
     request.check().map_err(memloop::Error::from)?;
     let memory = store.open(Durability::Synced)?;

@@ -23,10 +23,14 @@ pub(crate) struct SyncEntry {
     pub(crate) echo_seq: u64,
     /// Forgotten: no copy of it is written again.
     pub(crate) tomb: bool,
+    /// A hash of what sync carries of it (text, metadata) as last sent or applied: a push
+    /// skips a memory whose change touched only what each device keeps for itself (access
+    /// times, decay state).
+    pub(crate) carried: u64,
 }
 
-// local, two clock readings (wall, counter, device), echo_seq, tomb.
-const ENTRY_LEN: usize = 8 + 2 * (8 + 4 + 8) + 8 + 1;
+// local, two clock readings (wall, counter, device), echo_seq, tomb, carried.
+const ENTRY_LEN: usize = 8 + 2 * (8 + 4 + 8) + 8 + 1 + 8;
 
 impl SyncEntry {
     fn encode(&self) -> [u8; ENTRY_LEN] {
@@ -44,6 +48,7 @@ impl SyncEntry {
         }
         put(&self.echo_seq.to_le_bytes());
         put(&[u8::from(self.tomb)]);
+        put(&self.carried.to_le_bytes());
         out
     }
 
@@ -64,6 +69,7 @@ impl SyncEntry {
                 1 => true,
                 _ => return None,
             },
+            carried: u64_at(57),
         })
     }
 }
@@ -114,6 +120,7 @@ mod tests {
             meta: (-5, 0, 9),
             echo_seq: 42,
             tomb: true,
+            carried: 99,
         };
         assert_eq!(SyncEntry::decode(&e.encode()), Some(e));
         assert_eq!(SyncEntry::decode(&e.encode()[1..]), None);

@@ -40,6 +40,7 @@ impl Memory {
         let remote = remote::Remote::open(&remote::RemoteSpec {
             url: req.remote.clone(),
             endpoint: req.endpoint.clone(),
+            timeout: req.timeout(),
         })?;
         let mut st = state::SyncState::load(self, &remote)?;
         // Keys first (what the other devices made since), then again after the pull (an

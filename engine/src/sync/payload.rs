@@ -62,3 +62,28 @@ impl Payload {
         Ok(p)
     }
 }
+
+/// A hash of what sync carries of `item`: its text and the metadata devices share (not its
+/// access times, counters or decay state, which each device keeps for itself).
+pub(crate) fn carried(item: &crate::item::MemoryItem) -> u64 {
+    let shared = serde_json::json!([
+        item.text,
+        item.kind,
+        item.concise,
+        item.brief,
+        item.triple,
+        item.subject,
+        item.namespace,
+        item.tags,
+        item.importance,
+        item.outcome,
+        item.pinned,
+        item.user,
+        item.agent,
+        item.session,
+        item.valid_from,
+        item.valid_until,
+        item.sources,
+    ]);
+    xxhash_rust::xxh3::xxh3_64(shared.to_string().as_bytes())
+}

@@ -318,6 +318,7 @@ impl Writer<'_> {
         let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
         e.local = item.id;
         e.echo_seq = self.tx.seq_after();
+        e.carried = super::payload::carried(&item);
         self.tx.set_sync_entry(gid, &e)?;
         applied.items.push(item.clone());
         self.staged.insert(item.id, item);
@@ -421,6 +422,7 @@ impl Writer<'_> {
             meta,
             echo_seq: self.tx.seq_after(),
             tomb: false,
+            carried: super::payload::carried(&item),
         };
         self.tx.set_sync_entry(gid, &e)?;
         applied.inserted.push((id, vector));

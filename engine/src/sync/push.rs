@@ -48,6 +48,7 @@ impl Memory {
         let now = self.inner.now();
         let mut rows: Vec<(RowKind, Vec<u8>)> = Vec::new();
         let mut clock = st.clock;
+        let mut sent: Vec<(Gid, u64)> = Vec::new();
         self.inner.write(|_, tx, _| {
             for change in &changes.rows {
                 match change {
@@ -56,9 +57,18 @@ impl Memory {
                     } => {
                         let gid = tx.sync_gid_of(item.id)?.unwrap_or((device, item.id));
                         let mut entry = tx.sync_entry(gid)?.unwrap_or_default();
-                        if entry.tomb || (*seq != 0 && entry.echo_seq == *seq) {
-                            continue; // forgotten, or written here by a pull as it is
+                        let carried = super::payload::carried(item);
+                        if entry.tomb
+                            || (*seq != 0 && entry.echo_seq == *seq)
+                            || (entry.local != 0 && entry.carried == carried)
+                        {
+                            // Forgotten; written here by a pull as it is; or only what each
+                            // device keeps for itself changed (a recall's access time).
+                            continue;
                         }
+                        // What was carried is recorded once the segment holding it is
+                        // written (step 3): a push killed before that sends it again.
+                        sent.push((gid, carried));
                         if entry.local == 0 {
                             entry.local = item.id;
                             entry.made = state::reading(clock.tick(now));
@@ -152,7 +162,15 @@ impl Memory {
         let last_receipt = receipts.last().map_or(st.receipts_pushed, |(n, _)| *n);
         st.pushed = changes.through;
         st.receipts_pushed = last_receipt;
-        self.inner.write(|_, tx, _| st.save_cursors(tx))?;
+        self.inner.write(|_, tx, _| {
+            for (gid, carried) in &sent {
+                if let Some(mut e) = tx.sync_entry(*gid)? {
+                    e.carried = *carried;
+                    tx.set_sync_entry(*gid, &e)?;
+                }
+            }
+            st.save_cursors(tx)
+        })?;
         Ok(pushed)
     }
 }

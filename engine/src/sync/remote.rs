@@ -18,10 +18,6 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload}
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 
-/// How long one request to the remote may take before the sync gives up (a bucket that
-/// stalls fails the sync, which the next one completes).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
-
 /// The largest segment read back: a device writes at most [`super::segment::MAX_SEGMENT`].
 const MAX_OBJECT: u64 = super::segment::MAX_SEGMENT as u64 + 4096;
 
@@ -32,6 +28,9 @@ pub(crate) struct RemoteSpec {
     pub(crate) url: String,
     /// An S3-compatible endpoint (`http://127.0.0.1:9000`) instead of AWS's.
     pub(crate) endpoint: Option<String>,
+    /// How long one request (its retries included) may take before the sync gives up: a
+    /// bucket that stalls fails the sync, and the next one completes it.
+    pub(crate) timeout: Duration,
 }
 
 /// An open remote.
@@ -39,6 +38,7 @@ pub(crate) struct Remote {
     store: Box<dyn ObjectStore>,
     prefix: ObjectPath,
     runtime: tokio::runtime::Runtime,
+    timeout: Duration,
     /// The URL, for errors and reports.
     pub(crate) url: String,
 }
@@ -94,6 +94,7 @@ impl Remote {
             store,
             prefix,
             runtime,
+            timeout: spec.timeout,
             url: spec.url.clone(),
         })
     }
@@ -110,7 +111,7 @@ impl Remote {
         f: impl std::future::Future<Output = object_store::Result<T>>,
     ) -> Result<T> {
         self.runtime.block_on(async {
-            match tokio::time::timeout(REQUEST_TIMEOUT, f).await {
+            match tokio::time::timeout(self.timeout, f).await {
                 Ok(r) => r.map_err(|e| remote_io(&format!("{}/{name}", self.url), op, e)),
                 Err(_) => Err(Error::io(
                     std::path::Path::new(&format!("{}/{name}", self.url)),
@@ -131,7 +132,7 @@ impl Remote {
         let put = self.store.put_opts(&path, PutPayload::from(bytes), opts);
         match self
             .runtime
-            .block_on(async { tokio::time::timeout(REQUEST_TIMEOUT, put).await })
+            .block_on(async { tokio::time::timeout(self.timeout, put).await })
         {
             Ok(Ok(_)) => Ok(true),
             Ok(Err(object_store::Error::AlreadyExists { .. })) => Ok(false),
@@ -222,7 +223,17 @@ fn s3(url: &url::Url, spec: &RemoteSpec) -> Result<Box<dyn ObjectStore>> {
     let bucket = url.host_str().unwrap_or_default();
     let mut b = object_store::aws::AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
-        .with_conditional_put(object_store::aws::S3ConditionalPut::ETagMatch);
+        .with_conditional_put(object_store::aws::S3ConditionalPut::ETagMatch)
+        .with_client_options(
+            object_store::ClientOptions::new()
+                .with_timeout(spec.timeout)
+                .with_connect_timeout(spec.timeout.min(Duration::from_secs(10))),
+        )
+        .with_retry(object_store::RetryConfig {
+            max_retries: 3,
+            retry_timeout: spec.timeout,
+            ..object_store::RetryConfig::default()
+        });
     if let Some(e) = &spec.endpoint {
         b = b
             .with_endpoint(e)

@@ -17,6 +17,10 @@ pub struct SyncRequest {
     /// An S3-compatible endpoint other than AWS's (`http://127.0.0.1:9000`).
     #[serde(default)]
     pub endpoint: Option<String>,
+    /// Seconds one request to the remote may take, retries included (default 60, at most
+    /// 3600): a remote that stalls fails the sync, and the next sync completes it.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
 }
 
 impl SyncRequest {
@@ -25,6 +29,7 @@ impl SyncRequest {
         SyncRequest {
             remote: remote.into(),
             endpoint: None,
+            timeout_secs: None,
         }
     }
 
@@ -49,9 +54,27 @@ impl SyncRequest {
                 reason: "empty".into(),
             });
         }
+        if self
+            .timeout_secs
+            .is_some_and(|t| t == 0 || t > MAX_TIMEOUT_SECS)
+        {
+            return Err(InvalidInput::Field {
+                field: "timeout_secs",
+                reason: format!("from 1 to {MAX_TIMEOUT_SECS}"),
+            });
+        }
         Ok(())
     }
+
+    /// The timeout of one request to the remote.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS))
+    }
 }
+
+/// Seconds one request to a remote may take when the request does not say.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+const MAX_TIMEOUT_SECS: u64 = 3600;
 
 /// What one sync did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
