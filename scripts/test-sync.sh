@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sync against a real S3-compatible server: builds s3s-fs (crates.io, pinned) into
+# target/tools/, then runs the command's sync tests with it, the ones that need it included
+# (two devices through the server; the server stalled and killed; a copy of the bucket read
+# after an erasure). scripts/test.sh runs this.
+#
+# `--full` also runs what CI runs a little of: the convergence property test with 10,000 cases
+# and the kill -9 test with 100 rounds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+host=$(rustc -vV | sed -n 's/^host: //p')
+export CARGO_BUILD_TARGET=$host
+version=0.14.1 # the last s3s-fs that builds with the workspace's Rust (1.95)
+tools=$PWD/target/tools
+if ! "$tools/bin/s3s-fs" --version 2>/dev/null | grep -qx "s3s-fs $version"; then
+    echo "building s3s-fs $version (an S3-compatible server) into $tools" >&2
+    CARGO_TARGET_DIR=$PWD/target/tools-build cargo install --locked --quiet \
+        "s3s-fs@$version" --features binary --root "$tools"
+fi
+export MEMLOOP_S3S_FS=$tools/bin/s3s-fs
+cargo test --locked -p memloop-cli --test sync -- --include-ignored
+if [ "${1:-}" = --full ]; then
+    PROPTEST_CASES=10000 cargo test --locked -p memloop --lib sync::merge
+    MEMLOOP_SYNC_KILL_ROUNDS=100 cargo test --locked -p memloop-cli --test sync kill_9 -- --nocapture
+fi
