@@ -21,6 +21,8 @@ export {
   ConversationReport,
   Exported,
   ImportReport,
+  SyncOptions,
+  Synced,
   FetchedModel,
   fetchModel,
 } from './native'

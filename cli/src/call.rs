@@ -17,7 +17,7 @@ use crate::store_args::StoreArgs;
 #[derive(Args, Debug)]
 pub struct CallArgs {
     /// The operation (remember, update, remember_conversation, recall, context, feedback,
-    /// record_task, observe, get, list, forget, explain_decay, stats, sweep, export, import).
+    /// record_task, observe, get, list, forget, explain_decay, stats, sweep, export, import, sync).
     operation: String,
     /// Its request as a JSON object (`-` reads it from stdin; absent: no fields).
     request: Option<String>,

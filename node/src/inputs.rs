@@ -520,6 +520,25 @@ impl ExportOptions {
     }
 }
 
+/// Where and how to sync (`memory.sync(remote, options)`).
+#[napi(object)]
+#[derive(Default)]
+pub struct SyncOptions {
+    /// An S3-compatible endpoint other than AWS's (`http://127.0.0.1:9000`).
+    pub endpoint: Option<String>,
+    /// Seconds one request to the remote may take, retries included (default 60).
+    pub timeout_secs: Option<u32>,
+}
+
+/// The vocabulary's sync request.
+pub fn sync(remote: String, o: SyncOptions) -> memloop::requests::SyncRequest {
+    memloop::requests::SyncRequest {
+        remote,
+        endpoint: o.endpoint,
+        timeout_secs: o.timeout_secs.map(u64::from),
+    }
+}
+
 /// The vocabulary's import request.
 pub fn import(path: String, format: Option<String>) -> ImportRequest {
     ImportRequest {

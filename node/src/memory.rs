@@ -347,7 +347,7 @@ impl Memory {
 
     /// Runs any operation of the registry (remember, update, rememberConversation's
     /// `remember_conversation`, recall, context, feedback, record_task, observe, get, list,
-    /// forget, explain_decay, stats, sweep, export, import) with `request`, its fields in
+    /// forget, explain_decay, stats, sweep, export, import, sync) with `request`, its fields in
     /// camelCase as every method takes them, and resolves to its answer: the same JSON every
     /// door returns, with camelCase keys. An unknown operation or field rejects with
     /// `InvalidArgumentError`.
@@ -424,6 +424,24 @@ impl Memory {
         Ok(answer_as(
             self.open_store()?,
             move |s| s.transfer().import_request(&request),
+            via_serde,
+        ))
+    }
+
+    /// Pushes this device's changes to `remote` (`s3://bucket/prefix` or `file:///path`) and
+    /// pulls and merges the other devices' (an encrypted store; the remote holds sealed,
+    /// signed segments only). `endpoint` names an S3-compatible server other than AWS's;
+    /// credentials come from `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`.
+    #[napi(ts_return_type = "Promise<Synced>")]
+    pub fn sync(
+        &self,
+        remote: String,
+        options: Option<crate::inputs::SyncOptions>,
+    ) -> napi::Result<AsyncTask<Typed<memloop::answers::Synced, outputs::Synced>>> {
+        let request = crate::inputs::sync(remote, options.unwrap_or_default());
+        Ok(answer_as(
+            self.open_store()?,
+            move |s| s.transfer().sync(&request),
             via_serde,
         ))
     }

@@ -263,6 +263,34 @@ pub struct ImportReport {
     pub reembedded: bool,
 }
 
+/// What a sync did.
+#[napi(object)]
+#[derive(Deserialize)]
+pub struct Synced {
+    /// This store's device id (hex).
+    pub device: String,
+    /// Rows pushed: memory versions, forgotten versions, erasures.
+    pub pushed: f64,
+    /// Segments written.
+    pub pushed_segments: f64,
+    /// Bytes written.
+    pub pushed_bytes: f64,
+    /// Rows pulled from the other devices and applied.
+    pub pulled: f64,
+    /// Segments read.
+    pub pulled_segments: f64,
+    /// Bytes read.
+    pub pulled_bytes: f64,
+    /// Rows sealed under keys this key file does not hold (an erased user's).
+    pub unreadable: f64,
+    /// Erasures another device made, carried out here.
+    pub erasures: f64,
+    /// Segments not believed (damaged, or not signed with this key ring).
+    pub refused: Vec<String>,
+    /// Pulled memories embedded again (their device used another model).
+    pub reembedded: f64,
+}
+
 impl From<&memloop::MemoryItem> for Item {
     fn from(m: &memloop::MemoryItem) -> Item {
         Item {

@@ -2,11 +2,12 @@
 // signed receipt.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
 import { Memory, freshDir } from './helpers.mjs'
-import { StoreKeyError } from 'memloop'
+import { InvalidArgumentError, StoreKeyError } from 'memloop'
 
 test('an encrypted store needs its key file, and erasing a user signs a receipt', async () => {
   const dir = freshDir()
@@ -32,4 +33,31 @@ test('an encrypted store needs its key file, and erasing a user signs a receipt'
   const hits = await again.recall('seat', { user: 'bob' })
   assert.equal(hits[0].item.text, 'Bob prefers the window seat')
   await again.close()
+})
+
+test('two devices sync through a shared folder', async () => {
+  const dir = freshDir()
+  const root = dirname(dir)
+  const remote = pathToFileURL(join(root, 'shared')).href
+  const keyFile = join(root, 'a.key')
+  const a = await Memory.open(join(root, 'a'), { hashingEmbedder: 64, keyFile })
+  await a.remember({ text: "Ana's locker code is 7731", user: 'ana' })
+  const pushed = await a.sync(remote)
+  assert.equal(pushed.pushed, 1)
+  assert.equal(pushed.pulledSegments, 0)
+  await a.close()
+  // The other device's key file: the same ring, carried by hand.
+  const keyB = join(root, 'b.key')
+  writeFileSync(keyB, readFileSync(keyFile), { mode: 0o600 })
+  const b = await Memory.open(join(root, 'b'), { hashingEmbedder: 64, keyFile: keyB })
+  const pulled = await b.sync(remote, { timeoutSecs: 30 })
+  assert.equal(pulled.pulled, 1)
+  assert.deepEqual(pulled.refused, [])
+  const hits = await b.recall('locker', { user: 'ana' })
+  assert.equal(hits[0].item.text, "Ana's locker code is 7731")
+  await assert.rejects(b.sync('ftp://example.invalid/x'), InvalidArgumentError)
+  await b.close()
+  const plain = await Memory.open(join(root, 'plain'), { hashingEmbedder: 64 })
+  await assert.rejects(plain.sync(remote), InvalidArgumentError)
+  await plain.close()
 })

@@ -196,6 +196,18 @@ class AsyncMemory:
         """As :meth:`Memory.import_`."""
         return await asyncio.to_thread(self.memory.import_, path, format=format)
 
+    async def sync(
+        self,
+        remote: str,
+        *,
+        endpoint: Optional[str] = None,
+        timeout_secs: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """As :meth:`Memory.sync`."""
+        return await asyncio.to_thread(
+            self.memory.sync, remote, endpoint=endpoint, timeout_secs=timeout_secs
+        )
+
     def set_time(self, t: Any) -> None:
         """As :meth:`Memory.set_time` (instant: no need to await)."""
         self.memory.set_time(t)
