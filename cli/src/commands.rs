@@ -317,6 +317,10 @@ pub struct SyncArgs {
     /// Seconds one request to the remote may take, retries included (default 60).
     #[arg(long)]
     timeout: Option<u64>,
+    /// Then compact the remote: a snapshot of this store, and the segments every device has
+    /// applied deleted.
+    #[arg(long)]
+    compact: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -327,6 +331,7 @@ pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<()> {
         remote: a.remote.clone(),
         endpoint: a.endpoint.clone(),
         timeout_secs: a.timeout,
+        compact: a.compact,
     };
     request.check().map_err(memloop::Error::from)?;
     let memory = store.open(Durability::Synced)?;
@@ -348,6 +353,12 @@ pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<()> {
         }
         if r.unreadable > 0 {
             println!("{} changes are sealed under keys this key file does not hold (an erased user's, or one made on another device after the ring was exported)", r.unreadable);
+        }
+        if a.compact {
+            println!(
+                "compacted: a snapshot of {} bytes written, {} segments deleted",
+                r.snapshot_bytes, r.deleted_segments
+            );
         }
         for name in &r.refused {
             println!("refused {name}: not signed with this key ring, or damaged");

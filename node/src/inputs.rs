@@ -528,6 +528,8 @@ pub struct SyncOptions {
     pub endpoint: Option<String>,
     /// Seconds one request to the remote may take, retries included (default 60).
     pub timeout_secs: Option<u32>,
+    /// Then compact the remote (a snapshot; the segments every device applied deleted).
+    pub compact: Option<bool>,
 }
 
 /// The vocabulary's sync request.
@@ -536,6 +538,7 @@ pub fn sync(remote: String, o: SyncOptions) -> memloop::requests::SyncRequest {
         remote,
         endpoint: o.endpoint,
         timeout_secs: o.timeout_secs.map(u64::from),
+        compact: o.compact.unwrap_or(false),
     }
 }
 

@@ -289,6 +289,10 @@ pub struct Synced {
     pub refused: Vec<String>,
     /// Pulled memories embedded again (their device used another model).
     pub reembedded: f64,
+    /// With `compact`: segments deleted from the remote.
+    pub deleted_segments: f64,
+    /// With `compact`: the bytes of the snapshot written.
+    pub snapshot_bytes: f64,
 }
 
 impl From<&memloop::MemoryItem> for Item {

@@ -202,10 +202,15 @@ class AsyncMemory:
         *,
         endpoint: Optional[str] = None,
         timeout_secs: Optional[int] = None,
+        compact: bool = False,
     ) -> Dict[str, Any]:
         """As :meth:`Memory.sync`."""
         return await asyncio.to_thread(
-            self.memory.sync, remote, endpoint=endpoint, timeout_secs=timeout_secs
+            self.memory.sync,
+            remote,
+            endpoint=endpoint,
+            timeout_secs=timeout_secs,
+            compact=compact,
         )
 
     def set_time(self, t: Any) -> None:

@@ -665,19 +665,22 @@ impl Memory {
     /// and pulls and merges the other devices' (an encrypted store; the remote holds sealed,
     /// signed segments only). `endpoint` names an S3-compatible server other than AWS's;
     /// credentials come from ``AWS_ACCESS_KEY_ID`` and ``AWS_SECRET_ACCESS_KEY``. Returns what
-    /// was pushed and pulled.
-    #[pyo3(signature = (remote, *, endpoint=None, timeout_secs=None))]
+    /// was pushed and pulled. `compact` then compacts the remote (a snapshot of this store;
+    /// the segments every device applied deleted).
+    #[pyo3(signature = (remote, *, endpoint=None, timeout_secs=None, compact=false))]
     fn sync<'py>(
         &self,
         py: Python<'py>,
         remote: &Bound<'py, PyAny>,
         endpoint: Option<&Bound<'py, PyAny>>,
         timeout_secs: Option<&Bound<'py, PyAny>>,
+        compact: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let request = memloop::requests::SyncRequest {
             remote: arg(remote, "remote")?,
             endpoint: optional_text(endpoint, "endpoint")?,
             timeout_secs: args::optional_int::<u64>(timeout_secs, "timeout_secs", "1..3600")?,
+            compact,
         };
         let report = self.run(py, move |m| m.transfer().sync(&request))?;
         to_dict(py, &report)

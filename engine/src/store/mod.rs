@@ -350,6 +350,21 @@ impl Store {
         Ok(t.get(key).map_err(db)?.map(|v| v.value().to_vec()))
     }
 
+    /// Every metadata value whose key starts with `prefix`, by key.
+    pub(crate) fn meta_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Vec<u8>)>> {
+        let tx = self.read_tx()?;
+        let t = tx.open_table(META).map_err(db)?;
+        let mut out = Vec::new();
+        for entry in t.range(prefix..).map_err(db)? {
+            let (k, v) = entry.map_err(db)?;
+            if !k.value().starts_with(prefix) {
+                break;
+            }
+            out.push((k.value().to_string(), v.value().to_vec()));
+        }
+        Ok(out)
+    }
+
     /// A u64 metadata value (0 when absent).
     pub(crate) fn meta_u64(&self, key: &str) -> Result<u64> {
         self.decode_meta_u64(key, self.meta(key)?.as_deref())

@@ -74,6 +74,26 @@ impl SyncEntry {
     }
 }
 
+impl super::Store {
+    /// Every version sync knows of, by its id on every device (a compaction's snapshot).
+    pub(crate) fn sync_entries(&self) -> Result<Vec<((u64, u64), SyncEntry)>> {
+        let tx = self.read_tx()?;
+        let t = match tx.open_table(SYNC_GIDS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(db(e)),
+        };
+        let mut out = Vec::new();
+        for entry in t.iter().map_err(db)? {
+            let (k, v) = entry.map_err(db)?;
+            let e = SyncEntry::decode(v.value())
+                .ok_or_else(|| self.corrupt(format!("sync entry of {:?}", k.value())))?;
+            out.push((k.value(), e));
+        }
+        Ok(out)
+    }
+}
+
 impl Tx {
     /// Records `entry` for version `gid` (and, for one another device made and held here, the
     /// way back from its local id).

@@ -4,6 +4,7 @@
 //! what a store remembers of its syncs ([`state`]); the key directory ([`keys`]); and a sync:
 //! keys, push ([`push`]), then pull ([`pull`]).
 
+mod compact;
 mod keys;
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod merge;
@@ -57,6 +58,12 @@ impl Memory {
         self.pull(&remote, &sealer, &mut st, &mut out)?;
         if out.erasures > 0 {
             self.exchange_keys(&remote, &sealer)?;
+        }
+        self.write_head(&remote, &sealer, &st)?;
+        if req.compact {
+            let c = self.compact_remote(&remote, &sealer, &st)?;
+            out.deleted_segments = c.deleted;
+            out.snapshot_bytes = c.snapshot_bytes;
         }
         Ok(out)
     }

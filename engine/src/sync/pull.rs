@@ -59,8 +59,6 @@ impl Memory {
     ) -> Result<()> {
         let store = self.store();
         let seed = sealer.signing_seed()?;
-        let dim = self.embedder().dim();
-        let max_text = self.inner.options.max_text_bytes;
         let mut by_device: BTreeMap<u64, Vec<super::remote::Listed>> = BTreeMap::new();
         for l in remote.list("segments")? {
             match state::parse_segment_name(&l.name) {
@@ -72,15 +70,37 @@ impl Memory {
             path: format!("{}/{name}", remote.url).into(),
             detail,
         };
-        let mut erasures: Vec<(u64, Scope, i64, u64)> = Vec::new();
-        let mut acts: Vec<Act> = Vec::new();
-        let mut reembed: Vec<usize> = Vec::new();
+        let mut c = Collected::default();
         let mut cursors: Vec<(u64, String)> = Vec::new();
+        // A device that never pulled starts from the latest snapshot, when a compaction left
+        // one (the segments it covers may be gone).
+        let fresh = by_device
+            .keys()
+            .map(|d| store.meta(&state::pulled_key(*d)))
+            .collect::<Result<Vec<_>>>()?
+            .iter()
+            .all(Option::is_none);
+        let mut covered: BTreeMap<u64, String> = BTreeMap::new();
+        if fresh {
+            if let Some((name, snapshot)) = super::compact::latest_snapshot(remote, &seed)? {
+                out.pulled_bytes += snapshot.bytes;
+                for (device, through) in &snapshot.covers {
+                    if *device != st.device {
+                        covered.insert(*device, through.clone());
+                    }
+                }
+                for (header, rows) in snapshot.parts {
+                    let origin = u64::from_str_radix(&header.device, 16).unwrap_or_default();
+                    self.read_rows(sealer, &corrupt, &name, origin, &header, rows, &mut c, out)?;
+                }
+                cursors.extend(covered.iter().map(|(d, f)| (*d, f.clone())));
+            }
+        }
         for (device, listed) in by_device {
-            let cursor = store
-                .meta(&state::pulled_key(device))?
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
+            let cursor = match store.meta(&state::pulled_key(device))? {
+                Some(b) => String::from_utf8_lossy(&b).into_owned(),
+                None => covered.get(&device).cloned().unwrap_or_default(),
+            };
             let pending: Vec<_> = listed
                 .iter()
                 .filter(|l| {
@@ -104,90 +124,22 @@ impl Memory {
                         continue;
                     }
                 };
-                let same_model = header.model == self.fingerprint() && header.dim == dim;
-                for (kind, sealed) in rows {
-                    let plain = match sealer.open(Table::Sync, state::ROW_RID, &sealed) {
-                        Ok(Opened::Plain(p)) => p,
-                        // An erased user's key, or one made elsewhere after this ring left.
-                        Ok(Opened::Erased) | Err(KeyError::Wrong { .. }) => {
-                            out.unreadable += 1;
-                            continue;
-                        }
-                        Err(e) => return Err(e.into()),
-                    };
-                    let payload = Payload::decode(&plain)
-                        .map_err(|e| corrupt(&l.name, format!("a row: {e}")))?;
-                    match (kind, payload) {
-                        (
-                            RowKind::Version,
-                            Payload::Version {
-                                gid,
-                                supersedes,
-                                made,
-                                meta,
-                                item,
-                                vector,
-                            },
-                        ) => {
-                            let item = MemoryItem::decode(&item)
-                                .map_err(|e| corrupt(&l.name, format!("a memory: {e}")))?;
-                            item.check(max_text)
-                                .map_err(|e| corrupt(&l.name, format!("a memory: {e}")))?;
-                            let vector = if same_model {
-                                let v = crate::store::decode_vector(&vector)
-                                    .ok_or_else(|| corrupt(&l.name, "a vector".into()))?;
-                                Some(
-                                    UnitVector::with_dim(v, dim)
-                                        .map_err(|e| corrupt(&l.name, format!("a vector: {e}")))?,
-                                )
-                            } else {
-                                reembed.push(acts.len());
-                                None
-                            };
-                            acts.push(Act::Version {
-                                gid,
-                                supersedes,
-                                made,
-                                meta,
-                                item: Box::new(item),
-                                vector,
-                            });
-                        }
-                        (RowKind::Forgotten, Payload::Forgotten { gid, at }) => {
-                            acts.push(Act::Forgotten { gid, at })
-                        }
-                        (
-                            RowKind::Erased,
-                            Payload::Erased {
-                                scope: [user, agent, session],
-                                at,
-                                receipt,
-                            },
-                        ) => {
-                            erasures.push((
-                                device,
-                                Scope {
-                                    user,
-                                    agent,
-                                    session,
-                                },
-                                at,
-                                receipt,
-                            ));
-                        }
-                        _ => {
-                            return Err(corrupt(&l.name, "a row's kind and payload differ".into()))
-                        }
-                    }
-                    out.pulled += 1;
-                }
+                self.read_rows(
+                    sealer, &corrupt, &l.name, device, &header, rows, &mut c, out,
+                )?;
                 out.pulled_segments += 1;
                 last_good = state::parse_segment_name(&l.name).map(|(_, f)| f.to_string());
             }
             if let Some(f) = last_good {
+                cursors.retain(|(d, _)| *d != device);
                 cursors.push((device, f));
             }
         }
+        let Collected {
+            mut acts,
+            erasures,
+            reembed,
+        } = c;
         // Vectors of another model: this store's model embeds their texts again.
         for chunk in reembed.chunks(EMBED_CHUNK) {
             let texts: Vec<&str> = chunk
@@ -267,6 +219,108 @@ impl Memory {
             st.save_clock(w.tx, clock)
         })?;
         st.clock = clock;
+        Ok(())
+    }
+}
+
+/// What a pull read: versions and tombstones, erasures (with the device that made them), and
+/// which versions need embedding again.
+#[derive(Default)]
+struct Collected {
+    acts: Vec<Act>,
+    erasures: Vec<(u64, Scope, i64, u64)>,
+    reembed: Vec<usize>,
+}
+
+impl Memory {
+    /// Opens the rows of segment `name` (pushed by `device`) and adds what they say to `c`.
+    #[allow(clippy::too_many_arguments)]
+    fn read_rows(
+        &self,
+        sealer: &Sealer,
+        corrupt: &dyn Fn(&str, String) -> Error,
+        name: &str,
+        device: u64,
+        header: &segment::Header,
+        rows: Vec<segment::Row>,
+        c: &mut Collected,
+        out: &mut Synced,
+    ) -> Result<()> {
+        let dim = self.embedder().dim();
+        let max_text = self.inner.options.max_text_bytes;
+        let same_model = header.model == self.fingerprint() && header.dim == dim;
+        for (kind, sealed) in rows {
+            let plain = match sealer.open(Table::Sync, state::ROW_RID, &sealed) {
+                Ok(Opened::Plain(p)) => p,
+                // An erased user's key, or one made elsewhere after this ring left.
+                Ok(Opened::Erased) | Err(KeyError::Wrong { .. }) => {
+                    out.unreadable += 1;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let payload =
+                Payload::decode(&plain).map_err(|e| corrupt(name, format!("a row: {e}")))?;
+            match (kind, payload) {
+                (
+                    RowKind::Version,
+                    Payload::Version {
+                        gid,
+                        supersedes,
+                        made,
+                        meta,
+                        item,
+                        vector,
+                    },
+                ) => {
+                    let item = MemoryItem::decode(&item)
+                        .map_err(|e| corrupt(name, format!("a memory: {e}")))?;
+                    item.check(max_text)
+                        .map_err(|e| corrupt(name, format!("a memory: {e}")))?;
+                    let vector = if same_model {
+                        let v = crate::store::decode_vector(&vector)
+                            .ok_or_else(|| corrupt(name, "a vector".into()))?;
+                        Some(
+                            UnitVector::with_dim(v, dim)
+                                .map_err(|e| corrupt(name, format!("a vector: {e}")))?,
+                        )
+                    } else {
+                        c.reembed.push(c.acts.len());
+                        None
+                    };
+                    c.acts.push(Act::Version {
+                        gid,
+                        supersedes,
+                        made,
+                        meta,
+                        item: Box::new(item),
+                        vector,
+                    });
+                }
+                (RowKind::Forgotten, Payload::Forgotten { gid, at }) => {
+                    c.acts.push(Act::Forgotten { gid, at })
+                }
+                (
+                    RowKind::Erased,
+                    Payload::Erased {
+                        scope: [user, agent, session],
+                        at,
+                        receipt,
+                    },
+                ) => c.erasures.push((
+                    device,
+                    Scope {
+                        user,
+                        agent,
+                        session,
+                    },
+                    at,
+                    receipt,
+                )),
+                _ => return Err(corrupt(name, "a row's kind and payload differ".into())),
+            }
+            out.pulled += 1;
+        }
         Ok(())
     }
 }

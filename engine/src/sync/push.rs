@@ -151,10 +151,13 @@ impl Memory {
                 part,
                 model: self.fingerprint().to_string(),
                 dim,
+                covers: Default::default(),
             };
             let bytes = segment::encode(&header, &rows[start..end], &seed);
             pushed.bytes += bytes.len() as u64;
-            remote.put(&state::segment_name(device, changes.through, part), bytes)?;
+            let name = state::segment_name(device, changes.through, part);
+            remote.put(&name, bytes)?;
+            st.last_segment = Some(name);
             pushed.segments += 1;
             part += 1;
             start = end;

@@ -159,6 +159,15 @@ impl Remote {
         .map(|_| ())
     }
 
+    /// Deletes `name` (nothing there is not an error).
+    pub(crate) fn delete(&self, name: &str) -> Result<()> {
+        let path = self.path(name);
+        match self.run("delete", name, self.store.delete(&path)) {
+            Err(Error::Io { source, .. }) if source.to_string().contains("not found") => Ok(()),
+            other => other,
+        }
+    }
+
     /// The objects under `dir`, by name.
     pub(crate) fn list(&self, dir: &str) -> Result<Vec<Listed>> {
         let base = self.path(dir);

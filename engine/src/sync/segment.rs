@@ -7,6 +7,7 @@
 //! (u32 LE) and the header (JSON: [`Header`]), then an Arrow IPC stream of two columns: `kind`
 //! (u8: [`RowKind`]) and `sealed` (binary).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::{Array, BinaryArray, RecordBatch, UInt8Array};
@@ -25,7 +26,7 @@ pub(crate) const MAX_SEGMENT: usize = 64 << 20;
 pub(crate) const SEGMENT_TARGET: usize = 16 << 20;
 
 /// The longest header read.
-const MAX_HEADER: usize = 4096;
+const MAX_HEADER: usize = 1 << 20;
 
 /// What a segment says of itself (in the clear, and signed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +41,10 @@ pub(crate) struct Header {
     pub(crate) model: String,
     /// Their dimension.
     pub(crate) dim: usize,
+    /// For a head or a snapshot: how far each device's segments are applied in it (device
+    /// hex → the last segment's file name).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) covers: BTreeMap<String, String>,
 }
 
 /// What a row carries.
@@ -179,6 +184,7 @@ mod tests {
             part: 0,
             model: "m".into(),
             dim: 4,
+            covers: BTreeMap::from([("ab".into(), "00000000000000000001-000000.seg".into())]),
         }
     }
 

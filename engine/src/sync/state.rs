@@ -15,6 +15,9 @@ const DEVICE: &str = "sync_device";
 const CLOCK: &str = "sync_hlc";
 const PUSHED: &str = "sync_pushed";
 const RECEIPTS_PUSHED: &str = "sync_receipts_pushed";
+const LAST_SEGMENT: &str = "sync_last_segment";
+/// The prefix of the metadata keys of how far each device was pulled.
+pub(crate) const PULLED_PREFIX: &str = "sync_pulled:";
 
 /// A store's sync state.
 #[derive(Debug, Clone)]
@@ -27,6 +30,8 @@ pub(crate) struct SyncState {
     pub(crate) pushed: u64,
     /// The last erasure receipt pushed.
     pub(crate) receipts_pushed: u64,
+    /// The last segment this device wrote (`segments/…`), if any.
+    pub(crate) last_segment: Option<String>,
 }
 
 /// A clock reading as rows and the store carry it.
@@ -70,7 +75,7 @@ pub(crate) fn parse_segment_name(name: &str) -> Option<(u64, &str)> {
 
 /// The metadata key of how far `device`'s segments were applied here (its last file name).
 pub(crate) fn pulled_key(device: u64) -> String {
-    format!("sync_pulled:{}", hex(device))
+    format!("{PULLED_PREFIX}{}", hex(device))
 }
 
 /// The metadata key marking receipt `n` of this store as an erasure a pull carried out.
@@ -130,6 +135,9 @@ impl SyncState {
             clock: HlcClock::new(device, last),
             pushed: store.meta_u64(PUSHED)?,
             receipts_pushed: store.meta_u64(RECEIPTS_PUSHED)?,
+            last_segment: store
+                .meta(LAST_SEGMENT)?
+                .map(|b| String::from_utf8_lossy(&b).into_owned()),
         })
     }
 
@@ -146,8 +154,16 @@ impl SyncState {
     /// Records how far pushes got in `tx`.
     pub(crate) fn save_cursors(&self, tx: &mut Tx) -> Result<()> {
         tx.set_meta(PUSHED, &self.pushed.to_le_bytes())?;
+        if let Some(name) = &self.last_segment {
+            tx.set_meta(LAST_SEGMENT, name.as_bytes())?;
+        }
         tx.set_meta(RECEIPTS_PUSHED, &self.receipts_pushed.to_le_bytes())
     }
+}
+
+/// The file name part of segment name `name` (`segments/<device>/<file>`).
+pub(crate) fn file_of(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
 }
 
 #[cfg(test)]

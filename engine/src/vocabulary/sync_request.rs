@@ -21,6 +21,10 @@ pub struct SyncRequest {
     /// 3600): a remote that stalls fails the sync, and the next sync completes it.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// After the sync, compact the remote: write a snapshot of this store, then delete the
+    /// segments every device has applied (docs/sync.md).
+    #[serde(default)]
+    pub compact: bool,
 }
 
 impl SyncRequest {
@@ -30,6 +34,7 @@ impl SyncRequest {
             remote: remote.into(),
             endpoint: None,
             timeout_secs: None,
+            compact: false,
         }
     }
 
@@ -103,4 +108,8 @@ pub struct Synced {
     pub refused: Vec<String>,
     /// Pulled memories embedded again because their device used another model.
     pub reembedded: usize,
+    /// With `compact`: segments deleted from the remote.
+    pub deleted_segments: usize,
+    /// With `compact`: the bytes of the snapshot written.
+    pub snapshot_bytes: u64,
 }

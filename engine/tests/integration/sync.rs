@@ -410,6 +410,112 @@ fn a_bad_remote_is_a_typed_error() {
     }
 }
 
+#[test]
+fn a_compaction_deletes_what_every_device_applied_and_a_new_device_starts_from_its_snapshot() {
+    let root = tempfile::tempdir().unwrap();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0, 0]);
+    let (a, b, late) = (&d[0], &d[1], &d[2]);
+    for round in 0..3 {
+        for x in [a, b] {
+            x.memory
+                .remember(
+                    NewMemory::new(format!("round {round} note zq{round:06}x"))
+                        .scope(Scope::user("ana")),
+                )
+                .unwrap();
+            x.memory
+                .remember(
+                    NewMemory::new(format!(
+                        "round {round} note of {}",
+                        x.memory
+                            .advanced()
+                            .scan(&MemoryFilter::new(), usize::MAX)
+                            .unwrap()
+                            .len()
+                    ))
+                    .scope(Scope::user("bo")),
+                )
+                .unwrap();
+            sync(x, &remote);
+        }
+    }
+    sync(a, &remote);
+    sync(b, &remote);
+    let segments = |dir: &Path| {
+        files(dir)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "seg"))
+            .count()
+    };
+    let before = segments(&bucket);
+    // The third device registered but never told how far it got: nothing may go.
+    late.memory.transfer().sync(&remote).unwrap();
+    std::fs::remove_file(bucket.join("heads").join(sync(late, &remote).device)).unwrap();
+    let mut compact = remote.clone();
+    compact.compact = true;
+    let kept = a.memory.transfer().sync(&compact).unwrap();
+    assert_eq!(kept.deleted_segments, 0, "{kept:?}");
+    assert!(kept.snapshot_bytes > 0);
+    // Once it has: everything every device applied goes.
+    sync(late, &remote);
+    sync(b, &remote);
+    let r = a.memory.transfer().sync(&compact).unwrap();
+    assert!(
+        r.deleted_segments >= before - 2,
+        "{r:?}, {before} segments before"
+    );
+    assert!(
+        segments(&bucket) <= 2,
+        "{} segments left",
+        segments(&bucket)
+    );
+    // A device that never synced starts from the snapshot and holds what the others hold.
+    let key = root.path().join("new.key");
+    let ring = Encryption::key_file(root.path().join("d0.key"))
+        .export_ring("p")
+        .unwrap();
+    Encryption::key_file(&key).import_ring(&ring, "p").unwrap();
+    let clock = Clock::manual(START);
+    let new = Memory::open(root.path().join("new"), options(&key, &clock)).unwrap();
+    let got = new.transfer().sync(&remote).unwrap();
+    assert!(got.pulled >= 12, "{got:?}");
+    for x in [a, b] {
+        sync(x, &remote);
+    }
+    sync(&Device { memory: new, clock }, &remote);
+    let views: Vec<_> = d.iter().map(|x| view(&x.memory)).collect();
+    assert_eq!(views[0], views[1]);
+    assert_eq!(views[0], views[2]);
+    let new = Memory::open(
+        root.path().join("new"),
+        options(&key, &Clock::manual(START)),
+    )
+    .unwrap();
+    assert_eq!(
+        view(&new),
+        views[0],
+        "the device that started from the snapshot"
+    );
+    // The erased user's rows leave the remote with the next compaction, once every device
+    // (the new one too) applied the erasure.
+    a.memory.scoped(&Scope::user("ana")).erase().unwrap();
+    let new = Device {
+        memory: new,
+        clock: Clock::manual(START),
+    };
+    for x in [a, b, late, &new, a, b, late, &new] {
+        sync(x, &remote);
+    }
+    let r = a.memory.transfer().sync(&compact).unwrap();
+    assert!(r.deleted_segments > 0, "{r:?}");
+    let runs = vector_runs((0..3).map(|r| format!("round {r} note zq{r:06}x")));
+    for f in files(&bucket) {
+        assert_sealed(&f, &std::fs::read(&f).unwrap(), &runs);
+    }
+}
+
 fn newest_segment(bucket: &Path) -> PathBuf {
     let mut segs: Vec<PathBuf> = files(bucket)
         .into_iter()

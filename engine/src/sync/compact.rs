@@ -1,0 +1,277 @@
+//! The remote's compaction (`sync --compact`): a snapshot of this device's whole state, then
+//! every segment that every device has applied (and every snapshot covers) is deleted.
+//!
+//! Each device writes its head (`heads/<device>`, signed: how far it applied each device's
+//! segments) at the end of every sync. A compaction writes a snapshot
+//! (`snapshots/<stamp>/<part>.snap`, then its manifest, `snapshots/<stamp>/manifest`, which
+//! says how far it covers each device), reads the heads of every registered device and the
+//! manifests of every snapshot, and deletes a device's segment only when every other device's
+//! head and every snapshot cover it. A device registered but silent (no head yet) keeps every
+//! segment. A device that never pulled starts from the latest complete snapshot. An erased
+//! user's rows go with the segments that held them (and were unreadable before: their key is
+//! gone); a snapshot holds only what is live.
+
+use std::collections::BTreeMap;
+
+use super::payload::{Gid, Payload};
+use super::remote::Remote;
+use super::segment::{self, Header, Row, RowKind, SEGMENT_TARGET};
+use super::state::{self, SyncState};
+use crate::crypt::ring::Label;
+use crate::crypt::seal::{Sealer, Table};
+use crate::error::Result;
+use crate::memory::Memory;
+
+/// A snapshot read back: how far it covers each device, its parts, its size.
+pub(crate) struct Snapshot {
+    pub(crate) covers: Vec<(u64, String)>,
+    pub(crate) parts: Vec<(Header, Vec<Row>)>,
+    pub(crate) bytes: u64,
+}
+
+/// What a compaction did.
+#[derive(Debug, Default)]
+pub(super) struct Compacted {
+    pub(super) deleted: usize,
+    pub(super) snapshot_bytes: u64,
+}
+
+fn covers_of(h: &Header) -> BTreeMap<u64, String> {
+    h.covers
+        .iter()
+        .filter_map(|(d, f)| u64::from_str_radix(d, 16).ok().map(|d| (d, f.clone())))
+        .collect()
+}
+
+/// The latest complete snapshot (its manifest written, every part signed), if any.
+pub(crate) fn latest_snapshot(
+    remote: &Remote,
+    seed: &[u8; 32],
+) -> Result<Option<(String, Snapshot)>> {
+    let listed = remote.list("snapshots")?;
+    let mut stamps: Vec<&str> = listed
+        .iter()
+        .filter_map(|l| l.name.strip_prefix("snapshots/")?.strip_suffix("/manifest"))
+        .collect();
+    stamps.sort_unstable();
+    'stamps: for stamp in stamps.into_iter().rev() {
+        let manifest = format!("snapshots/{stamp}/manifest");
+        let Some(m) = listed.iter().find(|l| l.name == manifest) else {
+            continue;
+        };
+        let Ok((head, _)) = segment::decode(&remote.get(&m.name, m.size)?, seed) else {
+            continue;
+        };
+        let mut snapshot = Snapshot {
+            covers: covers_of(&head).into_iter().collect(),
+            parts: Vec::new(),
+            bytes: m.size,
+        };
+        let prefix = format!("snapshots/{stamp}/");
+        let mut parts: Vec<_> = listed
+            .iter()
+            .filter(|l| l.name.starts_with(&prefix) && l.name.ends_with(".snap"))
+            .collect();
+        parts.sort_by(|a, b| a.name.cmp(&b.name));
+        if parts.len() as u64 != head.through {
+            continue; // a part missing
+        }
+        for p in parts {
+            match segment::decode(&remote.get(&p.name, p.size)?, seed) {
+                Ok(part) => {
+                    snapshot.bytes += p.size;
+                    snapshot.parts.push(part);
+                }
+                Err(_) => continue 'stamps,
+            }
+        }
+        return Ok(Some((manifest, snapshot)));
+    }
+    Ok(None)
+}
+
+impl Memory {
+    /// How far this store applied each device's segments, its own included.
+    fn cursors(&self, st: &SyncState) -> Result<BTreeMap<String, String>> {
+        let mut covers: BTreeMap<String, String> = self
+            .store()
+            .meta_with_prefix(state::PULLED_PREFIX)?
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    k[state::PULLED_PREFIX.len()..].to_string(),
+                    String::from_utf8_lossy(&v).into_owned(),
+                )
+            })
+            .collect();
+        if let Some(last) = &st.last_segment {
+            covers.insert(state::hex(st.device), state::file_of(last).to_string());
+        }
+        Ok(covers)
+    }
+
+    fn signed_header(
+        &self,
+        st: &SyncState,
+        through: u64,
+        covers: BTreeMap<String, String>,
+    ) -> Header {
+        Header {
+            device: state::hex(st.device),
+            through,
+            part: 0,
+            model: self.fingerprint().to_string(),
+            dim: self.embedder().dim(),
+            covers,
+        }
+    }
+
+    /// Writes this device's head: how far it applied each device's segments.
+    pub(super) fn write_head(
+        &self,
+        remote: &Remote,
+        sealer: &Sealer,
+        st: &SyncState,
+    ) -> Result<()> {
+        let header = self.signed_header(st, st.pushed, self.cursors(st)?);
+        let bytes = segment::encode(&header, &[], &sealer.signing_seed()?);
+        remote.put(&format!("heads/{}", state::hex(st.device)), bytes)
+    }
+
+    /// Writes a snapshot of this store's state, then deletes what every device and every
+    /// snapshot has passed (see the module's doc).
+    pub(super) fn compact_remote(
+        &self,
+        remote: &Remote,
+        sealer: &Sealer,
+        st: &SyncState,
+    ) -> Result<Compacted> {
+        let store = self.store();
+        let seed = sealer.signing_seed()?;
+        let entries = store.sync_entries()?;
+        let gid_of: BTreeMap<u64, Gid> = entries
+            .iter()
+            .filter(|(_, e)| e.local != 0)
+            .map(|(g, e)| (e.local, *g))
+            .collect();
+        let mut rows: Vec<Row> = Vec::new();
+        for (gid, e) in &entries {
+            let payload = if e.tomb {
+                Payload::Forgotten {
+                    gid: *gid,
+                    at: e.meta,
+                }
+            } else {
+                let Some(item) = store.item(e.local)? else {
+                    continue;
+                };
+                let Some((_, vector)) = store.vectors(&[e.local])?.pop() else {
+                    continue;
+                };
+                let label = Label::of_user(item.user.as_deref());
+                let p = Payload::Version {
+                    gid: *gid,
+                    supersedes: item
+                        .supersedes
+                        .map(|l| gid_of.get(&l).copied().unwrap_or((st.device, l))),
+                    made: e.made,
+                    meta: e.meta,
+                    item: item.encode(),
+                    vector: crate::store::encode_vector(&vector),
+                };
+                rows.push((
+                    RowKind::Version,
+                    sealer.seal(Table::Sync, state::ROW_RID, label, &p.encode())?,
+                ));
+                continue;
+            };
+            rows.push((
+                RowKind::Forgotten,
+                sealer.seal(
+                    Table::Sync,
+                    state::ROW_RID,
+                    Label::of_user(None),
+                    &payload.encode(),
+                )?,
+            ));
+        }
+        let covers = self.cursors(st)?;
+        let stamp = format!("{:020}-{}", self.inner.now().max(0), state::hex(st.device));
+        let mut out = Compacted::default();
+        let mut part = 0u64;
+        let mut start = 0;
+        while start < rows.len() {
+            let mut end = start;
+            let mut size = 0;
+            while end < rows.len() && (end == start || size + rows[end].1.len() <= SEGMENT_TARGET) {
+                size += rows[end].1.len();
+                end += 1;
+            }
+            let mut header = self.signed_header(st, st.pushed, BTreeMap::new());
+            header.part = part as u32;
+            let bytes = segment::encode(&header, &rows[start..end], &seed);
+            out.snapshot_bytes += bytes.len() as u64;
+            remote.put(&format!("snapshots/{stamp}/{part:06}.snap"), bytes)?;
+            part += 1;
+            start = end;
+        }
+        // The manifest last: a snapshot without one is not complete. Its `through` counts the
+        // parts.
+        let manifest = segment::encode(&self.signed_header(st, part, covers), &[], &seed);
+        out.snapshot_bytes += manifest.len() as u64;
+        remote.put(&format!("snapshots/{stamp}/manifest"), manifest)?;
+        // What every other device's head and every snapshot cover, per device.
+        let devices: Vec<u64> = remote
+            .list("devices")?
+            .iter()
+            .filter_map(|l| u64::from_str_radix(state::file_of(&l.name), 16).ok())
+            .collect();
+        let mut views: Vec<(Option<u64>, BTreeMap<u64, String>)> = Vec::new();
+        let heads = remote.list("heads")?;
+        for d in &devices {
+            let name = format!("heads/{}", state::hex(*d));
+            let covers = match heads.iter().find(|l| l.name == name) {
+                Some(l) => match segment::decode(&remote.get(&l.name, l.size)?, &seed) {
+                    Ok((h, _)) if h.device == state::hex(*d) => covers_of(&h),
+                    _ => BTreeMap::new(),
+                },
+                None => BTreeMap::new(), // silent so far: it keeps everything
+            };
+            views.push((Some(*d), covers));
+        }
+        let listed = remote.list("snapshots")?;
+        for l in listed.iter().filter(|l| l.name.ends_with("/manifest")) {
+            if let Ok((h, _)) = segment::decode(&remote.get(&l.name, l.size)?, &seed) {
+                views.push((None, covers_of(&h)));
+            }
+        }
+        for l in remote.list("segments")? {
+            let Some((d, file)) = state::parse_segment_name(&l.name) else {
+                continue;
+            };
+            let passed = views
+                .iter()
+                .filter(|(who, _)| *who != Some(d))
+                .all(|(_, c)| c.get(&d).is_some_and(|f| file <= f.as_str()));
+            if passed {
+                remote.delete(&l.name)?;
+                out.deleted += 1;
+            }
+        }
+        // This device's older snapshots.
+        let mine = format!("-{}", state::hex(st.device));
+        for l in &listed {
+            let Some(s) = l
+                .name
+                .strip_prefix("snapshots/")
+                .and_then(|r| r.split('/').next())
+            else {
+                continue;
+            };
+            if s.ends_with(&mine) && s < stamp.as_str() {
+                remote.delete(&l.name)?;
+            }
+        }
+        Ok(out)
+    }
+}
