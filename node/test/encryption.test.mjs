@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 import { Memory, freshDir } from './helpers.mjs'
-import { InvalidArgumentError, StoreKeyError } from 'memloop'
+import { InvalidInputError, StoreKeyError } from 'memloop'
 
 test('an encrypted store needs its key file, and erasing a user signs a receipt', async () => {
   const dir = freshDir()
@@ -55,9 +55,9 @@ test('two devices sync through a shared folder', async () => {
   assert.deepEqual(pulled.refused, [])
   const hits = await b.recall('locker', { user: 'ana' })
   assert.equal(hits[0].item.text, "Ana's locker code is 7731")
-  await assert.rejects(b.sync('ftp://example.invalid/x'), InvalidArgumentError)
+  await assert.rejects(b.sync('ftp://example.invalid/x'), InvalidInputError)
   await b.close()
   const plain = await Memory.open(join(root, 'plain'), { hashingEmbedder: 64 })
-  await assert.rejects(plain.sync(remote), InvalidArgumentError)
+  await assert.rejects(plain.sync(remote), InvalidInputError)
   await plain.close()
 })
