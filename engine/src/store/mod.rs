@@ -57,7 +57,7 @@ pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
 
 /// Every table's name, in the order of the definitions below (a store missing one gets it on
 /// open).
-const TABLES: [&str; 13] = [
+const TABLES: [&str; 14] = [
     "items",
     "vectors",
     "catalog",
@@ -71,6 +71,7 @@ const TABLES: [&str; 13] = [
     "receipts",
     "sync_gids",
     "sync_locals",
+    "sync_counts",
 ];
 pub(crate) const ITEMS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[0]);
 pub(crate) const VECTORS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[1]);
@@ -104,6 +105,10 @@ pub(crate) const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new(TA
 pub(crate) const SYNC_GIDS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new(TABLES[11]);
 /// Sync: a local id → its id on every device, for the memories another device made.
 pub(crate) const SYNC_LOCALS: TableDefinition<u64, (u64, u64)> = TableDefinition::new(TABLES[12]);
+/// Sync: each device's feedback on a version ((device that made it, id there, device that gave
+/// it) → (count, sum of levels)): counters that only their device raises, summed.
+pub(crate) const SYNC_COUNTS: TableDefinition<(u64, u64, u64), (u32, u32)> =
+    TableDefinition::new(TABLES[13]);
 
 /// What a logged change did to an item's vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,6 +221,7 @@ impl Store {
         tx.open_table(RECEIPTS).map_err(db)?;
         tx.open_table(SYNC_GIDS).map_err(db)?;
         tx.open_table(SYNC_LOCALS).map_err(db)?;
+        tx.open_table(SYNC_COUNTS).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(store(database))
     }

@@ -5,7 +5,7 @@
 
 use redb::ReadableTable;
 
-use super::{db, Tx, SYNC_GIDS, SYNC_LOCALS};
+use super::{db, Tx, SYNC_COUNTS, SYNC_GIDS, SYNC_LOCALS};
 use crate::error::Result;
 use crate::item::MemoryId;
 
@@ -75,6 +75,26 @@ impl SyncEntry {
 }
 
 impl super::Store {
+    /// Each device's feedback counters on version `gid`: (device, count, sum of levels).
+    pub(crate) fn sync_counts(&self, gid: (u64, u64)) -> Result<Vec<(u64, u32, u32)>> {
+        let tx = self.read_tx()?;
+        let t = match tx.open_table(SYNC_COUNTS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(db(e)),
+        };
+        let mut out = Vec::new();
+        for entry in t
+            .range((gid.0, gid.1, 0)..=(gid.0, gid.1, u64::MAX))
+            .map_err(db)?
+        {
+            let (k, v) = entry.map_err(db)?;
+            let (count, sum) = v.value();
+            out.push((k.value().2, count, sum));
+        }
+        Ok(out)
+    }
+
     /// Every version sync knows of, by its id on every device (a compaction's snapshot).
     pub(crate) fn sync_entries(&self) -> Result<Vec<((u64, u64), SyncEntry)>> {
         let tx = self.read_tx()?;
@@ -117,6 +137,37 @@ impl Tx {
         let t = self.raw().open_table(SYNC_GIDS).map_err(db)?;
         let v = t.get(gid).map_err(db)?;
         Ok(v.and_then(|v| SyncEntry::decode(v.value())))
+    }
+
+    /// Each device's feedback counters on version `gid`: (device, count, sum of levels).
+    pub(crate) fn sync_counts(&mut self, gid: (u64, u64)) -> Result<Vec<(u64, u32, u32)>> {
+        let t = self.raw().open_table(SYNC_COUNTS).map_err(db)?;
+        let mut out = Vec::new();
+        for entry in t
+            .range((gid.0, gid.1, 0)..=(gid.0, gid.1, u64::MAX))
+            .map_err(db)?
+        {
+            let (k, v) = entry.map_err(db)?;
+            let (count, sum) = v.value();
+            out.push((k.value().2, count, sum));
+        }
+        Ok(out)
+    }
+
+    /// Sets `device`'s feedback counters on version `gid`.
+    pub(crate) fn set_sync_count(
+        &mut self,
+        gid: (u64, u64),
+        device: u64,
+        count: u32,
+        sum: u32,
+    ) -> Result<()> {
+        self.raw()
+            .open_table(SYNC_COUNTS)
+            .map_err(db)?
+            .insert((gid.0, gid.1, device), (count, sum))
+            .map_err(db)?;
+        Ok(())
     }
 
     /// The id on every device of local memory `id`, when another device made it (or this

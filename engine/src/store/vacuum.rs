@@ -13,7 +13,7 @@ use redb::{Key, ReadableDatabase, ReadableTable, TableDefinition, Value};
 
 use super::{
     db, Store, CATALOG, CHANGES, FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, RECEIPTS, SUBJECTS,
-    SUBJECT_STATE, SYNC_GIDS, SYNC_LOCALS, VECTORS,
+    SUBJECT_STATE, SYNC_COUNTS, SYNC_GIDS, SYNC_LOCALS, VECTORS,
 };
 use crate::error::{Error, Result};
 
@@ -86,6 +86,7 @@ impl Store {
             copy(&from, &to, RECEIPTS)?;
             copy(&from, &to, SYNC_GIDS)?;
             copy(&from, &to, SYNC_LOCALS)?;
+            copy(&from, &to, SYNC_COUNTS)?;
             to.commit().map_err(db)?;
         }
         // The old database closes before the rename (Windows refuses to rename over an open

@@ -27,6 +27,8 @@ pub(crate) enum Payload {
         item: Vec<u8>,
         /// Its vector, little-endian f32s.
         vector: Vec<u8>,
+        /// The feedback on it: each device's counters, and the latest level.
+        feedback: Option<Feedback>,
     },
     /// A version forgotten: a tombstone.
     Forgotten {
@@ -44,6 +46,16 @@ pub(crate) enum Payload {
         /// The receipt's number in the pushing store (an erasure is carried out once).
         receipt: u64,
     },
+}
+
+/// Feedback on a version as it travels: counters that only their own device raises (a
+/// device's count and sum of levels), so two devices' feedback adds up.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub(crate) struct Feedback {
+    /// (device, count, sum of levels).
+    pub(crate) counts: Vec<(u64, u32, u32)>,
+    /// The latest level given (last writer wins, with the metadata).
+    pub(crate) last: u8,
 }
 
 impl Payload {
@@ -64,9 +76,10 @@ impl Payload {
 }
 
 /// A hash of what sync carries of `item`: its text and the metadata devices share (not its
-/// access times, counters or decay state, which each device keeps for itself).
-pub(crate) fn carried(item: &crate::item::MemoryItem) -> u64 {
+/// access times or decay state, which each device keeps for itself), and its feedback.
+pub(crate) fn carried(item: &crate::item::MemoryItem, feedback: Option<&str>) -> u64 {
     let shared = serde_json::json!([
+        feedback,
         item.text,
         item.kind,
         item.concise,

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use memloop_index::UnitVector;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::payload::{Clock, Gid, Payload};
+use super::payload::{Clock, Feedback, Gid, Payload};
 use super::remote::Remote;
 use super::segment::{self, RowKind};
 use super::state::{self, SyncState};
@@ -33,6 +33,7 @@ enum Act {
         meta: Clock,
         item: Box<MemoryItem>,
         vector: Option<UnitVector>,
+        feedback: Option<Feedback>,
     },
     Forgotten {
         gid: Gid,
@@ -188,6 +189,7 @@ impl Memory {
                 tx,
                 store: &inner.store,
                 staged: FxHashMap::default(),
+                feedback: FxHashMap::default(),
                 gone: FxHashSet::default(),
                 device,
             };
@@ -200,12 +202,21 @@ impl Memory {
                         meta,
                         item,
                         vector,
+                        feedback,
                     } => {
                         clock.observe(state::hlc(made), now);
                         clock.observe(state::hlc(meta), now);
                         let vector = vector
                             .ok_or_else(|| inner.store.corrupt("a pulled memory has no vector"))?;
-                        w.version(gid, supersedes, made, meta, *item, vector, applied)?;
+                        w.version(
+                            gid,
+                            supersedes,
+                            (made, meta),
+                            *item,
+                            vector,
+                            feedback,
+                            applied,
+                        )?;
                     }
                     Act::Forgotten { gid, at } => {
                         clock.observe(state::hlc(at), now);
@@ -271,6 +282,7 @@ impl Memory {
                         meta,
                         item,
                         vector,
+                        feedback,
                     },
                 ) => {
                     let item = MemoryItem::decode(&item)
@@ -295,6 +307,7 @@ impl Memory {
                         meta,
                         item: Box::new(item),
                         vector,
+                        feedback,
                     });
                 }
                 (RowKind::Forgotten, Payload::Forgotten { gid, at }) => {
@@ -330,6 +343,8 @@ struct Writer<'a> {
     tx: &'a mut Tx,
     store: &'a crate::store::Store,
     staged: FxHashMap<MemoryId, MemoryItem>,
+    /// Feedback records written so far (JSON), by local id.
+    feedback: FxHashMap<MemoryId, Vec<u8>>,
     gone: FxHashSet<MemoryId>,
     device: u64,
 }
@@ -360,6 +375,72 @@ impl Writer<'_> {
         })
     }
 
+    /// The feedback record of local memory `id` (JSON), as this transaction left it.
+    fn feedback_of(&self, id: MemoryId) -> Result<Option<Vec<u8>>> {
+        match self.feedback.get(&id) {
+            Some(j) => Ok(Some(j.clone())),
+            None => self.store.side(crate::store::FEEDBACK, id),
+        }
+    }
+
+    /// What sync carries of `item`, its feedback record included.
+    fn carried(&self, item: &MemoryItem) -> Result<u64> {
+        let fb = self.feedback_of(item.id)?;
+        let fb = fb
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        Ok(super::payload::carried(item, fb.as_deref()))
+    }
+
+    /// Takes in the feedback counters of version `gid` (held here as `local`): each device's
+    /// counters by their maximum, the record's count and sum their totals, its latest level
+    /// the row's when `newer`.
+    fn merge_feedback(
+        &mut self,
+        gid: Gid,
+        local: MemoryId,
+        fb: &Feedback,
+        newer: bool,
+    ) -> Result<()> {
+        let known = self.tx.sync_counts(gid)?;
+        for &(device, count, sum) in &fb.counts {
+            let had = known
+                .iter()
+                .find(|k| k.0 == device)
+                .map_or((0, 0), |k| (k.1, k.2));
+            if (count, sum) > had {
+                self.tx.set_sync_count(gid, device, count, sum)?;
+            }
+        }
+        let all = self.tx.sync_counts(gid)?;
+        let mut state: crate::vocabulary::FeedbackState = match self.feedback_of(local)? {
+            Some(j) => serde_json::from_slice(&j)
+                .map_err(|e| self.store.corrupt(format!("feedback record: {e}")))?,
+            None => Default::default(),
+        };
+        let (count, sum) = all.iter().fold((0u32, 0u32), |(c, s), k| {
+            (c.saturating_add(k.1), s.saturating_add(k.2))
+        });
+        let before = (state.count, state.sum, state.last);
+        state.count = count;
+        state.sum = sum;
+        if newer || state.last == 0 {
+            state.last = fb.last;
+        }
+        if before == (state.count, state.sum, state.last) {
+            return Ok(());
+        }
+        let json = serde_json::to_vec(&state).expect("feedback always serialises");
+        self.tx.put_side(crate::store::FEEDBACK, local, &json)?;
+        self.feedback.insert(local, json);
+        if let Some(item) = self.get(local)? {
+            let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
+            e.carried = self.carried(&item)?;
+            self.tx.set_sync_entry(gid, &e)?;
+        }
+        Ok(())
+    }
+
     /// Writes `item` (a pull's doing: a push does not send it back).
     fn put(
         &mut self,
@@ -372,7 +453,7 @@ impl Writer<'_> {
         let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
         e.local = item.id;
         e.echo_seq = self.tx.seq_after();
-        e.carried = super::payload::carried(&item);
+        e.carried = self.carried(&item)?;
         self.tx.set_sync_entry(gid, &e)?;
         applied.items.push(item.clone());
         self.staged.insert(item.id, item);
@@ -384,10 +465,10 @@ impl Writer<'_> {
         &mut self,
         gid: Gid,
         supersedes: Option<Gid>,
-        made: Clock,
-        meta: Clock,
+        (made, meta): (Clock, Clock),
         mut item: MemoryItem,
         vector: UnitVector,
+        feedback: Option<Feedback>,
         applied: &mut crate::memory::Applied,
     ) -> Result<()> {
         if let Some(e) = self.tx.sync_entry(gid)? {
@@ -395,8 +476,9 @@ impl Writer<'_> {
                 return Ok(()); // forgotten: a tombstone beats every copy
             }
             if e.local != 0 {
-                // Held already: its metadata, last writer wins.
-                if meta > e.meta {
+                // Held already: its metadata, last writer wins; its feedback counters join.
+                let newer = meta > e.meta;
+                if newer {
                     if let Some(mut local) = self.get(e.local)? {
                         crate::transfer::take_metadata(&mut local, &item);
                         local.valid_until = item.valid_until;
@@ -405,6 +487,9 @@ impl Writer<'_> {
                         e.meta = meta;
                         self.tx.set_sync_entry(gid, &e)?;
                     }
+                }
+                if let (Some(fb), Some(_)) = (&feedback, self.get(e.local)?) {
+                    self.merge_feedback(gid, e.local, fb, newer)?;
                 }
                 return Ok(());
             }
@@ -476,12 +561,15 @@ impl Writer<'_> {
             meta,
             echo_seq: self.tx.seq_after(),
             tomb: false,
-            carried: super::payload::carried(&item),
+            carried: super::payload::carried(&item, None),
         };
         self.tx.set_sync_entry(gid, &e)?;
         applied.inserted.push((id, vector));
         applied.items.push(item.clone());
         self.staged.insert(id, item);
+        if let Some(fb) = &feedback {
+            self.merge_feedback(gid, id, fb, true)?;
+        }
         Ok(())
     }
 

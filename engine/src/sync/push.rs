@@ -7,7 +7,7 @@
 //!    changes writes again;
 //! 3. one transaction records how far the push got.
 
-use super::payload::{Gid, Payload};
+use super::payload::{Feedback, Gid, Payload};
 use super::remote::Remote;
 use super::segment::{self, Header, RowKind, SEGMENT_TARGET};
 use super::state::{self, SyncState};
@@ -53,11 +53,14 @@ impl Memory {
             for change in &changes.rows {
                 match change {
                     Change::Upsert {
-                        seq, item, vector, ..
+                        seq,
+                        item,
+                        vector,
+                        feedback,
                     } => {
                         let gid = tx.sync_gid_of(item.id)?.unwrap_or((device, item.id));
                         let mut entry = tx.sync_entry(gid)?.unwrap_or_default();
-                        let carried = super::payload::carried(item);
+                        let carried = super::payload::carried(item, feedback.as_deref());
                         if entry.tomb
                             || (*seq != 0 && entry.echo_seq == *seq)
                             || (entry.local != 0 && entry.carried == carried)
@@ -85,6 +88,10 @@ impl Memory {
                             meta: entry.meta,
                             item: item.encode(),
                             vector: crate::store::encode_vector(vector),
+                            feedback: match feedback {
+                                Some(json) => Some(own_counts(store, tx, gid, device, json)?),
+                                None => None,
+                            },
                         };
                         rows.push((
                             RowKind::Version,
@@ -176,6 +183,31 @@ impl Memory {
         })?;
         Ok(pushed)
     }
+}
+
+/// The feedback on version `gid` as it travels: this device's counters (what the store counts
+/// beyond the other devices' known counters) beside theirs.
+fn own_counts(
+    store: &crate::store::Store,
+    tx: &mut crate::store::Tx,
+    gid: Gid,
+    device: u64,
+    json: &str,
+) -> Result<Feedback> {
+    let state: crate::vocabulary::FeedbackState =
+        serde_json::from_str(json).map_err(|e| store.corrupt(format!("feedback record: {e}")))?;
+    let mut counts = tx.sync_counts(gid)?;
+    counts.retain(|(d, _, _)| *d != device);
+    let (c, s) = counts.iter().fold((0u32, 0u32), |(c, s), (_, dc, ds)| {
+        (c.saturating_add(*dc), s.saturating_add(*ds))
+    });
+    let own = (state.count.saturating_sub(c), state.sum.saturating_sub(s));
+    tx.set_sync_count(gid, device, own.0, own.1)?;
+    counts.push((device, own.0, own.1));
+    Ok(Feedback {
+        counts,
+        last: state.last,
+    })
 }
 
 /// The id on every device of local version `id`.

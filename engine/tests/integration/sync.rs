@@ -160,6 +160,11 @@ fn three_devices_converge_with_clocks_an_hour_apart() {
             },
         )
         .unwrap();
+    // Two devices' feedback on the same memory adds up.
+    let note5 = "note 5 of the first device about parcel 5";
+    d[0].memory.feedback(id_on(&d[0], note5), 5).unwrap();
+    d[2].memory.feedback(id_on(&d[2], note5), 4).unwrap();
+    d[2].memory.feedback(id_on(&d[2], note5), 3).unwrap();
     let note4 = "note 4 of the first device about parcel 4";
     d[1].memory.forget(id_on(&d[1], note4)).unwrap();
     // Syncs in a scrambled order, some devices more often.
@@ -531,4 +536,36 @@ fn copy_dir(from: &Path, to: &Path) {
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
         std::fs::copy(&f, &dest).unwrap();
     }
+}
+
+#[test]
+fn a_device_with_another_model_embeds_what_it_pulls_again() {
+    let root = tempfile::tempdir().unwrap();
+    let remote = remote_of(&root.path().join("bucket"));
+    let d = devices(root.path(), &[0, 0]);
+    d[0].memory
+        .remember(NewMemory::new("the heron nests by the old mill"))
+        .unwrap();
+    sync(&d[0], &remote);
+    // A third device on the same ring with another model (another fingerprint).
+    let key = root.path().join("other-model.key");
+    let ring = Encryption::key_file(root.path().join("d0.key"))
+        .export_ring("p")
+        .unwrap();
+    Encryption::key_file(&key).import_ring(&ring, "p").unwrap();
+    let other = Memory::open(
+        root.path().join("other-model"),
+        Options {
+            encryption: Some(Encryption::key_file(&key)),
+            clock: Clock::manual(START),
+            ..Options::with_embedder(Arc::new(memloop::HashingEmbedder::new(32)))
+        },
+    )
+    .unwrap();
+    let r = other.transfer().sync(&remote).unwrap();
+    assert_eq!((r.pulled, r.reembedded), (1, 1), "{r:?}");
+    let hits = other
+        .recall(&memloop::Query::new("the heron nests by the old mill").k(1))
+        .unwrap();
+    assert_eq!(hits[0].item.text, "the heron nests by the old mill");
 }
