@@ -162,10 +162,13 @@ impl Remote {
     /// Deletes `name` (nothing there is not an error).
     pub(crate) fn delete(&self, name: &str) -> Result<()> {
         let path = self.path(name);
-        match self.run("delete", name, self.store.delete(&path)) {
-            Err(Error::Io { source, .. }) if source.to_string().contains("not found") => Ok(()),
-            other => other,
-        }
+        let gone = async {
+            match self.store.delete(&path).await {
+                Err(object_store::Error::NotFound { .. }) => Ok(()),
+                other => other,
+            }
+        };
+        self.run("delete", name, gone)
     }
 
     /// The objects under `dir`, by name.
