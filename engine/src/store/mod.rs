@@ -42,7 +42,7 @@ use redb::{
 pub(crate) use changes::Change;
 pub(crate) use files::{decode_vector, encode_vector, open_database, write_atomic};
 pub(crate) use record::CatalogRecord;
-pub(crate) use sync_map::SyncEntry;
+pub(crate) use sync_map::{Counter, SyncEntry};
 pub(crate) use tx::Tx;
 
 use faults::StorageFaults;
@@ -105,9 +105,10 @@ pub(crate) const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new(TA
 pub(crate) const SYNC_GIDS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new(TABLES[11]);
 /// Sync: a local id → its id on every device, for the memories another device made.
 pub(crate) const SYNC_LOCALS: TableDefinition<u64, (u64, u64)> = TableDefinition::new(TABLES[12]);
-/// Sync: each device's feedback on a version ((device that made it, id there, device that gave
-/// it) → (count, sum of levels)): counters that only their device raises, summed.
-pub(crate) const SYNC_COUNTS: TableDefinition<(u64, u64, u64), (u32, u32)> =
+/// Sync: each device's counters on a version ((device that made it, id there, device that
+/// counted) → (feedbacks, sum of their levels, reinforcements)): counters that only their
+/// device raises, summed.
+pub(crate) const SYNC_COUNTS: TableDefinition<(u64, u64, u64), (u32, u32, u32)> =
     TableDefinition::new(TABLES[13]);
 
 /// What a logged change did to an item's vector.

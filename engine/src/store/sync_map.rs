@@ -74,25 +74,51 @@ impl SyncEntry {
     }
 }
 
+/// One device's counters on a version: only that device raises them, and a version's totals
+/// are their sums over the devices.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Counter {
+    /// The device.
+    pub(crate) device: u64,
+    /// Feedbacks it gave.
+    pub(crate) count: u32,
+    /// The sum of their levels.
+    pub(crate) sum: u32,
+    /// Reinforcements it made (a recall serving it, good feedback).
+    pub(crate) reinforced: u32,
+}
+
+/// The counters of version `gid` in `t`.
+fn counters(
+    t: &impl redb::ReadableTable<(u64, u64, u64), (u32, u32, u32)>,
+    gid: (u64, u64),
+) -> Result<Vec<Counter>> {
+    let mut out = Vec::new();
+    for entry in t
+        .range((gid.0, gid.1, 0)..=(gid.0, gid.1, u64::MAX))
+        .map_err(db)?
+    {
+        let (k, v) = entry.map_err(db)?;
+        let (count, sum, reinforced) = v.value();
+        out.push(Counter {
+            device: k.value().2,
+            count,
+            sum,
+            reinforced,
+        });
+    }
+    Ok(out)
+}
+
 impl super::Store {
-    /// Each device's feedback counters on version `gid`: (device, count, sum of levels).
-    pub(crate) fn sync_counts(&self, gid: (u64, u64)) -> Result<Vec<(u64, u32, u32)>> {
+    /// Each device's counters on version `gid`.
+    pub(crate) fn sync_counts(&self, gid: (u64, u64)) -> Result<Vec<Counter>> {
         let tx = self.read_tx()?;
-        let t = match tx.open_table(SYNC_COUNTS) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(db(e)),
-        };
-        let mut out = Vec::new();
-        for entry in t
-            .range((gid.0, gid.1, 0)..=(gid.0, gid.1, u64::MAX))
-            .map_err(db)?
-        {
-            let (k, v) = entry.map_err(db)?;
-            let (count, sum) = v.value();
-            out.push((k.value().2, count, sum));
+        match tx.open_table(SYNC_COUNTS) {
+            Ok(t) => counters(&t, gid),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(Vec::new()),
+            Err(e) => Err(db(e)),
         }
-        Ok(out)
     }
 
     /// Every version sync knows of, by its id on every device (a compaction's snapshot).
@@ -139,33 +165,18 @@ impl Tx {
         Ok(v.and_then(|v| SyncEntry::decode(v.value())))
     }
 
-    /// Each device's feedback counters on version `gid`: (device, count, sum of levels).
-    pub(crate) fn sync_counts(&mut self, gid: (u64, u64)) -> Result<Vec<(u64, u32, u32)>> {
+    /// Each device's counters on version `gid`.
+    pub(crate) fn sync_counts(&mut self, gid: (u64, u64)) -> Result<Vec<Counter>> {
         let t = self.raw().open_table(SYNC_COUNTS).map_err(db)?;
-        let mut out = Vec::new();
-        for entry in t
-            .range((gid.0, gid.1, 0)..=(gid.0, gid.1, u64::MAX))
-            .map_err(db)?
-        {
-            let (k, v) = entry.map_err(db)?;
-            let (count, sum) = v.value();
-            out.push((k.value().2, count, sum));
-        }
-        Ok(out)
+        counters(&t, gid)
     }
 
-    /// Sets `device`'s feedback counters on version `gid`.
-    pub(crate) fn set_sync_count(
-        &mut self,
-        gid: (u64, u64),
-        device: u64,
-        count: u32,
-        sum: u32,
-    ) -> Result<()> {
+    /// Sets `c.device`'s counters on version `gid`.
+    pub(crate) fn set_sync_count(&mut self, gid: (u64, u64), c: &Counter) -> Result<()> {
         self.raw()
             .open_table(SYNC_COUNTS)
             .map_err(db)?
-            .insert((gid.0, gid.1, device), (count, sum))
+            .insert((gid.0, gid.1, c.device), (c.count, c.sum, c.reinforced))
             .map_err(db)?;
         Ok(())
     }

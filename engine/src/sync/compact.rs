@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use super::payload::{Feedback, Gid, Payload};
+use super::payload::{Counters, Gid, Payload};
 use super::remote::Remote;
 use super::segment::{self, Header, Row, RowKind, SEGMENT_TARGET};
 use super::state::{self, SyncState};
@@ -178,17 +178,20 @@ impl Memory {
                     meta: e.meta,
                     item: item.encode(),
                     vector: crate::store::encode_vector(&vector),
-                    feedback: match store.side(crate::store::FEEDBACK, e.local)? {
-                        Some(json) => {
-                            let state: crate::vocabulary::FeedbackState =
-                                serde_json::from_slice(&json)
-                                    .map_err(|e| store.corrupt(format!("feedback record: {e}")))?;
-                            Some(Feedback {
-                                counts: store.sync_counts(*gid)?,
-                                last: state.last,
-                            })
-                        }
-                        None => None,
+                    counters: Counters {
+                        per_device: store
+                            .sync_counts(*gid)?
+                            .iter()
+                            .map(|c| (c.device, c.count, c.sum, c.reinforced))
+                            .collect(),
+                        last: match store.side(crate::store::FEEDBACK, e.local)? {
+                            Some(json) => {
+                                serde_json::from_slice::<crate::vocabulary::FeedbackState>(&json)
+                                    .map_err(|e| store.corrupt(format!("feedback record: {e}")))?
+                                    .last
+                            }
+                            None => 0,
+                        },
                     },
                 };
                 rows.push((

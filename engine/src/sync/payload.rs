@@ -27,8 +27,8 @@ pub(crate) enum Payload {
         item: Vec<u8>,
         /// Its vector, little-endian f32s.
         vector: Vec<u8>,
-        /// The feedback on it: each device's counters, and the latest level.
-        feedback: Option<Feedback>,
+        /// Its counters: each device's feedback and reinforcements, and the latest level.
+        counters: Counters,
     },
     /// A version forgotten: a tombstone.
     Forgotten {
@@ -48,13 +48,13 @@ pub(crate) enum Payload {
     },
 }
 
-/// Feedback on a version as it travels: counters that only their own device raises (a
-/// device's count and sum of levels), so two devices' feedback adds up.
-#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
-pub(crate) struct Feedback {
-    /// (device, count, sum of levels).
-    pub(crate) counts: Vec<(u64, u32, u32)>,
-    /// The latest level given (last writer wins, with the metadata).
+/// A version's counters as they travel: each device's, raised only by that device (its
+/// feedbacks, their levels' sum, its reinforcements), so two devices' feedback and use add up.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Encode, Decode)]
+pub(crate) struct Counters {
+    /// (device, feedbacks, sum of levels, reinforcements).
+    pub(crate) per_device: Vec<(u64, u32, u32, u32)>,
+    /// The latest feedback level (last writer wins, with the metadata); 0 for none.
     pub(crate) last: u8,
 }
 
@@ -76,10 +76,12 @@ impl Payload {
 }
 
 /// A hash of what sync carries of `item`: its text and the metadata devices share (not its
-/// access times or decay state, which each device keeps for itself), and its feedback.
+/// access times or decay state, which each device keeps for itself), its feedback and how often
+/// it was reinforced.
 pub(crate) fn carried(item: &crate::item::MemoryItem, feedback: Option<&str>) -> u64 {
     let shared = serde_json::json!([
         feedback,
+        item.reinforced,
         item.text,
         item.kind,
         item.concise,

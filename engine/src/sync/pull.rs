@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use memloop_index::UnitVector;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::payload::{Clock, Feedback, Gid, Payload};
+use super::payload::{Clock, Counters, Gid, Payload};
 use super::remote::Remote;
 use super::segment::{self, RowKind};
 use super::state::{self, SyncState};
@@ -18,7 +18,7 @@ use crate::crypt::KeyError;
 use crate::error::{Error, Result};
 use crate::item::{scope_covers, MemoryId, MemoryItem, Scope};
 use crate::memory::Memory;
-use crate::store::{SyncEntry, Tx};
+use crate::store::{Counter, SyncEntry, Tx};
 use crate::vocabulary::Synced;
 
 /// Texts embedded per call when a device used another model.
@@ -33,7 +33,7 @@ enum Act {
         meta: Clock,
         item: Box<MemoryItem>,
         vector: Option<UnitVector>,
-        feedback: Option<Feedback>,
+        counters: Counters,
     },
     Forgotten {
         gid: Gid,
@@ -192,6 +192,8 @@ impl Memory {
                 feedback: FxHashMap::default(),
                 gone: FxHashSet::default(),
                 device,
+                policy: &inner.options.forgetting,
+                now,
             };
             for act in acts {
                 match act {
@@ -202,7 +204,7 @@ impl Memory {
                         meta,
                         item,
                         vector,
-                        feedback,
+                        counters,
                     } => {
                         clock.observe(state::hlc(made), now);
                         clock.observe(state::hlc(meta), now);
@@ -214,7 +216,7 @@ impl Memory {
                             (made, meta),
                             *item,
                             vector,
-                            feedback,
+                            counters,
                             applied,
                         )?;
                     }
@@ -282,7 +284,7 @@ impl Memory {
                         meta,
                         item,
                         vector,
-                        feedback,
+                        counters,
                     },
                 ) => {
                     let item = MemoryItem::decode(&item)
@@ -307,7 +309,7 @@ impl Memory {
                         meta,
                         item: Box::new(item),
                         vector,
-                        feedback,
+                        counters,
                     });
                 }
                 (RowKind::Forgotten, Payload::Forgotten { gid, at }) => {
@@ -346,6 +348,9 @@ struct Writer<'a> {
     /// Feedback records written so far (JSON), by local id.
     feedback: FxHashMap<MemoryId, Vec<u8>>,
     gone: FxHashSet<MemoryId>,
+    /// This store's forgetting policy, which applies other devices' reinforcements.
+    policy: &'a crate::decay::ForgetPolicy,
+    now: crate::clock::Timestamp,
     device: u64,
 }
 
@@ -392,48 +397,75 @@ impl Writer<'_> {
         Ok(super::payload::carried(item, fb.as_deref()))
     }
 
-    /// Takes in the feedback counters of version `gid` (held here as `local`): each device's
-    /// counters by their maximum, the record's count and sum their totals, its latest level
-    /// the row's when `newer`.
-    fn merge_feedback(
+    /// Takes in the counters of version `gid` (held here as `local`): each device's by their
+    /// maxima (each only ever grows), then the feedback record's count and sum become their
+    /// totals (its latest level the row's when `newer`), and the reinforcements other devices
+    /// made that this one has not taken in yet are applied by this store's forgetting policy.
+    fn merge_counters(
         &mut self,
         gid: Gid,
         local: MemoryId,
-        fb: &Feedback,
+        counters: &Counters,
         newer: bool,
+        applied: &mut crate::memory::Applied,
     ) -> Result<()> {
         let known = self.tx.sync_counts(gid)?;
-        for &(device, count, sum) in &fb.counts {
+        for &(device, count, sum, reinforced) in &counters.per_device {
             let had = known
                 .iter()
-                .find(|k| k.0 == device)
-                .map_or((0, 0), |k| (k.1, k.2));
-            if (count, sum) > had {
-                self.tx.set_sync_count(gid, device, count, sum)?;
+                .find(|k| k.device == device)
+                .copied()
+                .unwrap_or_default();
+            let joined = Counter {
+                device,
+                count: had.count.max(count),
+                sum: had.sum.max(sum),
+                reinforced: had.reinforced.max(reinforced),
+            };
+            if joined != had {
+                self.tx.set_sync_count(gid, &joined)?;
             }
         }
-        let all = self.tx.sync_counts(gid)?;
-        let mut state: crate::vocabulary::FeedbackState = match self.feedback_of(local)? {
-            Some(j) => serde_json::from_slice(&j)
-                .map_err(|e| self.store.corrupt(format!("feedback record: {e}")))?,
-            None => Default::default(),
-        };
-        let (count, sum) = all.iter().fold((0u32, 0u32), |(c, s), k| {
-            (c.saturating_add(k.1), s.saturating_add(k.2))
-        });
-        let before = (state.count, state.sum, state.last);
-        state.count = count;
-        state.sum = sum;
-        if newer || state.last == 0 {
-            state.last = fb.last;
-        }
-        if before == (state.count, state.sum, state.last) {
+        let total = self
+            .tx
+            .sync_counts(gid)?
+            .iter()
+            .fold(Counter::default(), |t, c| Counter {
+                count: t.count.saturating_add(c.count),
+                sum: t.sum.saturating_add(c.sum),
+                reinforced: t.reinforced.saturating_add(c.reinforced),
+                ..t
+            });
+        let Some(mut item) = self.get(local)? else {
             return Ok(());
+        };
+        let mut changed = false;
+        if total.count > 0 {
+            let mut state: crate::vocabulary::FeedbackState = match self.feedback_of(local)? {
+                Some(j) => serde_json::from_slice(&j)
+                    .map_err(|e| self.store.corrupt(format!("feedback record: {e}")))?,
+                None => Default::default(),
+            };
+            let before = (state.count, state.sum, state.last);
+            state.count = total.count;
+            state.sum = total.sum;
+            if newer || state.last == 0 {
+                state.last = counters.last;
+            }
+            if before != (state.count, state.sum, state.last) {
+                let json = serde_json::to_vec(&state).expect("feedback always serialises");
+                self.tx.put_side(crate::store::FEEDBACK, local, &json)?;
+                self.feedback.insert(local, json);
+                changed = true;
+            }
         }
-        let json = serde_json::to_vec(&state).expect("feedback always serialises");
-        self.tx.put_side(crate::store::FEEDBACK, local, &json)?;
-        self.feedback.insert(local, json);
-        if let Some(item) = self.get(local)? {
+        if total.reinforced > item.reinforced {
+            for _ in item.reinforced..total.reinforced {
+                self.policy.reinforce(&mut item, self.now);
+            }
+            return self.put(item, None, applied);
+        }
+        if changed {
             let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
             e.carried = self.carried(&item)?;
             self.tx.set_sync_entry(gid, &e)?;
@@ -468,7 +500,7 @@ impl Writer<'_> {
         (made, meta): (Clock, Clock),
         mut item: MemoryItem,
         vector: UnitVector,
-        feedback: Option<Feedback>,
+        counters: Counters,
         applied: &mut crate::memory::Applied,
     ) -> Result<()> {
         if let Some(e) = self.tx.sync_entry(gid)? {
@@ -488,9 +520,7 @@ impl Writer<'_> {
                         self.tx.set_sync_entry(gid, &e)?;
                     }
                 }
-                if let (Some(fb), Some(_)) = (&feedback, self.get(e.local)?) {
-                    self.merge_feedback(gid, e.local, fb, newer)?;
-                }
+                self.merge_counters(gid, e.local, &counters, newer, applied)?;
                 return Ok(());
             }
         }
@@ -567,9 +597,7 @@ impl Writer<'_> {
         applied.inserted.push((id, vector));
         applied.items.push(item.clone());
         self.staged.insert(id, item);
-        if let Some(fb) = &feedback {
-            self.merge_feedback(gid, id, fb, true)?;
-        }
+        self.merge_counters(gid, id, &counters, true, applied)?;
         Ok(())
     }
 

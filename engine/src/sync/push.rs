@@ -7,7 +7,7 @@
 //!    changes writes again;
 //! 3. one transaction records how far the push got.
 
-use super::payload::{Feedback, Gid, Payload};
+use super::payload::{Counters, Gid, Payload};
 use super::remote::Remote;
 use super::segment::{self, Header, RowKind, SEGMENT_TARGET};
 use super::state::{self, SyncState};
@@ -16,7 +16,7 @@ use crate::crypt::seal::{Sealer, Table};
 use crate::error::Result;
 use crate::item::MemoryId;
 use crate::memory::Memory;
-use crate::store::Change;
+use crate::store::{Change, Counter};
 
 /// What a push did.
 #[derive(Debug, Default)]
@@ -88,10 +88,14 @@ impl Memory {
                             meta: entry.meta,
                             item: item.encode(),
                             vector: crate::store::encode_vector(vector),
-                            feedback: match feedback {
-                                Some(json) => Some(own_counts(store, tx, gid, device, json)?),
-                                None => None,
-                            },
+                            counters: own_counts(
+                                store,
+                                tx,
+                                gid,
+                                device,
+                                item,
+                                feedback.as_deref(),
+                            )?,
                         };
                         rows.push((
                             RowKind::Version,
@@ -185,27 +189,49 @@ impl Memory {
     }
 }
 
-/// The feedback on version `gid` as it travels: this device's counters (what the store counts
-/// beyond the other devices' known counters) beside theirs.
+/// The counters of version `gid` as they travel: this device's (what the store counts beyond
+/// the other devices' known counters: feedbacks, their levels, reinforcements) beside theirs.
 fn own_counts(
     store: &crate::store::Store,
     tx: &mut crate::store::Tx,
     gid: Gid,
     device: u64,
-    json: &str,
-) -> Result<Feedback> {
-    let state: crate::vocabulary::FeedbackState =
-        serde_json::from_str(json).map_err(|e| store.corrupt(format!("feedback record: {e}")))?;
-    let mut counts = tx.sync_counts(gid)?;
-    counts.retain(|(d, _, _)| *d != device);
-    let (c, s) = counts.iter().fold((0u32, 0u32), |(c, s), (_, dc, ds)| {
-        (c.saturating_add(*dc), s.saturating_add(*ds))
+    item: &crate::item::MemoryItem,
+    feedback: Option<&str>,
+) -> Result<Counters> {
+    let state: crate::vocabulary::FeedbackState = match feedback {
+        Some(json) => serde_json::from_str(json)
+            .map_err(|e| store.corrupt(format!("feedback record: {e}")))?,
+        None => Default::default(),
+    };
+    let mut known = tx.sync_counts(gid)?;
+    known.retain(|c| c.device != device);
+    let others = known.iter().fold(Counter::default(), |t, c| Counter {
+        count: t.count.saturating_add(c.count),
+        sum: t.sum.saturating_add(c.sum),
+        reinforced: t.reinforced.saturating_add(c.reinforced),
+        ..t
     });
-    let own = (state.count.saturating_sub(c), state.sum.saturating_sub(s));
-    tx.set_sync_count(gid, device, own.0, own.1)?;
-    counts.push((device, own.0, own.1));
-    Ok(Feedback {
-        counts,
+    let own = Counter {
+        device,
+        count: state.count.saturating_sub(others.count),
+        sum: state.sum.saturating_sub(others.sum),
+        reinforced: item.reinforced.saturating_sub(others.reinforced),
+    };
+    if own
+        != (Counter {
+            device,
+            ..Counter::default()
+        })
+    {
+        tx.set_sync_count(gid, &own)?;
+        known.push(own);
+    }
+    Ok(Counters {
+        per_device: known
+            .iter()
+            .map(|c| (c.device, c.count, c.sum, c.reinforced))
+            .collect(),
         last: state.last,
     })
 }

@@ -209,6 +209,20 @@ fn three_devices_converge_with_clocks_an_hour_apart() {
     assert!(views[0]
         .iter()
         .any(|v| v.0 == note2 && v.2 == vec!["urgent".to_string()]));
+    // Two devices' feedback on one memory adds up, and so do the reinforcements each good
+    // feedback made on its device.
+    for x in &d {
+        let id = id_on(x, note5);
+        let fb = x
+            .memory
+            .scoped(&Scope::default())
+            .feedback_state(id)
+            .unwrap()
+            .expect("feedback travelled");
+        assert_eq!((fb.count, fb.sum), (3, 12), "{fb:?}");
+        let item = x.memory.get(id).unwrap().unwrap();
+        assert_eq!(item.reinforced, 3, "reinforcements of {note5:?}");
+    }
     // A device that saw the other's update orders its own after it, whatever its clock says.
     sync(&d[1], &remote);
     let cur = id_on(&d[1], "parcel 1 went to the post office");
