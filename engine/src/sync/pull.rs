@@ -42,9 +42,12 @@ enum Act {
 }
 
 impl Act {
+    /// Its place in a pull's order: a version by when it was made, so a lineage's versions
+    /// arrive in the order they were made (a later metadata change does not move it after a
+    /// version made from it); a tombstone by when it was set.
     fn when(&self) -> Clock {
         match self {
-            Act::Version { made, meta, .. } => (*made).max(*meta),
+            Act::Version { made, .. } => *made,
             Act::Forgotten { at, .. } => *at,
         }
     }

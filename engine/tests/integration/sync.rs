@@ -583,3 +583,71 @@ fn a_device_with_another_model_embeds_what_it_pulls_again() {
         .unwrap();
     assert_eq!(hits[0].item.text, "the heron nests by the old mill");
 }
+
+#[test]
+fn a_new_device_from_a_snapshot_keeps_a_lineage_whose_first_version_was_tagged_last() {
+    let root = tempfile::tempdir().unwrap();
+    let remote = remote_of(&root.path().join("bucket"));
+    let d = devices(root.path(), &[0, 0, 0]);
+    let first = d[0]
+        .memory
+        .remember(NewMemory::new("the boat is moored at pier 4"))
+        .unwrap();
+    sync(&d[0], &remote);
+    sync(&d[1], &remote);
+    // Device 1 updates it; device 0, not having seen that yet, tags the first version
+    // afterwards: its metadata is newer than the update.
+    let on_1 = d[1]
+        .memory
+        .advanced()
+        .scan(&MemoryFilter::new(), usize::MAX)
+        .unwrap()[0]
+        .id;
+    d[1].clock.advance(1_000).unwrap();
+    d[1].memory
+        .update(
+            on_1,
+            Update {
+                text: Some("the boat is moored at pier 9".into()),
+                ..Update::default()
+            },
+        )
+        .unwrap();
+    sync(&d[1], &remote);
+    d[0].clock.advance(5_000).unwrap();
+    d[0].memory
+        .update(
+            first,
+            Update {
+                tags: Some(vec!["harbour".into()]),
+                ..Update::default()
+            },
+        )
+        .unwrap();
+    sync(&d[0], &remote);
+    sync(&d[1], &remote);
+    let mut compact = remote.clone();
+    compact.compact = true;
+    d[2].memory.transfer().sync(&remote).unwrap();
+    d[0].memory.transfer().sync(&compact).unwrap();
+    // A device that never synced reads the snapshot: one lineage, the update current.
+    let key = root.path().join("new.key");
+    let ring = Encryption::key_file(root.path().join("d0.key"))
+        .export_ring("p")
+        .unwrap();
+    Encryption::key_file(&key).import_ring(&ring, "p").unwrap();
+    let new = Memory::open(
+        root.path().join("new"),
+        options(&key, &Clock::manual(START)),
+    )
+    .unwrap();
+    new.transfer().sync(&remote).unwrap();
+    let seen = view(&new);
+    assert_eq!(
+        seen,
+        view(&d[0].memory),
+        "the new device differs from device 0"
+    );
+    let current: Vec<_> = seen.iter().filter(|v| v.3).map(|v| v.0.as_str()).collect();
+    assert_eq!(current, ["the boat is moored at pier 9"], "{seen:?}");
+}
