@@ -402,7 +402,10 @@ fn two_devices_sync_through_a_real_s3_server() {
             old_endpoint.as_str(),
         ],
     );
-    assert_eq!(r["unreadable"], 30, "{r}");
+    // Ana's 30 rows from A, and any B pushed again after a recall reinforced them: all
+    // unreadable. Everything else (Bo's 30, A's first memory, B's) reads.
+    assert!(r["unreadable"].as_u64().unwrap() >= 30, "{r}");
+    assert_eq!(r["pulled"], 32, "{r}");
     assert!(!late.texts().iter().any(|t| t.starts_with("Ana's")));
     drop(old);
     // A server that stalls fails the sync within its timeout; one that is gone fails it too;
