@@ -88,6 +88,20 @@ pub(crate) struct Counter {
     pub(crate) reinforced: u32,
 }
 
+impl Counter {
+    /// The totals of `counters` over their devices (the device left 0).
+    pub(crate) fn total<'a>(counters: impl IntoIterator<Item = &'a Counter>) -> Counter {
+        counters
+            .into_iter()
+            .fold(Counter::default(), |t, c| Counter {
+                count: t.count.saturating_add(c.count),
+                sum: t.sum.saturating_add(c.sum),
+                reinforced: t.reinforced.saturating_add(c.reinforced),
+                ..t
+            })
+    }
+}
+
 /// The counters of version `gid` in `t`.
 fn counters(
     t: &impl redb::ReadableTable<(u64, u64, u64), (u32, u32, u32)>,

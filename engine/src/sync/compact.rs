@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use super::payload::{Counters, Gid, Payload};
 use super::remote::Remote;
-use super::segment::{self, Header, Row, RowKind, SEGMENT_TARGET};
+use super::segment::{self, Header, Row, RowKind};
 use super::state::{self, SyncState};
 use crate::crypt::ring::Label;
 use crate::crypt::seal::{Sealer, Table};
@@ -110,7 +110,8 @@ impl Memory {
         Ok(covers)
     }
 
-    fn signed_header(
+    /// A header of this device's, covering `covers` (a segment's is empty).
+    pub(super) fn signed_header(
         &self,
         st: &SyncState,
         through: u64,
@@ -213,23 +214,15 @@ impl Memory {
         let covers = self.cursors(st)?;
         let stamp = format!("{:020}-{}", self.inner.now().max(0), state::hex(st.device));
         let mut out = Compacted::default();
-        let mut part = 0u64;
-        let mut start = 0;
-        while start < rows.len() {
-            let mut end = start;
-            let mut size = 0;
-            while end < rows.len() && (end == start || size + rows[end].1.len() <= SEGMENT_TARGET) {
-                size += rows[end].1.len();
-                end += 1;
-            }
+        let parts = segment::parts(&rows);
+        for (part, run) in parts.iter().enumerate() {
             let mut header = self.signed_header(st, st.pushed, BTreeMap::new());
             header.part = part as u32;
-            let bytes = segment::encode(&header, &rows[start..end], &seed);
+            let bytes = segment::encode(&header, run, &seed);
             out.snapshot_bytes += bytes.len() as u64;
             remote.put(&format!("snapshots/{stamp}/{part:06}.snap"), bytes)?;
-            part += 1;
-            start = end;
         }
+        let part = parts.len() as u64;
         // The manifest last: a snapshot without one is not complete. Its `through` counts the
         // parts.
         let manifest = segment::encode(&self.signed_header(st, part, covers), &[], &seed);

@@ -429,16 +429,7 @@ impl Writer<'_> {
                 self.tx.set_sync_count(gid, &joined)?;
             }
         }
-        let total = self
-            .tx
-            .sync_counts(gid)?
-            .iter()
-            .fold(Counter::default(), |t, c| Counter {
-                count: t.count.saturating_add(c.count),
-                sum: t.sum.saturating_add(c.sum),
-                reinforced: t.reinforced.saturating_add(c.reinforced),
-                ..t
-            });
+        let total = Counter::total(&self.tx.sync_counts(gid)?);
         let Some(mut item) = self.get(local)? else {
             return Ok(());
         };

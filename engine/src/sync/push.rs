@@ -9,7 +9,7 @@
 
 use super::payload::{Counters, Gid, Payload};
 use super::remote::Remote;
-use super::segment::{self, Header, RowKind, SEGMENT_TARGET};
+use super::segment::{self, RowKind};
 use super::state::{self, SyncState};
 use crate::crypt::ring::Label;
 use crate::crypt::seal::{Sealer, Table};
@@ -147,31 +147,15 @@ impl Memory {
             ..Pushed::default()
         };
         let seed = sealer.signing_seed()?;
-        let mut part = 0u32;
-        let mut start = 0;
-        while start < rows.len() {
-            let mut end = start;
-            let mut size = 0;
-            while end < rows.len() && (end == start || size + rows[end].1.len() <= SEGMENT_TARGET) {
-                size += rows[end].1.len();
-                end += 1;
-            }
-            let header = Header {
-                device: state::hex(device),
-                through: changes.through,
-                part,
-                model: self.fingerprint().to_string(),
-                dim,
-                covers: Default::default(),
-            };
-            let bytes = segment::encode(&header, &rows[start..end], &seed);
+        for (part, run) in segment::parts(&rows).into_iter().enumerate() {
+            let mut header = self.signed_header(st, changes.through, Default::default());
+            header.part = part as u32;
+            let bytes = segment::encode(&header, run, &seed);
             pushed.bytes += bytes.len() as u64;
-            let name = state::segment_name(device, changes.through, part);
+            let name = state::segment_name(device, changes.through, part as u32);
             remote.put(&name, bytes)?;
             st.last_segment = Some(name);
             pushed.segments += 1;
-            part += 1;
-            start = end;
         }
         let last_receipt = receipts.last().map_or(st.receipts_pushed, |(n, _)| *n);
         st.pushed = changes.through;
@@ -206,12 +190,7 @@ fn own_counts(
     };
     let mut known = tx.sync_counts(gid)?;
     known.retain(|c| c.device != device);
-    let others = known.iter().fold(Counter::default(), |t, c| Counter {
-        count: t.count.saturating_add(c.count),
-        sum: t.sum.saturating_add(c.sum),
-        reinforced: t.reinforced.saturating_add(c.reinforced),
-        ..t
-    });
+    let others = Counter::total(&known);
     let own = Counter {
         device,
         count: state.count.saturating_sub(others.count),

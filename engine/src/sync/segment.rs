@@ -86,6 +86,24 @@ fn bad(why: impl Into<String>) -> SegmentError {
     SegmentError::Bad(why.into())
 }
 
+/// `rows` cut into runs of at most [`SEGMENT_TARGET`] bytes (a row larger than that alone),
+/// in order: a push's or a snapshot's parts.
+pub(crate) fn parts(rows: &[Row]) -> Vec<&[Row]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < rows.len() {
+        let mut end = start + 1;
+        let mut size = rows[start].1.len();
+        while end < rows.len() && size + rows[end].1.len() <= SEGMENT_TARGET {
+            size += rows[end].1.len();
+            end += 1;
+        }
+        out.push(&rows[start..end]);
+        start = end;
+    }
+    out
+}
+
 /// The segment of `rows` (kind, sealed payload) under `header`, signed with `seed`.
 pub(crate) fn encode(header: &Header, rows: &[Row], seed: &[u8; 32]) -> Vec<u8> {
     let schema = Arc::new(schema());
@@ -186,6 +204,25 @@ mod tests {
             dim: 4,
             covers: BTreeMap::from([("ab".into(), "00000000000000000001-000000.seg".into())]),
         }
+    }
+
+    #[test]
+    fn parts_keep_every_row_in_order_within_the_target() {
+        let rows: Vec<Row> = [
+            SEGMENT_TARGET / 2,
+            SEGMENT_TARGET / 2,
+            1,
+            SEGMENT_TARGET * 2,
+            3,
+        ]
+        .iter()
+        .map(|&n| (RowKind::Version, vec![0u8; n]))
+        .collect();
+        let parts = parts(&rows);
+        let sizes: Vec<usize> = parts.iter().map(|p| p.len()).collect();
+        assert_eq!(sizes, [2, 1, 1, 1]);
+        assert_eq!(parts.concat(), rows);
+        assert!(super::parts(&[]).is_empty());
     }
 
     #[test]
