@@ -341,6 +341,13 @@ impl Catalog {
                 .all(|(want, has)| want.is_none_or(|w| w == has))
     }
 
+    /// True if memory `id`'s validity began in `[start, end)` (for a turn: it was spoken then).
+    pub(crate) fn began_in(&self, id: MemoryId, start: Timestamp, end: Timestamp) -> bool {
+        self.entries
+            .get(&id)
+            .is_some_and(|e| (start..end).contains(&e.valid_from))
+    }
+
     /// Ids passing `c`, ascending.
     pub(crate) fn matching(&self, c: &Compiled) -> Vec<MemoryId> {
         let mut ids: Vec<MemoryId> = self

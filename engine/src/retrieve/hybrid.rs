@@ -2,8 +2,10 @@
 //! the [`super::Reranker`]; and the iterative strategy's rounds of query refinement.
 
 use memloop_index::UnitVector;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::vector::WINDOW_CANDIDATES;
+use crate::clock::Timestamp;
 use crate::error::Result;
 use crate::hooks::{RefineInput, Refinement};
 use crate::invalid::InvalidInput;
@@ -14,14 +16,20 @@ use crate::vocabulary::{Explanation, Hit, Query, MAX_K};
 impl Memory {
     /// The `query.k` best of the hybrid candidates (`candidates` from each index, at least k)
     /// for `text` and `vector`, ordered by the reranker, each explained.
+    ///
+    /// With a `window` (`[start, end)`, ms: the time the query names), the best candidates
+    /// whose validity began in it join from each index too, however far below the others they
+    /// rank: the time boost can only lift a memory that is among the candidates.
     pub(super) fn rerank(
         &self,
         query: &Query,
         text: &str,
         vector: &UnitVector,
         candidates: usize,
+        window: Option<(Timestamp, Timestamp)>,
     ) -> Result<Vec<Hit>> {
-        let mut hits = self.hybrid_candidates(query, text, vector, candidates.max(query.k))?;
+        let mut hits =
+            self.hybrid_candidates(query, text, vector, candidates.max(query.k), window)?;
         let scores = self.inner.options.hooks.reranker.rerank(text, &hits)?;
         if scores.len() != hits.len() || scores.iter().any(|s| !s.is_finite()) {
             return Err(InvalidInput::RerankerScores {
@@ -35,7 +43,14 @@ impl Memory {
             h.explain.fused = Some(s);
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.item.id.cmp(&b.item.id)));
-        hits.truncate(query.k);
+        // The memories of the window stay past the cut: the time boost, after this, lifts
+        // them from wherever the reranker put them.
+        let mut kept = 0;
+        hits.retain(|h| {
+            let of_window = window.is_some_and(|(s, e)| (s..e).contains(&h.item.valid_from));
+            kept += 1;
+            kept <= query.k || of_window
+        });
         for (rank, h) in hits.iter_mut().enumerate() {
             h.rank = rank;
         }
@@ -89,8 +104,20 @@ impl Memory {
     }
 
     /// The `k` best by BM25 alone, each explained with its lexical score and rank.
-    pub(super) fn lexical_search(&self, query: &Query, k: usize) -> Result<Vec<Hit>> {
-        let ranked = self.bm25(query, &query.text, k)?;
+    /// With a `window`, the best memories whose validity began in it join as in
+    /// [`Memory::rerank`].
+    pub(super) fn lexical_search(
+        &self,
+        query: &Query,
+        k: usize,
+        window: Option<(Timestamp, Timestamp)>,
+    ) -> Result<Vec<Hit>> {
+        let mut ranked = self.bm25(query, &query.text, k, None)?;
+        if let Some(w) = window {
+            let seen: FxHashSet<MemoryId> = ranked.iter().map(|r| r.0).collect();
+            let inside = self.bm25(query, &query.text, WINDOW_CANDIDATES, Some(w))?;
+            ranked.extend(inside.into_iter().filter(|r| !seen.contains(&r.0)));
+        }
         let ids: Vec<MemoryId> = ranked.iter().map(|r| r.0).collect();
         let items = self.items_by_id(&ids)?;
         let mut hits = Vec::with_capacity(ranked.len());
@@ -117,7 +144,14 @@ impl Memory {
     }
 
     /// The `n` best memories by BM25 for `text` that pass the query's filter, best first.
-    fn bm25(&self, query: &Query, text: &str, n: usize) -> Result<Vec<(MemoryId, f32)>> {
+    /// With a `window`, only memories whose validity began in it.
+    fn bm25(
+        &self,
+        query: &Query,
+        text: &str,
+        n: usize,
+        window: Option<(Timestamp, Timestamp)>,
+    ) -> Result<Vec<(MemoryId, f32)>> {
         // Lock order (ARCHITECTURE.md): the lexical slot before the catalog. Its first build
         // takes the writer lock, and a write holds the writer lock while it waits for the
         // catalog: asking for the slot under the catalog's read lock deadlocked them.
@@ -128,7 +162,9 @@ impl Memory {
             return Ok(Vec::new());
         };
         let user = query.filter.user.as_deref();
-        Ok(index.search(text, n, user, &|id| cat.allows(&c, id)))
+        Ok(index.search(text, n, user, &|id| {
+            cat.allows(&c, id) && window.is_none_or(|(s, e)| cat.began_in(id, s, e))
+        }))
     }
 
     /// The union of the `n` best by vector and the `n` best by BM25, each explained with both
@@ -139,9 +175,22 @@ impl Memory {
         text: &str,
         vector: &UnitVector,
         n: usize,
+        window: Option<(Timestamp, Timestamp)>,
     ) -> Result<Vec<Hit>> {
         let mut hits = self.search_vector(vector, n.min(MAX_K), &query.filter, query.ef)?;
-        let lexical = self.bm25(query, text, n)?;
+        let mut lexical = self.bm25(query, text, n, None)?;
+        if let Some(w) = window {
+            let seen: FxHashSet<MemoryId> = hits.iter().map(|h| h.item.id).collect();
+            let inside =
+                self.search_vector_began_in(vector, WINDOW_CANDIDATES, &query.filter, query.ef, w)?;
+            for mut h in inside.into_iter().filter(|h| !seen.contains(&h.item.id)) {
+                h.explain.vector_rank = Some(hits.len());
+                hits.push(h);
+            }
+            let seen: FxHashSet<MemoryId> = lexical.iter().map(|r| r.0).collect();
+            let inside = self.bm25(query, text, WINDOW_CANDIDATES, Some(w))?;
+            lexical.extend(inside.into_iter().filter(|r| !seen.contains(&r.0)));
+        }
         let at: FxHashMap<MemoryId, usize> = hits
             .iter()
             .enumerate()

@@ -15,10 +15,13 @@
 //!
 //! Whatever the strategy, among memories stating the same fact with different values the one
 //! whose validity began last ranks first (`newest_first`).
+//! A query asking for advice raises the memories that state the user's tastes and habits
+//! (`preference`).
 
 mod hybrid;
 mod list;
 mod newest_first;
+mod preferences;
 mod recall;
 mod rescore;
 mod serve;
@@ -30,5 +33,6 @@ pub use crate::hooks::{
     ScoreFusion,
 };
 pub use crate::vocabulary::{
-    Explanation, FeedbackState, Hit, NewestFirst, Query, Strategy, TimeMatch, DEFAULT_K, MAX_K,
+    Explanation, FeedbackState, Hit, NewestFirst, PreferenceMatch, Query, Strategy, TimeMatch,
+    DEFAULT_K, MAX_K,
 };

@@ -6,6 +6,7 @@
 use memloop_index::UnitVector;
 
 use super::newest_first::newest_first;
+use super::preferences::boost_preferences;
 use super::time_cues::TimeCues;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
@@ -105,17 +106,19 @@ impl Memory {
         };
         // Every strategy but the lexical one searches by the query's embedding.
         let embedded = || self.inner.embed_query(&query.text);
+        let window = cues.window.as_ref().map(|(s, e, _)| (*s, *e));
         let mut hits = match strategy {
-            Strategy::Lexical => self.lexical_search(pool, pool.k)?,
-            Strategy::Single => self.search_vector(&embedded()?, pool.k, &pool.filter, pool.ef)?,
+            Strategy::Lexical => self.lexical_search(pool, pool.k, window)?,
+            Strategy::Single => self.search_vector_and_window(&embedded()?, pool, window)?,
             Strategy::Rerank { candidates } => {
-                self.rerank(pool, &pool.text, &embedded()?, candidates)?
+                self.rerank(pool, &pool.text, &embedded()?, candidates, window)?
             }
             Strategy::Iterative { rounds, per_round } => {
                 let (text, vector) = self.refine(pool, embedded()?, rounds, per_round)?;
-                self.rerank(pool, &text, &vector, Strategy::DEFAULT_CANDIDATES)?
+                self.rerank(pool, &text, &vector, Strategy::DEFAULT_CANDIDATES, window)?
             }
         };
+        boost_preferences(&mut hits, &query.text);
         if !cues.is_empty() {
             boost_for_time(&mut hits, &cues);
         }

@@ -221,6 +221,15 @@ fn window(w: &[&str], reference: Timestamp) -> Option<(Timestamp, Timestamp, Str
                 return named(ms_of(ry, 1, 1), ms_of(ry + 1, 1, 1), &w[i..i + 2])
             }
             ("recently" | "lately", _) => return days(-30, 1, &w[i..=i]),
+            // "last Saturday": the latest Saturday before today (a week ago on a Saturday).
+            ("last", Some(d)) if weekday_of(d).is_some() => {
+                let today = (day + 3).rem_euclid(7);
+                let back = match (today - weekday_of(d).expect("matched")).rem_euclid(7) {
+                    0 => 7,
+                    n => n,
+                };
+                return days(-back, -back + 1, &w[i..i + 2]);
+            }
             _ => {}
         }
         // "two weeks ago", "3 days ago": the unit's span around that point.
@@ -232,6 +241,20 @@ fn window(w: &[&str], reference: Timestamp) -> Option<(Timestamp, Timestamp, Str
         }
     }
     None
+}
+
+/// Monday 0 to Sunday 6 (1970-01-01, day 0, was a Thursday: 3).
+fn weekday_of(word: &str) -> Option<i64> {
+    const DAYS: [&str; 7] = [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ];
+    DAYS.iter().position(|d| *d == word).map(|i| i as i64)
 }
 
 fn count_of(word: &str) -> Option<i64> {
@@ -402,6 +425,19 @@ mod tests {
         assert_eq!(
             window_of("two weeks ago", r),
             pair("2023-09-29", "2023-10-13")
+        );
+        // 2023-10-20 was a Friday.
+        assert_eq!(
+            window_of("who did I go with last Saturday?", r),
+            pair("2023-10-14", "2023-10-15")
+        );
+        assert_eq!(
+            window_of("what did I eat last Friday", r),
+            pair("2023-10-13", "2023-10-14")
+        );
+        assert_eq!(
+            window_of("what did I do last Thursday", r),
+            pair("2023-10-19", "2023-10-20")
         );
         assert_eq!(window_of("You may go", r), None);
         assert_eq!(window_of("What is Caroline's identity?", r), None);

@@ -1,16 +1,22 @@
 //! Vector search: the `k` nearest memories passing a filter, read back from the store.
 
 use memloop_index::UnitVector;
+use rustc_hash::FxHashSet;
 
+use crate::clock::Timestamp;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::item::MemoryId;
 use crate::memory::Memory;
-use crate::vocabulary::{Explanation, Hit};
+use crate::vocabulary::{Explanation, Hit, Query};
 
 /// Extra candidates searched while the catalog loads, to make up for superseded versions
 /// dropped after the search.
 const UNLOADED_MARGIN: usize = 16;
+
+/// How many candidates whose validity began in the window a query names join from each index
+/// (vector and lexical), past the strategy's own.
+pub(super) const WINDOW_CANDIDATES: usize = 20;
 
 impl Memory {
     /// The `k` nearest memories passing `filter`, best first, with their vector score and rank
@@ -50,6 +56,51 @@ impl Memory {
                 return Ok(hits);
             }
         }
+        let found = self.index_search(&index, vector, k, ef, Some(&allowed))?;
+        self.read_hits(found, k, filter)
+    }
+
+    /// The `query.k` nearest memories passing its filter, and with a `window` (`[start, end)`,
+    /// ms: the time the query names) the nearest [`WINDOW_CANDIDATES`] whose validity began in
+    /// it, however far below the others they rank, for the time boost to lift.
+    pub(crate) fn search_vector_and_window(
+        &self,
+        vector: &UnitVector,
+        query: &Query,
+        window: Option<(Timestamp, Timestamp)>,
+    ) -> Result<Vec<Hit>> {
+        let mut hits = self.search_vector(vector, query.k, &query.filter, query.ef)?;
+        if let Some(w) = window {
+            let seen: FxHashSet<MemoryId> = hits.iter().map(|h| h.item.id).collect();
+            let inside =
+                self.search_vector_began_in(vector, WINDOW_CANDIDATES, &query.filter, query.ef, w)?;
+            for mut h in inside.into_iter().filter(|h| !seen.contains(&h.item.id)) {
+                h.explain.vector_rank = Some(hits.len());
+                h.rank = hits.len();
+                hits.push(h);
+            }
+        }
+        Ok(hits)
+    }
+
+    /// The `k` nearest memories passing `filter` whose validity began in `window` (`[start,
+    /// end)`, ms), best first, explained as [`Memory::search_vector`]'s; a window holding few
+    /// memories is scanned exactly (the index's own choice).
+    pub(crate) fn search_vector_began_in(
+        &self,
+        vector: &UnitVector,
+        k: usize,
+        filter: &MemoryFilter,
+        ef: Option<usize>,
+        window: (Timestamp, Timestamp),
+    ) -> Result<Vec<Hit>> {
+        let ef = ef.unwrap_or(self.inner.options.recall_ef).max(k);
+        let index = self.inner.verified_index()?;
+        let cat = self.inner.catalog.get()?.read();
+        let Some(c) = cat.compile(filter) else {
+            return Ok(Vec::new());
+        };
+        let allowed = |id: u64| cat.allows(&c, id) && cat.began_in(id, window.0, window.1);
         let found = self.index_search(&index, vector, k, ef, Some(&allowed))?;
         self.read_hits(found, k, filter)
     }

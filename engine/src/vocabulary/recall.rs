@@ -250,6 +250,9 @@ pub struct Explanation {
     /// Ranked in another memory's place: the two state the same fact with different values,
     /// and the one whose validity began last (at or before the time asked about) ranks first.
     pub newest_first: Option<NewestFirst>,
+    /// The boost for a preference: the query asks for advice, and it states a taste or a habit
+    /// of its speaker.
+    pub preference: Option<PreferenceMatch>,
 }
 
 /// The feedback a memory received (see [`crate::Memory::feedback`]).
@@ -292,6 +295,15 @@ pub struct NewestFirst {
     /// True when this hit is the newer of the two values (moved up), false when the older
     /// (moved down).
     pub newer: bool,
+}
+
+/// Why a hit's score was raised as a preference.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct PreferenceMatch {
+    /// What matched: the query's words asking for advice and the memory's stating a taste.
+    pub cue: String,
+    /// The fraction the score was raised by.
+    pub boost: f32,
 }
 
 /// Why a hit's score was raised for time.

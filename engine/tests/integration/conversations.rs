@@ -336,3 +336,99 @@ fn a_query_naming_a_time_prefers_what_was_said_then() {
     assert_eq!(hits[0].item.id, id);
     assert!(hits[0].explain.time.is_some());
 }
+
+#[test]
+fn a_memory_of_the_named_time_is_found_below_every_candidate() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(at("2023-10-20T12:00:00Z"));
+    let m = open_with(dir.path(), &clock, None);
+    let said =
+        |day: &str, text: String| Turn::new("Mel", text, at(&format!("2023-10-{day}T12:00:00Z")));
+    // 400 short turns of yesterday match the question's words better than the one it asks
+    // about, which is longer and two weeks old: neither index ranks it among its candidates
+    // (three times k).
+    let noise: Vec<Turn> = (0..400)
+        .map(|i| said("19", format!("we painted fence {i}")))
+        .collect();
+    m.remember_conversation("now", &noise, &Scope::default())
+        .unwrap();
+    let mut then = vec![said(
+        "06",
+        "we painted the old wooden shed behind the house together slowly".into(),
+    )];
+    then.extend((0..5).map(|i| said("05", format!("the weather was cold and grey {i}"))));
+    let report = m
+        .remember_conversation("then", &then, &Scope::default())
+        .unwrap();
+    let shed = report.turns[0];
+    let turns = MemoryFilter::new().kind(Kind::Turn);
+    for strategy in [
+        Strategy::Single,
+        Strategy::Lexical,
+        Strategy::RERANK,
+        Strategy::ITERATIVE,
+    ] {
+        let hits = m
+            .retrieve(
+                &Query::new("what did we paint two weeks ago?")
+                    .k(40)
+                    .filter(turns.clone()),
+                strategy,
+            )
+            .unwrap();
+        let found = hits.iter().find(|h| h.item.id == shed);
+        let found = found.unwrap_or_else(|| panic!("{strategy:?}: the shed is not among the hits"));
+        assert!(found.explain.time.is_some(), "{strategy:?}");
+        // Without the time, it stays below the candidates.
+        let hits = m
+            .retrieve(
+                &Query::new("what did we paint?").k(40).filter(turns.clone()),
+                strategy,
+            )
+            .unwrap();
+        assert!(hits.iter().all(|h| h.item.id != shed), "{strategy:?}");
+    }
+}
+
+#[test]
+fn a_question_asking_for_advice_prefers_what_the_user_likes() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::manual(at("2023-10-20T12:00:00Z"));
+    let m = open_with(dir.path(), &clock, None);
+    let said = |text: &str| Turn::new("user", text, at("2023-10-19T12:00:00Z"));
+    let report = m
+        .remember_conversation(
+            "s",
+            &[
+                said("I went out for dinner at an Italian place downtown"),
+                said("I prefer quiet dinner places with vegetarian dishes"),
+            ],
+            &Scope::default(),
+        )
+        .unwrap();
+    let turns = MemoryFilter::new().kind(Kind::Turn);
+    let hits = m
+        .retrieve(
+            &Query::new("can you suggest a place for dinner for me?")
+                .k(2)
+                .filter(turns.clone()),
+            Strategy::RERANK,
+        )
+        .unwrap();
+    // The turn stating a taste is raised by the boost, explained; the other is not.
+    let liked = hits.iter().find(|h| h.item.id == report.turns[1]).unwrap();
+    let why = liked.explain.preference.as_ref().expect("explained");
+    assert!(why.cue.contains("i prefer"), "{}", why.cue);
+    let fused = liked.explain.fused.unwrap();
+    assert!((liked.score - fused * (1.0 + why.boost)).abs() < 1e-5);
+    let other = hits.iter().find(|h| h.item.id == report.turns[0]).unwrap();
+    assert!(other.explain.preference.is_none());
+    // A question not asking for advice is not moved.
+    let hits = m
+        .retrieve(
+            &Query::new("where did I go for dinner?").k(2).filter(turns),
+            Strategy::RERANK,
+        )
+        .unwrap();
+    assert!(hits.iter().all(|h| h.explain.preference.is_none()));
+}

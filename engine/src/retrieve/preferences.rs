@@ -1,0 +1,236 @@
+//! Preferences and habits, without a model: a query that asks for advice ("can you suggest
+//! some accessories for my camera?", "any tips?", "what should I cook this weekend?") is
+//! answered well only by what the user said of their own tastes, habits and things ("I prefer
+//! winding down by 9:30", "as a Sony camera user", "I've been using basil and mint"). Such a
+//! memory is told by its first-person words; for a query asking for advice its score is raised
+//! by a fraction, explained in `explain.preference`.
+//!
+//! A pure step over the ranked pool; [`super::recall`] calls it before the cut to `k`.
+
+use crate::vocabulary::{Hit, PreferenceMatch};
+
+use super::time_cues::word_iter;
+
+/// The fraction a preference's score is raised by, for a query asking for advice (measured on
+/// LongMemEval-S dev, BENCHMARKS.md).
+pub(crate) const PREFERENCE_BOOST: f32 = 0.3;
+/// Words of a memory read for a preference, at most.
+const MAX_WORDS: usize = 400;
+
+/// Words of a query asking for advice, a suggestion or a choice.
+const ADVICE_WORDS: [&str; 14] = [
+    "recommend",
+    "recommendation",
+    "recommendations",
+    "suggest",
+    "suggestion",
+    "suggestions",
+    "tips",
+    "tip",
+    "ideas",
+    "idea",
+    "advice",
+    "advise",
+    "recipe",
+    "recipes",
+];
+
+/// Two-word openings of a query asking what to do ("what should I", "should I try …").
+const ADVICE_PAIRS: [(&str, &str); 6] = [
+    ("should", "i"),
+    ("could", "i"),
+    ("can", "i"),
+    ("any", "good"),
+    ("what", "to"),
+    ("how", "about"),
+];
+
+/// What the user says after "I" when stating a taste or a habit ("I prefer", "I love",
+/// "I usually", "I'm into", "I've been using" …).
+const AFTER_I: [&str; 12] = [
+    "prefer", "like", "love", "enjoy", "usually", "always", "often", "hate", "avoid", "tend",
+    "adore", "dislike",
+];
+
+/// Words by which a query speaks of its asker.
+const FIRST_PERSON: [&str; 5] = ["i", "me", "my", "we", "our"];
+
+/// Whether `query` asks for advice, a suggestion or a choice for its asker ("can you suggest
+/// something for my camera?"; not "what did Caroline recommend to Melanie?").
+pub(crate) fn asks_advice(query: &str) -> Option<&'static str> {
+    let w: Vec<String> = word_iter(query).take(64).collect();
+    if !w.iter().any(|x| FIRST_PERSON.contains(&x.as_str())) {
+        return None;
+    }
+    if let Some(word) = ADVICE_WORDS.iter().find(|a| w.iter().any(|x| x == *a)) {
+        return Some(word);
+    }
+    w.windows(2)
+        .find_map(|p| ADVICE_PAIRS.iter().find(|(a, b)| p[0] == *a && p[1] == *b))
+        .map(|(a, _)| *a)
+}
+
+/// The words by which `text` states a taste or a habit of its speaker, if it does.
+pub(crate) fn states_preference(text: &str) -> Option<String> {
+    let w: Vec<String> = word_iter(text).take(MAX_WORDS).collect();
+    for (i, x) in w.iter().enumerate() {
+        let next = |k: usize| w.get(i + k).map(String::as_str).unwrap_or("");
+        match x.as_str() {
+            // "I prefer", "I usually", "I really like".
+            "i" if AFTER_I.contains(&next(1)) => return Some(format!("i {}", next(1))),
+            "i" if next(1) == "really" && AFTER_I.contains(&next(2)) => {
+                return Some(format!("i really {}", next(2)))
+            }
+            // "I'm into", "I'm a big fan of", "I'm vegetarian".
+            "i" if next(1) == "m"
+                && ["into", "a", "an", "vegetarian", "vegan"].contains(&next(2)) =>
+            {
+                if next(2) == "into" || ["fan", "user", "lover", "big", "huge"].contains(&next(3)) {
+                    return Some(format!("i'm {} {}", next(2), next(3)).trim().to_string());
+                }
+                if next(2) == "vegetarian" || next(2) == "vegan" {
+                    return Some(format!("i'm {}", next(2)));
+                }
+            }
+            // "I've been using", "I've been into".
+            "i" if next(1) == "ve" && next(2) == "been" => {
+                let v = next(3);
+                if [
+                    "using", "into", "loving", "enjoying", "trying", "making", "cooking",
+                ]
+                .contains(&v)
+                {
+                    return Some(format!("i've been {v}"));
+                }
+            }
+            // "my favorite", "my favourite", "my go-to".
+            "my" if ["favorite", "favourite", "go"].contains(&next(1)) => {
+                return Some(format!("my {}", next(1)))
+            }
+            // "as a Sony camera user", "as a vegetarian".
+            "as" if next(1) == "a" || next(1) == "an" => {
+                let tail = (2..6).map(next).find(|t| {
+                    [
+                        "user",
+                        "fan",
+                        "lover",
+                        "vegetarian",
+                        "vegan",
+                        "beginner",
+                        "owner",
+                    ]
+                    .contains(t)
+                });
+                if let Some(t) = tail {
+                    return Some(format!("as a … {t}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Raises, for a query asking for advice, the score of each hit that states a preference
+/// (explained in `explain.preference`), and re-orders.
+pub(crate) fn boost_preferences(hits: &mut [Hit], query: &str) {
+    boost_with(hits, query, PREFERENCE_BOOST);
+}
+
+fn boost_with(hits: &mut [Hit], query: &str, boost: f32) {
+    let Some(asked) = asks_advice(query) else {
+        return;
+    };
+    let mut any = false;
+    for h in hits.iter_mut() {
+        if let Some(words) = states_preference(&h.item.text) {
+            h.score += boost * h.score.abs();
+            h.explain.preference = Some(PreferenceMatch {
+                cue: format!("asks {asked:?}; it says {words:?}"),
+                boost,
+            });
+            any = true;
+        }
+    }
+    if any {
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.item.id.cmp(&b.item.id)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::item::NewMemory;
+    use crate::vocabulary::Explanation;
+
+    fn hit(id: u64, text: &str, score: f32) -> Hit {
+        Hit {
+            item: NewMemory::new(text).into_item(id, 0),
+            score,
+            rank: 0,
+            explain: Explanation::default(),
+        }
+    }
+
+    #[test]
+    fn advice_is_told_from_other_questions() {
+        for q in [
+            "Can you suggest some accessories for my camera?",
+            "I've been having trouble with my phone's battery. Any tips?",
+            "What should I serve for dinner this weekend?",
+            "Can you recommend a show for me?",
+        ] {
+            assert!(asks_advice(q).is_some(), "{q}");
+        }
+        for q in [
+            "Where does Alice live?",
+            "How many doctor's appointments did I go to in March?",
+            "When did I finish The Nightingale?",
+            // Advice between others is a fact to find, not a request.
+            "What book did Caroline recommend to Melanie?",
+            "What advice does Gina give to Jon?",
+        ] {
+            assert!(asks_advice(q).is_none(), "{q}");
+        }
+    }
+
+    #[test]
+    fn tastes_and_habits_are_told_from_other_statements() {
+        for t in [
+            "user: I prefer winding down by 9:30 pm.",
+            "As a Sony camera user, I want a better bag.",
+            "I've been using basil and mint in my cooking lately.",
+            "My favorite cuisine is Thai.",
+            "I'm a big fan of jazz.",
+            "I usually run in the morning.",
+        ] {
+            assert!(states_preference(t).is_some(), "{t}");
+        }
+        for t in [
+            "Alice lives in Berlin.",
+            "I went to the doctor on March 3rd.",
+            "What is the capital of France?",
+            "I'm a bit tired today.",
+        ] {
+            assert!(states_preference(t).is_none(), "{t}");
+        }
+    }
+
+    #[test]
+    fn a_preference_climbs_only_for_advice() {
+        let pool = || {
+            vec![
+                hit(1, "I went to the park.", 1.0),
+                hit(2, "I prefer quiet evenings.", 0.9),
+            ]
+        };
+        let mut hits = pool();
+        boost_with(&mut hits, "Any ideas for my evening?", PREFERENCE_BOOST);
+        assert_eq!(hits[0].item.id, 2);
+        assert!(hits[0].explain.preference.is_some());
+        let mut hits = pool();
+        boost_with(&mut hits, "Where did I go?", PREFERENCE_BOOST);
+        assert_eq!(hits[0].item.id, 1);
+        assert!(hits.iter().all(|h| h.explain.preference.is_none()));
+    }
+}
