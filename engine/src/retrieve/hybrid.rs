@@ -112,12 +112,7 @@ impl Memory {
         k: usize,
         window: Option<(Timestamp, Timestamp)>,
     ) -> Result<Vec<Hit>> {
-        let mut ranked = self.bm25(query, &query.text, k, None)?;
-        if let Some(w) = window {
-            let seen: FxHashSet<MemoryId> = ranked.iter().map(|r| r.0).collect();
-            let inside = self.bm25(query, &query.text, WINDOW_CANDIDATES, Some(w))?;
-            ranked.extend(inside.into_iter().filter(|r| !seen.contains(&r.0)));
-        }
+        let ranked = self.bm25_and_window(query, &query.text, k, window)?;
         let ids: Vec<MemoryId> = ranked.iter().map(|r| r.0).collect();
         let items = self.items_by_id(&ids)?;
         let mut hits = Vec::with_capacity(ranked.len());
@@ -141,6 +136,24 @@ impl Memory {
     fn items_by_id(&self, ids: &[MemoryId]) -> Result<FxHashMap<MemoryId, MemoryItem>> {
         let items = self.inner.store.items(ids)?;
         Ok(items.into_iter().map(|i| (i.id, i)).collect())
+    }
+
+    /// The `n` best memories by BM25 for `text` that pass the query's filter, best first, and
+    /// with a `window` the [`WINDOW_CANDIDATES`] best whose validity began in it after them.
+    fn bm25_and_window(
+        &self,
+        query: &Query,
+        text: &str,
+        n: usize,
+        window: Option<(Timestamp, Timestamp)>,
+    ) -> Result<Vec<(MemoryId, f32)>> {
+        let mut ranked = self.bm25(query, text, n, None)?;
+        if let Some(w) = window {
+            let seen: FxHashSet<MemoryId> = ranked.iter().map(|r| r.0).collect();
+            let inside = self.bm25(query, text, WINDOW_CANDIDATES, Some(w))?;
+            ranked.extend(inside.into_iter().filter(|r| !seen.contains(&r.0)));
+        }
+        Ok(ranked)
     }
 
     /// The `n` best memories by BM25 for `text` that pass the query's filter, best first.
@@ -177,20 +190,8 @@ impl Memory {
         n: usize,
         window: Option<(Timestamp, Timestamp)>,
     ) -> Result<Vec<Hit>> {
-        let mut hits = self.search_vector(vector, n.min(MAX_K), &query.filter, query.ef)?;
-        let mut lexical = self.bm25(query, text, n, None)?;
-        if let Some(w) = window {
-            let seen: FxHashSet<MemoryId> = hits.iter().map(|h| h.item.id).collect();
-            let inside =
-                self.search_vector_began_in(vector, WINDOW_CANDIDATES, &query.filter, query.ef, w)?;
-            for mut h in inside.into_iter().filter(|h| !seen.contains(&h.item.id)) {
-                h.explain.vector_rank = Some(hits.len());
-                hits.push(h);
-            }
-            let seen: FxHashSet<MemoryId> = lexical.iter().map(|r| r.0).collect();
-            let inside = self.bm25(query, text, WINDOW_CANDIDATES, Some(w))?;
-            lexical.extend(inside.into_iter().filter(|r| !seen.contains(&r.0)));
-        }
+        let mut hits = self.search_vector_and_window(vector, n.min(MAX_K), query, window)?;
+        let lexical = self.bm25_and_window(query, text, n, window)?;
         let at: FxHashMap<MemoryId, usize> = hits
             .iter()
             .enumerate()

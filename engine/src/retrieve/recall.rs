@@ -109,7 +109,9 @@ impl Memory {
         let window = cues.window.as_ref().map(|(s, e, _)| (*s, *e));
         let mut hits = match strategy {
             Strategy::Lexical => self.lexical_search(pool, pool.k, window)?,
-            Strategy::Single => self.search_vector_and_window(&embedded()?, pool, window)?,
+            Strategy::Single => {
+                self.search_vector_and_window(&embedded()?, pool.k, pool, window)?
+            }
             Strategy::Rerank { candidates } => {
                 self.rerank(pool, &pool.text, &embedded()?, candidates, window)?
             }

@@ -60,16 +60,17 @@ impl Memory {
         self.read_hits(found, k, filter)
     }
 
-    /// The `query.k` nearest memories passing its filter, and with a `window` (`[start, end)`,
-    /// ms: the time the query names) the nearest [`WINDOW_CANDIDATES`] whose validity began in
-    /// it, however far below the others they rank, for the time boost to lift.
+    /// The `k` nearest memories passing the query's filter, and with a `window` (`[start,
+    /// end)`, ms: the time the query names) the nearest [`WINDOW_CANDIDATES`] whose validity
+    /// began in it, however far below the others they rank, for the time boost to lift.
     pub(crate) fn search_vector_and_window(
         &self,
         vector: &UnitVector,
+        k: usize,
         query: &Query,
         window: Option<(Timestamp, Timestamp)>,
     ) -> Result<Vec<Hit>> {
-        let mut hits = self.search_vector(vector, query.k, &query.filter, query.ef)?;
+        let mut hits = self.search_vector(vector, k, &query.filter, query.ef)?;
         if let Some(w) = window {
             let seen: FxHashSet<MemoryId> = hits.iter().map(|h| h.item.id).collect();
             let inside =
