@@ -4,6 +4,7 @@
 use memloop_index::UnitVector;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::best_first;
 use super::vector::WINDOW_CANDIDATES;
 use crate::clock::Timestamp;
 use crate::error::Result;
@@ -42,7 +43,7 @@ impl Memory {
             h.score = s;
             h.explain.fused = Some(s);
         }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.item.id.cmp(&b.item.id)));
+        best_first(&mut hits);
         // The memories of the window stay past the cut: the time boost, after this, lifts
         // them from wherever the reranker put them.
         let mut kept = 0;

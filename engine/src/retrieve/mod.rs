@@ -32,7 +32,14 @@ pub use crate::hooks::{
     CrossEncoderReranker, FusionReranker, QueryRefiner, RefineInput, Refinement, Reranker, Rocchio,
     ScoreFusion,
 };
+
 pub use crate::vocabulary::{
     Explanation, FeedbackState, Hit, NewestFirst, PreferenceMatch, Query, Strategy, TimeMatch,
     DEFAULT_K, MAX_K,
 };
+
+/// Orders `hits` best first, equal scores by id (two stores with the same memories rank them
+/// alike): after a reranker or a boost changed their scores.
+fn best_first(hits: &mut [Hit]) {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.item.id.cmp(&b.item.id)));
+}

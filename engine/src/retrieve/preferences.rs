@@ -9,6 +9,7 @@
 
 use crate::vocabulary::{Hit, PreferenceMatch};
 
+use super::best_first;
 use super::time_cues::word_iter;
 
 /// The fraction a preference's score is raised by, for a query asking for advice (measured on
@@ -131,13 +132,10 @@ pub(crate) fn states_preference(text: &str) -> Option<String> {
     None
 }
 
-/// Raises, for a query asking for advice, the score of each hit that states a preference
-/// (explained in `explain.preference`), and re-orders.
+/// Raises by [`PREFERENCE_BOOST`], for a query asking for advice, the score of each hit that
+/// states a preference (explained in `explain.preference`), and re-orders.
 pub(crate) fn boost_preferences(hits: &mut [Hit], query: &str) {
-    boost_with(hits, query, PREFERENCE_BOOST);
-}
-
-fn boost_with(hits: &mut [Hit], query: &str, boost: f32) {
+    let boost = PREFERENCE_BOOST;
     let Some(asked) = asks_advice(query) else {
         return;
     };
@@ -153,7 +151,7 @@ fn boost_with(hits: &mut [Hit], query: &str, boost: f32) {
         }
     }
     if any {
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.item.id.cmp(&b.item.id)));
+        best_first(hits);
     }
 }
 
@@ -225,11 +223,11 @@ mod tests {
             ]
         };
         let mut hits = pool();
-        boost_with(&mut hits, "Any ideas for my evening?", PREFERENCE_BOOST);
+        boost_preferences(&mut hits, "Any ideas for my evening?");
         assert_eq!(hits[0].item.id, 2);
         assert!(hits[0].explain.preference.is_some());
         let mut hits = pool();
-        boost_with(&mut hits, "Where did I go?", PREFERENCE_BOOST);
+        boost_preferences(&mut hits, "Where did I go?");
         assert_eq!(hits[0].item.id, 1);
         assert!(hits.iter().all(|h| h.explain.preference.is_none()));
     }

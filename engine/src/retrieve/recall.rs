@@ -5,6 +5,7 @@
 
 use memloop_index::UnitVector;
 
+use super::best_first;
 use super::newest_first::newest_first;
 use super::preferences::boost_preferences;
 use super::time_cues::TimeCues;
@@ -174,5 +175,5 @@ fn boost_for_time(hits: &mut [Hit], cues: &TimeCues) {
             h.explain.time = Some(m);
         }
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.item.id.cmp(&b.item.id)));
+    best_first(hits);
 }

@@ -317,21 +317,8 @@ pub(crate) fn says_when(text: &str) -> bool {
         "birthday",
         "since",
     ];
-    const PERIODS: [&str; 14] = [
-        "week",
-        "month",
-        "year",
-        "night",
-        "summer",
-        "winter",
-        "fall",
-        "spring",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
+    const PERIODS: [&str; 8] = [
+        "week", "month", "year", "night", "summer", "winter", "fall", "spring",
     ];
     let words = words(text);
     let w: Vec<&str> = words.iter().map(String::as_str).collect();
@@ -340,7 +327,7 @@ pub(crate) fn says_when(text: &str) -> bool {
         let next = w.get(i + 1).copied();
         WORDS.contains(t)
             || year_of(t).is_some()
-            || ((PERIODS.contains(t) || *t == "sunday")
+            || ((PERIODS.contains(t) || weekday_of(t).is_some())
                 && matches!(
                     prev,
                     Some("last" | "next" | "this" | "that" | "on" | "every")
