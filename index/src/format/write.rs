@@ -170,6 +170,9 @@ impl SectionWriter {
         file.write_all(header.as_bytes())
             .map_err(io("write index header"))?;
         file.sync_all().map_err(io("fsync index file"))?;
+        // Closed before the rename (Windows refuses to rename an open file). A lint attribute
+        // because the browser's target has no files, so its `File` has nothing to drop.
+        #[cfg_attr(target_arch = "wasm32", allow(clippy::drop_non_drop))]
         drop(file);
         std::fs::rename(&self.tmp, &self.dest)
             .map_err(|e| IndexError::io(&self.dest, "rename index file into place", e))?;

@@ -11,6 +11,9 @@
 //! - `avx512`: AVX-512F widen-and-shift, two 16-lane FMA accumulators;
 //! - `avx2`: AVX2 + FMA, two 8-lane accumulators;
 //! - `neon`: aarch64's Advanced SIMD widen-and-shift, two 4-lane FMA accumulators;
+//! - `simd128`: WebAssembly's 128-bit SIMD (the browser build) widen-and-shift, two 4-lane
+//!   accumulators, each product added after it is rounded (SIMD128 has no fused multiply-add;
+//!   a bf16 search re-scores its candidates exactly anyway);
 //! - `scalar`: portable (the reference the others are tested against).
 #![allow(unsafe_code)]
 
@@ -29,6 +32,7 @@ pub fn kernel() -> (&'static str, DotBf16Fn) {
 
 /// Every bf16 kernel this CPU can run, fastest first; the last is always `scalar`.
 pub fn kernels() -> Vec<(&'static str, DotBf16Fn)> {
+    #[allow(unused_mut, clippy::vec_init_then_push)] // kernels besides scalar on some targets
     let mut v: Vec<(&'static str, DotBf16Fn)> = Vec::new();
     #[cfg(target_arch = "x86_64")]
     {
@@ -50,6 +54,10 @@ pub fn kernels() -> Vec<(&'static str, DotBf16Fn)> {
     #[cfg(target_arch = "aarch64")]
     if super::isa_cap() > super::Isa::Scalar {
         v.push(("neon", arm::dot_neon));
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if super::isa_cap() > super::Isa::Scalar {
+        v.push(("simd128", wasm::dot_simd128));
     }
     v.push(("scalar", dot_bf16_scalar));
     v
@@ -252,6 +260,42 @@ mod arm {
             }
             vaddvq_f32(vaddq_f32(acc0, acc1))
         };
+        head + dot_f32_bf16(&q[i..n], &c[2 * i..2 * n])
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm {
+    use std::arch::wasm32::*;
+
+    use super::dot_f32_bf16;
+
+    /// The bf16 inner product in WebAssembly SIMD128 (on the f32 query): eight codes at a time
+    /// widened to f32 by a 16-bit left shift, multiplied and added into two accumulators; the
+    /// last few portably.
+    pub(super) fn dot_simd128(q: &[f32], _qb: &[u8], c: &[u8]) -> f32 {
+        let n = q.len().min(c.len() / 2);
+        let (pq, pc) = (q.as_ptr(), c.as_ptr());
+        let mut i = 0;
+        let mut acc0 = f32x4_splat(0.0);
+        let mut acc1 = f32x4_splat(0.0);
+        while i + 8 <= n {
+            // SAFETY: the build has SIMD128 (this module's cfg). i + 8 <= n: the 16-byte code
+            // load at byte 2i ends at 2(i + 8) <= c.len() (read as little-endian u16, as the
+            // codes are stored), and the two 4-float query loads end at i + 8 <= q.len();
+            // `v128_load` has no alignment requirement.
+            unsafe {
+                let w = v128_load(pc.add(2 * i).cast());
+                let x0 = i32x4_shl(u32x4_extend_low_u16x8(w), 16);
+                let x1 = i32x4_shl(u32x4_extend_high_u16x8(w), 16);
+                acc0 = f32x4_add(acc0, f32x4_mul(x0, v128_load(pq.add(i).cast())));
+                acc1 = f32x4_add(acc1, f32x4_mul(x1, v128_load(pq.add(i + 4).cast())));
+            }
+            i += 8;
+        }
+        let acc = f32x4_add(acc0, acc1);
+        let head = (f32x4_extract_lane::<0>(acc) + f32x4_extract_lane::<1>(acc))
+            + (f32x4_extract_lane::<2>(acc) + f32x4_extract_lane::<3>(acc));
         head + dot_f32_bf16(&q[i..n], &c[2 * i..2 * n])
     }
 }

@@ -18,6 +18,8 @@
 //! - `avx512`: AVX-512BW unpacking and widening + `vpmaddwd`;
 //! - `avx2`: AVX2 unpacking and widening + `vpmaddwd`;
 //! - `neon`: aarch64's Advanced SIMD unpacking and widening + `smlal` (no extension needed);
+//! - `simd128`: WebAssembly's 128-bit SIMD (the browser build, which is compiled with it)
+//!   unpacking and widening + `i32x4.dot_i16x8_s`;
 //! - `scalar`: portable (the reference the others are tested against).
 #![allow(unsafe_code)]
 
@@ -54,6 +56,10 @@ pub fn kernels() -> Vec<(&'static str, DotI8Fn)> {
     #[cfg(target_arch = "aarch64")]
     if super::isa_cap() > super::Isa::Scalar {
         v.push(("neon", arm::dot_neon));
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if super::isa_cap() > super::Isa::Scalar {
+        v.push(("simd128", wasm::dot_simd128));
     }
     v.push(("scalar", dot_i8_scalar));
     v
@@ -316,6 +322,54 @@ mod arm {
             }
             vaddvq_s32(vaddq_s32(acc0, acc1))
         }
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm {
+    use std::arch::wasm32::*;
+
+    use super::{blocks, BLOCK_DIMS, PLANE_BLOCK};
+
+    /// The int8 inner product in WebAssembly SIMD128: each 16 bytes of both planes joined back
+    /// into 32 values, widened to i16, and multiplied with the query in pairs summed into i32
+    /// lanes (`i32x4.dot_i16x8_s`: at most 2 · 127 · 127 a pair).
+    pub(super) fn dot_simd128(q: &[i16], c: &[u8]) -> i32 {
+        let n = blocks(q.len(), c.len());
+        let (pq, hi, lo) = (q.as_ptr(), c.as_ptr(), c[c.len() / 2..].as_ptr());
+        let low = u8x16_splat(0x0f);
+        let sign = u8x16_splat(0x80);
+        let mut acc0 = i32x4_splat(0);
+        let mut acc1 = i32x4_splat(0);
+        for b in 0..n {
+            for quarter in 0..4 {
+                let at = b * PLANE_BLOCK + 16 * quarter;
+                // SAFETY: the build has SIMD128 (this module's cfg), so every instruction runs.
+                // For b < n and quarter < 4, the 16-byte loads at b · 64 + 16 · quarter of each
+                // plane are inside the planes' first n blocks, and the 8-value query loads at
+                // b · 128 + 16 · quarter (+ 64) (+ 8) inside the query's first n blocks;
+                // `v128_load` has no alignment requirement.
+                unsafe {
+                    let h = v128_load(hi.add(at).cast());
+                    let l = v128_load(lo.add(at).cast());
+                    let first = v128_or(u8x16_shl(v128_and(h, low), 4), v128_and(l, low));
+                    let second = v128_or(v128_andnot(h, low), u8x16_shr(l, 4));
+                    let qb = pq.add(b * BLOCK_DIMS + 16 * quarter);
+                    for (v, off) in [(first, 0), (second, PLANE_BLOCK)] {
+                        let v = v128_xor(v, sign);
+                        let q0 = v128_load(qb.add(off).cast());
+                        let q1 = v128_load(qb.add(off + 8).cast());
+                        acc0 = i32x4_add(acc0, i32x4_dot_i16x8(i16x8_extend_low_i8x16(v), q0));
+                        acc1 = i32x4_add(acc1, i32x4_dot_i16x8(i16x8_extend_high_i8x16(v), q1));
+                    }
+                }
+            }
+        }
+        let acc = i32x4_add(acc0, acc1);
+        i32x4_extract_lane::<0>(acc)
+            + i32x4_extract_lane::<1>(acc)
+            + i32x4_extract_lane::<2>(acc)
+            + i32x4_extract_lane::<3>(acc)
     }
 }
 

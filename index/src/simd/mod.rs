@@ -8,6 +8,10 @@
 //! - `avx512`: AVX-512F, two 16-lane FMA accumulators;
 //! - `avx2`: AVX2 + FMA, four 8-lane accumulators;
 //! - `neon`: aarch64's Advanced SIMD (part of every aarch64 CPU), eight 4-lane FMA accumulators;
+//! - `simd128`: WebAssembly's 128-bit SIMD (the browser build), eight 4-lane accumulators.
+//!   SIMD128 has no fused multiply-add, so each one is computed exactly in f64 lanes: the
+//!   product of two f32s is exact there, the sum is rounded to odd, then to f32 (see
+//!   [`wasm::fused`]);
 //! - `scalar`: [`dot_portable`], 32 accumulators (the definition the others are tested equal to).
 //!
 //! This module and `mmap` are the only places with `unsafe`: calling a function compiled with
@@ -76,6 +80,10 @@ pub fn kernels() -> Vec<(&'static str, DotFn)> {
     if isa_cap() > Isa::Scalar {
         v.push(("neon", arm::dot_neon));
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if isa_cap() > Isa::Scalar {
+        v.push(("simd128", wasm::dot_simd128));
+    }
     v.push(("scalar", dot_portable));
     v
 }
@@ -143,6 +151,7 @@ pub(crate) trait MulAdd {
 
 /// The CPU's instruction: for code compiled with FMA enabled (the fused builds below, and
 /// every aarch64 build, where FMA is part of the base architecture).
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))] // no FMA instruction there
 pub(crate) struct Instruction;
 
 impl MulAdd for Instruction {
@@ -434,6 +443,87 @@ mod arm {
     }
 }
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) mod wasm {
+    use super::LANES;
+    use std::arch::wasm32::*;
+
+    /// `x · y + c` in each f64 lane, rounded to odd: the nearest f64 whose last bit is set
+    /// when the sum is not exact. For `x`, `y` and `c` widened from f32, `x · y` is exact (48
+    /// significant bits), the sum's rounding error `e` is exact too (Knuth's two-sum), and a
+    /// value rounded to odd on 53 bits then to nearest on f32's 24 is the exact value rounded
+    /// to nearest once (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums:
+    /// proved algorithms using rounding to odd", IEEE TC 2008: it needs two bits more).
+    #[inline(always)]
+    fn mul_add_to_odd(x: v128, y: v128, c: v128) -> v128 {
+        let p = f64x2_mul(x, y);
+        let s = f64x2_add(p, c);
+        let bb = f64x2_sub(s, p);
+        let e = f64x2_add(f64x2_sub(p, f64x2_sub(s, bb)), f64x2_sub(c, bb));
+        let inexact = v128_not(f64x2_eq(e, f64x2_splat(0.0)));
+        let even = i64x2_eq(v128_and(s, i64x2_splat(1)), i64x2_splat(0));
+        // One unit of the last place away from zero when `e` has `s`'s sign, else towards it:
+        // +1 or -1 on the bits (the sign bit of `e ^ s`, spread, or'ed with 1).
+        let step = v128_or(i64x2_shr(v128_xor(e, s), 63), i64x2_splat(1));
+        i64x2_add(s, v128_and(step, v128_and(inexact, even)))
+    }
+
+    /// `x · y + c` in each of four f32 lanes, rounded once: what a fused multiply-add
+    /// instruction gives, which SIMD128 lacks.
+    #[inline(always)]
+    pub(crate) fn fused(x: v128, y: v128, c: v128) -> v128 {
+        let high = |v: v128| f64x2_promote_low_f32x4(i32x4_shuffle::<2, 3, 2, 3>(v, v));
+        let lo = mul_add_to_odd(
+            f64x2_promote_low_f32x4(x),
+            f64x2_promote_low_f32x4(y),
+            f64x2_promote_low_f32x4(c),
+        );
+        let hi = mul_add_to_odd(high(x), high(y), high(c));
+        i32x4_shuffle::<0, 1, 4, 5>(f32x4_demote_f64x2_zero(lo), f32x4_demote_f64x2_zero(hi))
+    }
+
+    /// [`super::dot_portable`] in eight 4-lane accumulators (lanes 4k to 4k + 3 in
+    /// accumulator k), each multiply-add [`fused`].
+    pub(super) fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let mut acc = [f32x4_splat(0.0); 8];
+        let block = |pa: *const f32, pb: *const f32, acc: &mut [v128; 8]| {
+            for (k, slot) in acc.iter_mut().enumerate() {
+                // SAFETY: the build has SIMD128 (this module's cfg); the callers below pass
+                // pointers to 32 readable floats each, and this reads 4 of them at 4k
+                // (`v128_load` has no alignment requirement).
+                unsafe {
+                    *slot = fused(
+                        v128_load(pa.add(4 * k).cast()),
+                        v128_load(pb.add(4 * k).cast()),
+                        *slot,
+                    )
+                };
+            }
+        };
+        let mut i = 0;
+        while i + LANES <= n {
+            // i + 32 <= n: 32 floats of both slices from i (`wrapping_add` stays inside them).
+            block(
+                a.as_ptr().wrapping_add(i),
+                b.as_ptr().wrapping_add(i),
+                &mut acc,
+            );
+            i += LANES;
+        }
+        if i < n {
+            let (ta, tb) = super::padded_tails(a, b);
+            block(ta.as_ptr(), tb.as_ptr(), &mut acc);
+        }
+        // Lanes j + j + 16 (accumulators k + k + 4), j + j + 8, j + j + 4, then j + j + 2 and
+        // j + j + 1 across the last vector.
+        let h: [v128; 4] = std::array::from_fn(|k| f32x4_add(acc[k], acc[k + 4]));
+        let q = f32x4_add(f32x4_add(h[0], h[2]), f32x4_add(h[1], h[3]));
+        let pair = f32x4_add(q, i32x4_shuffle::<2, 3, 2, 3>(q, q));
+        f32x4_extract_lane::<0>(pair) + f32x4_extract_lane::<1>(pair)
+    }
+}
+
 /// Cache lines of a vector prefetched ahead of its use.
 const PREFETCH_LINES: usize = 4;
 
@@ -558,6 +648,95 @@ mod tests {
     #[test]
     fn scalar_is_always_available() {
         assert_eq!(kernels().last().map(|k| k.0), Some("scalar"));
+    }
+
+    /// The browser build's fused multiply-add ([`wasm::fused`]) rounds once, as the software
+    /// `fmaf` does, on values of every magnitude and on the halfway cases where rounding twice
+    /// (to f64, then to f32) would go wrong.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[test]
+    fn the_simd128_multiply_add_is_rounded_once() {
+        use std::arch::wasm32::*;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // Random bits over a band of exponents, sums that cancel (c = -x·y and its neighbour),
+        // and the hard case: x·y = (1 + 2^-j)(1 - 2^-j) · half a unit of c's last place, a hair
+        // (2^-2j of it) below the halfway point between c and its neighbour. Rounded to f64
+        // first, the sum lands on that halfway point, and then ties to even: one f32 unit off
+        // whenever c's last bit is set.
+        let finite = |bits: u32| {
+            let v = f32::from_bits(bits & 0x8fff_ffff | 0x3000_0000);
+            if v.is_finite() {
+                v
+            } else {
+                1.0
+            }
+        };
+        for i in 0..200_000 {
+            let r = next();
+            let (x, y) = (finite(r as u32), finite((r >> 32) as u32));
+            let c = match i % 4 {
+                0 => finite(next() as u32),
+                1 => -(x * y),
+                2 => f32::from_bits((x * y).to_bits() ^ 1),
+                _ => f32::from_bits((next() as u32) & 0x807f_ffff | 0x3f80_0000),
+            };
+            let (x, y) = if i % 4 == 3 {
+                let j = 13 + (r % 11) as i32;
+                let half_unit = 2f32.powi(-24);
+                let (sx, sy) = if r & 64 == 0 {
+                    (1.0, 1.0)
+                } else {
+                    (-1.0, -1.0)
+                };
+                let sign = if c > 0.0 { 1.0 } else { -1.0 };
+                (
+                    sx * sign * (1.0 + 2f32.powi(-j)) * half_unit.sqrt(),
+                    sy * (1.0 - 2f32.powi(-j)) * half_unit.sqrt(),
+                )
+            } else {
+                (x, y)
+            };
+            let lanes = |v: f32| f32x4(v, -v, v, -v);
+            let got = wasm::fused(lanes(x), lanes(y), lanes(c));
+            let want = [
+                libm::fmaf(x, y, c),
+                libm::fmaf(-x, -y, -c),
+                libm::fmaf(x, y, c),
+                libm::fmaf(-x, -y, -c),
+            ];
+            let got = [
+                f32x4_extract_lane::<0>(got),
+                f32x4_extract_lane::<1>(got),
+                f32x4_extract_lane::<2>(got),
+                f32x4_extract_lane::<3>(got),
+            ];
+            for (g, w) in got.iter().zip(want) {
+                assert_eq!(
+                    g.to_bits(),
+                    w.to_bits(),
+                    "fma({x:e}, {y:e}, {c:e}): {g:e} vs {w:e}"
+                );
+            }
+        }
+    }
+
+    /// In the browser build the SIMD128 kernels are chosen first (unless
+    /// `MEMLOOP_SIMD=scalar`), so the equality tests above run them.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[test]
+    fn simd128_kernels_lead_in_the_browser_build() {
+        if isa_cap() > Isa::Scalar {
+            assert_eq!(kernel().0, "simd128");
+            assert_eq!(int8::kernel().0, "simd128");
+            assert_eq!(nibble::kernel().0, "simd128");
+            assert_eq!(bf16::kernel().0, "simd128");
+        }
     }
 
     /// On aarch64 the NEON kernels are chosen first (unless `MEMLOOP_SIMD=scalar`), so the

@@ -14,6 +14,8 @@
 //! - `avx2`: the same on 256-bit registers;
 //! - `neon`: aarch64's Advanced SIMD: `smull` of nibbles and query bytes, pairs added into 32-bit
 //!   lanes by `sadalp` (no extension needed);
+//! - `simd128`: WebAssembly's 128-bit SIMD (the browser build): nibbles and query bytes
+//!   widened to i16, multiplied in pairs summed into i32 lanes (`i32x4.dot_i16x8_s`);
 //! - `scalar`: portable (the reference the others are tested against).
 #![allow(unsafe_code)]
 
@@ -47,6 +49,10 @@ pub fn kernels() -> Vec<(&'static str, DotNibbleFn)> {
     #[cfg(target_arch = "aarch64")]
     if super::isa_cap() > super::Isa::Scalar {
         v.push(("neon", arm::dot_neon));
+    }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    if super::isa_cap() > super::Isa::Scalar {
+        v.push(("simd128", wasm::dot_simd128));
     }
     v.push(("scalar", dot_nibble_scalar));
     v
@@ -216,6 +222,59 @@ mod arm {
             }
             vaddvq_s32(vaddq_s32(acc0, acc1))
         }
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm {
+    use std::arch::wasm32::*;
+
+    use super::{blocks, BLOCK_DIMS, PLANE_BLOCK};
+
+    /// The nibble inner product in WebAssembly SIMD128: each 16 bytes of the high plane split
+    /// into two 16-nibble vectors, widened with the query bytes to i16 and multiplied in pairs
+    /// summed into i32 lanes (`i32x4.dot_i16x8_s`: at most 2 · 15 · 127 a pair).
+    pub(super) fn dot_simd128(q: &[i8], h: &[u8]) -> i32 {
+        let n = blocks(q.len(), h.len());
+        let (pq, ph) = (q.as_ptr(), h.as_ptr());
+        let low = u8x16_splat(0x0f);
+        let mut acc0 = i32x4_splat(0);
+        let mut acc1 = i32x4_splat(0);
+        for b in 0..n {
+            for quarter in 0..4 {
+                // SAFETY: the build has SIMD128 (this module's cfg), so every instruction runs.
+                // For b < n and quarter < 4, the 16-byte plane load at b · 64 + 16 · quarter and
+                // the 16-value query loads at b · 128 + 16 · quarter (and 64 further) are in
+                // bounds; `v128_load` has no alignment requirement.
+                unsafe {
+                    let x = v128_load(ph.add(b * PLANE_BLOCK + 16 * quarter).cast());
+                    let qb = pq.add(b * BLOCK_DIMS + 16 * quarter);
+                    let q0 = v128_load(qb.cast());
+                    let q1 = v128_load(qb.add(PLANE_BLOCK).cast());
+                    for (nibbles, qv) in [(v128_and(x, low), q0), (u8x16_shr(x, 4), q1)] {
+                        acc0 = i32x4_add(
+                            acc0,
+                            i32x4_dot_i16x8(
+                                u16x8_extend_low_u8x16(nibbles),
+                                i16x8_extend_low_i8x16(qv),
+                            ),
+                        );
+                        acc1 = i32x4_add(
+                            acc1,
+                            i32x4_dot_i16x8(
+                                u16x8_extend_high_u8x16(nibbles),
+                                i16x8_extend_high_i8x16(qv),
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        let acc = i32x4_add(acc0, acc1);
+        i32x4_extract_lane::<0>(acc)
+            + i32x4_extract_lane::<1>(acc)
+            + i32x4_extract_lane::<2>(acc)
+            + i32x4_extract_lane::<3>(acc)
     }
 }
 

@@ -30,6 +30,8 @@ use rayon::prelude::*;
 use super::int8_block::{Columns, Tile, ROWS};
 #[cfg(target_arch = "aarch64")]
 use super::int8_neon;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use super::int8_wasm;
 use super::panels::{for_each_task, shared, Dst, PANEL};
 
 use super::simd::multiversion;
@@ -71,6 +73,10 @@ pub(crate) enum Kernel {
     /// later: Graviton 3, Apple M2).
     #[cfg(target_arch = "aarch64")]
     NeonI8mm,
+    /// WebAssembly's 128-bit SIMD, which the browser build is compiled with
+    /// (`int8_wasm.rs`).
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    Simd128,
 }
 
 impl Kernel {
@@ -106,6 +112,9 @@ impl Kernel {
             }
             return Kernel::Neon;
         }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        return Kernel::Simd128;
+        #[allow(unreachable_code)]
         Kernel::Scalar
     }
 }
@@ -464,6 +473,12 @@ impl QuantLinear {
                 // extents as above.
                 unsafe { int8_neon::block_i8mm(panel, xs, self.k4, xscale, cols, out) }
             }
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Kernel::Simd128 => {
+                // SAFETY: the build has SIMD128 (the variant's cfg); the asserts above fix the
+                // extents `block_simd128` reads, and the caller's contract the ones it writes.
+                unsafe { int8_wasm::block_simd128(panel, xs, self.k4, xscale, cols, out) }
+            }
         }
     }
 }
@@ -765,6 +780,8 @@ mod tests {
                 kernels.push(Kernel::NeonI8mm);
             }
         }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        kernels.push(Kernel::Simd128);
         kernels
     }
 

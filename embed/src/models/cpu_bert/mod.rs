@@ -27,6 +27,8 @@ mod int8;
 mod int8_block;
 #[cfg(target_arch = "aarch64")]
 mod int8_neon;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod int8_wasm;
 mod kernels;
 mod matmul;
 mod panels;
