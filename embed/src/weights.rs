@@ -1,4 +1,4 @@
-//! Memory-mapped safetensors weights.
+//! Memory-mapped safetensors weights (read into memory under WebAssembly, which maps nothing).
 //!
 //! One of the crate's three fenced `unsafe` places (with `models/cpu_bert/matmul.rs` and
 //! `models/cpu_bert/simd.rs`): candle's `VarBuilder::from_mmaped_safetensors` maps the file,
@@ -24,11 +24,57 @@ pub(crate) fn load(path: &Path, device: &Device) -> Result<VarBuilder<'static>> 
     }
     // SAFETY: the weights file is never modified by memloop, and the module docs state the
     // contract for everyone else: model directories are replaced, not edited in place.
+    #[cfg(not(target_family = "wasm"))]
     let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[path], DType::F32, device) };
+    // WebAssembly maps nothing: the file is read into memory.
+    #[cfg(target_family = "wasm")]
+    let vb = std::fs::read(path)
+        .map_err(candle_core::Error::wrap)
+        .and_then(|bytes| VarBuilder::from_buffered_safetensors(bytes, DType::F32, device));
     vb.map_err(|e| EmbedError::MalformedFile {
         path: path.to_path_buf(),
         reason: e.to_string(),
     })
+}
+
+/// A weights file's bytes: mapped.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) type Map = memmap2::Mmap;
+
+/// Maps `file`.
+#[cfg(not(target_family = "wasm"))]
+fn map_file(file: &std::fs::File) -> std::io::Result<Map> {
+    // SAFETY: as for `load`: the weights file is never modified by memloop, and model
+    // directories are replaced, not edited in place (module docs).
+    unsafe { memmap2::Mmap::map(file) }
+}
+
+/// A weights file's bytes, read into memory (WebAssembly maps nothing), 4-byte aligned so f32
+/// tensors are used in place as from a mapping.
+#[cfg(target_family = "wasm")]
+pub(crate) struct Map {
+    words: Vec<u32>,
+    len: usize,
+}
+
+#[cfg(target_family = "wasm")]
+impl std::ops::Deref for Map {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.words)[..self.len]
+    }
+}
+
+/// Reads `file` whole.
+#[cfg(target_family = "wasm")]
+fn map_file(file: &std::fs::File) -> std::io::Result<Map> {
+    use std::io::Read;
+    let len = usize::try_from(file.metadata()?.len())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+    let mut words = vec![0u32; len.div_ceil(4)];
+    let mut file = file;
+    file.read_exact(&mut bytemuck::cast_slice_mut(&mut words)[..len])?;
+    Ok(Map { words, len })
 }
 
 /// A safetensors file mapped and read directly, for the native CPU encoder: no tensor is made,
@@ -38,7 +84,7 @@ pub(crate) fn load(path: &Path, device: &Device) -> Result<VarBuilder<'static>> 
 /// table of MiniLM is never copied.
 pub(crate) struct MappedTensors {
     path: std::path::PathBuf,
-    map: std::sync::Arc<memmap2::Mmap>,
+    map: std::sync::Arc<Map>,
     data_start: usize,
     metadata: safetensors::tensor::Metadata,
 }
@@ -48,7 +94,7 @@ pub(crate) struct MappedTensors {
 pub(crate) enum Floats {
     /// `len` f32 values at byte `start` of the mapping (4-byte aligned, checked when made).
     Mapped {
-        map: std::sync::Arc<memmap2::Mmap>,
+        map: std::sync::Arc<Map>,
         start: usize,
         len: usize,
     },
@@ -92,9 +138,7 @@ impl MappedTensors {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
-        // SAFETY: as for `load`: the weights file is never modified by memloop, and model
-        // directories are replaced, not edited in place (module docs).
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| bad(e.to_string()))?;
+        let map = map_file(&file).map_err(|e| bad(e.to_string()))?;
         let (header, metadata) =
             safetensors::SafeTensors::read_metadata(&map).map_err(|e| bad(e.to_string()))?;
         Ok(MappedTensors {

@@ -64,7 +64,12 @@ pub(crate) fn weights_sha256(path: &Path, cache: Option<&Path>) -> Result<String
         path: path.to_path_buf(),
         reason: e.to_string(),
     };
-    let full = std::fs::canonicalize(path).map_err(missing)?;
+    // WASI resolves no links (its file systems have none, and no `realpath`): the path as given.
+    let full = match std::fs::canonicalize(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => std::path::absolute(path),
+        resolved => resolved,
+    }
+    .map_err(missing)?;
     let stamp = Stamp::of(&std::fs::metadata(&full).map_err(missing)?);
     // One slot per weights file, named by the hash of its path.
     let name = hex(&Sha256::digest(full.as_os_str().as_encoded_bytes()));

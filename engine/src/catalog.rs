@@ -372,6 +372,18 @@ enum LoadFailure {
     Other(String),
 }
 
+impl LoadFailure {
+    /// What a load's error `e` is kept as.
+    fn of(e: crate::error::Error) -> LoadFailure {
+        match e {
+            crate::error::Error::Key(crate::crypt::KeyError::Wrong { path, detail }) => {
+                LoadFailure::Key { path, detail }
+            }
+            e => LoadFailure::Other(e.to_string()),
+        }
+    }
+}
+
 /// The catalog, loaded on a background thread so opening a store does not wait for it; the
 /// first operation that needs it waits for the load.
 pub(crate) struct CatalogSlot {
@@ -393,6 +405,25 @@ impl CatalogSlot {
         now: Timestamp,
     ) -> Self {
         let path = store.path.clone();
+        if !crate::platform::THREADS {
+            // No thread to load it aside on: loaded now.
+            let (ready, failed) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
+            match Catalog::load(&store, policy, now) {
+                Ok(catalog) => {
+                    let _ = ready.set(parking_lot::RwLock::new(catalog));
+                }
+                Err(e) => {
+                    let _ = failed.set(LoadFailure::of(e));
+                }
+            }
+            return CatalogSlot {
+                ready,
+                loading: parking_lot::Mutex::new(None),
+                failed,
+                path,
+                deferred: parking_lot::Mutex::new(Vec::new()),
+            };
+        }
         let handle = std::thread::Builder::new()
             .name("memloop-catalog".into())
             .spawn(move || Catalog::load(&store, policy, now));
@@ -460,14 +491,8 @@ impl CatalogSlot {
                     drop(deferred);
                     return Ok(self.ready.get().expect("just set"));
                 }
-                Ok(Err(crate::error::Error::Key(crate::crypt::KeyError::Wrong {
-                    path,
-                    detail,
-                }))) => {
-                    let _ = self.failed.set(LoadFailure::Key { path, detail });
-                }
                 Ok(Err(e)) => {
-                    let _ = self.failed.set(LoadFailure::Other(e.to_string()));
+                    let _ = self.failed.set(LoadFailure::of(e));
                 }
                 Err(_) => {
                     let _ = self

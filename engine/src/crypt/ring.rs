@@ -354,8 +354,7 @@ impl KeyRing {
         let path = self.path.with_file_name(name);
         let file = crate::platform::open_private(&path, crate::platform::Create::ReadWrite)
             .map_err(KeyError::io(&path, "open the key file's lock"))?;
-        file.lock()
-            .map_err(KeyError::io(&path, "lock the key file"))?;
+        crate::platform::lock(&file).map_err(KeyError::io(&path, "lock the key file"))?;
         Ok(file)
     }
 

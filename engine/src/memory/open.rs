@@ -353,7 +353,7 @@ fn random_id() -> [u8; 16] {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos()),
         );
-        h.write_u32(std::process::id());
+        h.write_u32(crate::platform::process_id());
         half.copy_from_slice(&h.finish().to_le_bytes());
     }
     out

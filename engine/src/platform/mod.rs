@@ -1,8 +1,8 @@
 //! What differs between operating systems, in one place: who may use a store's files (Unix
 //! mode bits and owners; Windows ACLs and owner SIDs), opening a file without following a
 //! link planted in its place, positioned reads, directory syncs, and whether a mapped file can
-//! be replaced by a rename (Windows refuses). Every other module calls these functions and
-//! names no operating system.
+//! be replaced by a rename (Windows refuses), the process lock and the process id (WebAssembly
+//! has neither). Every other module calls these functions and names no operating system.
 
 #[cfg(unix)]
 mod unix;
@@ -13,12 +13,51 @@ pub(crate) use unix::*;
 mod windows;
 #[cfg(windows)]
 pub(crate) use windows::*;
+
+#[cfg(target_family = "wasm")]
+mod wasm;
+#[cfg(target_family = "wasm")]
+pub(crate) use wasm::*;
 /// What the CLI's named pipe needs of the Windows security calls.
 #[cfg(windows)]
 pub use windows::{other_user_of_process, with_private_security};
 
 use std::fs::File;
 use std::path::Path;
+
+/// Takes the exclusive advisory lock on `file` (`flock` on Unix, `LockFileEx` on Windows), or
+/// says it is held.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn try_lock(file: &File) -> Result<(), std::fs::TryLockError> {
+    file.try_lock()
+}
+
+/// Whether the build can start threads (WebAssembly's cannot): work done aside on one
+/// elsewhere is done in line.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) const THREADS: bool = true;
+
+/// Takes the exclusive advisory lock on `file`, waiting for it.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn lock(file: &File) -> std::io::Result<()> {
+    file.lock()
+}
+
+/// This process's id.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn process_id() -> u32 {
+    std::process::id()
+}
+
+/// The shared folder `dir` as an object store (a `file://` sync remote).
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn folder_store(
+    dir: &Path,
+) -> Result<Box<dyn object_store::ObjectStore>, object_store::Error> {
+    Ok(Box::new(
+        object_store::local::LocalFileSystem::new_with_prefix(dir)?,
+    ))
+}
 
 /// How [`open_private`] opens a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

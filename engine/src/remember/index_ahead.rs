@@ -96,6 +96,30 @@ impl Screener for IndexAhead {
             }
             Ok(found)
         };
+        // Each inserted chunk's memories screened and consumed, in order.
+        let mut i = 0;
+        let mut take = |chunk: Vec<Option<NearHits>>| -> Result<()> {
+            for found in chunk {
+                let (m, v) = &batch[i];
+                let mut screen = Screen {
+                    indexed_as: ahead[i],
+                    ..Screen::new(hashes[i], stored[i])
+                };
+                if let (Some(n), Some(found)) = (&near, found) {
+                    n.screen(&mut screen, i, m, v, &found, first)?;
+                }
+                consume(tx, applied, i, screen)?;
+                i += 1;
+            }
+            Ok(())
+        };
+        if !crate::platform::THREADS {
+            // No thread to insert ahead on: each chunk inserted, then screened.
+            for start in (0..batch.len()).step_by(CHUNK) {
+                take(insert(start)?)?;
+            }
+            return Ok(());
+        }
         std::thread::scope(|scope| {
             let (send, receive) = std::sync::mpsc::sync_channel::<Result<_>>(2);
             scope.spawn(move || {
@@ -108,20 +132,8 @@ impl Screener for IndexAhead {
                     }
                 }
             });
-            let mut i = 0;
             for chunk in receive {
-                for found in chunk? {
-                    let (m, v) = &batch[i];
-                    let mut screen = Screen {
-                        indexed_as: ahead[i],
-                        ..Screen::new(hashes[i], stored[i])
-                    };
-                    if let (Some(n), Some(found)) = (&near, found) {
-                        n.screen(&mut screen, i, m, v, &found, first)?;
-                    }
-                    consume(tx, applied, i, screen)?;
-                    i += 1;
-                }
+                take(chunk?)?;
             }
             Ok(())
         })

@@ -28,7 +28,7 @@ impl ProcessLock {
             .map_err(|e| Error::io(&path, "open lock file (a symlink is refused)", e))?;
         let started = std::time::Instant::now();
         loop {
-            match file.try_lock() {
+            match crate::platform::try_lock(&file) {
                 Ok(()) => break,
                 Err(TryLockError::WouldBlock) => {
                     let mut s = String::new();
@@ -37,7 +37,9 @@ impl ProcessLock {
                     // A store this process just closed can look held for a moment: a child
                     // another thread is spawning shares the closed handle's lock until it
                     // execs. Only then is a short wait worth it; other holders fail at once.
-                    if pid == Some(std::process::id()) && started.elapsed() < SELF_HELD_WAIT {
+                    if pid == Some(crate::platform::process_id())
+                        && started.elapsed() < SELF_HELD_WAIT
+                    {
                         std::thread::sleep(std::time::Duration::from_millis(5));
                         continue;
                     }
@@ -54,7 +56,7 @@ impl ProcessLock {
         let _ = file
             .set_len(0)
             .and_then(|()| file.rewind())
-            .and_then(|()| write!(file, "{}", std::process::id()))
+            .and_then(|()| write!(file, "{}", crate::platform::process_id()))
             .and_then(|()| file.flush());
         Ok(ProcessLock { _file: file })
     }

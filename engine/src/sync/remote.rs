@@ -75,9 +75,9 @@ impl Remote {
                     .to_file_path()
                     .map_err(|()| bad(format!("remote {:?} is not a local path", spec.url)))?;
                 std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create the remote folder", e))?;
-                let local = object_store::local::LocalFileSystem::new_with_prefix(&dir)
+                let local = crate::platform::folder_store(&dir)
                     .map_err(|e| remote_io(&spec.url, "open", e))?;
-                (Box::new(local), ObjectPath::default())
+                (local, ObjectPath::default())
             }
             "s3" => (s3(&url, spec)?, ObjectPath::from(url.path().trim_matches('/'))),
             other => {

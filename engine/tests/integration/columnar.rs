@@ -92,7 +92,7 @@ fn filled(dir: &std::path::Path, clock: &Clock) -> Memory {
 
 #[test]
 fn parquet_round_trip_is_equal_field_for_field_and_bit_for_bit() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let clock = Clock::manual(1_700_000_000_000);
     let src = filled(a.path(), &clock);
     let file = a.path().join("all.parquet");
@@ -126,7 +126,7 @@ fn parquet_round_trip_is_equal_field_for_field_and_bit_for_bit() {
     src.transfer()
         .export_changes(&ipc, None, &MemoryFilter::new(), ColumnarFormat::Arrow)
         .unwrap();
-    let c = tempfile::tempdir().unwrap();
+    let c = crate::common::tempdir();
     let third = open(c.path(), &clock);
     third.transfer().import_columnar(&ipc).unwrap();
     assert_eq!(third.advanced().scan(&all, usize::MAX).unwrap(), items);
@@ -134,7 +134,7 @@ fn parquet_round_trip_is_equal_field_for_field_and_bit_for_bit() {
 
 #[test]
 fn a_delta_since_a_sequence_number_has_upserts_and_deletes() {
-    let a = tempfile::tempdir().unwrap();
+    let a = crate::common::tempdir();
     let clock = Clock::manual(1_700_000_000_000);
     let m = filled(a.path(), &clock);
     let full = m
@@ -243,7 +243,7 @@ pub(crate) fn rewrite(
 
 #[test]
 fn bad_files_are_refused_and_change_nothing() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let clock = Clock::manual(1_700_000_000_000);
     let src = filled(a.path(), &clock);
     let good = a.path().join("good.parquet");

@@ -5,6 +5,15 @@ use std::sync::Arc;
 
 use memloop::{Clock, HashingEmbedder, Memory, Options};
 
+/// A new temporary directory. Under WebAssembly (the browser build's tests, run by Node's WASI)
+/// the standard library has no temporary directory, so it is made in the `/tmp` the runner
+/// gives (scripts/wasi-run.mjs).
+pub fn tempdir() -> tempfile::TempDir {
+    #[cfg(target_family = "wasm")]
+    let _ = tempfile::env::override_temp_dir(Path::new("/tmp"));
+    tempfile::tempdir().expect("temporary directory")
+}
+
 /// Options with the model-free test embedder of dimension `dim` and a manual clock at `t0`.
 pub fn hashing(dim: usize, clock: &Clock) -> Options {
     Options {

@@ -9,7 +9,7 @@ use crate::common::{open, sentences};
 
 #[test]
 fn readers_see_consistent_results_during_writes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = Arc::new(open(dir.path(), &Clock::manual(0)));
     let texts = sentences(1200);
     m.remember_batch(texts[..200].iter().map(NewMemory::new).collect())

@@ -45,7 +45,7 @@ fn outcome(memory: &Memory, op: &str, request: &Value) -> Result<Vec<MemoryId>, 
             let mut r: OpenRequest = serde_json::from_value(request.clone()).map_err(invalid)?;
             r.hashing_embedder = Some(256);
             let options = Options::from_request(r).map_err(|e| engine(e.into()))?;
-            let dir = tempfile::tempdir().unwrap();
+            let dir = crate::common::tempdir();
             Memory::open(dir.path().join("opened"), options).map_err(engine)?;
             Ok(Vec::new())
         }
@@ -55,7 +55,7 @@ fn outcome(memory: &Memory, op: &str, request: &Value) -> Result<Vec<MemoryId>, 
 
 #[test]
 fn the_rust_api_keeps_the_contract() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let memory = Memory::open(dir.path(), hashing(256, &memloop::Clock::System)).unwrap();
     let table = table();
     for (i, seed) in table["memories"].as_array().unwrap().iter().enumerate() {
@@ -99,7 +99,7 @@ fn whole(memory: &Memory, op: &str, request: &Value) -> Whole {
 
 #[test]
 fn the_rust_api_gives_the_registrys_whole_answers() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let table = table();
     let memory = contract_store(dir.path(), &table);
     let got: Vec<Value> = whole_answer_calls(&table)

@@ -79,7 +79,7 @@ impl Extractor for OutOfRange {
 
 #[test]
 fn turns_are_numbered_across_calls_dated_and_summarised() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(at("2023-05-08T14:00:00Z"));
     let m = open_with(dir.path(), &clock, None);
     let may = at("2023-05-08T13:56:00Z");
@@ -183,7 +183,7 @@ fn turns_are_numbered_across_calls_dated_and_summarised() {
 
 #[test]
 fn extracted_facts_are_sourced_to_their_turn_and_a_move_supersedes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(at("2024-01-01T00:00:00Z"));
     let m = open_with(dir.path(), &clock, Some(Arc::new(LivesIn)));
     let jan = at("2023-01-10T12:00:00Z");
@@ -237,7 +237,7 @@ fn extracted_facts_are_sourced_to_their_turn_and_a_move_supersedes() {
 
 #[test]
 fn a_refused_conversation_stores_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let turns = [Turn::new("Ana", "hello", 500)];
     for (extractor, what) in [
@@ -281,7 +281,7 @@ fn a_refused_conversation_stores_nothing() {
 
 #[test]
 fn a_query_naming_a_time_prefers_what_was_said_then() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(at("2023-10-20T12:00:00Z"));
     let m = open_with(dir.path(), &clock, None);
     let said =
@@ -339,7 +339,7 @@ fn a_query_naming_a_time_prefers_what_was_said_then() {
 
 #[test]
 fn a_memory_of_the_named_time_is_found_below_every_candidate() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(at("2023-10-20T12:00:00Z"));
     let m = open_with(dir.path(), &clock, None);
     let said =
@@ -392,7 +392,7 @@ fn a_memory_of_the_named_time_is_found_below_every_candidate() {
 
 #[test]
 fn a_question_asking_for_advice_prefers_what_the_user_likes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(at("2023-10-20T12:00:00Z"));
     let m = open_with(dir.path(), &clock, None);
     let said = |text: &str| Turn::new("user", text, at("2023-10-19T12:00:00Z"));

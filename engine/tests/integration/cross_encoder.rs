@@ -38,7 +38,7 @@ fn ids_by(m: &Memory, query: &str) -> Vec<u64> {
 
 #[test]
 fn a_cross_encoder_orders_the_rerank_candidates() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::common::tempdir();
     let model = tmp.path().join("ce");
     tiny_cross_encoder::write(&model, &embed_fixtures());
     let query = "how do I reset my router?";
@@ -89,7 +89,7 @@ fn a_cross_encoder_orders_the_rerank_candidates() {
 
 #[test]
 fn a_directory_without_a_cross_encoder_is_refused_at_open() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::common::tempdir();
     let err = Memory::open(
         tmp.path().join("s"),
         Options {

@@ -9,7 +9,7 @@ use crate::common::open;
 
 #[test]
 fn exact_duplicates_merge_with_count_newest_metadata_and_provenance() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let m = open(dir.path(), &clock);
     let a = m
@@ -58,7 +58,7 @@ fn exact_duplicates_merge_with_count_newest_metadata_and_provenance() {
 
 #[test]
 fn near_duplicates_merge_within_namespace_and_kind_only() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(0);
     let m = open(dir.path(), &clock);
     let a = m
@@ -93,7 +93,7 @@ fn near_duplicates_merge_within_namespace_and_kind_only() {
 /// one user the new memory belongs to, so an unfiltered search's best hits are all theirs.
 #[test]
 fn a_near_duplicate_is_found_behind_many_equal_ones_of_other_places() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(dir.path(), &Clock::manual(0));
     let text = "the quick brown fox jumps over the lazy dog today";
     let others: Vec<NewMemory> = (0..200)
@@ -139,7 +139,7 @@ fn a_near_duplicate_is_found_behind_many_equal_ones_of_other_places() {
 /// supersedes its earlier version, a chunk stands beside it; the report says which.
 #[test]
 fn near_duplicates_that_differ_are_new_versions_or_new_memories() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(0);
     let options = Options {
         dedup_threshold: Some(0.75),
@@ -250,7 +250,7 @@ fn a_large_batch_decides_as_one_memory_at_a_time_does() {
         290,
         NewMemory::new("The office WiFi password is marlin, today!").kind(Kind::Fact),
     );
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let together = {
         let m = Memory::open(a.path(), options()).unwrap();
         m.remember_batch(stored.to_vec()).unwrap();
@@ -313,7 +313,7 @@ fn a_fact_superseded_in_a_batch_is_not_superseded_again() {
     let b = plus(axis(0, 1.0), axis(2, 0.3));
     let fact = |t: &str| NewMemory::new(t).kind(Kind::Fact);
     for padding in [0, 100] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::common::tempdir();
         let m = open(dir.path(), &Clock::manual(0));
         let stored = m
             .advanced()
@@ -339,7 +339,7 @@ fn a_fact_superseded_in_a_batch_is_not_superseded_again() {
 
 #[test]
 fn duplicates_inside_one_batch_merge_too() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(dir.path(), &Clock::manual(0));
     let ids = m
         .remember_batch(vec![
@@ -358,7 +358,7 @@ fn duplicates_inside_one_batch_merge_too() {
 
 #[test]
 fn updating_text_keeps_the_old_version_superseded_and_linked() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(0);
     let m = open(dir.path(), &clock);
     let old = m
@@ -415,7 +415,7 @@ fn updating_text_keeps_the_old_version_superseded_and_linked() {
 
 #[test]
 fn forget_removes_from_store_and_recall_and_bad_input_is_typed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(dir.path(), &Clock::manual(0));
     let id = m
         .remember(NewMemory::new("ephemeral note about kiwis"))

@@ -115,7 +115,7 @@ pub(crate) fn copy_private(from: &std::path::Path, to: &std::path::Path) {
 
 #[test]
 fn an_encrypted_store_keeps_no_text_tag_or_vector_in_the_clear() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let (dir, key, export) = (
         root.path().join("store"),
         root.path().join("store.key"),
@@ -175,7 +175,7 @@ fn an_encrypted_store_keeps_no_text_tag_or_vector_in_the_clear() {
 
 #[test]
 fn erasing_a_user_destroys_its_key_for_every_copy_and_signs_a_receipt() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let (dir, key) = (root.path().join("store"), root.path().join("store.key"));
     let memory = Memory::open(&dir, options(&key)).unwrap();
     for i in 0..50 {
@@ -242,7 +242,7 @@ fn erasing_a_user_destroys_its_key_for_every_copy_and_signs_a_receipt() {
     ignore = "opens a plain store, which the matrix encrypts"
 )]
 fn bad_keys_are_typed_errors_and_write_nothing() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let (dir, key) = (root.path().join("store"), root.path().join("store.key"));
     let pass = |p: &str| Options {
         encryption: Some(Encryption::passphrase(&key, p)),
@@ -316,7 +316,7 @@ fn bad_keys_are_typed_errors_and_write_nothing() {
 
 #[test]
 fn a_flipped_byte_in_a_sealed_record_is_an_error_never_a_wrong_answer() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let (dir, key) = (root.path().join("store"), root.path().join("store.key"));
     let memory = Memory::open(&dir, options(&key)).unwrap();
     for i in 0..200 {
@@ -382,7 +382,7 @@ fn an_erasure_cut_short_at_any_write_is_completed_at_the_next_open() {
     let mut completed_at_open = 0;
     let mut not_started = 0;
     for op in 1.. {
-        let root = tempfile::tempdir().unwrap();
+        let root = crate::common::tempdir();
         let (dir, key) = (root.path().join("store"), root.path().join("store.key"));
         let faults = StorageFaults::new();
         let memory = Memory::open(
@@ -450,7 +450,7 @@ fn an_erasure_cut_short_at_any_write_is_completed_at_the_next_open() {
 
 #[test]
 fn a_key_file_older_than_the_store_is_a_key_error_and_the_receipt_log_is_sealed() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let (dir, key) = (root.path().join("store"), root.path().join("store.key"));
     let user = "anaqx.lopez@example.com";
     let memory = Memory::open(&dir, options(&key)).unwrap();

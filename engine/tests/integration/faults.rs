@@ -172,7 +172,7 @@ fn reopen(dir: &Path) -> Memory {
 
 #[test]
 fn every_failed_file_operation_loses_nothing_acknowledged() {
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = crate::common::tempdir();
     let import = export_file(scratch.path());
     let faults = StorageFaults::new();
     let mut op = 1;
@@ -213,7 +213,7 @@ fn every_failed_file_operation_loses_nothing_acknowledged() {
 /// and writes resume as soon as the disk works again, with no restart.
 #[test]
 fn a_failed_commit_recovers_inside_the_engine() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let faults = StorageFaults::new();
     let options = memloop::Options {
         storage_faults: Some(Arc::clone(&faults)),
@@ -260,7 +260,7 @@ fn a_failed_commit_recovers_inside_the_engine() {
 /// answering from the last committed state; erasure and writes succeed once there is room.
 #[test]
 fn writes_resume_when_a_full_disk_frees_up() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let faults = StorageFaults::new();
     let options = memloop::Options {
         storage_faults: Some(Arc::clone(&faults)),
@@ -291,7 +291,7 @@ fn writes_resume_when_a_full_disk_frees_up() {
 /// fail with a typed error, closing loses nothing acknowledged, and the store opens again.
 #[test]
 fn a_full_disk_does_not_break_reads() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let texts: Vec<String> = (0..40)
         .map(|i| format!("full disk note {i} about canyon {}", i * 3))
         .collect();
@@ -329,7 +329,7 @@ fn a_full_disk_does_not_break_reads() {
 /// Temporary files a crash or a full disk left behind are removed on the next open.
 #[test]
 fn stale_temporary_files_are_removed_on_open() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     drop(open(dir.path(), &Clock::manual(0)));
     for name in ["index.mlx.tmp", "manifest.tmp", "store.redb.rewrite"] {
         std::fs::write(dir.path().join(name), b"half a file").unwrap();
@@ -343,7 +343,7 @@ fn stale_temporary_files_are_removed_on_open() {
 /// A text over the size limit is refused with a typed error before anything is embedded.
 #[test]
 fn an_oversized_text_is_a_typed_error() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(dir.path(), &Clock::manual(0));
     let big = "x".repeat(memloop::items::DEFAULT_MAX_TEXT_BYTES + 1);
     let err = m.remember(NewMemory::new(big)).unwrap_err();
@@ -362,7 +362,7 @@ fn an_oversized_text_is_a_typed_error() {
 /// `flush`, and no longer once a later one succeeded.
 #[test]
 fn a_failed_background_checkpoint_is_reported_by_flush() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let faults = StorageFaults::new();
     let options = memloop::Options {
         storage_faults: Some(Arc::clone(&faults)),

@@ -6,7 +6,7 @@ use crate::common::open;
 
 #[test]
 fn recall_honours_namespace_kind_tag_and_time_filters() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let m = open(dir.path(), &clock);
     let mut ids = Vec::new();
@@ -76,7 +76,7 @@ fn recall_honours_namespace_kind_tag_and_time_filters() {
 
 #[test]
 fn recall_records_access_time_durably() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(100);
     let id = {
         let m = open(dir.path(), &clock);

@@ -26,7 +26,7 @@ fn one_day_facts() -> ForgetPolicy {
 
 #[test]
 fn a_memory_moves_working_long_term_forgotten_at_the_computed_times() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(T0);
     let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
     let id = m
@@ -84,7 +84,7 @@ fn a_memory_moves_working_long_term_forgotten_at_the_computed_times() {
 
 #[test]
 fn a_recall_reinforces_and_postpones_forgetting() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(T0);
     let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
     let used = m
@@ -120,7 +120,7 @@ fn a_recall_reinforces_and_postpones_forgetting() {
 /// reinforcement reaches it: the reinforced memory outlives the sweep that forgets its peers.
 #[test]
 fn a_recall_while_the_catalog_loads_still_reinforces() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(T0);
     let (used, idle) = {
         let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
@@ -156,7 +156,7 @@ fn a_recall_while_the_catalog_loads_still_reinforces() {
 
 #[test]
 fn capacity_evicts_exactly_the_least_retained() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(T0);
     let policy = ForgetPolicy {
         capacity: Some(5),
@@ -197,7 +197,7 @@ fn capacity_evicts_exactly_the_least_retained() {
 
 #[test]
 fn per_namespace_capacity_and_pinned_memories() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(T0);
     let policy = ForgetPolicy {
         capacity_per_namespace: Some(2),
@@ -246,7 +246,7 @@ fn per_namespace_capacity_and_pinned_memories() {
 
 #[test]
 fn disabled_forgetting_keeps_everything() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(T0);
     let m = Memory::open(dir.path(), options(&clock, ForgetPolicy::disabled())).unwrap();
     m.remember(NewMemory::new("kept forever")).unwrap();
@@ -265,14 +265,14 @@ fn disabled_forgetting_keeps_everything() {
         ..Default::default()
     };
     assert!(matches!(
-        Memory::open(tempfile::tempdir().unwrap().path(), options(&clock, bad)),
+        Memory::open(crate::common::tempdir().path(), options(&clock, bad)),
         Err(memloop::Error::InvalidInput(_))
     ));
 }
 
 #[test]
 fn per_user_capacity_evicts_each_users_least_retained_only() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(T0);
     let policy = ForgetPolicy {
         capacity_per_user: Some(3),
@@ -314,7 +314,7 @@ fn per_user_capacity_evicts_each_users_least_retained_only() {
 
 #[test]
 fn a_scoped_sweep_moves_only_that_scopes_memories() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(T0);
     let m = Memory::open(dir.path(), options(&clock, one_day_facts())).unwrap();
     let mut ids = Vec::new();

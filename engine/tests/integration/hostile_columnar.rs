@@ -43,7 +43,7 @@ fn contents(m: &Memory) -> Vec<MemoryItem> {
 /// panic), or it brings exactly the exported memories, never a changed field.
 #[test]
 fn a_thousand_bit_flips_per_format_never_panic_nor_change_a_field() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let clock = Clock::manual(1_700_000_000_000);
     let src = source(&root.path().join("src"), &clock);
     let expected = contents(&src);
@@ -143,7 +143,7 @@ fn peak_rss() -> u64 {
 /// holds more than a small multiple of the file.
 #[test]
 fn a_parquet_bomb_is_refused_in_bounded_memory() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let clock = Clock::manual(1_700_000_000_000);
     // Small vectors: the rows themselves, not their vectors, must be what is refused.
     let small = |dir: &str| Memory::open(root.path().join(dir), hashing(8, &clock)).unwrap();
@@ -171,7 +171,7 @@ fn a_parquet_bomb_is_refused_in_bounded_memory() {
 /// The `large_string` text columns DuckDB and Polars write are read like `string` ones.
 #[test]
 fn large_string_columns_are_read() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let clock = Clock::manual(1_700_000_000_000);
     let src = source(&root.path().join("src"), &clock);
     let good = root.path().join("good.parquet");
@@ -224,7 +224,7 @@ fn large_string_columns_are_read() {
 fn a_dictionary_page_declaring_more_values_than_its_bytes_is_refused() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fuzz/regressions/columnar_parquet-dictionary-count.parquet");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let dst = open(dir.path(), &Clock::manual(0));
     let err = dst.transfer().import_columnar(&path).unwrap_err();
     assert!(matches!(err, Error::Corrupt { .. }), "{err}");

@@ -49,7 +49,7 @@ fn payloads(file: &[u8]) -> Vec<Vec<u8>> {
 /// field claims `len` bytes, every checksum recomputed: what `ffi/tests/data/huge-length.mlx`
 /// holds for 2^62.
 fn huge_length_export(len: u64) -> Vec<u8> {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = Memory::open(dir.path(), hashing(64, &Clock::manual(0))).unwrap();
     m.remember(NewMemory::new(MARKER)).unwrap();
     let file = dir.path().join("one.mlx");
@@ -80,7 +80,7 @@ fn huge_length_export(len: u64) -> Vec<u8> {
     ignore = "crafts a plaintext export; sealed records are covered by encryption::a_flipped_byte_in_a_sealed_record"
 )]
 fn a_crafted_length_is_a_typed_error_and_the_process_lives() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(dir.path(), &Clock::manual(0));
     m.remember(NewMemory::new("already here")).unwrap();
     for len in [1u64 << 62, u64::MAX, 1 << 40, 1 << 31] {
@@ -122,7 +122,7 @@ fn the_ffi_fixture_is_the_crafted_file() {
     ignore = "crafts a plaintext export; a sealed one fails authentication instead"
 )]
 fn a_failing_import_leaves_the_store_exactly_as_it_was() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let clock = Clock::manual(0);
     let src = open(a.path(), &clock);
     src.remember_batch(sentences(700).iter().map(NewMemory::new).collect())
@@ -159,7 +159,7 @@ fn a_failing_import_leaves_the_store_exactly_as_it_was() {
 /// anything is written; the store stays intact. Other names in the folder are fine.
 #[test]
 fn an_export_into_the_store_directory_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(dir.path(), &Clock::manual(0));
     m.remember(NewMemory::new("keep me")).unwrap();
     let before = std::fs::read(dir.path().join("store.redb")).unwrap();
@@ -224,7 +224,7 @@ fn saved_store(dir: &Path, texts: &[String], queries: &[String]) -> Vec<u64> {
 fn saved(n: usize, step: usize) -> (tempfile::TempDir, Vec<String>, Vec<u64>, PathBuf) {
     let texts = sentences(n);
     let queries: Vec<String> = texts.iter().step_by(step).cloned().collect();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let want = saved_store(dir.path(), &texts, &queries);
     let path = crate::common::index_file(dir.path());
     (dir, queries, want, path)
@@ -381,7 +381,7 @@ fn a_close_before_any_search_does_not_save_an_unverified_index() {
 #[test]
 fn an_index_from_another_store_is_rebuilt() {
     let texts = sentences(400);
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let queries_a: Vec<String> = texts[..200].iter().step_by(23).cloned().collect();
     let queries_b: Vec<String> = texts[200..].iter().step_by(23).cloned().collect();
     saved_store(a.path(), &texts[..200], &queries_a);
@@ -410,7 +410,7 @@ fn an_index_from_another_store_is_rebuilt() {
     ignore = "salvage reads raw records and cannot decrypt them (docs/privacy.md)"
 )]
 fn salvage_exports_every_readable_memory_of_a_damaged_database() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let texts = sentences(50);
     {
         let m = open(dir.path(), &Clock::manual(0));
@@ -433,7 +433,7 @@ fn salvage_exports_every_readable_memory_of_a_damaged_database() {
     let out = dir.path().join("salvaged.mlx");
     let report = memloop::salvage(dir.path(), &out).unwrap();
     assert_eq!((report.saved, report.skipped), (50, 1), "{report:?}");
-    let fresh = tempfile::tempdir().unwrap();
+    let fresh = crate::common::tempdir();
     let m = open(fresh.path(), &Clock::manual(0));
     assert_eq!(m.transfer().import(&out).unwrap().added, 50);
     let mut got: Vec<String> = m

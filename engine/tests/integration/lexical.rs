@@ -11,7 +11,7 @@ fn store(dir: &std::path::Path) -> Memory {
 
 #[test]
 fn lexical_ranks_by_bm25_alone_within_the_filter() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = store(dir.path());
     let texts = [
         "the quarterly report mentions Zanzibar twice: Zanzibar office opened",
@@ -51,7 +51,7 @@ fn lexical_ranks_by_bm25_alone_within_the_filter() {
 
 #[test]
 fn the_hybrid_keeps_an_outright_keyword_match_on_top() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = store(dir.path());
     for i in 0..30 {
         m.remember(NewMemory::new(format!(

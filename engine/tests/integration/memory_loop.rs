@@ -17,7 +17,7 @@ use crate::common::{hashing, open, sentences};
 
 #[test]
 fn rerank_fuses_lexical_and_vector_rankings_and_explains_them() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let m = open(dir.path(), &clock);
     let mut texts = sentences(300);
@@ -86,7 +86,7 @@ impl QueryRefiner for Rewrite {
 
 #[test]
 fn callers_rerankers_and_refiners_are_used_and_checked() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let rounds = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut options = hashing(256, &clock);
@@ -127,7 +127,7 @@ fn callers_rerankers_and_refiners_are_used_and_checked() {
 
 #[test]
 fn iterative_rocchio_retrieval_returns_k_distinct_current_memories() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let m = open(dir.path(), &clock);
     m.remember_batch(sentences(400).iter().map(NewMemory::new).collect())
@@ -147,7 +147,7 @@ fn iterative_rocchio_retrieval_returns_k_distinct_current_memories() {
 
 #[test]
 fn feedback_moves_decay_and_precision_durably() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let m = open(dir.path(), &clock);
     let good = m
@@ -205,7 +205,7 @@ fn feedback_moves_decay_and_precision_durably() {
 
 #[test]
 fn tasks_keep_both_outcomes_with_three_precisions_and_reflections() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let m = open(dir.path(), &clock);
     let failed = m
@@ -266,7 +266,7 @@ fn tasks_keep_both_outcomes_with_three_precisions_and_reflections() {
 
 #[test]
 fn a_subject_is_one_memory_whose_summary_follows_its_events() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_795_341_600_000); // 2026-11-22T10:00:00Z
     let m = open(dir.path(), &clock);
     let id = m
@@ -325,7 +325,7 @@ fn a_subject_is_one_memory_whose_summary_follows_its_events() {
 
 #[test]
 fn documents_are_chunked_linked_and_served_once_in_memory_doc_mode() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let m = open(dir.path(), &clock);
     let text = sentences(60).join(". ");
@@ -484,7 +484,7 @@ fn context_fits_the_real_tokenizer_budget() {
 
 #[test]
 fn long_term_memories_are_served_one_precision_lower() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let m = open(dir.path(), &clock);
     let id = m

@@ -7,7 +7,7 @@ use memloop::{
 
 #[test]
 fn recall_with_minilm_finds_the_semantically_closest_memory() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = Memory::open(dir.path(), Options::default()).expect("default model is fetched");
     // A new store takes the preferred precision (int8 on a CPU with AVX2, else f32) and pools
     // a text's sentences.
@@ -50,7 +50,7 @@ fn recall_with_minilm_finds_the_semantically_closest_memory() {
 /// the model reads, are both kept.
 #[test]
 fn a_changed_fact_supersedes_and_differing_chunks_stay_apart() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = Memory::open(dir.path(), Options::default()).expect("default model is fetched");
     let old = m
         .remember_explained(
@@ -119,7 +119,7 @@ fn a_changed_fact_supersedes_and_differing_chunks_stay_apart() {
 /// never lock an old store out.
 #[test]
 fn a_new_store_takes_the_preferred_precision_and_an_f32_store_keeps_f32() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let fresh = Memory::open(dir.path().join("new"), Options::default()).unwrap();
     let preferred = DocumentPooling::Sentences
         .model_name(&EncoderPrecision::preferred().model_name("all-MiniLM-L6-v2"));
@@ -159,7 +159,7 @@ fn a_new_store_takes_the_preferred_precision_and_an_f32_store_keeps_f32() {
 /// by one sentence of a long text.
 #[test]
 fn sentence_pooling_is_recorded_and_finds_a_memory_by_one_of_its_sentences() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = Memory::open(dir.path(), Options::default()).unwrap();
     let long = m
         .remember(NewMemory::new(
@@ -300,7 +300,7 @@ fn the_newest_value_of_a_fact_ranks_first_and_the_old_one_answers_for_its_time()
         },
     ];
     for c in &cases {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::common::tempdir();
         let m = Memory::open(dir.path(), Options::default()).expect("default model is fetched");
         let memory = |text: &str, from, tail: Option<&str>| {
             let mut n = NewMemory::new(text).kind(c.kind);

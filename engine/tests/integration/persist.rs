@@ -30,7 +30,7 @@ fn results(m: &Memory, queries: &[String]) -> Vec<Vec<(u64, u32)>> {
 
 #[test]
 fn reopen_returns_identical_recall_results() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(0);
     let texts = sentences(600);
     let queries: Vec<String> = texts
@@ -52,7 +52,7 @@ fn reopen_returns_identical_recall_results() {
 
 #[test]
 fn the_index_vector_encoding_is_recorded_kept_and_changed_by_a_rebuild() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(0);
     let texts = sentences(400);
     let queries: Vec<String> = texts.iter().step_by(41).cloned().collect();
@@ -95,7 +95,7 @@ fn the_index_vector_encoding_is_recorded_kept_and_changed_by_a_rebuild() {
 
 #[test]
 fn a_second_writer_gets_a_clear_locked_error_at_once() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(0);
     let m = open(dir.path(), &clock);
     let started = std::time::Instant::now();
@@ -112,7 +112,7 @@ fn a_second_writer_gets_a_clear_locked_error_at_once() {
 
 #[test]
 fn another_model_is_a_typed_error() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(0);
     drop(open(dir.path(), &clock));
     match Memory::open(dir.path(), hashing(32, &clock)) {
@@ -129,7 +129,7 @@ fn another_model_is_a_typed_error() {
 /// store) is brought up to date from the change log, which is kept across checkpoints.
 #[test]
 fn a_garbage_truncated_or_stale_index_is_rebuilt_or_replayed_from_the_store() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(0);
     let texts = sentences(300);
     let queries: Vec<String> = texts.iter().step_by(29).cloned().collect();
@@ -201,7 +201,7 @@ fn crash_child() {
 
 #[test]
 fn changes_after_a_crash_are_replayed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let status = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -226,7 +226,7 @@ fn changes_after_a_crash_are_replayed() {
 
 #[test]
 fn forgetting_half_the_memories_halves_the_files_after_a_checkpoint() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let options = Options {
         durability: memloop::Durability::Grouped,
@@ -296,7 +296,7 @@ fn forgetting_half_the_memories_halves_the_files_after_a_checkpoint() {
 /// mapped one; the open after the last removes the older ones.
 #[test]
 fn a_non_ascii_path_checkpoints_while_mapped_and_reopens_with_one_index_file() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let dir = root.path().join("mémoire 記憶 🧠");
     let clock = Clock::manual(0);
     let texts = sentences(500);

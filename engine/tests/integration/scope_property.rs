@@ -26,7 +26,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::common::tempdir();
         let memory = crate::common::open(dir.path(), &Clock::manual(1_700_000_000_000));
         let mut batch = Vec::new();
         for (u, user) in USERS.iter().enumerate() {

@@ -43,7 +43,7 @@ proptest! {
     fn no_scoped_read_ever_reaches_another_user(
         writes in prop::collection::vec((0usize..4, 0usize..2, 0usize..6, 0usize..3), 1..60),
     ) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::common::tempdir();
         let memory = open(dir.path(), &Clock::manual(0));
         let mut expected = std::collections::BTreeSet::new();
         for &(user, agent, word, variant) in &writes {
@@ -80,7 +80,7 @@ proptest! {
             }
             let export = dir.path().join(format!("export-{user}.mlx"));
             let n = memory.transfer().export(&export, &user_filter(user)).unwrap();
-            let other = tempfile::tempdir().unwrap();
+            let other = crate::common::tempdir();
             let copy = open(other.path(), &Clock::manual(0));
             copy.transfer().import(&export).unwrap();
             let imported = copy.advanced().scan(&MemoryFilter::new().include_superseded(true), usize::MAX).unwrap();
@@ -95,7 +95,7 @@ proptest! {
 
 #[test]
 fn equal_and_near_equal_texts_of_two_users_stay_apart() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let memory = open_loose(dir.path(), &Clock::manual(0));
     let fact = |text: &str, user: &str| {
         memory
@@ -144,7 +144,7 @@ fn any_file_holds(dir: &std::path::Path, needle: &[u8]) -> Vec<String> {
 
 #[test]
 fn forget_scope_leaves_nothing_of_the_user_in_any_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let store = dir.path().join("store");
     let secret = "zebra-7f3a9c-unique-planted-secret";
     let clock = Clock::manual(0);

@@ -85,7 +85,7 @@ fn sync(d: &Device, remote: &SyncRequest) -> memloop::answers::Synced {
 
 #[test]
 fn three_devices_converge_with_clocks_an_hour_apart() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let remote = remote_of(&root.path().join("bucket"));
     let hour = 3_600_000;
     let d = devices(root.path(), &[0, -hour, 90_000]);
@@ -256,7 +256,7 @@ fn three_devices_converge_with_clocks_an_hour_apart() {
 
 #[test]
 fn the_remote_holds_no_text_tag_or_vector_and_an_erasure_travels() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let bucket = root.path().join("bucket");
     let remote = remote_of(&bucket);
     let d = devices(root.path(), &[0, 0]);
@@ -333,7 +333,7 @@ fn the_remote_holds_no_text_tag_or_vector_and_an_erasure_travels() {
 
 #[test]
 fn a_damaged_segment_is_refused_and_a_repeat_push_heals_it() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let bucket = root.path().join("bucket");
     let remote = remote_of(&bucket);
     let d = devices(root.path(), &[0, 0]);
@@ -394,7 +394,7 @@ fn a_damaged_segment_is_refused_and_a_repeat_push_heals_it() {
     ignore = "opens a plain store, which the matrix encrypts"
 )]
 fn a_plain_store_is_refused() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let clock = Clock::manual(START);
     let plain = Memory::open(
         root.path().join("plain"),
@@ -417,7 +417,7 @@ fn a_plain_store_is_refused() {
 
 #[test]
 fn a_bad_remote_is_a_typed_error() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let d = devices(root.path(), &[0]);
     for bad in ["", "ftp://host/x", "not a url"] {
         let e = d[0]
@@ -431,7 +431,7 @@ fn a_bad_remote_is_a_typed_error() {
 
 #[test]
 fn a_compaction_deletes_what_every_device_applied_and_a_new_device_starts_from_its_snapshot() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let bucket = root.path().join("bucket");
     let remote = remote_of(&bucket);
     let d = devices(root.path(), &[0, 0, 0]);
@@ -554,7 +554,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn a_device_with_another_model_embeds_what_it_pulls_again() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let remote = remote_of(&root.path().join("bucket"));
     let d = devices(root.path(), &[0, 0]);
     d[0].memory
@@ -586,7 +586,7 @@ fn a_device_with_another_model_embeds_what_it_pulls_again() {
 
 #[test]
 fn a_new_device_from_a_snapshot_keeps_a_lineage_whose_first_version_was_tagged_last() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let remote = remote_of(&root.path().join("bucket"));
     let d = devices(root.path(), &[0, 0, 0]);
     let first = d[0]

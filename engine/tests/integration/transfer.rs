@@ -21,7 +21,7 @@ fn top_ids(m: &Memory, queries: &[String]) -> Vec<Vec<u64>> {
 
 #[test]
 fn export_import_round_trip_is_identical_and_idempotent() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let clock = Clock::manual(10);
     let src = open(a.path(), &clock);
     let texts = sentences(400);
@@ -72,7 +72,7 @@ fn export_import_round_trip_is_identical_and_idempotent() {
 
 #[test]
 fn import_merges_newer_metadata_and_remaps_taken_ids() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let clock = Clock::manual(0);
     let src = open(a.path(), &clock);
     let dst = open(b.path(), &clock);
@@ -98,7 +98,7 @@ fn import_merges_newer_metadata_and_remaps_taken_ids() {
 
 #[test]
 fn importing_from_another_model_re_embeds() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let clock = Clock::manual(0);
     let src = Memory::open(a.path(), hashing(48, &clock)).unwrap();
     let texts = sentences(100);
@@ -122,7 +122,7 @@ fn importing_from_another_model_re_embeds() {
 
 #[test]
 fn damaged_export_files_are_rejected_before_anything_is_imported() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let clock = Clock::manual(0);
     let src = open(a.path(), &clock);
     src.remember_batch(sentences(20).iter().map(NewMemory::new).collect())

@@ -19,7 +19,7 @@ use crate::common::{open, sentences};
 /// writers and one first hybrid recall; none may take more than 30 s.
 #[test]
 fn first_lexical_recall_during_writes_never_hangs() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(0);
     let texts = sentences(300);
     {
@@ -88,7 +88,7 @@ fn documents_context(m: &Memory, query: &str, user: &str) -> memloop::Context {
 /// never stands in for her turns.
 #[test]
 fn documents_mode_stays_inside_the_callers_scope() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(dir.path(), &Clock::manual(1_700_000_000_000));
     let secret = "Ana's private medical report: diagnosis is hypothyroidism, levothyroxine 50mcg.";
     m.remember(
@@ -147,7 +147,7 @@ fn documents_mode_stays_inside_the_callers_scope() {
 /// memories, and nothing stored is overwritten.
 #[test]
 fn an_imported_id_near_the_top_never_makes_writes_overwrite() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let clock = Clock::manual(1_700_000_000_000);
     let dst = open(b.path(), &clock);
     let kept: Vec<_> = sentences(3)
@@ -205,7 +205,7 @@ fn an_imported_id_near_the_top_never_makes_writes_overwrite() {
 /// refused by name and the store is left as it was.
 #[test]
 fn imported_rows_are_checked_like_remembered_ones() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (crate::common::tempdir(), crate::common::tempdir());
     let clock = Clock::manual(1_700_000_000_000);
     let src = open(a.path(), &clock);
     src.remember(NewMemory::new("a plain memory to spoil").tag("t1"))
@@ -318,7 +318,7 @@ fn imported_rows_are_checked_like_remembered_ones() {
 /// F10: an export to a bare file name (as the README shows) succeeds.
 #[test]
 fn an_export_to_a_bare_file_name_succeeds() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(&dir.path().join("store"), &Clock::manual(0));
     m.remember(NewMemory::new("back me up")).unwrap();
     let cwd = std::env::current_dir().unwrap();
@@ -340,7 +340,7 @@ fn an_export_to_a_bare_file_name_succeeds() {
 /// of its text.
 #[test]
 fn forget_by_id_removes_its_forgetting_log_events() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_700_000_000_000);
     let mut policy = memloop::forget::ForgetPolicy::default();
     policy.strength_days[Kind::Fact as usize] = 1.0;
@@ -384,7 +384,7 @@ fn forget_by_id_removes_its_forgetting_log_events() {
 /// fails, nor fails on every later call: the summary names a bounded list of speakers.
 #[test]
 fn a_session_with_huge_speaker_names_keeps_working() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_700_000_000_000);
     let m = open(dir.path(), &clock);
     let turns: Vec<Turn> = (0..6)
@@ -411,7 +411,7 @@ fn a_session_with_huge_speaker_names_keeps_working() {
 /// entry (Windows) lets anyone else read them.
 #[test]
 fn a_new_store_s_files_are_private_on_every_platform() {
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let dir = root.path().join("private-store");
     let m = open(&dir, &Clock::manual(0));
     m.remember(NewMemory::new("only mine")).unwrap();
@@ -434,7 +434,7 @@ fn a_new_store_s_files_are_private_on_every_platform() {
 #[test]
 fn store_files_are_private_and_symlinks_refused() {
     use std::os::unix::fs::PermissionsExt;
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let dir = root.path().join("private-store");
     {
         let m = open(&dir, &Clock::manual(0));
@@ -467,7 +467,7 @@ fn store_files_are_private_and_symlinks_refused() {
 #[test]
 fn a_directory_others_can_write_is_refused() {
     use std::os::unix::fs::PermissionsExt;
-    let root = tempfile::tempdir().unwrap();
+    let root = crate::common::tempdir();
     let dir = root.path().join("loose");
     std::fs::create_dir(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
@@ -491,7 +491,7 @@ fn a_directory_others_can_write_is_refused() {
 /// `valid_from` is given.
 #[test]
 fn past_validity_without_a_start_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(dir.path(), &Clock::manual(1_700_000_000_000));
     let mut memory = NewMemory::new("expired at birth");
     memory.valid_until = Some(0);
@@ -506,7 +506,7 @@ fn past_validity_without_a_start_is_refused() {
 /// L6: what other users stored does not move a user's lexical scores.
 #[test]
 fn lexical_scores_do_not_leak_across_users() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let m = open(dir.path(), &Clock::manual(0));
     m.remember(scoped("the zebracorn grazes by the river", "ana"))
         .unwrap();

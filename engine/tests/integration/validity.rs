@@ -40,7 +40,7 @@ fn ids_as_of(m: &Memory, query: &str, t: Option<i64>) -> Vec<u64> {
 
 #[test]
 fn a_new_version_closes_the_old_window_and_as_of_finds_either() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let (v1, v2);
     {
@@ -98,7 +98,7 @@ fn a_new_version_closes_the_old_window_and_as_of_finds_either() {
 
 #[test]
 fn validity_is_settable_on_remember_and_update() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(10_000);
     let m = open(dir.path(), &clock);
     let job = m
@@ -149,7 +149,7 @@ fn validity_is_settable_on_remember_and_update() {
 
 #[test]
 fn an_ended_fact_leaves_working_memory_when_its_validity_ends() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::tempdir();
     let clock = Clock::manual(1_000);
     let m = open(dir.path(), &clock);
     let lease = m

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
+use crate::mmap::{Anonymous, Mapped};
 use zerocopy::FromBytes;
 
 use super::header::{
@@ -21,13 +21,13 @@ use crate::params::{Params, MAX_LEVEL};
 
 /// The bytes of an index file: mapped, or (an encrypted store's, decrypted) in memory.
 enum Bytes {
-    Mapped(Mmap),
+    Mapped(Mapped),
     /// Held in anonymous memory (page-aligned, so every section is aligned for its typed
     /// view), asked to be backed by transparent huge pages: a search touches vectors all over
     /// the file, and with 4 KiB pages it spent 15-25% longer in TLB misses than on the page
     /// cache's large folios of a mapped file.
     /// The second field is the length in bytes (the map has at least one).
-    Owned(memmap2::MmapMut, usize),
+    Owned(Anonymous, usize),
 }
 
 impl std::ops::Deref for Bytes {
