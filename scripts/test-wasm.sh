@@ -3,8 +3,14 @@
 # WASI layer) and tested in V8, the engine Chromium runs it in, under Node's WASI
 # (scripts/wasi-run.sh, cargo's runner for the target).
 #
-#   bash scripts/test-wasm.sh --smoke         # what scripts/test.sh (CI) runs: build, then run
-#   bash scripts/test-wasm.sh --smoke-build   # its build alone (test.sh runs it early, aside)
+#   bash scripts/test-wasm.sh --smoke         # what scripts/test.sh (CI) runs, beside the
+#                                             # package suites: 6 minutes cold on two cores
+#   bash scripts/test-wasm.sh --smoke-build   # its build alone
+#   bash scripts/test-wasm.sh                 # every suite that runs there (2 more minutes)
+#
+# --smoke: the kernels, the engine's unit tests, and of its integration tests the cross-door
+# contract, persistence and encryption. The full run adds the rest of the integration tests
+# below.
 #
 # The index's distance kernels (SIMD128's f32 inner product, whose multiply-adds are computed
 # exactly in f64 lanes, against the portable one bit for bit; its int8, 4-bit and bf16 kernels
@@ -31,10 +37,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=false
+# The integration tests a run selects (none named: every one not skipped below).
+selected=()
 case "${1:-}" in
-    --smoke) ;;
+    --smoke) selected=(contract:: persist:: encryption::) ;;
     --smoke-build) build_only=true ;;
-    *) echo "usage: bash scripts/test-wasm.sh --smoke | --smoke-build" >&2; exit 2 ;;
+    "") ;;
+    *) echo "usage: bash scripts/test-wasm.sh [--smoke | --smoke-build]" >&2; exit 2 ;;
 esac
 # Its own target folder: test.sh runs the build beside the host's suites, whose cargo would
 # otherwise wait on this one's lock of target/.
@@ -45,15 +54,18 @@ rustup target list --installed | grep -qx wasm32-wasip1 || rustup target add was
 # suites, and the tests use the test embedder.
 light=(--config 'profile.dev.package."*".opt-level=0' --config profile.test.opt-level=1
     --config profile.test.debug=false --config profile.dev.debug=false)
-kernels=(--locked --target wasm32-wasip1 "${light[@]}" -p memloop-index -p memloop-embed --lib)
-engine=(--locked --target wasm32-wasip1 "${light[@]}" -p memloop --lib --test integration)
-cargo test "${kernels[@]}" --no-run
-cargo test "${engine[@]}" --no-run
+wasi=(--locked --target wasm32-wasip1 "${light[@]}")
+kernels=(-p memloop-index -p memloop-embed --lib)
+cargo test "${wasi[@]}" "${kernels[@]}" --no-run
+cargo test "${wasi[@]}" -p memloop --lib --test integration --no-run
 $build_only && exit 0
 # The index's kernels and the encoder's int8 products (the rest of their suites reads the
 # model's files or native file stamps).
-cargo test "${kernels[@]}" -- simd:: int8::
-cargo test "${engine[@]}" -- --test-threads=1 \
+cargo test "${wasi[@]}" "${kernels[@]}" -- simd:: int8::
+cargo test "${wasi[@]}" -p memloop --lib -- \
+    --skip contained::tests --skip in_call::tests --skip index_ahead::tests \
+    --skip store::lock::tests --skip store::read_view::tests --skip crypt::ring::tests
+cargo test "${wasi[@]}" -p memloop --test integration -- --test-threads=1 "${selected[@]}" \
     --skip contained::tests --skip in_call::tests --skip index_ahead::tests \
     --skip store::lock::tests --skip store::read_view::tests --skip crypt::ring::tests \
     --skip columnar:: --skip concurrent:: --skip sync:: \

@@ -44,8 +44,8 @@ bash scripts/test-arm64.sh --smoke-build >target/arm64-smoke-build.log 2>&1 &
 arm64_build=$!
 bash scripts/test-windows.sh --smoke-build >target/windows-smoke-build.log 2>&1 &
 windows_build=$!
-# WebAssembly, built and run whole beside them (V8 under Node's WASI needs no emulator): its
-# output in target/wasm-smoke-build.log.
+# WebAssembly's smoke set, built and run beside them (V8 under Node's WASI needs no
+# emulator): its output in target/wasm-smoke-build.log.
 bash scripts/test-wasm.sh --smoke >target/wasm-smoke-build.log 2>&1 &
 wasm_build=$!
 # A suite below that fails ends the script; the builds beside it end with it.
