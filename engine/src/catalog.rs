@@ -405,9 +405,20 @@ impl CatalogSlot {
         now: Timestamp,
     ) -> Self {
         let path = store.path.clone();
-        if !crate::platform::THREADS {
+        let (ready, failed) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
+        let loading = if crate::platform::THREADS {
+            let handle = std::thread::Builder::new()
+                .name("memloop-catalog".into())
+                .spawn(move || Catalog::load(&store, policy, now));
+            handle
+                .map_err(|e| {
+                    let _ = failed.set(LoadFailure::Other(format!(
+                        "cannot start the catalog loader: {e}"
+                    )));
+                })
+                .ok()
+        } else {
             // No thread to load it aside on: loaded now.
-            let (ready, failed) = (std::sync::OnceLock::new(), std::sync::OnceLock::new());
             match Catalog::load(&store, policy, now) {
                 Ok(catalog) => {
                     let _ = ready.set(parking_lot::RwLock::new(catalog));
@@ -416,29 +427,10 @@ impl CatalogSlot {
                     let _ = failed.set(LoadFailure::of(e));
                 }
             }
-            return CatalogSlot {
-                ready,
-                loading: parking_lot::Mutex::new(None),
-                failed,
-                path,
-                deferred: parking_lot::Mutex::new(Vec::new()),
-            };
-        }
-        let handle = std::thread::Builder::new()
-            .name("memloop-catalog".into())
-            .spawn(move || Catalog::load(&store, policy, now));
-        let (loading, failed) = match handle {
-            Ok(h) => (Some(h), std::sync::OnceLock::new()),
-            Err(e) => {
-                let f = std::sync::OnceLock::new();
-                let _ = f.set(LoadFailure::Other(format!(
-                    "cannot start the catalog loader: {e}"
-                )));
-                (None, f)
-            }
+            None
         };
         CatalogSlot {
-            ready: std::sync::OnceLock::new(),
+            ready,
             loading: parking_lot::Mutex::new(loading),
             failed,
             path,

@@ -25,6 +25,21 @@ pub use windows::{other_user_of_process, with_private_security};
 use std::fs::File;
 use std::path::Path;
 
+impl Create {
+    /// The standard library's options for opening a file this way (Unix and WebAssembly add
+    /// their own flags; Windows asks its own call).
+    #[cfg_attr(windows, allow(dead_code))]
+    pub(crate) fn options(self) -> std::fs::OpenOptions {
+        let mut options = std::fs::OpenOptions::new();
+        match self {
+            Create::ReadWrite => options.read(true).write(true).create(true).truncate(false),
+            Create::Truncate => options.write(true).create(true).truncate(true),
+            Create::New => options.write(true).create_new(true),
+        };
+        options
+    }
+}
+
 /// Takes the exclusive advisory lock on `file` (`flock` on Unix, `LockFileEx` on Windows), or
 /// says it is held.
 #[cfg(not(target_family = "wasm"))]

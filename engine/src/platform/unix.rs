@@ -1,7 +1,7 @@
 //! Unix: mode bits (0700 directories, 0600 files), owners by uid, `O_NOFOLLOW`, `pread`,
 //! and directories fsynced so a rename in them survives power loss.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
@@ -47,12 +47,7 @@ pub(crate) fn exposed_file(_path: &Path, meta: &Metadata) -> io::Result<Option<S
 /// Opens `path` as `how` says, a new file created private (0600), never through a symlink
 /// (`O_NOFOLLOW`: ELOOP).
 pub(crate) fn open_private(path: &Path, how: Create) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    match how {
-        Create::ReadWrite => options.read(true).write(true).create(true).truncate(false),
-        Create::Truncate => options.write(true).create(true).truncate(true),
-        Create::New => options.write(true).create_new(true),
-    };
+    let mut options = how.options();
     let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
     options.mode(FILE_MODE).custom_flags(nofollow).open(path)
 }

@@ -5,7 +5,7 @@
 //! memory); no other process, so no process lock: a store's files are held exclusively by the
 //! host (the browser's file handles on them are), and a second page opening them fails there.
 
-use std::fs::{File, Metadata, OpenOptions, TryLockError};
+use std::fs::{File, Metadata, TryLockError};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -34,13 +34,7 @@ pub(crate) fn exposed_file(_path: &Path, _meta: &Metadata) -> io::Result<Option<
 
 /// Opens `path` as `how` says (the host's file system has no links to refuse).
 pub(crate) fn open_private(path: &Path, how: Create) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    match how {
-        Create::ReadWrite => options.read(true).write(true).create(true).truncate(false),
-        Create::Truncate => options.write(true).create(true).truncate(true),
-        Create::New => options.write(true).create_new(true),
-    };
-    options.open(path)
+    how.options().open(path)
 }
 
 /// Reads exactly `buf.len()` bytes at `offset`. WASI's positioned read is not stable Rust, so

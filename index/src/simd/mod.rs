@@ -273,6 +273,24 @@ fn dot_lanes<M: MulAdd>(a: &[f32], b: &[f32]) -> f32 {
     acc[0]
 }
 
+/// Calls `block` on each whole block of 32 floats of `a` and `b` (`n` the shorter length), then
+/// once more on their last `n mod 32` zero-padded to 32 ([`padded_tails`]): each time with
+/// pointers to 32 readable floats of each. The vector kernels' one loop.
+#[inline(always)]
+fn for_each_block(a: &[f32], b: &[f32], mut block: impl FnMut(*const f32, *const f32)) {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + LANES <= n {
+        // i + 32 <= n: 32 floats of both slices from i (`wrapping_add` stays inside them).
+        block(a.as_ptr().wrapping_add(i), b.as_ptr().wrapping_add(i));
+        i += LANES;
+    }
+    if i < n {
+        let (ta, tb) = padded_tails(a, b);
+        block(ta.as_ptr(), tb.as_ptr());
+    }
+}
+
 /// The last `n mod 32` elements of `a` and `b` (`n` the shorter length), zero-padded to 32:
 /// the vector kernels run them as one more whole block.
 #[inline(always)]
@@ -287,7 +305,6 @@ fn padded_tails(a: &[f32], b: &[f32]) -> ([f32; LANES], [f32; LANES]) {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::LANES;
     use std::arch::x86_64::*;
 
     /// Safe wrapper: only handed out by `kernels()` after detecting AVX-512F.
@@ -309,11 +326,10 @@ mod x86 {
     /// The CPU must support AVX-512F.
     #[target_feature(enable = "avx512f")]
     unsafe fn dot_avx512(a: &[f32], b: &[f32]) -> f32 {
-        let n = a.len().min(b.len());
         let mut acc0 = _mm512_setzero_ps();
         let mut acc1 = _mm512_setzero_ps();
         let block = |pa: *const f32, pb: *const f32, acc0: &mut __m512, acc1: &mut __m512| {
-            // SAFETY: the callers below pass pointers to 32 readable floats each.
+            // SAFETY: `for_each_block` passes pointers to 32 readable floats each.
             unsafe {
                 *acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(pa), _mm512_loadu_ps(pb), *acc0);
                 *acc1 = _mm512_fmadd_ps(
@@ -323,21 +339,7 @@ mod x86 {
                 );
             }
         };
-        let mut i = 0;
-        while i + LANES <= n {
-            // i + 32 <= n: 32 floats of both slices from i (`wrapping_add` stays inside them).
-            block(
-                a.as_ptr().wrapping_add(i),
-                b.as_ptr().wrapping_add(i),
-                &mut acc0,
-                &mut acc1,
-            );
-            i += LANES;
-        }
-        if i < n {
-            let (ta, tb) = super::padded_tails(a, b);
-            block(ta.as_ptr(), tb.as_ptr(), &mut acc0, &mut acc1);
-        }
+        super::for_each_block(a, b, |pa, pb| block(pa, pb, &mut acc0, &mut acc1));
         // Lanes j + j + 16, then the upper eight onto the lower eight (j + 8).
         let s = _mm512_add_ps(acc0, acc1);
         let s = _mm512_add_ps(s, _mm512_shuffle_f32x4::<0b11_10_11_10>(s, s));
@@ -363,11 +365,10 @@ mod x86 {
     /// The CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
-        let n = a.len().min(b.len());
         let mut acc = [_mm256_setzero_ps(); 4];
         let block = |pa: *const f32, pb: *const f32, acc: &mut [__m256; 4]| {
             for (k, slot) in acc.iter_mut().enumerate() {
-                // SAFETY: the callers below pass pointers to 32 readable floats each; this
+                // SAFETY: `for_each_block` passes pointers to 32 readable floats each; this
                 // reads 8 of them at 8k.
                 unsafe {
                     *slot = _mm256_fmadd_ps(
@@ -378,20 +379,7 @@ mod x86 {
                 }
             }
         };
-        let mut i = 0;
-        while i + LANES <= n {
-            // i + 32 <= n: 32 floats of both slices from i (`wrapping_add` stays inside them).
-            block(
-                a.as_ptr().wrapping_add(i),
-                b.as_ptr().wrapping_add(i),
-                &mut acc,
-            );
-            i += LANES;
-        }
-        if i < n {
-            let (ta, tb) = super::padded_tails(a, b);
-            block(ta.as_ptr(), tb.as_ptr(), &mut acc);
-        }
+        super::for_each_block(a, b, |pa, pb| block(pa, pb, &mut acc));
         // Lanes j + j + 16 (registers 0 + 2, 1 + 3), then j + j + 8.
         let s = _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3]));
         halves_of_eight(s)
@@ -400,39 +388,24 @@ mod x86 {
 
 #[cfg(target_arch = "aarch64")]
 mod arm {
-    use super::LANES;
     use std::arch::aarch64::*;
 
     /// [`super::dot_portable`] in eight 4-lane fused multiply-add accumulators (lanes 4k to
     /// 4k + 3 in register k).
     pub(super) fn dot_neon(a: &[f32], b: &[f32]) -> f32 {
-        let n = a.len().min(b.len());
         // SAFETY: NEON is part of the aarch64 baseline (every target enables it), so each
         // intrinsic here and below runs on any aarch64 CPU; registers only.
         let mut acc = [unsafe { vdupq_n_f32(0.0) }; 8];
         let block = |pa: *const f32, pb: *const f32, acc: &mut [float32x4_t; 8]| {
             for (k, slot) in acc.iter_mut().enumerate() {
-                // SAFETY: the callers below pass pointers to 32 readable floats each; this
+                // SAFETY: `for_each_block` passes pointers to 32 readable floats each; this
                 // reads 4 of them at 4k.
                 unsafe {
                     *slot = vfmaq_f32(*slot, vld1q_f32(pa.add(4 * k)), vld1q_f32(pb.add(4 * k)))
                 };
             }
         };
-        let mut i = 0;
-        while i + LANES <= n {
-            // i + 32 <= n: 32 floats of both slices from i (`wrapping_add` stays inside them).
-            block(
-                a.as_ptr().wrapping_add(i),
-                b.as_ptr().wrapping_add(i),
-                &mut acc,
-            );
-            i += LANES;
-        }
-        if i < n {
-            let (ta, tb) = super::padded_tails(a, b);
-            block(ta.as_ptr(), tb.as_ptr(), &mut acc);
-        }
+        super::for_each_block(a, b, |pa, pb| block(pa, pb, &mut acc));
         // SAFETY: registers only. Lanes j + j + 16 (registers k + k + 4), j + j + 8, j + j + 4,
         // then j + j + 2 and j + j + 1 across the last register.
         unsafe {
@@ -445,7 +418,6 @@ mod arm {
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub(crate) mod wasm {
-    use super::LANES;
     use std::arch::wasm32::*;
 
     /// `x · y + c` in each f64 lane, rounded to odd: the nearest f64 whose last bit is set
@@ -485,11 +457,10 @@ pub(crate) mod wasm {
     /// [`super::dot_portable`] in eight 4-lane accumulators (lanes 4k to 4k + 3 in
     /// accumulator k), each multiply-add [`fused`].
     pub(super) fn dot_simd128(a: &[f32], b: &[f32]) -> f32 {
-        let n = a.len().min(b.len());
         let mut acc = [f32x4_splat(0.0); 8];
         let block = |pa: *const f32, pb: *const f32, acc: &mut [v128; 8]| {
             for (k, slot) in acc.iter_mut().enumerate() {
-                // SAFETY: the build has SIMD128 (this module's cfg); the callers below pass
+                // SAFETY: the build has SIMD128 (this module's cfg); `for_each_block` passes
                 // pointers to 32 readable floats each, and this reads 4 of them at 4k
                 // (`v128_load` has no alignment requirement).
                 unsafe {
@@ -501,20 +472,7 @@ pub(crate) mod wasm {
                 };
             }
         };
-        let mut i = 0;
-        while i + LANES <= n {
-            // i + 32 <= n: 32 floats of both slices from i (`wrapping_add` stays inside them).
-            block(
-                a.as_ptr().wrapping_add(i),
-                b.as_ptr().wrapping_add(i),
-                &mut acc,
-            );
-            i += LANES;
-        }
-        if i < n {
-            let (ta, tb) = super::padded_tails(a, b);
-            block(ta.as_ptr(), tb.as_ptr(), &mut acc);
-        }
+        super::for_each_block(a, b, |pa, pb| block(pa, pb, &mut acc));
         // Lanes j + j + 16 (accumulators k + k + 4), j + j + 8, j + j + 4, then j + j + 2 and
         // j + j + 1 across the last vector.
         let h: [v128; 4] = std::array::from_fn(|k| f32x4_add(acc[k], acc[k + 4]));
