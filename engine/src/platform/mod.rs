@@ -52,6 +52,13 @@ pub(crate) fn try_lock(file: &File) -> Result<(), std::fs::TryLockError> {
 #[cfg(not(target_family = "wasm"))]
 pub(crate) const THREADS: bool = true;
 
+/// `path` with every link resolved (`std::fs::canonicalize`): two paths to one file compare
+/// equal.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn canonical(path: &Path) -> std::io::Result<std::path::PathBuf> {
+    std::fs::canonicalize(path)
+}
+
 /// Takes the exclusive advisory lock on `file`, waiting for it.
 #[cfg(not(target_family = "wasm"))]
 pub(crate) fn lock(file: &File) -> std::io::Result<()> {

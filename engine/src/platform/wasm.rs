@@ -78,3 +78,21 @@ pub(crate) fn folder_store(
         .into(),
     })
 }
+
+/// `path` made absolute with `.` and `..` resolved by name, once it exists: WASI has no links
+/// and no `realpath` (`std::fs::canonicalize` is unsupported there), so two paths to one file
+/// differ only by those.
+pub(crate) fn canonical(path: &Path) -> io::Result<std::path::PathBuf> {
+    std::fs::metadata(path)?;
+    let mut out = std::path::PathBuf::new();
+    for part in std::path::absolute(path)?.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Ok(out)
+}

@@ -79,7 +79,10 @@ impl Memory {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let (Ok(parent), Ok(store)) = (parent.canonicalize(), self.dir().canonicalize()) else {
+        let (Ok(parent), Ok(store)) = (
+            crate::platform::canonical(parent),
+            crate::platform::canonical(self.dir()),
+        ) else {
             return Ok(()); // a missing folder: the write fails with its own clear error
         };
         let tmp = path.with_extension("tmp");

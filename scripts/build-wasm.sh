@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the browser package, memloop-wasm, into target/wasm-pkg (an npm package folder):
+# memloop's C ABI built for WebAssembly with WASI (the `wasm/` crate, wasm32-wasip1 with
+# SIMD128) as memloop.wasm, the JavaScript of wasm/js (the page's API, the Worker, the WASI
+# layer over the Origin Private File System) and, with --model, the default model's files and
+# their manifest (model.json: each file's sha256, which the Worker checks before it uses a file).
+#
+#   bash scripts/build-wasm.sh                  # the test build: what the Chromium tests run
+#                                               # (dependencies unoptimised, as the wasm smoke
+#                                               # set builds them, sharing its target/wasm-smoke)
+#   bash scripts/build-wasm.sh --release        # optimised (opt-level 3, thin LTO): the one to
+#                                               # ship and to measure
+#   bash scripts/build-wasm.sh [--release] --model [DIR]   # with the model's files (default:
+#                                               # the fetched default model, scripts/fetch-model.sh)
+#   npm pack target/wasm-pkg                    # the npm tarball
+#
+# Installs rustup's wasm32-wasip1 target when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+release=false
+model=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --release) release=true ;;
+        --model)
+            model=default
+            if [ $# -gt 1 ] && [ "${2#--}" = "$2" ]; then model="$2"; shift; fi
+            ;;
+        *) echo "usage: bash scripts/build-wasm.sh [--release] [--model [DIR]]" >&2; exit 2 ;;
+    esac
+    shift
+done
+rustup target list --installed | grep -qx wasm32-wasip1 || rustup target add wasm32-wasip1
+if $release; then
+    export CARGO_TARGET_DIR=target/wasm-release
+    cargo build --locked --release --target wasm32-wasip1 -p memloop-wasm
+    wasm=target/wasm-release/wasm32-wasip1/release/memloop_wasm.wasm
+else
+    # The flags of scripts/test-wasm.sh's build, so the two share their dependencies.
+    export CARGO_TARGET_DIR=target/wasm-smoke
+    cargo build --locked --target wasm32-wasip1 -p memloop-wasm \
+        --config 'profile.dev.package."*".opt-level=0' --config profile.dev.debug=false
+    wasm=target/wasm-smoke/wasm32-wasip1/debug/memloop_wasm.wasm
+fi
+out=target/wasm-pkg
+rm -rf "$out"
+mkdir -p "$out"
+cp wasm/js/*.js wasm/js/*.d.ts wasm/js/package.json wasm/js/README.md "$out/"
+cp "$wasm" "$out/memloop.wasm"
+if [ -n "$model" ]; then
+    if [ "$model" = default ]; then
+        model=$(bash scripts/fetch-model.sh)
+    fi
+    mkdir -p "$out/model"
+    python3 - "$model" "$out/model" <<'PY'
+import hashlib, json, os, shutil, sys
+src, dst = sys.argv[1], sys.argv[2]
+# What the engine reads of a model folder.
+names = ["config.json", "tokenizer.json", "model.safetensors", "sentence_bert_config.json"]
+files = {}
+for n in names:
+    p = os.path.join(src, n)
+    if not os.path.exists(p):
+        continue
+    shutil.copyfile(p, os.path.join(dst, n))
+    files[n] = hashlib.sha256(open(p, "rb").read()).hexdigest()
+name = os.path.basename(os.path.normpath(src))
+json.dump({"name": name, "files": files}, open(os.path.join(dst, "model.json"), "w"), indent=1)
+PY
+fi
+gz=$(gzip -9 -c "$out/memloop.wasm" | wc -c)
+echo "target/wasm-pkg: memloop.wasm $(stat -c %s "$out/memloop.wasm") bytes ($gz gzipped)${model:+, model from $model}"
