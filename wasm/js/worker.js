@@ -131,7 +131,7 @@ async function loadModel (url, id) {
   const names = Object.keys(manifest.files)
   for (const [i, name] of names.entries()) {
     const want = String(manifest.files[name]).toLowerCase()
-    if (!/^[0-9a-f]{64}$/.test(want) || !/^[\w.-]+$/.test(name)) throw new Refusal('embed', `model.json: bad entry ${name}`)
+    if (!/^[0-9a-f]{64}$/.test(want) || !/^\w[\w.-]*$/.test(name)) throw new Refusal('embed', `model.json: bad entry ${name}`)
     let bytes = null
     try {
       const cached = await (await cache.getFileHandle(want)).getFile()

@@ -298,6 +298,7 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser, origin):
     page.wait_for_function("document.querySelectorAll('#hits li').length === 3")
     first = page.inner_text("#hits li:first-child")
     assert "port 5433" in first, first
+    page.wait_for_function("document.getElementById('context').textContent.length > 0")
     assert "5433" in page.inner_text("#context")
     # A reload: the memories are still there (and the service worker now holds the page).
     page.reload()
@@ -312,6 +313,12 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser, origin):
         page.click("#ask button")
         page.wait_for_function("document.querySelectorAll('#hits li').length === 3")
         assert "port 5433" in page.inner_text("#hits li:first-child")
+        # Offline for real: what no cache holds cannot be fetched.
+        fetched = page.evaluate(
+            "Promise.race([fetch('/pkg/memloop.js?uncached').then(() => 'fetched', () => 'failed'),"
+            " new Promise((r) => setTimeout(() => r('no answer'), 20000))])"
+        )
+        assert fetched == "failed", fetched
     finally:
         browser.set_offline(False)
     assert errors == []

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
 use super::attention_avx512;
-use super::kernels::softmax;
+use super::kernels::{madd, softmax};
 use super::panels::Dst;
 use super::simd::multiversion;
 
@@ -185,7 +185,7 @@ multiversion! {
                     let qc = &q[c * QUERIES..][..QUERIES];
                     for (a, &x) in acc.iter_mut().zip(qc) {
                         for (a, &k) in a.iter_mut().zip(k) {
-                            *a = x.mul_add(k, *a);
+                            *a = madd(x, k, *a);
                         }
                     }
                 }
@@ -232,7 +232,7 @@ fn weigh_values<const W: usize>(
             for (r, a) in ctx.iter_mut().enumerate() {
                 let p = scores[r * padded + j];
                 for (a, &v) in a.iter_mut().zip(v) {
-                    *a = p.mul_add(v, *a);
+                    *a = madd(p, v, *a);
                 }
             }
         }

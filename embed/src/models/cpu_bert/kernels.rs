@@ -23,6 +23,22 @@ pub(crate) mod exp_poly {
     ];
 }
 
+/// `x · y + a`: one fused multiply-add where the CPU has the instruction (x86-64 with FMA,
+/// aarch64), a product and a sum where it does not (WebAssembly: its `fmaf` is a software
+/// routine, 40% of the encoder's time when attention called it; the golden tests hold either
+/// form to sentence-transformers' vectors).
+#[inline(always)]
+pub(crate) fn madd(x: f32, y: f32, a: f32) -> f32 {
+    #[cfg(target_family = "wasm")]
+    {
+        x * y + a
+    }
+    #[cfg(not(target_family = "wasm"))]
+    {
+        x.mul_add(y, a)
+    }
+}
+
 /// e^x to about 2 ulp for x in [−87, 88] (Cephes `expf`: x = n·ln 2 + r, a degree-6
 /// polynomial for e^r, 2ⁿ put straight into the exponent bits). Below −87 it returns ~1e-38
 /// instead of a subnormal or zero, which no caller can tell apart after a sum.
