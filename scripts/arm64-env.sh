@@ -8,10 +8,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 rustup target list --installed | grep -qx "$target" || rustup target add "$target"
 if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
-    pkgs="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user"
-    # shellcheck disable=SC2086
-    $sudo apt-get install -y -q $pkgs >/dev/null \
-        || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q $pkgs >/dev/null; }
+    bash scripts/apt-install.sh gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
 fi
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc

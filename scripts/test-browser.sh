@@ -15,12 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 with_model=true
 [ "${1:-}" = "--no-model" ] && with_model=false
-if ! command -v chromium >/dev/null; then
-    sudo=""
-    [ "$(id -u)" = 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
-fi
+command -v chromium >/dev/null || bash scripts/apt-install.sh chromium
 export MEMLOOP_CHROMIUM="$(command -v chromium)"
 if $with_model; then
     bash scripts/build-wasm.sh --model

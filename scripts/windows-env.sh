@@ -7,10 +7,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 rustup target list --installed | grep -qx "$target" || rustup target add "$target"
 if ! command -v x86_64-w64-mingw32-g++ >/dev/null || [ ! -x /usr/lib/wine/wine64 ]; then
-    pkgs="gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64"
-    # shellcheck disable=SC2086
-    $sudo apt-get install -y -q $pkgs >/dev/null \
-        || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q $pkgs >/dev/null; }
+    bash scripts/apt-install.sh gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64
 fi
 # Debian's wine64 package has no `wine` on PATH without the `wine` wrapper package.
 wine=/usr/lib/wine/wine64
