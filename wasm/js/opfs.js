@@ -303,8 +303,13 @@ export class OpfsFolder {
   /** Removes `slot`'s path; its bytes stay while a descriptor still reads them (POSIX). */
   #drop (slot) {
     this.byPath.delete(slot.path)
+    this.#forsake(slot)
+  }
+
+  /** Frees `slot`, or, while a descriptor still reads it (POSIX), clears its header now (a
+   * crash frees it) and frees it at the last close. */
+  #forsake (slot) {
     if (slot.open > 0) {
-      // Its header cleared now (a crash frees it), its bytes kept for the open descriptors.
       storage(() => {
         slot.handle.write(new Uint8Array(24), { at: 0 })
         slot.handle.flush()
@@ -326,16 +331,7 @@ export class OpfsFolder {
     this.#claim(slot, to, slot.kind)
     this.byPath.delete(from)
     this.byPath.set(to, slot)
-    if (old) {
-      if (old.open > 0) {
-        storage(() => {
-          old.handle.write(new Uint8Array(24), { at: 0 })
-          old.handle.flush()
-        })
-        old.path = null
-        old.orphan = true
-      } else this.#release(old)
-    }
+    if (old) this.#forsake(old)
   }
 
   list (path) {

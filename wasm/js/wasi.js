@@ -272,27 +272,12 @@ export class Wasi {
           return E.SUCCESS
         }
         if (f.kind !== 'file') return E.ISDIR
-        let total = 0
-        for (const iov of this.#iovs(iovs, count)) {
-          const n = f.file.read(iov, f.pos)
-          f.pos += n
-          total += n
-          if (n < iov.length) break
-        }
-        this.#view.setUint32(nreadPtr, total, true)
+        const total = this.#readv(f.file, iovs, count, f.pos, nreadPtr)
+        f.pos += total
         return E.SUCCESS
       },
       fd_pread: (fd, iovs, count, offset, nreadPtr) => {
-        const f = this.#fd(fd, 'file')
-        let at = Number(offset)
-        let total = 0
-        for (const iov of this.#iovs(iovs, count)) {
-          const n = f.file.read(iov, at)
-          at += n
-          total += n
-          if (n < iov.length) break
-        }
-        this.#view.setUint32(nreadPtr, total, true)
+        this.#readv(this.#fd(fd, 'file').file, iovs, count, Number(offset), nreadPtr)
         return E.SUCCESS
       },
       fd_write: (fd, iovs, count, nwrittenPtr) => {
@@ -457,6 +442,18 @@ export class Wasi {
       if (m === 'wasi_snapshot_preview1') out[name] = this.imports[name] || (() => E.NOSYS)
     }
     return { wasi_snapshot_preview1: out }
+  }
+
+  /** Reads `file` from `at` into the iovecs until one is not filled; the count, also written to `nreadPtr`. */
+  #readv (file, iovs, count, at, nreadPtr) {
+    let total = 0
+    for (const iov of this.#iovs(iovs, count)) {
+      const n = file.read(iov, at + total)
+      total += n
+      if (n < iov.length) break
+    }
+    this.#view.setUint32(nreadPtr, total, true)
+    return total
   }
 
   #sync (fd) {
