@@ -117,9 +117,7 @@ impl Kernel {
         #[allow(unreachable_code)]
         Kernel::Scalar
     }
-}
 
-impl Kernel {
     /// The bytes of one panel of `k4`-wide rows as this kernel reads it: the layout of the
     /// module docs, but for SIMD128's, whose weights are widened to 16 bits once at load
     /// (`int8_wasm.rs`).
