@@ -117,24 +117,13 @@ impl Kernel {
         #[allow(unreachable_code)]
         Kernel::Scalar
     }
-
-    /// The bytes of one panel of `k4`-wide rows as this kernel reads it: the layout of the
-    /// module docs, but for SIMD128's, whose weights are widened to 16 bits once at load
-    /// (`int8_wasm.rs`).
-    fn panel_bytes(self, k4: usize) -> usize {
-        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-        if self == Kernel::Simd128 {
-            return 2 * PANEL * k4;
-        }
-        PANEL * k4
-    }
 }
 
 /// A dense layer with int8 weights (see the module docs).
 #[derive(Debug, Clone)]
 pub(crate) struct QuantLinear {
-    /// Per panel: `k4/4` groups of 64 columns × 4 inputs, signed bytes (SIMD128's kernel
-    /// reads them widened: [`Kernel::panel_bytes`]).
+    /// Per panel: `k4/4` groups of 64 columns × 4 inputs, signed bytes (for SIMD128's kernel
+    /// the same bytes in pairs of inputs: `int8_wasm::reorder`).
     panels: Vec<i8>,
     /// Per output column, padded to whole panels: the weight's scale (max |w| / 127).
     scale: Vec<f32>,
@@ -314,7 +303,7 @@ impl QuantLinear {
         }
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
         let panels = match kernel {
-            Kernel::Simd128 => int8_wasm::widen(&panels, k4),
+            Kernel::Simd128 => int8_wasm::reorder(&panels, k4),
             _ => panels,
         };
         QuantLinear {
@@ -385,8 +374,7 @@ impl QuantLinear {
             let (c, p) = (task / panels, task % panels);
             let start = p * PANEL;
             let width = PANEL.min(n - start);
-            let size = self.kernel.panel_bytes(self.k4);
-            let panel = &self.panels[p * size..][..size];
+            let panel = &self.panels[p * PANEL * self.k4..][..PANEL * self.k4];
             let cols = Columns {
                 scale: &self.scale[start..start + PANEL],
                 offset: &self.offset[start..start + PANEL],
@@ -440,7 +428,7 @@ impl QuantLinear {
     /// `out` must hold `xscale.len()` rows of 64 floats that nothing else reads or writes
     /// during the call.
     unsafe fn block(&self, panel: &[i8], xs: &[u8], xscale: &[f32], cols: &Columns, out: Tile) {
-        assert_eq!(panel.len(), self.kernel.panel_bytes(self.k4));
+        assert_eq!(panel.len(), PANEL * self.k4);
         assert_eq!(xs.len(), xscale.len() * self.k4);
         assert!(xscale.len() <= ROWS);
         assert!(

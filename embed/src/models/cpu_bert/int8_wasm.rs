@@ -5,16 +5,15 @@
 //! `xscale · scale`, add the bias (no fused multiply-add: SIMD128 has none).
 //!
 //! SIMD128 has no byte dot product: its widest integer product is `i32x4.dot_i16x8_s`, 16-bit
-//! pairs summed into 32-bit lanes. So the weights are widened to 16 bits once, at load
-//! ([`widen`]), in the order that instruction wants: per pair of inputs, each vector 4 columns
-//! × the pair, so one product of a weight vector and a row's pair (repeated) is the 4 columns'
-//! partial sums, lane for column, with no shuffle after. The kernel holds 4 rows × 8 columns of
-//! sums in 8 registers and walks the pairs: per 64 multiply-adds, 2 weight loads, 4 row loads
-//! and 8 products with their adds. (Widening the bytes in the loop, as this kernel first did,
-//! cost 2 more instructions per product and re-did the work for every row.)
-//!
-//! The widened weights take twice the bytes of the int8 ones (44 MB for MiniLM's, against
-//! 88 MB as f32).
+//! pairs summed into 32-bit lanes. So the weights are reordered once, at load ([`reorder`]),
+//! for that instruction: per pair of inputs, 16 bytes are 8 columns × the pair, and each half
+//! widened is an operand whose product with a row's pair (repeated) is 4 columns' partial sums,
+//! lane for column, with no shuffle after. The kernel holds 4 rows × 8 columns of sums in 8
+//! registers and walks the pairs: per 64 multiply-adds, one weight load and two widenings, 4
+//! row loads, 8 products and their adds. (Widening in the loop for every row, as this kernel
+//! first did, took twice the time; weights kept widened to 16 bits took twice the bytes, which
+//! a short text, whose rows are fewer than the kernel's 4, pays in memory traffic: a 3-token
+//! text took 3.1 ms under Node's V8 that way, 2.3 ms this way.)
 #![allow(unsafe_code)]
 
 use std::arch::wasm32::*;
@@ -22,30 +21,29 @@ use std::arch::wasm32::*;
 use super::int8_block::{Columns, Tile, ROWS};
 use super::panels::PANEL;
 
-/// The panels of `int8.rs`'s layout (`k4/4` groups of 64 columns × 4 inputs per panel) as the
-/// kernel reads them: per panel, per input pair `p`, the 64 columns' two weights
-/// (`[c0 i, c0 i+1, c1 i, c1 i+1, …]`) as 16-bit integers, handed back as their bytes (native
-/// order: WebAssembly is little-endian).
-pub(super) fn widen(panels: &[i8], k4: usize) -> Vec<i8> {
+/// The panels of `int8.rs`'s layout (`k4/4` groups of 64 columns × 4 inputs per panel)
+/// reordered for the kernel, the same bytes: per panel, per input pair `p`, the 64 columns'
+/// two weights (`[c0 i, c0 i+1, c1 i, c1 i+1, …]`), so 16 bytes are 8 columns × the pair and
+/// their low and high halves, widened, are two product operands.
+pub(super) fn reorder(panels: &[i8], k4: usize) -> Vec<i8> {
     let size = PANEL * k4;
-    let mut wide = Vec::with_capacity(2 * panels.len());
+    let mut out = Vec::with_capacity(panels.len());
     for panel in panels.chunks_exact(size) {
         for pair in 0..k4 / 2 {
             for c in 0..PANEL {
                 for i in [2 * pair, 2 * pair + 1] {
-                    let w = i16::from(panel[((i / 4) * PANEL + c) * 4 + i % 4]);
-                    wide.extend(w.to_le_bytes().map(|b| b as i8));
+                    out.push(panel[((i / 4) * PANEL + c) * 4 + i % 4]);
                 }
             }
         }
     }
-    wide
+    out
 }
 
 /// The reference's outputs for `xscale.len()` rows on one panel.
 ///
 /// # Safety
-/// `panel` must hold one panel as [`widen`] lays it out (`128 · k4` bytes, `k4` even), `xs`
+/// `panel` must hold one panel as [`reorder`] lays it out (`64 · k4` bytes, `k4` even), `xs`
 /// `xscale.len() · k4` bytes, `xscale.len() ≤ 4`, each of `cols`' slices 64 entries, and `out`
 /// `xscale.len()` rows of 64 floats that only this call touches.
 pub(super) unsafe fn block_simd128(
@@ -62,17 +60,18 @@ pub(super) unsafe fn block_simd128(
     for (d, &u) in rows.iter_mut().zip(xs) {
         *d = i16::from(u) - 128;
     }
-    let (w, x) = (panel.as_ptr().cast::<i16>(), rows.as_ptr());
+    let (w, x) = (panel.as_ptr(), rows.as_ptr());
     // Two vectors of 4 columns at a time: columns 8h .. 8h + 8.
     for h in 0..PANEL / 8 {
         let mut acc = [[i32x4_splat(0); 2]; ROWS];
         for pair in 0..k4 / 2 {
-            // SAFETY: pair < k4/2 and 8h + 8 ≤ 64: the 16 i16 at (pair · 64 + 8h) · 2 lie
+            // SAFETY: pair < k4/2 and 8h + 8 ≤ 64: the 16 bytes at (pair · 64 + 8h) · 2 lie
             // inside the panel's 64 · k4 (`v128_load` has no alignment requirement).
-            let (w0, w1) = unsafe {
-                let at = w.add((pair * PANEL + 8 * h) * 2);
-                (v128_load(at.cast()), v128_load(at.add(8).cast()))
-            };
+            let eight = unsafe { v128_load(w.add((pair * PANEL + 8 * h) * 2).cast()) };
+            let (w0, w1) = (
+                i16x8_extend_low_i8x16(eight),
+                i16x8_extend_high_i8x16(eight),
+            );
             for (r, acc) in acc.iter_mut().enumerate() {
                 // SAFETY: entries r · k4 + 2 · pair .. + 2 lie inside `rows` (r < 4).
                 let two = unsafe { v128_load32_splat(x.add(r * k4 + 2 * pair).cast()) };
