@@ -115,6 +115,25 @@ impl Default for EmbedderOptions {
     }
 }
 
+/// A stored text's vectors ([`Embedder::embed_documents_with_sentences`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentVectors {
+    /// The text's one vector, as [`Embedder::embed_documents`] gives it.
+    pub pooled: Vec<f32>,
+    /// Each of its sentences' own unit vectors, in order, when it was pooled from several
+    /// (empty for a text of one piece, or pooled whole).
+    pub sentences: Vec<SentenceVector>,
+}
+
+/// One sentence of a stored text, embedded alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SentenceVector {
+    /// Its words (white-space separated), to tell a sentence from an interjection.
+    pub words: usize,
+    /// Its unit vector.
+    pub vector: Vec<f32>,
+}
+
 /// What identifies an embedding space: vectors from embedders with different fingerprints must
 /// never be compared.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -322,9 +341,35 @@ impl Embedder {
     /// # Errors
     /// [`EmbedError::Inference`] if the model fails.
     pub fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if self.pooling == DocumentPooling::Whole {
+            return self.embed_with_prefix(texts, self.encoder.prefixes().0);
+        }
+        Ok(self
+            .embed_documents_with_sentences(texts)?
+            .into_iter()
+            .map(|d| d.pooled)
+            .collect())
+    }
+
+    /// Embeds texts to be stored as [`Embedder::embed_documents`] does, and keeps each
+    /// sentence's own vector beside the pooled one: pooled by sentences, a text of several
+    /// pieces ([`sentences`]) gets them in [`DocumentVectors::sentences`], at no extra cost
+    /// (they are what the pooled vector averages). Whole pooling, or a text of one piece,
+    /// gives none.
+    ///
+    /// # Errors
+    /// [`EmbedError::Inference`] if the model fails.
+    pub fn embed_documents_with_sentences(&self, texts: &[&str]) -> Result<Vec<DocumentVectors>> {
         let prefix = self.encoder.prefixes().0;
         if self.pooling == DocumentPooling::Whole {
-            return self.embed_with_prefix(texts, prefix);
+            return Ok(self
+                .embed_with_prefix(texts, prefix)?
+                .into_iter()
+                .map(|pooled| DocumentVectors {
+                    pooled,
+                    sentences: Vec::new(),
+                })
+                .collect());
         }
         // Every text's pieces in one call (batched by length together), then each text's
         // pieces averaged.
@@ -337,23 +382,30 @@ impl Embedder {
             }
         }
         let vectors = self.embed_with_prefix(&all, prefix)?;
-        if all.len() == texts.len() {
-            return Ok(vectors);
-        }
-        let mut out = vec![vec![0.0f32; self.dim]; texts.len()];
-        let mut count = vec![0usize; texts.len()];
-        for (v, &i) in vectors.iter().zip(&owner) {
-            count[i] += 1;
-            for (o, x) in out[i].iter_mut().zip(v) {
+        let mut out: Vec<DocumentVectors> = (0..texts.len())
+            .map(|_| DocumentVectors {
+                pooled: vec![0.0f32; self.dim],
+                sentences: Vec::new(),
+            })
+            .collect();
+        for ((v, &i), piece) in vectors.into_iter().zip(&owner).zip(&all) {
+            let d = &mut out[i];
+            for (o, x) in d.pooled.iter_mut().zip(&v) {
                 *o += x;
             }
+            d.sentences.push(SentenceVector {
+                words: piece.split_whitespace().count(),
+                vector: v,
+            });
         }
         // A text of one piece keeps its vector as embedded (on the CPU encoder, bit for bit the
         // vector it gets alone: a packed batch has no padding; candle pads a CUDA batch to its
         // longest text, which can change the last bits).
-        for (v, n) in out.iter_mut().zip(count) {
-            if n > 1 {
-                pool::l2_normalize(v);
+        for d in &mut out {
+            if d.sentences.len() > 1 {
+                pool::l2_normalize(&mut d.pooled);
+            } else if let Some(one) = d.sentences.pop() {
+                d.pooled = one.vector;
             }
         }
         Ok(out)

@@ -50,11 +50,13 @@ mod weights_hash;
 use std::path::PathBuf;
 
 pub use cross_encoder::{CrossEncoder, CrossEncoderOptions};
-pub use embedder::{DeviceChoice, Embedder, EmbedderOptions, Fingerprint};
+pub use embedder::{
+    DeviceChoice, DocumentVectors, Embedder, EmbedderOptions, Fingerprint, SentenceVector,
+};
 pub use error::{EmbedError, Result};
 pub use fetch::fetch_default_model;
 pub use models::{Kernels, Precision};
-pub use sentences::{DocumentPooling, MAX_PIECES};
+pub use sentences::{sentences, DocumentPooling, MAX_PIECES};
 
 /// Name of the default model's directory.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";

@@ -116,6 +116,13 @@ pub(crate) fn pieces(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The sentences a stored text pooled by sentences is embedded as, in order (the splitter
+/// [`DocumentPooling::Sentences`] uses): a caller caching sentence vectors cuts a text as the
+/// embedder does.
+pub fn sentences(text: &str) -> Vec<&str> {
+    pieces(text)
+}
+
 /// Whether `s` holds a letter or a digit.
 fn has_word(s: &str) -> bool {
     s.chars().any(char::is_alphanumeric)

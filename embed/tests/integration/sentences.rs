@@ -93,3 +93,32 @@ fn text_past_the_model_limit_still_counts_by_sentences() {
     let pooled = by_sentences().embed_documents(&[&a, &b]).unwrap();
     assert!(cosine(&pooled[0], &pooled[1]) < 0.9999);
 }
+
+/// `embed_documents_with_sentences` gives the same pooled vectors as `embed_documents`, bit
+/// for bit, and beside a text of several sentences each sentence's vector as embedded alone,
+/// with its word count; a text of one sentence, or pooled whole, gets none.
+#[test]
+fn the_sentences_beside_the_pooled_vector_are_each_sentence_alone() {
+    let (pooled, whole) = (by_sentences(), minilm());
+    let text = "Thanks! I set up a 20-gallon tank for my daughter last weekend. \
+                She named the first fish Bubbles.";
+    let one = "A single sentence about the weather in Lisbon in June.";
+    let got = pooled.embed_documents_with_sentences(&[text, one]).unwrap();
+    assert_eq!(
+        got.iter().map(|d| d.pooled.clone()).collect::<Vec<_>>(),
+        pooled.embed_documents(&[text, one]).unwrap()
+    );
+    let pieces = memloop_embed::sentences(text);
+    assert_eq!(pieces.len(), 3);
+    assert_eq!(got[0].sentences.len(), 3);
+    let alone = whole.embed_documents(&pieces).unwrap();
+    for ((s, piece), v) in got[0].sentences.iter().zip(&pieces).zip(&alone) {
+        assert_eq!(s.words, piece.split_whitespace().count());
+        assert!(cosine(&s.vector, v) > 0.99999, "{piece}");
+    }
+    assert_eq!(got[0].sentences[0].words, 1, "\"Thanks!\"");
+    assert!(got[1].sentences.is_empty());
+    let plain = whole.embed_documents_with_sentences(&[text]).unwrap();
+    assert!(plain[0].sentences.is_empty());
+    assert_eq!(plain[0].pooled, whole.embed_documents(&[text]).unwrap()[0]);
+}
