@@ -2,7 +2,8 @@
 //! vector it computed in a file keyed by the model's fingerprint, each by the SHA-256 of its
 //! text (and whether it was embedded as a query), so that a second run over LongMemEval-S (whose
 //! sessions recur across questions) embeds nothing. The file is a sequence of records
-//! `[kind u8][sha256 32 bytes][dim × f32 LE]`; a torn tail (a run killed mid-append) is ignored.
+//! `[kind u8][sha256 32 bytes][dim × f32 LE]` (kind 0 a document, 1 a query, 2 a sentence of a
+//! document embedded alone); a torn tail (a run killed mid-append) is ignored.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use memloop::model::{sentences, DocumentVectors, SentenceVector};
 use memloop::TextEmbedder;
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
@@ -139,6 +141,60 @@ impl TextEmbedder for CachingEmbedder {
     }
     fn embed_documents(&self, texts: &[&str]) -> memloop::Result<Vec<Vec<f32>>> {
         self.cached_or(0, texts, |t| self.inner.embed_documents(t))
+    }
+    fn embed_documents_with_sentences(
+        &self,
+        texts: &[&str],
+    ) -> memloop::Result<Vec<DocumentVectors>> {
+        // A text of several sentences is cached as its pooled vector (kind 0) and each
+        // sentence's (kind 2, by the sentence's text); one missing part embeds the text again.
+        let split: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
+        let missing: Vec<usize> = {
+            let map = self.map.lock();
+            (0..texts.len())
+                .filter(|&i| {
+                    split[i].len() > 1
+                        && (!map.contains_key(&key(0, texts[i]))
+                            || split[i].iter().any(|p| !map.contains_key(&key(2, p))))
+                })
+                .collect()
+        };
+        if !missing.is_empty() {
+            let todo: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
+            let mut new = Vec::new();
+            for (&i, d) in missing
+                .iter()
+                .zip(self.inner.embed_documents_with_sentences(&todo)?)
+            {
+                new.push((key(0, texts[i]), d.pooled));
+                for (p, s) in split[i].iter().zip(d.sentences) {
+                    new.push((key(2, p), s.vector));
+                }
+            }
+            self.keep(&new)?;
+            self.map.lock().extend(new);
+            self.counts.lock().embedded += missing.len();
+        }
+        let pooled = self.embed_documents(texts)?;
+        let map = self.map.lock();
+        Ok(pooled
+            .into_iter()
+            .zip(&split)
+            .map(|(pooled, pieces)| DocumentVectors {
+                pooled,
+                sentences: if pieces.len() > 1 {
+                    pieces
+                        .iter()
+                        .map(|p| SentenceVector {
+                            words: p.split_whitespace().count(),
+                            vector: map[&key(2, p)].clone(),
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect())
     }
     fn embed_query(&self, text: &str) -> memloop::Result<Vec<f32>> {
         let mut v = self.cached_or(1, &[text], |t| {

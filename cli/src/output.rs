@@ -91,8 +91,12 @@ fn explain_json_line(e: &Value) -> String {
         ),
         None => String::new(),
     };
+    let sentence = match e["sentence"].as_f64() {
+        Some(s) => format!(" · best sentence {s:.3}"),
+        None => String::new(),
+    };
     format!(
-        "vector {} {} · lexical {} {} · fused {} · importance {:.2} · {} · retention {:.3} · feedback {feedback}{time}",
+        "vector {} {}{sentence} · lexical {} {} · fused {} · importance {:.2} · {} · retention {:.3} · feedback {feedback}{time}",
         opt(&e["vector"]),
         rank(&e["vector_rank"]),
         opt(&e["lexical"]),

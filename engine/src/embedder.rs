@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use memloop_embed::{DeviceChoice, DocumentPooling, Embedder, EmbedderOptions, Precision};
+use memloop_embed::{
+    DeviceChoice, DocumentPooling, DocumentVectors, Embedder, EmbedderOptions, Precision,
+};
 
 use crate::error::{Error, Result};
 
@@ -15,6 +17,20 @@ pub trait TextEmbedder: Send + Sync {
     fn dim(&self) -> usize;
     /// Embeds texts to be stored.
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// Embeds texts to be stored, each with its sentences' own vectors where the embedder
+    /// pools a text from its sentences (the store keeps them, and recall scores a memory by
+    /// its best sentence). The default gives [`TextEmbedder::embed_documents`]'s vectors and
+    /// no sentences.
+    fn embed_documents_with_sentences(&self, texts: &[&str]) -> Result<Vec<DocumentVectors>> {
+        Ok(self
+            .embed_documents(texts)?
+            .into_iter()
+            .map(|pooled| DocumentVectors {
+                pooled,
+                sentences: Vec::new(),
+            })
+            .collect())
+    }
     /// Embeds a query.
     fn embed_query(&self, text: &str) -> Result<Vec<f32>>;
     /// Exact number of tokens in `text` (for context budgets).
@@ -35,6 +51,9 @@ impl TextEmbedder for Embedder {
     }
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         Ok(Embedder::embed_documents(self, texts)?)
+    }
+    fn embed_documents_with_sentences(&self, texts: &[&str]) -> Result<Vec<DocumentVectors>> {
+        Ok(Embedder::embed_documents_with_sentences(self, texts)?)
     }
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         Ok(Embedder::embed_query(self, text)?)

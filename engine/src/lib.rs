@@ -132,7 +132,8 @@ pub mod model {
     pub use crate::embedder::{load_model, load_model_at, load_model_on, load_model_with};
     pub use memloop_embed::Precision as EncoderPrecision;
     pub use memloop_embed::{
-        default_model_dir, fetch_default_model, DeviceChoice, DocumentPooling,
+        default_model_dir, fetch_default_model, sentences, DeviceChoice, DocumentPooling,
+        DocumentVectors, SentenceVector,
     };
     pub use memloop_index::VectorEncoding;
 }

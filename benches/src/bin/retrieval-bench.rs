@@ -162,6 +162,10 @@ struct Args {
     /// The fusion's lexical weight below its head (`ScoreFusion::tail_lexical_weight`).
     #[arg(long)]
     tail_lexical_weight: Option<f32>,
+    /// What the best sentence's cosine adds below the fusion's head, times this
+    /// (`ScoreFusion::sentence_weight`; 0 ranks as before sentence vectors were kept).
+    #[arg(long)]
+    sentence_weight: Option<f32>,
     /// A cross-encoder directory (a one-label BERT sequence classifier such as
     /// ms-marco-MiniLM-L-6-v2; none ships with memloop): `rerank` and `iterative` order their
     /// best fused candidates by it (`CrossEncoderReranker`).
@@ -183,20 +187,25 @@ struct Args {
 /// The reranker the arguments ask for, if not the engine's default: a cross-encoder after the
 /// fusion, or the fusion at another lexical weight.
 fn reranker(a: &Args) -> Result<Option<Arc<dyn Reranker>>> {
-    let fusion =
-        (a.lexical_weight.is_some() || a.fusion_head.is_some() || a.tail_lexical_weight.is_some())
-            .then(|| {
-                let mut f = a
-                    .lexical_weight
-                    .map_or_else(ScoreFusion::default, ScoreFusion::uniform);
-                if let Some(h) = a.fusion_head {
-                    f.head = h;
-                }
-                if let Some(w) = a.tail_lexical_weight {
-                    f.tail_lexical_weight = w;
-                }
-                f
-            });
+    let fusion = (a.lexical_weight.is_some()
+        || a.fusion_head.is_some()
+        || a.tail_lexical_weight.is_some()
+        || a.sentence_weight.is_some())
+    .then(|| {
+        let mut f = a
+            .lexical_weight
+            .map_or_else(ScoreFusion::default, ScoreFusion::uniform);
+        if let Some(h) = a.fusion_head {
+            f.head = h;
+        }
+        if let Some(w) = a.tail_lexical_weight {
+            f.tail_lexical_weight = w;
+        }
+        if let Some(w) = a.sentence_weight {
+            f.sentence_weight = w;
+        }
+        f
+    });
     Ok(match &a.cross_encoder {
         Some(dir) => {
             let mut r = CrossEncoderReranker::load(dir)?;
@@ -229,7 +238,7 @@ fn progress(label: &str, done: usize, total: usize) {
 /// order, and the filter that searches the turns.
 fn store_conversation(
     dir: &Path,
-    model: &Arc<memloop_embed::Embedder>,
+    model: Arc<dyn memloop::TextEmbedder>,
     sessions: &[Session],
     reranker: Option<&Arc<dyn Reranker>>,
 ) -> Result<(Memory, Vec<MemoryId>, MemoryFilter)> {
@@ -239,7 +248,7 @@ fn store_conversation(
         dedup_threshold: None,
         forgetting: ForgetPolicy::disabled(),
         clock: clock.clone(),
-        ..Options::with_embedder(model.clone())
+        ..Options::with_embedder(model)
     };
     let memory = Memory::open(dir, fused(options, reranker))?;
     let mut ids = Vec::new();
@@ -316,7 +325,10 @@ fn main() -> Result<()> {
         precision,
         pooling,
     )?);
-    let cached = CachingEmbedder::new(model.clone(), dir_of(&a.cache)?.as_deref())?;
+    let cached = Arc::new(CachingEmbedder::new(
+        model.clone(),
+        dir_of(&a.cache)?.as_deref(),
+    )?);
     let chosen = reranker(&a)?;
     let mut totals: Vec<Totals> = (0..rankers.len()).map(|_| Totals::default()).collect();
     let mut lancedb_version = None;
@@ -339,22 +351,28 @@ fn main() -> Result<()> {
         let embed_s = t.elapsed().as_secs_f64();
         let dir = tempfile::tempdir()?;
         let (memory, ids, filter) = if a.conversations {
-            store_conversation(dir.path(), &model, &corpus.sessions, chosen.as_ref())?
+            store_conversation(
+                dir.path(),
+                cached.clone(),
+                &corpus.sessions,
+                chosen.as_ref(),
+            )?
         } else {
             let options = Options {
                 durability: Durability::Grouped,
                 dedup_threshold: None,
                 forgetting: ForgetPolicy::disabled(),
-                ..Options::with_embedder(model.clone())
+                ..Options::with_embedder(cached.clone())
             };
             let memory = Memory::open(dir.path(), fused(options, chosen.as_ref()))?;
-            let batch: Vec<(NewMemory, Vec<f32>)> = corpus
+            // Through the engine's own embedding (read from the cache): each memory keeps
+            // its sentences' vectors, as an application's would.
+            let batch: Vec<NewMemory> = corpus
                 .docs
                 .iter()
-                .zip(&vectors)
-                .map(|((key, text), v)| (NewMemory::new(text).subject(key), v.clone()))
+                .map(|(key, text)| NewMemory::new(text).subject(key))
                 .collect();
-            let ids = memory.advanced().remember_embedded(batch)?;
+            let ids = memory.remember_batch(batch)?;
             (memory, ids, MemoryFilter::new())
         };
         // Exact duplicates merge: a memory stands for every key stored under it.

@@ -89,12 +89,6 @@ enum System {
     Rrf {
         k: f32,
     },
-    /// Exploration: the rerank pool's best `top` re-scored by their best sentence's
-    /// cosine to the question (`score + w · best`).
-    MaxSim {
-        w: f32,
-        top: usize,
-    },
 }
 
 impl System {
@@ -119,13 +113,6 @@ impl System {
             r if r.starts_with("rrf:") => System::Rrf {
                 k: r[4..].parse().context("rrf:K")?,
             },
-            m if m.starts_with("maxsim:") => {
-                let p: Vec<&str> = m[7..].split(':').collect();
-                System::MaxSim {
-                    w: p[0].parse().context("maxsim:W[:TOP]")?,
-                    top: p.get(1).map_or(Ok(30), |t| t.parse()).context("maxsim:W[:TOP]")?,
-                }
-            }
             other => System::Memloop(Strategy::parse(other).with_context(|| {
                 format!("unknown system {other:?} (single, lexical, rerank, iterative, exact, bm25, bm25-lower, lancedb-fts, lancedb-hybrid)")
             })?),
@@ -140,10 +127,7 @@ impl System {
             System::Bm25 { .. } => "bm25",
             System::LanceFts => "lancedb-fts",
             System::LanceHybrid => "lancedb-hybrid",
-            System::Fuse { .. }
-            | System::ZFuse { .. }
-            | System::Rrf { .. }
-            | System::MaxSim { .. } => "memloop-explore",
+            System::Fuse { .. } | System::ZFuse { .. } | System::Rrf { .. } => "memloop-explore",
         }
     }
 }
@@ -328,7 +312,6 @@ pub fn run(a: &LmeArgs) -> Result<()> {
                     | System::Fuse { .. }
                     | System::ZFuse { .. }
                     | System::Rrf { .. }
-                    | System::MaxSim { .. }
             )
         });
         let stored = if needs_store {
@@ -350,10 +333,7 @@ pub fn run(a: &LmeArgs) -> Result<()> {
         let pool = if systems.iter().any(|s| {
             matches!(
                 s,
-                System::Fuse { .. }
-                    | System::ZFuse { .. }
-                    | System::Rrf { .. }
-                    | System::MaxSim { .. }
+                System::Fuse { .. } | System::ZFuse { .. } | System::Rrf { .. }
             )
         }) {
             let (memory, keys) = stored.as_ref().expect("stored for memloop");
@@ -406,7 +386,6 @@ pub fn run(a: &LmeArgs) -> Result<()> {
                 System::Fuse { w, lift } => refuse(&pool, &h, w, lift),
                 System::ZFuse { w } => zfuse(&pool, w),
                 System::Rrf { k } => rrf(&pool, k),
-                System::MaxSim { w, top } => maxsim(&pool, cached.as_ref(), &query_vector, w, top)?,
                 System::LanceFts | System::LanceHybrid => continue,
             };
             seconds[si] += t.elapsed().as_secs_f64();
@@ -605,49 +584,6 @@ fn zfuse(pool: &[(String, memloop::Hit)], w: f32) -> Vec<String> {
         .map(|(l, v)| w * l + (1.0 - w) * v)
         .collect();
     ordered(pool, scores)
-}
-
-/// [`System::MaxSim`]: the pool's best `top`, each text cut at sentence ends and each
-/// piece embedded alone, scored `score + w · (best piece's cosine)`; the rest after them.
-fn maxsim(
-    pool: &[(String, memloop::Hit)],
-    embedder: &dyn TextEmbedder,
-    query: &[f32],
-    w: f32,
-    top: usize,
-) -> Result<Vec<String>> {
-    let mut scored = Vec::new();
-    for (i, (_, hit)) in pool.iter().enumerate().take(top) {
-        let text = hit.item.text.as_str();
-        let mut pieces: Vec<&str> = text
-            .split_inclusive(['.', '!', '?', '\n'])
-            .map(str::trim)
-            .filter(|p| p.split_whitespace().count() >= 3)
-            .collect();
-        if pieces.is_empty() {
-            pieces.push(text);
-        }
-        let best = embedder
-            .embed_documents(&pieces)?
-            .iter()
-            .map(|v| v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>())
-            .fold(-1.0f32, f32::max);
-        let mut s = hit.score + w * best;
-        if let Some(t) = &hit.explain.time {
-            s += t.boost * s.abs();
-        }
-        if let Some(p) = &hit.explain.preference {
-            s += p.boost * s.abs();
-        }
-        scored.push((s, i));
-    }
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    Ok(scored
-        .into_iter()
-        .map(|(_, i)| pool[i].0.clone())
-        .chain(pool.iter().skip(top).map(|(k, _)| k.clone()))
-        .take(DEPTH)
-        .collect())
 }
 
 /// The engine's reciprocal-rank fusion over the vector and lexical ranks.

@@ -182,7 +182,9 @@ impl Memory {
                         .kind(Kind::Subject)
                         .subject(subject)
                         .precisions(concise, brief);
-                    inner.insert_new(tx, applied, m, vector, None, None)?.id
+                    inner
+                        .insert_new(tx, applied, m, (vector, &[]), None, None)?
+                        .id
                 }
             };
             tx.put_side(SUBJECT_STATE, id, &json)?;

@@ -42,6 +42,8 @@ pub(crate) enum Table {
     Receipts = 9,
     /// A row of a sync segment (`crate::sync`), in a remote.
     Sync = 10,
+    /// `sentences`: a memory's sentence vectors.
+    Sentences = 11,
 }
 
 /// Seals and opens the records of one encrypted store with its key ring.

@@ -67,6 +67,9 @@ pub(crate) struct Inner {
     pub(crate) catalog: CatalogSlot,
     pub(crate) embedder: Arc<dyn TextEmbedder>,
     pub(crate) fingerprint: String,
+    /// Whether the store keeps its memories' sentence vectors and recall scores by them
+    /// (format 2, a model pooling by sentences).
+    pub(crate) sentences: bool,
     pub(crate) options: Options,
     pub(crate) writer: Mutex<WriterState>,
     /// Recall access times and reinforcements not yet written (flushed with the next write or

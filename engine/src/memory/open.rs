@@ -103,14 +103,19 @@ impl Memory {
         let mut store = Store::open(dir, options.storage_faults.clone())?;
         store.sealing = Sealing(sealer.clone());
         check_encryption(dir, &store)?;
-        let fingerprint = check_model(dir, &store, embedder.as_ref())?;
+        let (fingerprint, version) = check_model(dir, &store, embedder.as_ref())?;
+        // A store keeps (and recall reads) sentence vectors from format 2 on, when its model
+        // pools texts by sentences (the only embedder that makes them).
+        let sentences = version >= 2
+            && DocumentPooling::of_model_name(fingerprint.split(':').next().unwrap_or_default())
+                == DocumentPooling::Sentences;
         let store_id = store_id(&store)?;
         let mut options = options;
         if let Some(r) = reranker {
             options.hooks.reranker = Arc::new(r);
         }
         options.index_vectors = Some(index_vectors(&store, options.index_vectors, existing)?);
-        let mut manifest = Manifest::new(fingerprint.clone(), embedder.dim());
+        let mut manifest = Manifest::new(fingerprint.clone(), embedder.dim(), version);
         manifest.encryption = sealer.as_ref().map(|s| s.describe());
         manifest.sync_to(dir, store.faults.as_ref())?;
         let live = store.count()?;
@@ -138,6 +143,7 @@ impl Memory {
             catalog,
             embedder,
             fingerprint,
+            sentences,
             open_report: OpenReport {
                 index: recovery,
                 store_open: started.elapsed(),
@@ -190,8 +196,9 @@ fn recorded_pooling(manifest: Option<&Manifest>) -> DocumentPooling {
     DocumentPooling::of_model_name(recorded_model_name(manifest))
 }
 
-/// Records the model in a new store, or checks it against the stored one.
-fn check_model(dir: &Path, store: &Store, embedder: &dyn TextEmbedder) -> Result<String> {
+/// Records the model and the format version in a new store, or checks them against the
+/// stored ones; returns the fingerprint and the store's format version.
+fn check_model(dir: &Path, store: &Store, embedder: &dyn TextEmbedder) -> Result<(String, u32)> {
     let loaded = embedder.fingerprint();
     let version = store.meta_u64("version")?;
     if version > u64::from(STORE_VERSION) {
@@ -217,9 +224,11 @@ fn check_model(dir: &Path, store: &Store, embedder: &dyn TextEmbedder) -> Result
             tx.set_meta("model", loaded.as_bytes())?;
             tx.set_meta("version", &u64::from(STORE_VERSION).to_le_bytes())?;
             tx.commit()?;
+            return Ok((loaded, STORE_VERSION));
         }
     }
-    Ok(loaded)
+    // A store from before the version was recorded is version 1.
+    Ok((loaded, (version as u32).max(1)))
 }
 
 /// Opens the index file and replays the change log into it, or rebuilds it from the stored

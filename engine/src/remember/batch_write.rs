@@ -18,16 +18,27 @@ use crate::item::{MemoryId, MemoryItem, NewMemory};
 use crate::memory::{Applied, Inner};
 use crate::store::Tx;
 
-/// A batch of checked memories with their unit vectors, and how far they may merge.
+/// A batch of checked memories with their unit vectors (and their sentences' vectors, where
+/// known), and how far they may merge.
 pub(super) struct BatchWrite {
     batch: Vec<(NewMemory, UnitVector)>,
+    sentences: Vec<Vec<Vec<f32>>>,
     merging: Merging,
 }
 
 impl BatchWrite {
-    /// A write of `batch` (input and vectors checked), merging as `merging` says.
-    pub(super) fn new(batch: Vec<(NewMemory, UnitVector)>, merging: Merging) -> BatchWrite {
-        BatchWrite { batch, merging }
+    /// A write of `batch` (input and vectors checked), merging as `merging` says; a new
+    /// memory keeps the sentence vectors at its place in `sentences` (none past its end).
+    pub(super) fn new(
+        batch: Vec<(NewMemory, UnitVector)>,
+        sentences: Vec<Vec<Vec<f32>>>,
+        merging: Merging,
+    ) -> BatchWrite {
+        BatchWrite {
+            batch,
+            sentences,
+            merging,
+        }
     }
 
     /// Writes the batch in one transaction; one [`Remembered`] per memory, in order.
@@ -39,7 +50,13 @@ impl BatchWrite {
             let mut staged = Staged::default();
             let mut consume = |tx: &mut Tx, applied: &mut Applied, i: usize, screen: Screen| {
                 let (m, v) = &batch[i];
-                let step = Step { inner, tx, applied };
+                let sentences = self.sentences.get(i).map_or(&[][..], Vec::as_slice);
+                let step = Step {
+                    inner,
+                    tx,
+                    applied,
+                    sentences,
+                };
                 done.push(staged.write(step, threshold, m.clone(), v.clone(), screen)?);
                 Ok(())
             };
@@ -63,6 +80,8 @@ struct Step<'a> {
     inner: &'a Inner,
     tx: &'a mut Tx,
     applied: &'a mut Applied,
+    /// The vectors of the memory's sentences (empty for none).
+    sentences: &'a [Vec<f32>],
 }
 
 /// Items created or merged earlier in the same batch (not yet visible through the database).
@@ -94,9 +113,14 @@ impl Staged {
         });
         let decision = Dedup::decide(m.kind, &m.text, stored);
         let Some((_, mut existing)) = found else {
-            let item =
-                s.inner
-                    .insert_new(s.tx, s.applied, m, v.clone(), None, screen.indexed_as)?;
+            let item = s.inner.insert_new(
+                s.tx,
+                s.applied,
+                m,
+                (v.clone(), s.sentences),
+                None,
+                screen.indexed_as,
+            )?;
             self.remember_fresh(screen.hash, &item, v);
             return Ok(remembered(item.id, RememberAction::New));
         };
@@ -117,7 +141,7 @@ impl Staged {
                     s.tx,
                     s.applied,
                     m,
-                    v.clone(),
+                    (v.clone(), s.sentences),
                     Some(previous),
                     screen.indexed_as,
                 )?;
@@ -138,9 +162,14 @@ impl Staged {
             }
             // `New` comes only without a candidate (above); `Beside` keeps the candidate.
             Dedup::Beside { .. } | Dedup::New => {
-                let item =
-                    s.inner
-                        .insert_new(s.tx, s.applied, m, v.clone(), None, screen.indexed_as)?;
+                let item = s.inner.insert_new(
+                    s.tx,
+                    s.applied,
+                    m,
+                    (v.clone(), s.sentences),
+                    None,
+                    screen.indexed_as,
+                )?;
                 self.remember_fresh(screen.hash, &item, v);
                 self.items.insert(id, existing);
                 Ok(remembered(item.id, RememberAction::New))

@@ -87,7 +87,7 @@ impl Memory {
             let v = self.inner.unit(v).map_err(|e| e.at(at()))?;
             checked.push((m, v));
         }
-        let done = self.remember_checked(checked, Merging::Near)?;
+        let done = self.remember_checked(checked, Vec::new(), Merging::Near)?;
         Ok(done.into_iter().map(|r| r.id).collect())
     }
 
@@ -109,17 +109,30 @@ impl Memory {
                 .map_err(|e| e.at(format!("memory {i}")))?;
         }
         let texts: Vec<&str> = memories.iter().map(|m| m.text.as_str()).collect();
-        let vectors = self.inner.embed_documents(&texts)?;
-        self.remember_checked(memories.into_iter().zip(vectors).collect(), merging)
+        let (vectors, sentences): (Vec<UnitVector>, Vec<Vec<Vec<f32>>>) = if self.inner.sentences {
+            self.inner
+                .embed_documents_with_sentences(&texts)?
+                .into_iter()
+                .unzip()
+        } else {
+            (self.inner.embed_documents(&texts)?, Vec::new())
+        };
+        self.remember_checked(
+            memories.into_iter().zip(vectors).collect(),
+            sentences,
+            merging,
+        )
     }
 
-    /// Remembers memories whose input and vectors were checked.
+    /// Remembers memories whose input and vectors were checked, each new one with its
+    /// sentences' vectors where `sentences` has them (in the same order; empty for none).
     fn remember_checked(
         &self,
         checked: Vec<(NewMemory, UnitVector)>,
+        sentences: Vec<Vec<Vec<f32>>>,
         merging: Merging,
     ) -> Result<Vec<Remembered>> {
-        let done = BatchWrite::new(checked, merging).run(&self.inner)?;
+        let done = BatchWrite::new(checked, sentences, merging).run(&self.inner)?;
         self.inner.maybe_sweep();
         Ok(done)
     }
@@ -161,9 +174,13 @@ impl Memory {
             check_validity(from, update.valid_until)?;
         }
         let new_text = update.text.clone();
-        let vector = match &new_text {
-            Some(t) => Some(self.inner.embed_one(t)?),
-            None => None,
+        let (vector, sentences) = match &new_text {
+            Some(t) if self.inner.sentences => {
+                let (v, s) = self.inner.embed_documents_with_sentences(&[t])?.remove(0);
+                (Some(v), s)
+            }
+            Some(t) => (Some(self.inner.embed_one(t)?), Vec::new()),
+            None => (None, Vec::new()),
         };
         self.inner.write(|inner, tx, applied| {
             let mut old = inner
@@ -217,6 +234,7 @@ impl Memory {
                     old.valid_until = Some(closed_at(&old, new.valid_from));
                     tx.put(&old, None)?;
                     tx.put(&new, Some(&vector))?;
+                    tx.put_sentences(&new, &sentences)?;
                     applied.inserted.push((new.id, vector));
                     applied.items.push(old);
                 }
@@ -265,16 +283,17 @@ impl Memory {
 }
 
 impl Inner {
-    /// Writes `m` as a new memory with unit vector `v` (no de-duplication), as the new version
-    /// of `supersedes` when given (the caller links the old version). With `indexed_as`, its
-    /// vector is in the index already under that id, which it takes; otherwise it gets a fresh
-    /// id and goes into the index after the commit.
+    /// Writes `m` as a new memory with unit vector `v` and its sentences' vectors (none for
+    /// an empty slice; no de-duplication), as the new version of `supersedes` when given (the
+    /// caller links the old version). With `indexed_as`, its vector is in the index already
+    /// under that id, which it takes; otherwise it gets a fresh id and goes into the index
+    /// after the commit.
     pub(crate) fn insert_new(
         &self,
         tx: &mut Tx,
         applied: &mut Applied,
         m: NewMemory,
-        v: UnitVector,
+        (v, sentences): (UnitVector, &[Vec<f32>]),
         supersedes: Option<MemoryId>,
         indexed_as: Option<MemoryId>,
     ) -> Result<MemoryItem> {
@@ -290,6 +309,7 @@ impl Inner {
             .initial_strength_ms(item.kind, item.importance)
             / 1000.0;
         tx.put(&item, Some(&v))?;
+        tx.put_sentences(&item, sentences)?;
         if indexed_as.is_none() {
             applied.inserted.push((id, v));
         }

@@ -31,6 +31,9 @@ impl Memory {
     ) -> Result<Vec<Hit>> {
         let mut hits =
             self.hybrid_candidates(query, text, vector, candidates.max(query.k), window)?;
+        if self.inner.sentences {
+            self.explain_sentences(&mut hits, vector)?;
+        }
         let scores = self.inner.options.hooks.reranker.rerank(text, &hits)?;
         if scores.len() != hits.len() || scores.iter().any(|s| !s.is_finite()) {
             return Err(InvalidInput::RerankerScores {

@@ -13,6 +13,9 @@
 //!
 //! Every hit carries an [`Explanation`] of its score.
 //!
+//! With the default fusion, the reranked candidates are then ordered by their best sentence
+//! (`sentences`): a memory of several sentences is scored by the one closest to the query.
+//!
 //! Whatever the strategy, among memories stating the same fact with different values the one
 //! whose validity began last ranks first (`newest_first`).
 //! A query asking for advice raises the memories that state the user's tastes and habits
@@ -24,6 +27,7 @@ mod newest_first;
 mod preferences;
 mod recall;
 mod rescore;
+mod sentences;
 mod serve;
 mod time_cues;
 mod vector;

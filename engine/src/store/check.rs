@@ -3,7 +3,9 @@
 use redb::ReadableTable;
 
 use super::db;
-use super::{Store, ITEMS, VECTORS};
+use super::sentences::SentenceVectors;
+use super::{sealing, Store, ITEMS, SENTENCES, VECTORS};
+use crate::crypt::seal::Table;
 use crate::error::Result;
 
 impl Store {
@@ -39,6 +41,34 @@ impl Store {
             let (k, _) = entry.map_err(db)?;
             if items.get(k.value()).map_err(db)?.is_none() {
                 problems.push(format!("vector {} belongs to no memory", k.value()));
+            }
+        }
+        // Sentence vectors (format 2): each row decodes and belongs to a memory.
+        let sentences = match tx.open_table(SENTENCES) {
+            Ok(t) => Some(t),
+            Err(redb::TableError::TableDoesNotExist(_)) => None,
+            Err(e) => return Err(db(e)),
+        };
+        let rows = match &sentences {
+            Some(t) => Some(t.iter().map_err(db)?),
+            None => None,
+        };
+        for entry in rows.into_iter().flatten() {
+            let (k, v) = entry.map_err(db)?;
+            let id = k.value();
+            if items.get(id).map_err(db)?.is_none() {
+                problems.push(format!("sentence vectors {id} belong to no memory"));
+                continue;
+            }
+            match self
+                .sealing
+                .open(Table::Sentences, &sealing::rid(id), v.value())
+            {
+                Ok(Some(plain)) if SentenceVectors::decode(&plain, dim).is_none() => {
+                    problems.push(format!("memory {id}: sentence vectors do not decode"))
+                }
+                Ok(_) => {}
+                Err(e) => problems.push(format!("memory {id}: sentence vectors: {e}")),
             }
         }
         Ok((count, problems))

@@ -12,8 +12,11 @@ use crate::error::Result;
 /// The largest manifest read back; anything bigger is replaced unread.
 const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
 
-/// Store directory format version.
-pub(crate) const STORE_VERSION: u32 = 1;
+/// Store directory format version: what a new store is written as, and the newest this build
+/// opens. Version 2 keeps a memory's sentences' vectors (the `sentences` table), which a
+/// version 1 build would neither write nor delete with the memory; version 1 stores are
+/// opened and written as they are (no sentence vectors).
+pub(crate) const STORE_VERSION: u32 = 2;
 
 /// The manifest's content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,10 +32,11 @@ pub(crate) struct Manifest {
 }
 
 impl Manifest {
-    pub(crate) fn new(model: String, dim: usize) -> Self {
+    /// The manifest of a store of format `version` with `model` (its fingerprint) and `dim`.
+    pub(crate) fn new(model: String, dim: usize, version: u32) -> Self {
         Manifest {
             format: "memloop-store".into(),
-            version: STORE_VERSION,
+            version,
             model,
             dim,
             encryption: None,

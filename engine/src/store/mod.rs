@@ -9,6 +9,8 @@
 //! - `changes`: sequence number → (id, op): the change log the index replays past its
 //!   checkpoint and change exports read back (kept; stores written before it was kept pruned
 //!   it at checkpoints, up to `pruned_through`).
+//! - `sentences`: id → the vectors of the item's sentences, 8-bit (`sentences.rs`), for a text
+//!   pooled from several.
 //! - `meta`: next id, last sequence number, model fingerprint, format version.
 //!
 //! Every write is one redb transaction; its durability is [`redb::Durability::Immediate`]
@@ -26,6 +28,7 @@ pub(crate) mod record;
 pub(crate) mod salvage;
 mod scan;
 pub(crate) mod sealing;
+pub(crate) mod sentences;
 mod sync_map;
 mod tx;
 mod vacuum;
@@ -57,7 +60,7 @@ pub(crate) fn db(e: impl Into<redb::Error>) -> Error {
 
 /// Every table's name, in the order of the definitions below (a store missing one gets it on
 /// open).
-const TABLES: [&str; 14] = [
+const TABLES: [&str; 15] = [
     "items",
     "vectors",
     "catalog",
@@ -72,6 +75,7 @@ const TABLES: [&str; 14] = [
     "sync_gids",
     "sync_locals",
     "sync_counts",
+    "sentences",
 ];
 pub(crate) const ITEMS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[0]);
 pub(crate) const VECTORS: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[1]);
@@ -110,6 +114,9 @@ pub(crate) const SYNC_LOCALS: TableDefinition<u64, (u64, u64)> = TableDefinition
 /// device raises, summed.
 pub(crate) const SYNC_COUNTS: TableDefinition<(u64, u64, u64), (u32, u32, u32)> =
     TableDefinition::new(TABLES[13]);
+/// A memory's sentences' own vectors, 8-bit (`sentences.rs`): derived, like `vectors`, from
+/// its text; absent for a text of one sentence.
+pub(crate) const SENTENCES: TableDefinition<u64, &[u8]> = TableDefinition::new(TABLES[14]);
 
 /// What a logged change did to an item's vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,6 +230,7 @@ impl Store {
         tx.open_table(SYNC_GIDS).map_err(db)?;
         tx.open_table(SYNC_LOCALS).map_err(db)?;
         tx.open_table(SYNC_COUNTS).map_err(db)?;
+        tx.open_table(SENTENCES).map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(store(database))
     }

@@ -9,7 +9,7 @@ use redb::{ReadableTable, ReadableTableMetadata, TableDefinition, WriteTransacti
 use super::sealing::{forget_rid, rid, side_table, Sealing};
 use super::{
     db, encode_vector, legacy_subject_key, subject_key, CatalogRecord, Op, Store, CATALOG, CHANGES,
-    FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, SUBJECTS, SUBJECT_STATE, VECTORS,
+    FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, SENTENCES, SUBJECTS, SUBJECT_STATE, VECTORS,
 };
 use crate::crypt::seal::Table;
 use crate::error::{Error, Result};
@@ -168,8 +168,35 @@ impl Tx {
                 .map_err(db)?
                 .insert(item.id, stored.as_ref())
                 .map_err(db)?;
+            // Sentence vectors of an older vector are not this one's: [`Tx::put_sentences`]
+            // writes the new ones, if any.
+            self.tx
+                .open_table(SENTENCES)
+                .map_err(db)?
+                .remove(item.id)
+                .map_err(db)?;
         }
         self.log(item.id, if vector.is_some() { Op::Put } else { Op::Meta })
+    }
+
+    /// Stores the vectors of `item`'s sentences (unit vectors of the store's dimension, at
+    /// most [`super::sentences::MAX_SENTENCES`] kept), sealed like its vector; nothing for
+    /// none. Called after [`Tx::put`] wrote the vector they belong with.
+    pub(crate) fn put_sentences(&mut self, item: &MemoryItem, vectors: &[Vec<f32>]) -> Result<()> {
+        if vectors.is_empty() {
+            return Ok(());
+        }
+        let bytes = super::sentences::SentenceVectors::encode(vectors);
+        let user = item.scope_fields()[0];
+        let stored = self
+            .sealing
+            .seal(Table::Sentences, &rid(item.id), user, &bytes)?;
+        self.tx
+            .open_table(SENTENCES)
+            .map_err(db)?
+            .insert(item.id, stored.as_ref())
+            .map_err(db)?;
+        Ok(())
     }
 
     /// Removes `item` entirely (its hash entry too, if it still points at it).
@@ -181,6 +208,11 @@ impl Tx {
             .map_err(db)?;
         self.tx
             .open_table(VECTORS)
+            .map_err(db)?
+            .remove(item.id)
+            .map_err(db)?;
+        self.tx
+            .open_table(SENTENCES)
             .map_err(db)?
             .remove(item.id)
             .map_err(db)?;

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use redb::{Key, ReadableDatabase, ReadableTable, TableDefinition, Value};
 
 use super::{
-    db, Store, CATALOG, CHANGES, FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, RECEIPTS, SUBJECTS,
-    SUBJECT_STATE, SYNC_COUNTS, SYNC_GIDS, SYNC_LOCALS, VECTORS,
+    db, Store, CATALOG, CHANGES, FEEDBACK, FORGET_LOG, HASHES, ITEMS, META, RECEIPTS, SENTENCES,
+    SUBJECTS, SUBJECT_STATE, SYNC_COUNTS, SYNC_GIDS, SYNC_LOCALS, VECTORS,
 };
 use crate::error::{Error, Result};
 
@@ -87,6 +87,7 @@ impl Store {
             copy(&from, &to, SYNC_GIDS)?;
             copy(&from, &to, SYNC_LOCALS)?;
             copy(&from, &to, SYNC_COUNTS)?;
+            copy(&from, &to, SENTENCES)?;
             to.commit().map_err(db)?;
         }
         // The old database closes before the rename (Windows refuses to rename over an open

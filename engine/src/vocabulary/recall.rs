@@ -253,6 +253,11 @@ pub struct Explanation {
     /// The boost for a preference: the query asks for advice, and it states a taste or a habit
     /// of its speaker.
     pub preference: Option<PreferenceMatch>,
+    /// In a store that keeps sentence vectors (format 2, a model pooling by sentences), for
+    /// the rerank and iterative strategies: the cosine of its best sentence with the query
+    /// (its pooled cosine, `vector`, for a memory of one sentence or without sentence
+    /// vectors). Below the default fusion's first places it adds half of itself.
+    pub sentence: Option<f32>,
 }
 
 /// The feedback a memory received (see [`crate::Memory::feedback`]).

@@ -191,6 +191,44 @@ fn sentence_pooling_is_recorded_and_finds_a_memory_by_one_of_its_sentences() {
     assert!(matches!(err, memloop::Error::ModelMismatch { .. }), "{err}");
 }
 
+/// A new store keeps its memories' sentence vectors (format 2): the rerank strategy explains
+/// a long memory's best sentence, closer to a question that paraphrases it than the whole
+/// text's mean, and a memory of one sentence counts its own vector; the manifest says format
+/// 2 and the check reads every sentence row.
+#[test]
+fn a_long_memory_is_judged_by_its_best_sentence() {
+    let dir = crate::common::tempdir();
+    let m = Memory::open(dir.path(), Options::default()).unwrap();
+    let long = m
+        .remember(NewMemory::new(
+            "We spent the weekend repainting the kitchen and fixing the leaking tap. \
+             The hardware store ran out of the blue paint, so we went with green. \
+             By the way, I just set up a 20-gallon aquarium for my daughter's goldfish.",
+        ))
+        .unwrap();
+    let one = m
+        .remember(NewMemory::new("The quarterly report is due on Friday."))
+        .unwrap();
+    let hits = m
+        .retrieve(
+            &Query::new("How big is the fish tank I set up?").k(2),
+            Strategy::RERANK,
+        )
+        .unwrap();
+    assert_eq!(hits[0].item.id, long);
+    let (sentence, pooled) = (
+        hits[0].explain.sentence.unwrap(),
+        hits[0].explain.vector.unwrap(),
+    );
+    assert!(sentence > pooled + 0.05, "{sentence} against {pooled}");
+    let short = hits.iter().find(|h| h.item.id == one).unwrap();
+    assert_eq!(short.explain.sentence, short.explain.vector);
+    assert!(m.admin().check().unwrap().is_sound());
+    drop(m);
+    let manifest = std::fs::read_to_string(dir.path().join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"version\": 2"), "{manifest}");
+}
+
 /// The newest of two values of a fact ranks first for now, and the old one answers as of its
 /// time, whatever the strategy: Paris (valid from 2020) then Berlin (from 2024), and ten
 /// variants (numbers, names, places; facts, triples and plain chunks; with a date in the text
