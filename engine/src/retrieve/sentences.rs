@@ -191,6 +191,51 @@ mod tests {
         assert!(m.check().unwrap().is_sound());
     }
 
+    /// In an encrypted store the sentence vectors are sealed: no 16-byte run of a row as it
+    /// would be stored plain is in any file, and they still score after a reopen.
+    #[test]
+    fn an_encrypted_store_seals_its_sentence_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        let options = || Options {
+            encryption: Some(crate::Encryption::key_file(dir.path().join("key"))),
+            ..Options::with_embedder(Arc::new(BySentences { named: true }))
+        };
+        let m = Memory::open(&store, options()).unwrap();
+        let id = m.remember(NewMemory::new(LONG)).unwrap();
+        m.close().unwrap();
+        let pieces = memloop_embed::sentences(LONG);
+        let vectors: Vec<Vec<f32>> = pieces
+            .iter()
+            .filter(|p| p.split_whitespace().count() >= 3)
+            .map(|p| hashed(p))
+            .collect();
+        let row = crate::store::sentences::SentenceVectors::encode(&vectors);
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&store).unwrap() {
+            files.push(std::fs::read(entry.unwrap().path()).unwrap());
+        }
+        // Every 16 bytes of the codes (past the count and the scales) with 6 non-zero bytes or
+        // more (a run of mostly zeros is in any file).
+        let runs: Vec<&[u8]> = row[1 + 4 * vectors.len()..]
+            .windows(16)
+            .filter(|r| r.iter().filter(|&&b| b != 0).count() >= 6)
+            .collect();
+        assert!(!runs.is_empty());
+        for run in runs {
+            assert!(
+                files.iter().all(|f| !f.windows(16).any(|w| w == run)),
+                "a plain run of the row is on disk"
+            );
+        }
+        let m = Memory::open(&store, options()).unwrap();
+        assert_eq!(m.inner.store.sentences(&[id], 64).unwrap().len(), 1);
+        let hits = m
+            .retrieve(&Query::new(QUESTION).k(1), Strategy::RERANK)
+            .unwrap();
+        assert!(hits[0].explain.sentence > hits[0].explain.vector);
+    }
+
     /// A model that does not pool by sentences, and a store of format 1, keep no sentence
     /// vectors and rank by the fusion alone, as before them.
     #[test]
