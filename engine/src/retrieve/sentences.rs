@@ -121,6 +121,14 @@ mod tests {
         }
     }
 
+    /// A new temporary directory; under WebAssembly (Node's WASI runs these tests) in the
+    /// `/tmp` the runner gives, the standard library having none.
+    fn tempdir() -> tempfile::TempDir {
+        #[cfg(target_family = "wasm")]
+        let _ = tempfile::env::override_temp_dir(std::path::Path::new("/tmp"));
+        tempfile::tempdir().unwrap()
+    }
+
     fn open(dir: &std::path::Path, named: bool) -> Memory {
         Memory::open(dir, Options::with_embedder(Arc::new(BySentences { named }))).unwrap()
     }
@@ -138,7 +146,7 @@ mod tests {
     /// above its pooled one (the fusion's use of it: `hooks::retrieval`'s tests).
     #[test]
     fn a_memory_of_sentences_is_scored_by_its_best() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let m = open(dir.path(), true);
         assert!(m.inner.sentences);
         let long = m.remember(NewMemory::new(LONG)).unwrap();
@@ -170,7 +178,7 @@ mod tests {
     /// version with its own.
     #[test]
     fn forget_and_update_keep_the_rows_in_step() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let m = open(dir.path(), true);
         let a = m.remember(NewMemory::new(LONG)).unwrap();
         let b = m
@@ -195,7 +203,7 @@ mod tests {
     /// would be stored plain is in any file, and they still score after a reopen.
     #[test]
     fn an_encrypted_store_seals_its_sentence_vectors() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let store = dir.path().join("store");
         let options = || Options {
             encryption: Some(crate::Encryption::key_file(dir.path().join("key"))),
@@ -240,7 +248,7 @@ mod tests {
     /// vectors and rank by the fusion alone, as before them.
     #[test]
     fn without_sentence_pooling_or_before_format_2_nothing_changes() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let m = open(dir.path(), false);
         assert!(!m.inner.sentences);
         let id = m.remember(NewMemory::new(LONG)).unwrap();
@@ -252,7 +260,7 @@ mod tests {
         assert_eq!(Some(hits[0].score), hits[0].explain.fused);
         drop(m);
 
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let m = open(dir.path(), true);
         let mut tx = Tx::begin(&m.inner.store, true).unwrap();
         tx.set_meta("version", &1u64.to_le_bytes()).unwrap();
