@@ -56,7 +56,8 @@ pub struct ScoreFusion {
     pub tail_lexical_weight: f32,
     /// Below the head, what a candidate's best sentence's cosine with the query
     /// (`explain.sentence`, set in a store that keeps sentence vectors) adds, times this, to
-    /// the even sum; 0 for none. Such a store's head scores `1 + this + its sum`, above them.
+    /// the even sum; 0 for none. Such a store's head scores `1 + this + its sum`, above them;
+    /// where no candidate has a sentence explained, the scores are the two sums' alone.
     pub sentence_weight: f32,
 }
 
@@ -131,7 +132,14 @@ impl Reranker for ScoreFusion {
             return Ok(head);
         }
         let mut scores = sum(self.tail_lexical_weight);
-        let w = self.sentence_weight.max(0.0);
+        // Only where the store explained sentences: elsewhere (a store without sentence
+        // vectors) the scores are exactly the two sums', as before them.
+        let explained = candidates.iter().any(|h| h.explain.sentence.is_some());
+        let w = if explained {
+            self.sentence_weight.max(0.0)
+        } else {
+            0.0
+        };
         if w > 0.0 {
             for (s, h) in scores.iter_mut().zip(candidates) {
                 *s += w * h.explain.sentence.unwrap_or(0.0);
@@ -342,6 +350,13 @@ mod tests {
             ..fusion
         };
         assert_eq!(order(&plain, &hits), [1, 2, 3, 4, 6, 5]);
+        // No sentence explained (a store without sentence vectors): the very scores of a
+        // weight of 0, the head's included, so boosts that scale a score act as before.
+        hits[4].explain.sentence = None;
+        assert_eq!(
+            fusion.rerank("q", &hits).unwrap(),
+            plain.rerank("q", &hits).unwrap()
+        );
     }
 
     #[test]
