@@ -86,6 +86,9 @@ fn the_command_line_keeps_the_contract() {
             "agent",
             "valid_from",
             "valid_until",
+            "head",
+            "relation",
+            "tail",
         ] {
             if let Some(v) = seed[key].as_str() {
                 args.extend([format!("--{}", key.replace('_', "-")), v.into()]);

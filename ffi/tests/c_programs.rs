@@ -171,6 +171,19 @@ fn the_c_abi_keeps_the_contract() {
                 seed[key] = memloop::time::parse_rfc3339(text).unwrap().into();
             }
         }
+        // ... and a triple whole, as `triple`.
+        if let Some(map) = seed.as_object_mut() {
+            if let (Some(head), Some(relation), Some(tail)) = (
+                map.remove("head"),
+                map.remove("relation"),
+                map.remove("tail"),
+            ) {
+                map.insert(
+                    "triple".into(),
+                    serde_json::json!({"head": head, "relation": relation, "tail": tail}),
+                );
+            }
+        }
         input.push_str(&format!("remember\t{seed}\n"));
     }
     for case in cases {

@@ -14,8 +14,9 @@ use super::index_ahead::{IndexAhead, INDEX_AHEAD_MIN};
 use super::screen::{Screen, Screener};
 use super::search_each::SearchEach;
 use crate::error::Result;
-use crate::item::{MemoryId, MemoryItem, NewMemory};
+use crate::item::{Kind, MemoryId, MemoryItem, NewMemory};
 use crate::memory::{Applied, Inner};
+use crate::retrieve::{fact_key, states_another_value};
 use crate::store::Tx;
 
 /// A batch of checked memories with their unit vectors (and their sentences' vectors, where
@@ -91,6 +92,8 @@ struct Staged {
     items: FxHashMap<MemoryId, MemoryItem>,
     /// Memories created in the batch and their vectors (their items are in `items`).
     fresh: Vec<(MemoryId, UnitVector)>,
+    /// Triples created in the batch, by head and relation (`retrieve::fact_key`).
+    facts: FxHashMap<String, Vec<MemoryId>>,
 }
 
 impl Staged {
@@ -105,6 +108,7 @@ impl Staged {
     ) -> Result<Remembered> {
         let found = match self.candidate(threshold, &m, &v, screen) {
             Some(c) => Some((c, self.take_item(s.inner, c.id)?)),
+            None if threshold.is_some() => self.other_value(s.inner, &m, screen)?,
             None => None,
         };
         let stored = found.as_ref().map(|(c, item)| {
@@ -233,6 +237,62 @@ impl Staged {
         best.map(|(_, id)| id)
     }
 
+    /// For a triple that no near duplicate was found for: a current triple of its place with
+    /// the same head and relation and another tail (`retrieve::states_another_value`: Hank
+    /// lives in Madrid after Hank lives in Lisbon), among the closest the screen found in the
+    /// index and the triples created earlier in the batch with the same head and relation;
+    /// the one whose validity began last when several do. It is decided on as a near
+    /// duplicate saying something else is: the newer value supersedes it, closing its
+    /// validity, and an earlier value told late stands beside it.
+    fn other_value(
+        &mut self,
+        inner: &Inner,
+        m: &NewMemory,
+        screen: Screen,
+    ) -> Result<Option<(Candidate, MemoryItem)>> {
+        let Some(triple) = m.triple.as_ref().filter(|_| m.kind == Kind::Triple) else {
+            return Ok(None);
+        };
+        if screen.stored.is_some() {
+            return Ok(None);
+        }
+        let (ns, scope) = (m.namespace_or_default(), m.scope_fields());
+        let in_batch = self.facts.get(&fact_key(triple)).into_iter().flatten();
+        let mut ids: Vec<MemoryId> = screen.same_fact.iter().flatten().copied().collect();
+        ids.extend(in_batch.copied());
+        ids.sort_unstable();
+        ids.dedup();
+        let mut best: Option<MemoryItem> = None;
+        for id in ids {
+            let item = match self.items.get(&id) {
+                Some(item) => item.clone(),
+                None => match inner.store.item(id)? {
+                    Some(item) => item,
+                    None => continue,
+                },
+            };
+            let same_place =
+                item.namespace == ns && item.kind == m.kind && item.scope_fields() == scope;
+            if same_place
+                && item.superseded_by.is_none()
+                && states_another_value(triple, &item)
+                && best.as_ref().is_none_or(|b| item.valid_from > b.valid_from)
+            {
+                best = Some(item);
+            }
+        }
+        Ok(match best {
+            Some(item) => {
+                let c = Candidate {
+                    id: item.id,
+                    exact: false,
+                };
+                Some((c, self.take_item(inner, c.id)?))
+            }
+            None => None,
+        })
+    }
+
     /// Memory `id` as this batch left it, or as stored.
     fn take_item(&mut self, inner: &Inner, id: MemoryId) -> Result<MemoryItem> {
         match self.items.remove(&id) {
@@ -247,6 +307,9 @@ impl Staged {
 
     /// Notes a memory created in this batch, so later inputs can merge into it.
     fn remember_fresh(&mut self, hash: [u8; 32], item: &MemoryItem, v: UnitVector) {
+        if let Some(t) = item.triple.as_ref().filter(|_| item.kind == Kind::Triple) {
+            self.facts.entry(fact_key(t)).or_default().push(item.id);
+        }
         self.by_hash.insert(hash, item.id);
         self.items.insert(item.id, item.clone());
         self.fresh.push((item.id, v));

@@ -11,7 +11,11 @@
 //!   [`one_current_truth`]) becomes a new version that supersedes the stored one: history
 //!   kept, the new text current. Other kinds keep both memories, and so does a fact whose
 //!   validity began before the stored one's (an earlier value told late): recall then ranks
-//!   the value whose validity began last first (`retrieve::newest_first`).
+//!   the value whose validity began last first (`retrieve::newest_first`);
+//! - a triple with no near duplicate that has the same head and relation as a current triple
+//!   of its place and another tail (`retrieve::states_another_value`: Hank lives in Madrid
+//!   after Hank lives in Lisbon) is decided on as such a near duplicate: it supersedes it,
+//!   closing its validity, or stands beside it when told late.
 
 use crate::item::{Kind, MemoryId};
 

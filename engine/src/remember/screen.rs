@@ -9,12 +9,17 @@ use super::close_pairs::BatchVectors;
 use super::dedup::merges_near_duplicates;
 use crate::catalog::{Catalog, Compiled};
 use crate::error::Result;
-use crate::item::{MemoryId, NewMemory};
+use crate::item::{Kind, MemoryId, NewMemory};
 use crate::memory::{Applied, Inner};
 use crate::store::Tx;
 
 /// The beam of a near-duplicate search of the index.
 pub(super) const DEDUP_EF: usize = 32;
+
+/// How many of a triple's closest current memories in its place are read for another value
+/// of the same fact (the same head and relation, another tail), which its write closes when
+/// the de-duplication threshold found no near duplicate.
+pub(super) const SAME_FACT_K: usize = 4;
 
 /// What a batch's screen found for one memory, before it is written.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +37,10 @@ pub(super) struct Screen {
     /// The id under which the memory's vector is in the index already (inserted ahead of the
     /// write, `index_ahead.rs`); `None`: it is inserted after the commit if it is new.
     pub(super) indexed_as: Option<MemoryId>,
+    /// For a triple with no near duplicate: the closest current memories of its place in the
+    /// index, best first, which may hold another value of the same fact (the write reads them
+    /// and decides).
+    pub(super) same_fact: [Option<MemoryId>; SAME_FACT_K],
 }
 
 impl Screen {
@@ -44,6 +53,7 @@ impl Screen {
             in_index: None,
             in_batch: false,
             indexed_as: None,
+            same_fact: [None; SAME_FACT_K],
         }
     }
 }
@@ -92,11 +102,34 @@ impl<'a> NearScreen<'a> {
             .kind(m.kind);
         if let Some(place) = self.catalog.compile_exact_scope(&filter, m.scope_fields()) {
             screen.in_index = self.nearest_in_place(&place, near, before, v)?;
+            if screen.in_index.is_none() && m.kind == Kind::Triple && m.triple.is_some() {
+                screen.same_fact = self.closest_in_place(&place, before, v)?;
+            }
         }
         // Decided by the cosine `near_duplicate` computes (`close_pairs` skips only the
         // pairs it bounds below the threshold), so the screen misses nothing.
         screen.in_batch = self.pairs.close_to_earlier(i, self.threshold);
         Ok(())
+    }
+
+    /// The [`SAME_FACT_K`] closest memories (below `before`) of `place` to `v`, at any cosine.
+    fn closest_in_place(
+        &self,
+        place: &Compiled,
+        before: MemoryId,
+        v: &UnitVector,
+    ) -> Result<[Option<MemoryId>; SAME_FACT_K]> {
+        let cat = self.catalog;
+        let hits = self
+            .index
+            .search_filtered(v, SAME_FACT_K, DEDUP_EF, &|id: u64| {
+                id < before && cat.allows(place, id)
+            })?;
+        let mut out = [None; SAME_FACT_K];
+        for (slot, hit) in out.iter_mut().zip(hits) {
+            *slot = Some(hit.id);
+        }
+        Ok(out)
     }
 
     /// The first of `near`'s hits (below `before`) in `place`. When every item the search

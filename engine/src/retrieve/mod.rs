@@ -32,6 +32,8 @@ mod serve;
 mod time_cues;
 mod vector;
 
+pub(crate) use newest_first::{fact_key, states_another_value};
+
 pub use crate::hooks::{
     CrossEncoderReranker, FusionReranker, QueryRefiner, RefineInput, Refinement, Reranker, Rocchio,
     ScoreFusion,

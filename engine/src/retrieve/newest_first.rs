@@ -22,7 +22,7 @@
 use rustc_hash::FxHashSet;
 
 use crate::clock::Timestamp;
-use crate::item::{Kind, MemoryItem};
+use crate::item::{Kind, MemoryItem, Triple};
 use crate::vocabulary::{Hit, NewestFirst};
 
 use super::time_cues::{word_iter, words};
@@ -125,11 +125,38 @@ fn same_fact_other_value(
     if a.namespace != b.namespace || a.user != b.user {
         return false;
     }
-    if let (Some(x), Some(y)) = (&a.triple, &b.triple) {
+    other_value((a.triple.as_ref(), wa), (b.triple.as_ref(), wb))
+}
+
+/// True when two statements, each its triple (if any) and its words (`None`: too long to be
+/// one fact), say the same fact with another value: triples with the same head and relation
+/// and another tail; else words with a [`changed_value`].
+fn other_value(
+    (ta, wa): (Option<&Triple>, Option<&[String]>),
+    (tb, wb): (Option<&Triple>, Option<&[String]>),
+) -> bool {
+    if let (Some(x), Some(y)) = (ta, tb) {
         let same = |p: &str, q: &str| p.trim().eq_ignore_ascii_case(q.trim());
         return same(&x.head, &y.head) && same(&x.relation, &y.relation) && !same(&x.tail, &y.tail);
     }
     wa.zip(wb).is_some_and(|(wa, wb)| changed_value(wa, wb))
+}
+
+/// True when a new triple states the same fact as `stored`'s triple with another value: the
+/// same head and relation (case and surrounding spaces aside), another tail. Only triples
+/// name their subject and predicate; two texts that differ in a word ("the user likes tea" /
+/// "the user likes jazz") may both hold, and [`newest_first`] only orders them.
+pub(crate) fn states_another_value(triple: &Triple, stored: &MemoryItem) -> bool {
+    stored
+        .triple
+        .as_ref()
+        .is_some_and(|t| other_value((Some(triple), None), (Some(t), None)))
+}
+
+/// The key under which a triple meets another value of its fact: its head and relation.
+pub(crate) fn fact_key(triple: &Triple) -> String {
+    let norm = |s: &str| s.trim().to_lowercase();
+    format!("{}\u{0}{}", norm(&triple.head), norm(&triple.relation))
 }
 
 /// True when the query's words (`asked`) name a word that one of `a` and `b` (their words

@@ -177,3 +177,101 @@ fn an_ended_fact_leaves_working_memory_when_its_validity_ends() {
         "{events:?}"
     );
 }
+
+/// A newer value of a triple (the same head and relation, another tail) closes the older
+/// one's validity when it is written, however far apart the two texts embed (no near
+/// duplicate at the threshold): one by one and within a batch; an earlier value told late
+/// stands beside the current one; another relation, another user, and facts in plain words
+/// (which recall only orders) keep both open; now answers the newest value, as of its time
+/// the old one.
+#[test]
+fn a_newer_value_of_a_triple_closes_the_older_one_when_written() {
+    use memloop::RememberAction;
+    let dir = crate::common::tempdir();
+    let clock = Clock::manual(10_000);
+    let options = Options {
+        // So high that nothing here is a near duplicate: what closes is the fact's value.
+        dedup_threshold: Some(0.999),
+        ..hashing(256, &clock)
+    };
+    let m = Memory::open(dir.path(), options).unwrap();
+    let triple = |head: &str, relation: &str, tail: &str, from: i64| {
+        let mut n = NewMemory::new(format!("{head} {relation} {tail}"))
+            .kind(Kind::Triple)
+            .triple(head, relation, tail);
+        n.valid_from = Some(from);
+        n
+    };
+    let remember = |n: NewMemory| m.remember_explained(n).unwrap();
+    let (t2020, t2022, t2024) = (2_020, 2_022, 2_024);
+
+    // One by one: Berlin (2024) closes Paris (2020) at 2024.
+    let paris = remember(triple("Alice", "lives in", "Paris", t2020));
+    assert_eq!(paris.action, RememberAction::New);
+    let berlin = remember(triple("alice", "Lives in ", "Berlin", t2024));
+    assert_eq!(
+        berlin.action,
+        RememberAction::Superseded { previous: paris.id }
+    );
+    let old = m.get(paris.id).unwrap().unwrap();
+    assert_eq!(old.valid_until, Some(t2024));
+    assert_eq!(old.superseded_by, Some(berlin.id));
+    assert_eq!(m.get(berlin.id).unwrap().unwrap().valid_until, None);
+    let now = ids_as_of(&m, "where does Alice live", None);
+    assert!(
+        now.contains(&berlin.id) && !now.contains(&paris.id),
+        "{now:?}"
+    );
+    let then = ids_as_of(&m, "where does Alice live", Some(t2022));
+    assert!(
+        then.contains(&paris.id) && !then.contains(&berlin.id),
+        "{then:?}"
+    );
+
+    // An earlier value told late (Rome, from 2022, after Berlin from 2024) stands beside.
+    let rome = remember(triple("Alice", "lives in", "Rome", t2022));
+    assert_eq!(rome.action, RememberAction::New);
+    assert!(m.get(berlin.id).unwrap().unwrap().superseded_by.is_none());
+
+    // Another relation of the same head, and another user's value, stay open.
+    let works = remember(triple("Alice", "works in", "Lyon", t2024));
+    assert_eq!(works.action, RememberAction::New);
+    let mut other = triple("Alice", "lives in", "Vienna", t2024 + 1);
+    other.user = Some("someone-else".into());
+    assert_eq!(remember(other).action, RememberAction::New);
+    assert!(m.get(berlin.id).unwrap().unwrap().superseded_by.is_none());
+
+    // Facts in plain words may both hold ("likes tea" / "likes jazz"): none is closed.
+    let fact = |text: &str, from: i64| {
+        let mut n = NewMemory::new(text).kind(Kind::Fact);
+        n.valid_from = Some(from);
+        n
+    };
+    let oslo = remember(fact("Bob lives in Oslo", t2020));
+    assert_eq!(
+        remember(fact("Bob lives in Bergen", t2024)).action,
+        RememberAction::New
+    );
+    assert!(m.get(oslo.id).unwrap().unwrap().valid_until.is_none());
+
+    // Within one batch, small and large enough to be indexed ahead of its write.
+    for padding in [0, 100] {
+        let head = format!("Hank{padding}");
+        let mut batch = vec![
+            triple(&head, "lives in", "Lisbon", t2020),
+            triple(&head, "lives in", "Madrid", t2024),
+        ];
+        batch.extend((0..padding).map(|i| NewMemory::new(format!("pad {i} of {padding}"))));
+        let done = m.advanced().remember_batch_explained(batch).unwrap();
+        assert_eq!(done[0].action, RememberAction::New);
+        assert_eq!(
+            done[1].action,
+            RememberAction::Superseded {
+                previous: done[0].id
+            },
+            "padding {padding}"
+        );
+        assert_eq!(m.get(done[0].id).unwrap().unwrap().valid_until, Some(t2024));
+    }
+    assert!(m.admin().check().unwrap().is_sound());
+}
