@@ -14,6 +14,14 @@ pub trait Reranker: Send + Sync {
     /// # Errors
     /// Any error aborts the retrieval and is returned to the caller.
     fn rerank(&self, query: &str, candidates: &[Hit]) -> Result<Vec<f32>>;
+
+    /// Whether it reads `explain.sentence`. The candidates' sentence vectors are read and
+    /// scored, in a store that keeps them, only for a reranker that does; for one that says
+    /// no, the field stays `None` and a recall costs what it did before sentence vectors.
+    /// Default: yes.
+    fn uses_sentences(&self) -> bool {
+        true
+    }
 }
 
 /// The default fusion: a weighted sum of the lexical and vector scores, each scaled to [0, 1]
@@ -121,6 +129,11 @@ impl ScoreFusion {
 }
 
 impl Reranker for ScoreFusion {
+    /// Only with a sentence weight above 0: at 0 the tail ignores the sentence.
+    fn uses_sentences(&self) -> bool {
+        self.sentence_weight > 0.0
+    }
+
     fn rerank(&self, _query: &str, candidates: &[Hit]) -> Result<Vec<f32>> {
         let scaled = Self::scaled(candidates);
         let sum = |w: f32| -> Vec<f32> {
@@ -174,6 +187,11 @@ impl Default for FusionReranker {
 }
 
 impl Reranker for FusionReranker {
+    /// Ranks only: the sentence is not read.
+    fn uses_sentences(&self) -> bool {
+        false
+    }
+
     fn rerank(&self, _query: &str, candidates: &[Hit]) -> Result<Vec<f32>> {
         Ok(candidates
             .iter()

@@ -31,10 +31,11 @@ impl Memory {
     ) -> Result<Vec<Hit>> {
         let mut hits =
             self.hybrid_candidates(query, text, vector, candidates.max(query.k), window)?;
-        if self.inner.sentences {
+        let reranker = &self.inner.options.hooks.reranker;
+        if self.inner.sentences && reranker.uses_sentences() {
             self.explain_sentences(&mut hits, vector)?;
         }
-        let scores = self.inner.options.hooks.reranker.rerank(text, &hits)?;
+        let scores = reranker.rerank(text, &hits)?;
         if scores.len() != hits.len() || scores.iter().any(|s| !s.is_finite()) {
             return Err(InvalidInput::RerankerScores {
                 returned: scores.len(),

@@ -174,6 +174,33 @@ mod tests {
         assert!(m.check().unwrap().is_sound());
     }
 
+    /// A reranker that does not read the sentence (the fusion at weight 0, reciprocal-rank
+    /// fusion) gets none: the rows are not read, as before sentence vectors were kept.
+    #[test]
+    fn a_reranker_that_reads_no_sentence_gets_none() {
+        use crate::hooks::{FusionReranker, ScoreFusion};
+        let rerankers: [Arc<dyn crate::hooks::Reranker>; 2] = [
+            Arc::new(ScoreFusion {
+                sentence_weight: 0.0,
+                ..ScoreFusion::default()
+            }),
+            Arc::new(FusionReranker::default()),
+        ];
+        for reranker in rerankers {
+            let dir = tempdir();
+            let mut options = Options::with_embedder(Arc::new(BySentences { named: true }));
+            options.hooks.reranker = reranker;
+            let m = Memory::open(dir.path(), options).unwrap();
+            let long = m.remember(NewMemory::new(LONG)).unwrap();
+            assert_eq!(m.inner.store.sentences(&[long], 64).unwrap().len(), 1);
+            let hits = m
+                .retrieve(&Query::new(QUESTION).k(1), Strategy::RERANK)
+                .unwrap();
+            assert_eq!(hits[0].item.id, long);
+            assert_eq!(hits[0].explain.sentence, None);
+        }
+    }
+
     /// Forgetting a memory takes its sentence vectors with it; a new text makes a new
     /// version with its own.
     #[test]
