@@ -83,14 +83,20 @@ fn explain_json_line(e: &Value) -> String {
         ),
         _ => "none".into(),
     };
-    let time = match e["time"]["boost"].as_f64() {
-        Some(boost) => format!(
-            " · time +{:.0}% ({})",
-            boost * 100.0,
-            e["time"]["cue"].as_str().unwrap_or("")
-        ),
-        None => String::new(),
-    };
+    // The boosts a hit's score got: for time, a preference, a quantity.
+    let time: String = ["time", "preference", "quantity"]
+        .iter()
+        .filter_map(|name| {
+            let b = &e[*name];
+            b["boost"].as_f64().map(|boost| {
+                format!(
+                    " · {name} +{:.0}% ({})",
+                    boost * 100.0,
+                    b["cue"].as_str().unwrap_or("")
+                )
+            })
+        })
+        .collect();
     let sentence = match e["sentence"].as_f64() {
         Some(s) => format!(" · best sentence {s:.3}"),
         None => String::new(),

@@ -91,7 +91,10 @@ fn memories(questions: &[longmemeval::LmeQuestion], size: usize) -> Result<Vec<S
             }
         }
     }
-    bail!("the data holds {} distinct memories, fewer than {size}", out.len())
+    bail!(
+        "the data holds {} distinct memories, fewer than {size}",
+        out.len()
+    )
 }
 
 fn options(

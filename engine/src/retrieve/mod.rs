@@ -19,12 +19,14 @@
 //! Whatever the strategy, among memories stating the same fact with different values the one
 //! whose validity began last ranks first (`newest_first`).
 //! A query asking for advice raises the memories that state the user's tastes and habits
-//! (`preference`).
+//! (`preference`); one asking how many or how much of the asker's, those that state a number
+//! (`quantities`).
 
 mod hybrid;
 mod list;
 mod newest_first;
 mod preferences;
+mod quantities;
 mod recall;
 mod rescore;
 mod sentences;
@@ -40,8 +42,8 @@ pub use crate::hooks::{
 };
 
 pub use crate::vocabulary::{
-    Explanation, FeedbackState, Hit, NewestFirst, PreferenceMatch, Query, Strategy, TimeMatch,
-    DEFAULT_K, MAX_K,
+    Explanation, FeedbackState, Hit, NewestFirst, PreferenceMatch, QuantityMatch, Query, Strategy,
+    TimeMatch, DEFAULT_K, MAX_K,
 };
 
 /// Orders `hits` best first, equal scores by id (two stores with the same memories rank them

@@ -54,7 +54,7 @@ const AFTER_I: [&str; 12] = [
 ];
 
 /// Words by which a query speaks of its asker.
-const FIRST_PERSON: [&str; 5] = ["i", "me", "my", "we", "our"];
+pub(super) const FIRST_PERSON: [&str; 5] = ["i", "me", "my", "we", "our"];
 
 /// Whether `query` asks for advice, a suggestion or a choice for its asker ("can you suggest
 /// something for my camera?"; not "what did Caroline recommend to Melanie?").

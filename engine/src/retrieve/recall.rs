@@ -8,6 +8,7 @@ use memloop_index::UnitVector;
 use super::best_first;
 use super::newest_first::newest_first;
 use super::preferences::boost_preferences;
+use super::quantities::boost_quantities;
 use super::time_cues::TimeCues;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
@@ -122,6 +123,7 @@ impl Memory {
             }
         };
         boost_preferences(&mut hits, &query.text);
+        boost_quantities(&mut hits, &query.text);
         if !cues.is_empty() {
             boost_for_time(&mut hits, &cues);
         }

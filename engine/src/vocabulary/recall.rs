@@ -253,6 +253,9 @@ pub struct Explanation {
     /// The boost for a preference: the query asks for advice, and it states a taste or a habit
     /// of its speaker.
     pub preference: Option<PreferenceMatch>,
+    /// The boost for a quantity: the query asks how many or how much of its asker's things,
+    /// and it states a number in the first person.
+    pub quantity: Option<QuantityMatch>,
     /// In a store that keeps sentence vectors (format 2, a model pooling by sentences), for
     /// the rerank and iterative strategies: the cosine of its best sentence with the query
     /// (its pooled cosine, `vector`, for a memory of one sentence or without sentence
@@ -306,6 +309,15 @@ pub struct NewestFirst {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct PreferenceMatch {
     /// What matched: the query's words asking for advice and the memory's stating a taste.
+    pub cue: String,
+    /// The fraction the score was raised by.
+    pub boost: f32,
+}
+
+/// Why a hit's score was raised as a quantity.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct QuantityMatch {
+    /// What matched: the query's words asking how many or how much, and the memory's number.
     pub cue: String,
     /// The fraction the score was raised by.
     pub boost: f32,
