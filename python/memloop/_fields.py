@@ -23,3 +23,10 @@ class RememberFields(TypedDict, total=False):
     session: Optional[str]
     valid_from: Optional[Union[int, float, datetime.datetime]]
     valid_until: Optional[Union[int, float, datetime.datetime]]
+    #: For a triple (``kind="triple"``): the subject entity; give head, relation and tail
+    #: together. A newer tail of the same head and relation closes the older one.
+    head: Optional[str]
+    #: For a triple: the relation.
+    relation: Optional[str]
+    #: For a triple: the object entity.
+    tail: Optional[str]

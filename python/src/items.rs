@@ -153,12 +153,30 @@ pub(crate) fn memory_of<'py>(
             field("valid_until")?.as_ref(),
         ],
     )?;
+    let m = with_triple(
+        m,
+        [field("head")?, field("relation")?, field("tail")?].map(|f| f.filter(|v| !v.is_none())),
+    )?;
     let extra = extra.iter().map(|k| field(k)).collect::<PyResult<_>>()?;
     Ok((m, extra))
 }
 
+/// `m` with the triple `head`, `relation`, `tail` (all three or none, as every door takes
+/// them).
+fn with_triple(m: NewMemory, parts: [Option<Bound<'_, PyAny>>; 3]) -> PyResult<NewMemory> {
+    match parts {
+        [Some(h), Some(r), Some(t)] => Ok(m.triple(
+            &text(&h, "head")?,
+            &text(&r, "relation")?,
+            &text(&t, "tail")?,
+        )),
+        [None, None, None] => Ok(m),
+        _ => Err(invalid("triple: needs head, relation and tail together")),
+    }
+}
+
 /// The keys a memory's dict may have.
-const ITEM_FIELDS: [&str; 15] = [
+const ITEM_FIELDS: [&str; 18] = [
     "text",
     "kind",
     "namespace",
@@ -174,4 +192,7 @@ const ITEM_FIELDS: [&str; 15] = [
     "session",
     "valid_from",
     "valid_until",
+    "head",
+    "relation",
+    "tail",
 ];

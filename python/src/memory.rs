@@ -245,7 +245,8 @@ impl Memory {
     /// version when a near-duplicate fact said something else (`remember_explained` says which).
     /// `fields` are an item's keys (`kind`, `namespace`, `tags`, `importance`, `concise`,
     /// `brief`, `subject`, `source`, `pinned`, `user`, `agent`, `session`, `valid_from`,
-    /// `valid_until`), read as `remember_batch` reads a dict.
+    /// `valid_until`; for a triple `head`, `relation` and `tail` together), read as
+    /// `remember_batch` reads a dict.
     #[pyo3(signature = (text, **fields))]
     fn remember(
         &self,

@@ -29,3 +29,25 @@ def test_as_of_returns_what_held_then(tmp_path):
             m.remember("never", valid_from=10, valid_until=5)
         with pytest.raises(memloop.InvalidArgumentError, match="as_of"):
             m.recall("x", as_of="yesterday")
+
+
+def test_a_newer_triple_closes_the_older_one(tmp_path):
+    with memloop.Memory(tmp_path / "s", hashing_embedder=256) as m:
+        porto = m.remember("Dan lives in Porto", kind="triple", head="Dan", relation="lives in",
+                           tail="Porto", valid_from=dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc))
+        madrid = m.remember_explained(
+            "Dan lives in Madrid", kind="triple", head="Dan", relation="lives in", tail="Madrid",
+            valid_from=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+        assert (madrid.action, madrid.previous) == ("superseded", porto)
+        assert m.get(porto).valid_until == m.get(madrid.id).valid_from
+        assert m.get(madrid.id).data["triple"] == {"head": "Dan", "relation": "lives in",
+                                                   "tail": "Madrid"}
+        assert [h.id for h in m.recall("where does Dan live", strategy="lexical")] == [madrid.id]
+        then = dt.datetime(2022, 6, 1, tzinfo=dt.timezone.utc)
+        assert [h.id for h in m.recall("where does Dan live", strategy="lexical",
+                                       as_of=then)] == [porto]
+        with pytest.raises(memloop.InvalidArgumentError, match="head, relation and tail"):
+            m.remember("half a triple", kind="triple", head="Dan", relation="lives in")
+        batch = m.remember_batch([{"text": "Eve works at Globex", "kind": "triple",
+                                   "head": "Eve", "relation": "works at", "tail": "Globex"}])
+        assert m.get(batch[0]).data["triple"]["tail"] == "Globex"
