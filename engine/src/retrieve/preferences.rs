@@ -7,7 +7,7 @@
 //!
 //! A pure step over the ranked pool; [`super::recall`] calls it before the cut to `k`.
 
-use crate::vocabulary::{Hit, PreferenceMatch};
+use crate::vocabulary::{Explanation, Hit, PreferenceMatch};
 
 use super::best_first;
 use super::time_cues::word_iter;
@@ -135,18 +135,36 @@ pub(crate) fn states_preference(text: &str) -> Option<String> {
 /// Raises by [`PREFERENCE_BOOST`], for a query asking for advice, the score of each hit that
 /// states a preference (explained in `explain.preference`), and re-orders.
 pub(crate) fn boost_preferences(hits: &mut [Hit], query: &str) {
-    let boost = PREFERENCE_BOOST;
     let Some(asked) = asks_advice(query) else {
         return;
     };
-    let mut any = false;
-    for h in hits.iter_mut() {
-        if let Some(words) = states_preference(&h.item.text) {
-            h.score += boost * h.score.abs();
-            h.explain.preference = Some(PreferenceMatch {
+    raise_stating(
+        hits,
+        PREFERENCE_BOOST,
+        states_preference,
+        |e, words, boost| {
+            e.preference = Some(PreferenceMatch {
                 cue: format!("asks {asked:?}; it says {words:?}"),
                 boost,
             });
+        },
+    );
+}
+
+/// Raises by `boost` (a fraction of itself) the score of each hit whose text `states`
+/// something, explains it with `mark` (what it states, the boost), and re-orders when any rose:
+/// the one step the preference and quantity cues share.
+pub(super) fn raise_stating(
+    hits: &mut [Hit],
+    boost: f32,
+    states: impl Fn(&str) -> Option<String>,
+    mark: impl Fn(&mut Explanation, String, f32),
+) {
+    let mut any = false;
+    for h in hits.iter_mut() {
+        if let Some(said) = states(&h.item.text) {
+            h.score += boost * h.score.abs();
+            mark(&mut h.explain, said, boost);
             any = true;
         }
     }

@@ -15,8 +15,7 @@
 
 use crate::vocabulary::{Hit, QuantityMatch};
 
-use super::best_first;
-use super::preferences::FIRST_PERSON;
+use super::preferences::{raise_stating, FIRST_PERSON};
 use super::time_cues::word_iter;
 
 /// The fraction a quantity's score is raised by, for a query asking for a quantity (measured on
@@ -84,24 +83,15 @@ pub(crate) fn states_quantity(text: &str) -> Option<String> {
 /// Raises by [`QUANTITY_BOOST`], for a query asking for a quantity, the score of each hit that
 /// states one (explained in `explain.quantity`), and re-orders.
 pub(crate) fn boost_quantities(hits: &mut [Hit], query: &str) {
-    let boost = QUANTITY_BOOST;
     let Some(asked) = asks_quantity(query) else {
         return;
     };
-    let mut any = false;
-    for h in hits.iter_mut() {
-        if let Some(number) = states_quantity(&h.item.text) {
-            h.score += boost * h.score.abs();
-            h.explain.quantity = Some(QuantityMatch {
-                cue: format!("asks {asked:?}; it says {number:?}"),
-                boost,
-            });
-            any = true;
-        }
-    }
-    if any {
-        best_first(hits);
-    }
+    raise_stating(hits, QUANTITY_BOOST, states_quantity, |e, number, boost| {
+        e.quantity = Some(QuantityMatch {
+            cue: format!("asks {asked:?}; it says {number:?}"),
+            boost,
+        });
+    });
 }
 
 #[cfg(test)]
