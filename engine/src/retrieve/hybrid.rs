@@ -5,6 +5,7 @@ use memloop_index::UnitVector;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::best_first;
+use super::quantities::{asks_age, states_own_age, AGE_CANDIDATES, AGE_PROBE, AGE_PROBE_WORDS};
 use super::vector::WINDOW_CANDIDATES;
 use crate::clock::Timestamp;
 use crate::error::Result;
@@ -49,12 +50,14 @@ impl Memory {
         }
         best_first(&mut hits);
         // The memories of the window stay past the cut: the time boost, after this, lifts
-        // them from wherever the reranker put them.
+        // them from wherever the reranker put them; so do those stating the asker's age, for a
+        // query asking it.
+        let asks_age = asks_age(&query.text).is_some();
         let mut kept = 0;
         hits.retain(|h| {
             let of_window = window.is_some_and(|(s, e)| (s..e).contains(&h.item.valid_from));
             kept += 1;
-            kept <= query.k || of_window
+            kept <= query.k || of_window || (asks_age && states_own_age(&h.item.text).is_some())
         });
         for (rank, h) in hits.iter_mut().enumerate() {
             h.rank = rank;
@@ -186,7 +189,8 @@ impl Memory {
     }
 
     /// The union of the `n` best by vector and the `n` best by BM25, each explained with both
-    /// scores (a lexical-only candidate's cosine is computed from its stored vector).
+    /// scores (a lexical-only candidate's cosine is computed from its stored vector); for a
+    /// query asking an age, and the [`AGE_CANDIDATES`] best for an age stated by each.
     fn hybrid_candidates(
         &self,
         query: &Query,
@@ -209,14 +213,29 @@ impl Memory {
                     hits[i].explain.lexical = Some(score);
                     hits[i].explain.lexical_rank = Some(rank);
                 }
-                None => extra.push((id, score, rank)),
+                None => extra.push((id, Some((score, rank)))),
+            }
+        }
+        // A question asking an age is answered by a memory stating one, which shares neither
+        // words nor much meaning with it ("how old was I when Alex was born?" and "by the
+        // way, I just turned 32 last month"): the memories that best match an age stated join.
+        if asks_age(&query.text).is_some() {
+            let mut seen: FxHashSet<MemoryId> = at
+                .keys()
+                .chain(extra.iter().map(|e| &e.0))
+                .copied()
+                .collect();
+            for id in self.age_candidates(query)? {
+                if seen.insert(id) {
+                    extra.push((id, None));
+                }
             }
         }
         let ids: Vec<MemoryId> = extra.iter().map(|e| e.0).collect();
         let items = self.items_by_id(&ids)?;
         let vectors: FxHashMap<MemoryId, Vec<f32>> =
             self.inner.store.vectors(&ids)?.into_iter().collect();
-        for (id, score, rank) in extra {
+        for (id, lexical) in extra {
             let Some(item) = items.get(&id) else { continue };
             let cosine = vectors
                 .get(&id)
@@ -227,12 +246,25 @@ impl Memory {
                 rank: 0,
                 explain: Explanation {
                     vector: cosine,
-                    lexical: Some(score),
-                    lexical_rank: Some(rank),
+                    lexical: lexical.map(|l| l.0),
+                    lexical_rank: lexical.map(|l| l.1),
                     ..Default::default()
                 },
             });
         }
         Ok(hits)
+    }
+
+    /// For a query asking an age: the [`AGE_CANDIDATES`] nearest to [`AGE_PROBE`] and the
+    /// [`AGE_CANDIDATES`] best by BM25 for [`AGE_PROBE_WORDS`] that pass its filter.
+    fn age_candidates(&self, query: &Query) -> Result<Vec<MemoryId>> {
+        let probe = self.inner.embed_query(AGE_PROBE)?;
+        let by_vector = self.search_vector(&probe, AGE_CANDIDATES, &query.filter, query.ef)?;
+        let by_words = self.bm25(query, AGE_PROBE_WORDS, AGE_CANDIDATES, None)?;
+        Ok(by_vector
+            .iter()
+            .map(|h| h.item.id)
+            .chain(by_words.iter().map(|r| r.0))
+            .collect())
     }
 }

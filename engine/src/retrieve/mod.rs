@@ -19,8 +19,8 @@
 //! Whatever the strategy, among memories stating the same fact with different values the one
 //! whose validity began last ranks first (`newest_first`).
 //! A query asking for advice raises the memories that state the user's tastes and habits
-//! (`preference`); one asking how many or how much of the asker's, those that state a number
-//! (`quantities`).
+//! (`preference`); one asking how many or how much of the asker's, those that state a number,
+//! and one asking the asker's age finds and raises where they said it (`quantities`).
 
 mod hybrid;
 mod list;

@@ -140,7 +140,7 @@ pub(crate) fn boost_preferences(hits: &mut [Hit], query: &str) {
     };
     raise_stating(
         hits,
-        PREFERENCE_BOOST,
+        fraction(PREFERENCE_BOOST),
         states_preference,
         |e, words, boost| {
             e.preference = Some(PreferenceMatch {
@@ -151,19 +151,21 @@ pub(crate) fn boost_preferences(hits: &mut [Hit], query: &str) {
     );
 }
 
-/// Raises by `boost` (a fraction of itself) the score of each hit whose text `states`
-/// something, explains it with `mark` (what it states, the boost), and re-orders when any rose:
-/// the one step the preference and quantity cues share.
+/// Raises the score of each hit whose text `states` something by what `raise` makes of its
+/// score (the score added, and the boost `mark` explains), explains it with `mark` (what it
+/// states, the boost), and re-orders when any rose: the one step the preference and quantity
+/// cues share.
 pub(super) fn raise_stating(
     hits: &mut [Hit],
-    boost: f32,
+    raise: impl Fn(f32) -> (f32, f32),
     states: impl Fn(&str) -> Option<String>,
     mark: impl Fn(&mut Explanation, String, f32),
 ) {
     let mut any = false;
     for h in hits.iter_mut() {
         if let Some(said) = states(&h.item.text) {
-            h.score += boost * h.score.abs();
+            let (added, boost) = raise(h.score);
+            h.score += added;
             mark(&mut h.explain, said, boost);
             any = true;
         }
@@ -171,6 +173,11 @@ pub(super) fn raise_stating(
     if any {
         best_first(hits);
     }
+}
+
+/// A raise by `boost`, a fraction of the score itself, for [`raise_stating`].
+pub(super) fn fraction(boost: f32) -> impl Fn(f32) -> (f32, f32) {
+    move |score| (boost * score.abs(), boost)
 }
 
 #[cfg(test)]

@@ -13,9 +13,9 @@
 //!
 //! A pure step over the ranked pool; [`super::recall`] calls it before the cut to `k`.
 
-use crate::vocabulary::{Hit, QuantityMatch};
+use crate::vocabulary::{Explanation, Hit, QuantityMatch};
 
-use super::preferences::{raise_stating, FIRST_PERSON};
+use super::preferences::{fraction, raise_stating, FIRST_PERSON};
 use super::time_cues::word_iter;
 
 /// The fraction a quantity's score is raised by, for a query asking for a quantity (measured on
@@ -80,25 +80,188 @@ pub(crate) fn states_quantity(text: &str) -> Option<String> {
         .find(|x| x.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&x.as_str()))
 }
 
-/// Raises by [`QUANTITY_BOOST`], for a query asking for a quantity, the score of each hit that
-/// states one (explained in `explain.quantity`), and re-orders.
-pub(crate) fn boost_quantities(hits: &mut [Hit], query: &str) {
-    let Some(asked) = asks_quantity(query) else {
-        return;
-    };
-    raise_stating(hits, QUANTITY_BOOST, states_quantity, |e, number, boost| {
-        e.quantity = Some(QuantityMatch {
-            cue: format!("asks {asked:?}; it says {number:?}"),
-            boost,
-        });
+/// For a query asking an age, how many memories join the candidates from each index for the
+/// age they state (the nearest to [`AGE_PROBE`], the best by BM25 for [`AGE_PROBE_WORDS`]).
+pub(crate) const AGE_CANDIDATES: usize = 10;
+/// The text whose embedding finds memories stating an age.
+pub(crate) const AGE_PROBE: &str = "I just turned 30. I am 30 years old, in my 30s.";
+/// The words by which BM25 finds memories stating an age.
+pub(crate) const AGE_PROBE_WORDS: &str =
+    "turned turning years old age aged birthday 20s 30s 40s 50s 60s 70s";
+
+/// Word pairs by which a query asks an age ("how old was I …?", "how many years older is my
+/// grandma than me?", "the average age of me and my parents").
+const ASKS_AGE: [(&str, &str); 6] = [
+    ("how", "old"),
+    ("years", "older"),
+    ("years", "younger"),
+    ("my", "age"),
+    ("average", "age"),
+    ("what", "age"),
+];
+
+/// Words after a number that say it is not an age ("I'm 5 minutes away", "I am 3 miles out").
+const NOT_AGE_UNITS: [&str; 22] = [
+    "minutes", "minute", "hours", "hour", "days", "day", "weeks", "week", "months", "month",
+    "miles", "mile", "km", "percent", "dollars", "pounds", "lbs", "kg", "times", "feet", "inches",
+    "points",
+];
+
+/// The words by which `query` asks an age of its asker's ("how old was I when …?", "how many
+/// years will I be when …?"), if it does.
+pub(crate) fn asks_age(query: &str) -> Option<String> {
+    let w: Vec<String> = word_iter(query).take(MAX_QUERY_WORDS).collect();
+    if !w.iter().any(|x| FIRST_PERSON.contains(&x.as_str())) {
+        return None;
+    }
+    let pair = w.windows(2).find_map(|p| {
+        ASKS_AGE
+            .iter()
+            .any(|(a, b)| p[0] == *a && p[1] == *b)
+            .then(|| format!("{} {}", p[0], p[1]))
     });
+    // "How many years will I be when …?"
+    pair.or_else(|| {
+        w.windows(4)
+            .any(|p| p[0] == "years" && p[1] == "will" && p[3] == "be")
+            .then(|| "years will … be".to_owned())
+    })
+}
+
+/// The age `text` states, if it does: "I just turned 32", "she's 75 years old", "I'm 32, so
+/// I'm in my 30s", "he's just 21"; a number from 1 to 120 after "turned", "am", "is", "'s" or
+/// "'m", or before "years old", not followed by another unit ("I'm 5 minutes away").
+pub(crate) fn states_age(text: &str) -> Option<String> {
+    if let Some(own) = states_own_age(text) {
+        return Some(own);
+    }
+    let w: Vec<String> = word_iter(text).take(MAX_WORDS).collect();
+    let age = |x: &str| x.parse::<u32>().ok().filter(|n| (1..=120).contains(n));
+    let decade = |x: &str| {
+        x.strip_suffix('s')
+            .and_then(|d| d.parse::<u32>().ok())
+            .filter(|n| n % 10 == 0 && (10..=110).contains(n))
+    };
+    for (i, x) in w.iter().enumerate() {
+        let at = |k: usize| w.get(i + k).map(String::as_str).unwrap_or("");
+        let unit_after = |k: usize| NOT_AGE_UNITS.contains(&at(k));
+        // "32 years old", "a 75-year-old".
+        if age(x).is_some() && ["years", "year"].contains(&at(1)) && at(2) == "old" {
+            return Some(format!("{x} {} old", at(1)));
+        }
+        // "in my 30s".
+        if x == "my" && decade(at(1)).is_some() {
+            return Some(format!("my {}", at(1)));
+        }
+        if !["turned", "turning", "am", "is", "s", "m", "aged"].contains(&x.as_str()) {
+            continue;
+        }
+        // "I just turned 32", "he's only 21", "I'm 32".
+        let k = if ["just", "only", "now", "already"].contains(&at(1)) {
+            2
+        } else {
+            1
+        };
+        if age(at(k)).is_some() && !unit_after(k + 1) {
+            return Some(format!("{x} {}", at(k)));
+        }
+    }
+    None
+}
+
+/// The asker's own age `text` states, if it does: "I just turned 32", "I'm 32", "I am 45
+/// years old", "I'm in my 30s", "my age is 40", "I'll be 33"; not another's ("my grandma
+/// turned 75").
+pub(crate) fn states_own_age(text: &str) -> Option<String> {
+    let w: Vec<String> = word_iter(text).take(MAX_WORDS).collect();
+    let at = |i: usize| w.get(i).map(String::as_str).unwrap_or("");
+    let age = |i: usize| {
+        at(i).parse::<u32>().is_ok_and(|n| (1..=120).contains(&n))
+            && !NOT_AGE_UNITS.contains(&at(i + 1))
+    };
+    let decade = |i: usize| {
+        at(i).strip_suffix('s').is_some_and(|d| {
+            d.parse::<u32>()
+                .is_ok_and(|n| n % 10 == 0 && (10..=110).contains(&n))
+        })
+    };
+    let adverb = |i: usize| ["just", "only", "now", "already", "recently"].contains(&at(i));
+    for i in 0..w.len() {
+        let said = |n: usize| Some(w[i..=n].join(" "));
+        match (at(i), at(i + 1), at(i + 2)) {
+            // "I'm 32", "I am just 21", "I'm in my 30s".
+            ("i", "m" | "am", _) => {
+                let n = if adverb(i + 2) { i + 3 } else { i + 2 };
+                if age(n) {
+                    return said(n);
+                }
+                if at(n) == "in" && at(n + 1) == "my" && decade(n + 2) {
+                    return said(n + 2);
+                }
+            }
+            // "I just turned 32", "I'm turning 40".
+            ("i", _, _) => {
+                let t = if adverb(i + 1) || at(i + 1) == "m" {
+                    i + 2
+                } else {
+                    i + 1
+                };
+                if ["turned", "turn", "turning"].contains(&at(t)) && age(t + 1) {
+                    return said(t + 1);
+                }
+                // "I'll be 33", "I will be 33".
+                if ["ll", "will"].contains(&at(i + 1)) && at(i + 2) == "be" && age(i + 3) {
+                    return said(i + 3);
+                }
+            }
+            // "my age is 40".
+            ("my", "age", "is") if age(i + 3) => return said(i + 3),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Raises by [`QUANTITY_BOOST`], for a query asking for a quantity, the score of each hit that
+/// states one (explained in `explain.quantity`), and re-orders. For a query asking an age, the
+/// hits stating one rise instead, and a hit stating the asker's own age rises above the best
+/// hit (by the best score less its own plus its own magnitude; the boost explained is that
+/// score added): "how old was I when …?" is answered by the one memory that says how old the
+/// asker is, which shares nothing else with the question.
+pub(crate) fn boost_quantities(hits: &mut [Hit], query: &str) {
+    let mark = |asked: &str| {
+        let asked = asked.to_owned();
+        move |e: &mut Explanation, said: String, boost: f32| {
+            e.quantity = Some(QuantityMatch {
+                cue: format!("asks {asked:?}; it says {said:?}"),
+                boost,
+            });
+        }
+    };
+    if let Some(asked) = asks_age(query) {
+        let others = |t: &str| states_age(t).filter(|_| states_own_age(t).is_none());
+        raise_stating(hits, fraction(QUANTITY_BOOST), others, mark(&asked));
+        // Above the best hit, whatever its own score (a lexical-only candidate's may be 0).
+        let head = hits.first().map_or(0.0, |h| h.score);
+        let above_head = |s: f32| {
+            let added = head - s + s.abs().max(f32::EPSILON);
+            (added, added)
+        };
+        raise_stating(hits, above_head, states_own_age, mark(&asked));
+    } else if let Some(asked) = asks_quantity(query) {
+        raise_stating(
+            hits,
+            fraction(QUANTITY_BOOST),
+            states_quantity,
+            mark(&asked),
+        );
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::item::NewMemory;
-    use crate::vocabulary::Explanation;
 
     #[test]
     fn a_question_for_a_quantity_of_its_asker_is_told() {
@@ -184,6 +347,85 @@ mod tests {
         boost_quantities(&mut hits, "Which online courses did I look at?");
         let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
         assert_eq!(ids, [1, 2, 3]);
+        assert!(hits.iter().all(|h| h.explain.quantity.is_none()));
+    }
+
+    #[test]
+    fn a_question_asking_its_askers_age_is_told() {
+        for (q, cue) in [
+            ("How old was I when Alex was born?", "how old"),
+            ("How many years older is my grandma than me?", "years older"),
+            (
+                "What is the average age of me, my parents, and my grandparents?",
+                "average age",
+            ),
+            (
+                "How many years will I be when my friend Rachel gets married?",
+                "years will … be",
+            ),
+        ] {
+            assert_eq!(asks_age(q).as_deref(), Some(cue), "{q}");
+        }
+        for q in [
+            "How old is Melanie?",
+            "How many years did I work at the bank?",
+            "How many pieces of jewelry did I acquire?",
+        ] {
+            assert_eq!(asks_age(q), None, "{q}");
+        }
+    }
+
+    #[test]
+    fn an_age_stated_is_told_and_the_askers_own_apart() {
+        for (t, own) in [
+            (
+                "By the way, I just turned 32 last month.",
+                Some("i just turned 32"),
+            ),
+            ("I'm 32, so I'm in my 30s.", Some("i m 32")),
+            ("I am in my 40s and new to running", Some("i am in my 40s")),
+            ("I'll be 33 next spring", Some("i ll be 33")),
+            ("my age is 41", Some("my age is 41")),
+            ("my grandma, who turned 75 recently", None),
+            ("he's just 21 and I'm already mentoring him", None),
+        ] {
+            assert_eq!(states_own_age(t).as_deref(), own, "{t}");
+            assert!(states_age(t).is_some(), "{t}");
+        }
+        for t in [
+            "I'm 5 minutes away",
+            "I am 3 miles from the trailhead",
+            "I bought 2 rings",
+            "Room 404 is on the left",
+        ] {
+            assert_eq!(states_own_age(t), None, "{t}");
+            assert_eq!(states_age(t), None, "{t}");
+        }
+    }
+
+    #[test]
+    fn the_askers_age_rises_to_the_head_for_a_question_asking_it() {
+        let pool = || {
+            vec![
+                hit(1, "Alex the intern is so talented", 2.0),
+                hit(2, "my grandma, who turned 75 recently", 1.1),
+                hit(3, "Any hiking ideas? By the way, I just turned 32.", 0.1),
+            ]
+        };
+        let mut hits = pool();
+        boost_quantities(&mut hits, "How old was I when Alex was born?");
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        assert_eq!(ids, [3, 2, 1]);
+        // The other age doubled; the asker's raised above the best score then (2.2) by its
+        // own (0.1).
+        assert!((hits[0].score - 2.3).abs() < 1e-5, "{}", hits[0].score);
+        assert!((hits[1].score - 2.2).abs() < 1e-5, "{}", hits[1].score);
+        let q = hits[0].explain.quantity.as_ref().unwrap();
+        assert_eq!(q.cue, "asks \"how old\"; it says \"i just turned 32\"");
+        assert!((q.boost - 2.2).abs() < 1e-5, "{}", q.boost);
+        // A question not asking an age leaves them alone.
+        let mut hits = pool();
+        boost_quantities(&mut hits, "What is Alex studying?");
         assert!(hits.iter().all(|h| h.explain.quantity.is_none()));
     }
 }

@@ -317,9 +317,11 @@ pub struct PreferenceMatch {
 /// Why a hit's score was raised as a quantity.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct QuantityMatch {
-    /// What matched: the query's words asking how many or how much, and the memory's number.
+    /// What matched: the query's words asking how many or how much (or an age), and the
+    /// memory's number (or the age it states).
     pub cue: String,
-    /// The fraction the score was raised by.
+    /// The fraction the score was raised by; for a memory stating the asker's own age, asked,
+    /// the score added (it rises above the best hit).
     pub boost: f32,
 }
 

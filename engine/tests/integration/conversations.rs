@@ -432,3 +432,55 @@ fn a_question_asking_for_advice_prefers_what_the_user_likes() {
         .unwrap();
     assert!(hits.iter().all(|h| h.explain.preference.is_none()));
 }
+
+#[test]
+fn a_question_asking_the_users_age_finds_where_they_said_it() {
+    let dir = crate::common::tempdir();
+    let clock = Clock::manual(at("2023-05-30T12:00:00Z"));
+    let m = open_with(dir.path(), &clock, None);
+    let said = |text: &str| Turn::new("user", text, at("2023-05-24T12:00:00Z"));
+    // Many turns about Alex, which share the question's words; one, among other chat, says
+    // how old the user is and shares none of them.
+    let mut turns: Vec<Turn> = (0..150)
+        .map(|i| {
+            said(&format!(
+                "Alex the intern asked me question {i} about when the project was born"
+            ))
+        })
+        .collect();
+    turns.extend((0..150).map(|i| said(&format!("I need ideas for a weekend hike, plan {i}"))));
+    turns.push(said(
+        "I'm thinking about a career change. By the way, I just turned 32 last month.",
+    ));
+    let report = m
+        .remember_conversation("s", &turns, &Scope::default())
+        .unwrap();
+    let age = *report.turns.last().unwrap();
+    let filter = MemoryFilter::new().kind(Kind::Turn);
+    for strategy in [Strategy::RERANK, Strategy::ITERATIVE] {
+        let hits = m
+            .retrieve(
+                &Query::new("How old was I when Alex was born?")
+                    .k(5)
+                    .filter(filter.clone()),
+                strategy,
+            )
+            .unwrap();
+        let found = hits
+            .iter()
+            .find(|h| h.item.id == age)
+            .unwrap_or_else(|| panic!("{strategy:?}: the user's age is not among the hits"));
+        let why = found.explain.quantity.as_ref().expect("explained");
+        assert!(why.cue.contains("i just turned 32"), "{}", why.cue);
+        // A question not asking an age does not find it.
+        let hits = m
+            .retrieve(
+                &Query::new("When was Alex born?")
+                    .k(5)
+                    .filter(filter.clone()),
+                strategy,
+            )
+            .unwrap();
+        assert!(hits.iter().all(|h| h.item.id != age), "{strategy:?}");
+    }
+}
