@@ -7,11 +7,21 @@
 //! query asking for a quantity its score is raised by a fraction, explained in
 //! `explain.quantity`.
 //!
+//! A question counting what its asker got ("how many pieces of jewelry did I acquire?", "how
+//! many albums have I purchased or downloaded?") is answered by each turn saying one was got,
+//! in passing and often without a number ("I'm glad I got those emerald earrings"): those rise
+//! too.
+//!
+//! A question asking its asker's age ("how old was I when Alex was born?") is answered by the
+//! one memory where they said it ("by the way, I just turned 32 last month"), which shares
+//! neither words nor much meaning with it: such memories join the rerank's candidates
+//! ([`AGE_PROBE`]), ages stated rise, and the asker's own rises above the best hit.
+//!
 //! A question about elapsed time ("how many days passed between …?", "how many weeks ago …?")
 //! asks for a span between events the memories date, not a number they state: it is not read
 //! as one.
 //!
-//! A pure step over the ranked pool; [`super::recall`] calls it before the cut to `k`.
+//! Pure steps over the ranked pool; [`super::recall`] calls them before the cut to `k`.
 
 use crate::vocabulary::{Explanation, Hit, QuantityMatch};
 
@@ -222,6 +232,68 @@ pub(crate) fn states_own_age(text: &str) -> Option<String> {
     None
 }
 
+/// Verbs by which a query asks how many things its asker got ("did I acquire", "have I
+/// purchased or downloaded", "did I buy").
+const ACQUIRE: [&str; 16] = [
+    "acquire",
+    "acquired",
+    "buy",
+    "bought",
+    "purchase",
+    "purchased",
+    "get",
+    "got",
+    "download",
+    "downloaded",
+    "order",
+    "ordered",
+    "receive",
+    "received",
+    "inherit",
+    "inherited",
+];
+
+/// Past forms by which a memory says its speaker got something ("I got", "I've bought").
+const ACQUIRED: [&str; 10] = [
+    "got",
+    "bought",
+    "purchased",
+    "acquired",
+    "ordered",
+    "received",
+    "downloaded",
+    "inherited",
+    "picked",
+    "adopted",
+];
+
+/// Whether `query`, asking a quantity, asks how many things its asker got.
+fn asks_acquired(query: &str) -> bool {
+    word_iter(query)
+        .take(MAX_QUERY_WORDS)
+        .any(|w| ACQUIRE.contains(&w.as_str()))
+}
+
+/// The words by which `text` says its speaker got something, if it does: "I got", "I just
+/// bought", "I've purchased", "I even got".
+pub(crate) fn states_acquired(text: &str) -> Option<String> {
+    let w: Vec<String> = word_iter(text).take(MAX_WORDS).collect();
+    let at = |i: usize| w.get(i).map(String::as_str).unwrap_or("");
+    let between = [
+        "ve", "just", "recently", "finally", "also", "even", "already", "actually", "have",
+    ];
+    (0..w.len()).find_map(|i| {
+        if at(i) != "i" {
+            return None;
+        }
+        let mut j = i + 1;
+        while j < i + 3 && between.contains(&at(j)) {
+            j += 1;
+        }
+        ACQUIRED.contains(&at(j)).then(|| w[i..=j].join(" "))
+    })
+}
+
 /// Raises by [`QUANTITY_BOOST`], for a query asking for a quantity, the score of each hit that
 /// states one (explained in `explain.quantity`), and re-orders. For a query asking an age, the
 /// hits stating one rise instead, and a hit stating the asker's own age rises above the best
@@ -249,12 +321,19 @@ pub(crate) fn boost_quantities(hits: &mut [Hit], query: &str) {
         };
         raise_stating(hits, above_head, states_own_age, mark(&asked));
     } else if let Some(asked) = asks_quantity(query) {
-        raise_stating(
-            hits,
-            fraction(QUANTITY_BOOST),
-            states_quantity,
-            mark(&asked),
-        );
+        // "How many pieces of jewelry did I acquire?": each thing got is one, said in passing
+        // ("I'm glad I got those emerald earrings"), often without a number.
+        if asks_acquired(query) {
+            let states = |t: &str| states_quantity(t).or_else(|| states_acquired(t));
+            raise_stating(hits, fraction(QUANTITY_BOOST), states, mark(&asked));
+        } else {
+            raise_stating(
+                hits,
+                fraction(QUANTITY_BOOST),
+                states_quantity,
+                mark(&asked),
+            );
+        }
     }
 }
 
@@ -426,6 +505,41 @@ mod tests {
         // A question not asking an age leaves them alone.
         let mut hits = pool();
         boost_quantities(&mut hits, "What is Alex studying?");
+        assert!(hits.iter().all(|h| h.explain.quantity.is_none()));
+    }
+
+    #[test]
+    fn a_question_counting_what_its_asker_got_raises_each_thing_got() {
+        for (t, said) in [
+            ("I'm really glad I got those emerald earrings", "i got"),
+            ("I've bought their debut album", "i ve bought"),
+            ("and I even got my vinyl signed", "i even got"),
+            ("I just downloaded it on Spotify", "i just downloaded"),
+        ] {
+            assert_eq!(states_acquired(t).as_deref(), Some(said), "{t}");
+        }
+        for t in [
+            "I'm thinking of getting a ring",
+            "She bought a dress",
+            "I forgot my keys",
+        ] {
+            assert_eq!(states_acquired(t), None, "{t}");
+        }
+        let pool = || {
+            vec![
+                hit(1, "Any tips for photographing my jewelry collection?", 0.9),
+                hit(2, "By the way, I'm glad I got those emerald earrings", 0.5),
+            ]
+        };
+        let mut hits = pool();
+        boost_quantities(&mut hits, "How many pieces of jewelry did I acquire?");
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        assert_eq!(ids, [2, 1]);
+        let q = hits[0].explain.quantity.as_ref().unwrap();
+        assert_eq!(q.cue, "asks \"how many\"; it says \"i got\"");
+        // Counting what the asker did, not got: only numbers rise.
+        let mut hits = pool();
+        boost_quantities(&mut hits, "How many times did I clean my jewelry?");
         assert!(hits.iter().all(|h| h.explain.quantity.is_none()));
     }
 }
