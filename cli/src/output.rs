@@ -83,8 +83,8 @@ fn explain_json_line(e: &Value) -> String {
         ),
         _ => "none".into(),
     };
-    // The boosts a hit's score got: for time, a preference, a quantity.
-    let time: String = ["time", "preference", "quantity"]
+    // The boosts a hit's score got: for time, a preference, a quantity, an event.
+    let time: String = ["time", "preference", "quantity", "event"]
         .iter()
         .filter_map(|name| {
             let b = &e[*name];

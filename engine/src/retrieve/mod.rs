@@ -20,8 +20,10 @@
 //! whose validity began last ranks first (`newest_first`).
 //! A query asking for advice raises the memories that state the user's tastes and habits
 //! (`preference`); one asking how many or how much of the asker's, those that state a number,
-//! and one asking the asker's age finds and raises where they said it (`quantities`).
+//! and one asking the asker's age finds and raises where they said it (`quantities`); any query
+//! of its asker's (in the first person), those saying what their speaker did (`events`).
 
+mod events;
 mod hybrid;
 mod list;
 mod newest_first;
@@ -42,9 +44,20 @@ pub use crate::hooks::{
 };
 
 pub use crate::vocabulary::{
-    Explanation, FeedbackState, Hit, NewestFirst, PreferenceMatch, QuantityMatch, Query, Strategy,
-    TimeMatch, DEFAULT_K, MAX_K,
+    EventMatch, Explanation, FeedbackState, Hit, NewestFirst, PreferenceMatch, QuantityMatch,
+    Query, Strategy, TimeMatch, DEFAULT_K, MAX_K,
 };
+
+/// A hit of `text` scoring `score`, unexplained: the cue steps' tests rank pools of them.
+#[cfg(test)]
+fn test_hit(id: u64, text: &str, score: f32) -> Hit {
+    Hit {
+        item: crate::item::NewMemory::new(text).into_item(id, 0),
+        score,
+        rank: 0,
+        explain: Explanation::default(),
+    }
+}
 
 /// Orders `hits` best first, equal scores by id (two stores with the same memories rank them
 /// alike): after a reranker or a boost changed their scores.

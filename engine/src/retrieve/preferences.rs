@@ -182,18 +182,8 @@ pub(super) fn fraction(boost: f32) -> impl Fn(f32) -> (f32, f32) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_hit as hit;
     use super::*;
-    use crate::item::NewMemory;
-    use crate::vocabulary::Explanation;
-
-    fn hit(id: u64, text: &str, score: f32) -> Hit {
-        Hit {
-            item: NewMemory::new(text).into_item(id, 0),
-            score,
-            rank: 0,
-            explain: Explanation::default(),
-        }
-    }
 
     #[test]
     fn advice_is_told_from_other_questions() {

@@ -25,6 +25,7 @@
 
 use crate::vocabulary::{Explanation, Hit, QuantityMatch};
 
+use super::events::said_by_speaker;
 use super::preferences::{fraction, raise_stating, FIRST_PERSON};
 use super::time_cues::word_iter;
 
@@ -277,21 +278,7 @@ fn asks_acquired(query: &str) -> bool {
 /// The words by which `text` says its speaker got something, if it does: "I got", "I just
 /// bought", "I've purchased", "I even got".
 pub(crate) fn states_acquired(text: &str) -> Option<String> {
-    let w: Vec<String> = word_iter(text).take(MAX_WORDS).collect();
-    let at = |i: usize| w.get(i).map(String::as_str).unwrap_or("");
-    let between = [
-        "ve", "just", "recently", "finally", "also", "even", "already", "actually", "have",
-    ];
-    (0..w.len()).find_map(|i| {
-        if at(i) != "i" {
-            return None;
-        }
-        let mut j = i + 1;
-        while j < i + 3 && between.contains(&at(j)) {
-            j += 1;
-        }
-        ACQUIRED.contains(&at(j)).then(|| w[i..=j].join(" "))
-    })
+    said_by_speaker(text, |verb| ACQUIRED.contains(&verb))
 }
 
 /// Raises by [`QUANTITY_BOOST`], for a query asking for a quantity, the score of each hit that
@@ -339,8 +326,8 @@ pub(crate) fn boost_quantities(hits: &mut [Hit], query: &str) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_hit as hit;
     use super::*;
-    use crate::item::NewMemory;
 
     #[test]
     fn a_question_for_a_quantity_of_its_asker_is_told() {
@@ -391,15 +378,6 @@ mod tests {
             "I love hiking in the mountains",
         ] {
             assert_eq!(states_quantity(t), None, "{t}");
-        }
-    }
-
-    fn hit(id: u64, text: &str, score: f32) -> Hit {
-        Hit {
-            item: NewMemory::new(text).into_item(id, 0),
-            score,
-            rank: 0,
-            explain: Explanation::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 use memloop_index::UnitVector;
 
 use super::best_first;
+use super::events::boost_events;
 use super::newest_first::newest_first;
 use super::preferences::boost_preferences;
 use super::quantities::boost_quantities;
@@ -124,6 +125,7 @@ impl Memory {
         };
         boost_preferences(&mut hits, &query.text);
         boost_quantities(&mut hits, &query.text);
+        boost_events(&mut hits, &query.text);
         if !cues.is_empty() {
             boost_for_time(&mut hits, &cues);
         }

@@ -35,8 +35,8 @@ pub use open_request::OpenRequest;
 pub use operation::{Door, NoFields, Operation, Request};
 pub(crate) use recall::check_k;
 pub use recall::{
-    Explanation, FeedbackState, Hit, NewestFirst, PreferenceMatch, QuantityMatch, Query, Strategy,
-    TimeMatch, DEFAULT_K, MAX_K,
+    EventMatch, Explanation, FeedbackState, Hit, NewestFirst, PreferenceMatch, QuantityMatch,
+    Query, Strategy, TimeMatch, DEFAULT_K, MAX_K,
 };
 pub use recall_request::RecallRequest;
 pub use remember_request::RememberRequest;

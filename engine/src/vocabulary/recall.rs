@@ -256,6 +256,9 @@ pub struct Explanation {
     /// The boost for a quantity: the query asks how many or how much of its asker's things,
     /// and it states a number in the first person.
     pub quantity: Option<QuantityMatch>,
+    /// The boost for an event: the query is its asker's (in the first person), and it says
+    /// what its speaker did ("I went", "I've finished", "I just bought").
+    pub event: Option<EventMatch>,
     /// In a store that keeps sentence vectors (format 2, a model pooling by sentences), for
     /// the rerank and iterative strategies: the cosine of its best sentence with the query
     /// (its pooled cosine, `vector`, for a memory of one sentence or without sentence
@@ -309,6 +312,15 @@ pub struct NewestFirst {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct PreferenceMatch {
     /// What matched: the query's words asking for advice and the memory's stating a taste.
+    pub cue: String,
+    /// The fraction the score was raised by.
+    pub boost: f32,
+}
+
+/// Why a hit's score was raised as an event of its speaker's.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct EventMatch {
+    /// What matched: the memory's words saying what its speaker did ("i just bought").
     pub cue: String,
     /// The fraction the score was raised by.
     pub boost: f32,

@@ -484,3 +484,50 @@ fn a_question_asking_the_users_age_finds_where_they_said_it() {
         assert!(hits.iter().all(|h| h.item.id != age), "{strategy:?}");
     }
 }
+
+#[test]
+fn a_question_of_the_users_raises_what_they_said_they_did() {
+    let dir = crate::common::tempdir();
+    let clock = Clock::manual(at("2023-08-14T12:00:00Z"));
+    let m = open_with(dir.path(), &clock, None);
+    let said = |text: &str| Turn::new("user", text, at("2023-07-15T12:00:00Z"));
+    let report = m
+        .remember_conversation(
+            "s",
+            &[
+                said("Can you recommend magazines like National Geographic?"),
+                said("I've finished five issues of National Geographic this summer"),
+            ],
+            &Scope::default(),
+        )
+        .unwrap();
+    let turns = MemoryFilter::new().kind(Kind::Turn);
+    for strategy in [Strategy::Single, Strategy::Lexical, Strategy::RERANK] {
+        let hits = m
+            .retrieve(
+                &Query::new("How many issues of National Geographic have I read?")
+                    .k(2)
+                    .filter(turns.clone()),
+                strategy,
+            )
+            .unwrap();
+        let deed = hits.iter().find(|h| h.item.id == report.turns[1]).unwrap();
+        let why = deed.explain.event.as_ref().expect("explained");
+        assert_eq!(why.cue, "i ve finished", "{strategy:?}");
+        let other = hits.iter().find(|h| h.item.id == report.turns[0]).unwrap();
+        assert!(other.explain.event.is_none(), "{strategy:?}");
+        // A question about someone else raises nothing.
+        let hits = m
+            .retrieve(
+                &Query::new("How many issues of National Geographic has Melanie read?")
+                    .k(2)
+                    .filter(turns.clone()),
+                strategy,
+            )
+            .unwrap();
+        assert!(
+            hits.iter().all(|h| h.explain.event.is_none()),
+            "{strategy:?}"
+        );
+    }
+}
