@@ -6,7 +6,7 @@ target=aarch64-unknown-linux-gnu
 sysroot=/usr/aarch64-linux-gnu
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-rustup target list --installed | grep -qx "$target" || rustup target add "$target"
+bash scripts/rustup-target.sh "$target"
 if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
     bash scripts/apt-install.sh gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user
 fi

@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-rustup target list --installed | grep -qx wasm32-wasip1 || rustup target add wasm32-wasip1
+bash scripts/rustup-target.sh wasm32-wasip1
 if $release; then
     export CARGO_TARGET_DIR=target/wasm-release
     # Without symbols or line tables: 14.6 MB instead of 120 MB (3.5 MB gzipped).

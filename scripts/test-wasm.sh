@@ -48,7 +48,7 @@ esac
 # Its own target folder: test.sh runs the build beside the host's suites, whose cargo would
 # otherwise wait on this one's lock of target/.
 export CARGO_TARGET_DIR=target/wasm-smoke
-rustup target list --installed | grep -qx wasm32-wasip1 || rustup target add wasm32-wasip1
+bash scripts/rustup-target.sh wasm32-wasip1
 # The test build's flags (shared with scripts/build-wasm.sh): wasm_light.
 source scripts/wasm-profile.sh
 wasi=(--locked --target wasm32-wasip1 "${wasm_light[@]}")

