@@ -361,7 +361,10 @@ pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<()> {
             );
         }
         for name in &r.refused {
-            println!("refused {name}: not signed with this key ring, or damaged");
+            println!("refused {name}: damaged, not signed with this key ring, or a signed object under another name; that device's later changes wait behind it");
+        }
+        for name in &r.waiting {
+            println!("waiting {name}: sealed under a key this key file does not hold yet; the next sync applies it once the key arrives");
         }
     }
     Ok(())

@@ -285,8 +285,11 @@ pub struct Synced {
     pub unreadable: f64,
     /// Erasures another device made, carried out here.
     pub erasures: f64,
-    /// Segments not believed (damaged, or not signed with this key ring).
+    /// Objects not believed (damaged, not signed with this key ring, or a replay under
+    /// another name): nothing of that device after one is applied until it verifies.
     pub refused: Vec<String>,
+    /// Segments waiting for a key this key file does not hold yet.
+    pub waiting: Vec<String>,
     /// Pulled memories embedded again (their device used another model).
     pub reembedded: f64,
     /// With `compact`: segments deleted from the remote.

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use super::payload::{Counters, Gid, Payload};
 use super::remote::Remote;
-use super::segment::{self, Header, Row, RowKind};
+use super::segment::{self, Header, Kind, Row, RowKind};
 use super::state::{self, SyncState};
 use crate::crypt::ring::Label;
 use crate::crypt::seal::{Sealer, Table};
@@ -59,8 +59,12 @@ pub(crate) fn latest_snapshot(
         let Some(m) = listed.iter().find(|l| l.name == manifest) else {
             continue;
         };
-        let Ok((head, _)) = segment::decode(&remote.get(&m.name, m.size)?, seed) else {
+        let Some(bytes) = readable(remote.get(&m.name, m.size))? else {
             continue;
+        };
+        let head = match segment::decode(&bytes, seed) {
+            Ok((h, _)) if h.is(Kind::Manifest) => h,
+            _ => continue,
         };
         let mut snapshot = Snapshot {
             covers: covers_of(&head).into_iter().collect(),
@@ -73,21 +77,40 @@ pub(crate) fn latest_snapshot(
             .filter(|l| l.name.starts_with(&prefix) && l.name.ends_with(".snap"))
             .collect();
         parts.sort_by(|a, b| a.name.cmp(&b.name));
-        if parts.len() as u64 != head.through {
-            continue; // a part missing
+        if parts.len() as u64 != head.through
+            || (head.kind.is_some() && head.parts.len() != parts.len())
+        {
+            continue; // a part missing, or one too many
         }
-        for p in parts {
-            match segment::decode(&remote.get(&p.name, p.size)?, seed) {
-                Ok(part) => {
+        for (i, p) in parts.into_iter().enumerate() {
+            let Some(bytes) = readable(remote.get(&p.name, p.size))? else {
+                continue 'stamps;
+            };
+            // A manifest names its parts by digest (one written before it did: by kind).
+            if head.kind.is_some() && head.parts[i] != segment::digest(&bytes) {
+                continue 'stamps;
+            }
+            match segment::decode(&bytes, seed) {
+                Ok(part) if part.0.is(Kind::Part) && part.0.device == head.device => {
                     snapshot.bytes += p.size;
                     snapshot.parts.push(part);
                 }
-                Err(_) => continue 'stamps,
+                _ => continue 'stamps,
             }
         }
         return Ok(Some((manifest, snapshot)));
     }
     Ok(None)
+}
+
+/// The bytes `got` read, `None` for an object refused for itself (longer than any object a
+/// device writes): it is passed over, and the sync goes on.
+pub(crate) fn readable(got: Result<Vec<u8>>) -> Result<Option<Vec<u8>>> {
+    match got {
+        Ok(b) => Ok(Some(b)),
+        Err(crate::error::Error::Corrupt { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 impl Memory {
@@ -114,6 +137,7 @@ impl Memory {
     pub(super) fn signed_header(
         &self,
         st: &SyncState,
+        kind: Kind,
         through: u64,
         covers: BTreeMap<String, String>,
     ) -> Header {
@@ -121,6 +145,8 @@ impl Memory {
             device: state::hex(st.device),
             through,
             part: 0,
+            kind: Some(kind),
+            parts: Vec::new(),
             model: self.fingerprint().to_string(),
             dim: self.embedder().dim(),
             covers,
@@ -134,7 +160,7 @@ impl Memory {
         sealer: &Sealer,
         st: &SyncState,
     ) -> Result<()> {
-        let header = self.signed_header(st, st.pushed, self.cursors(st)?);
+        let header = self.signed_header(st, Kind::Head, st.pushed, self.cursors(st)?);
         let bytes = segment::encode(&header, &[], &sealer.signing_seed()?);
         remote.put(&format!("heads/{}", state::hex(st.device)), bytes)
     }
@@ -215,17 +241,21 @@ impl Memory {
         let stamp = format!("{:020}-{}", self.inner.now().max(0), state::hex(st.device));
         let mut out = Compacted::default();
         let parts = segment::parts(&rows);
+        let mut digests = Vec::with_capacity(parts.len());
         for (part, run) in parts.iter().enumerate() {
-            let mut header = self.signed_header(st, st.pushed, BTreeMap::new());
+            let mut header = self.signed_header(st, Kind::Part, st.pushed, BTreeMap::new());
             header.part = part as u32;
             let bytes = segment::encode(&header, run, &seed);
             out.snapshot_bytes += bytes.len() as u64;
+            digests.push(segment::digest(&bytes));
             remote.put(&format!("snapshots/{stamp}/{part:06}.snap"), bytes)?;
         }
         let part = parts.len() as u64;
         // The manifest last: a snapshot without one is not complete. Its `through` counts the
-        // parts.
-        let manifest = segment::encode(&self.signed_header(st, part, covers), &[], &seed);
+        // parts, and it signs each part's digest.
+        let mut header = self.signed_header(st, Kind::Manifest, part, covers);
+        header.parts = digests;
+        let manifest = segment::encode(&header, &[], &seed);
         out.snapshot_bytes += manifest.len() as u64;
         remote.put(&format!("snapshots/{stamp}/manifest"), manifest)?;
         // What every other device's head and every snapshot cover, per device.
@@ -239,8 +269,12 @@ impl Memory {
         for d in &devices {
             let name = format!("heads/{}", state::hex(*d));
             let covers = match heads.iter().find(|l| l.name == name) {
-                Some(l) => match segment::decode(&remote.get(&l.name, l.size)?, &seed) {
-                    Ok((h, _)) if h.device == state::hex(*d) => covers_of(&h),
+                Some(l) => match readable(remote.get(&l.name, l.size))?
+                    .map(|b| segment::decode(&b, &seed))
+                {
+                    Some(Ok((h, _))) if h.device == state::hex(*d) && h.is(Kind::Head) => {
+                        covers_of(&h)
+                    }
                     _ => BTreeMap::new(),
                 },
                 None => BTreeMap::new(), // silent so far: it keeps everything
@@ -249,8 +283,12 @@ impl Memory {
         }
         let listed = remote.list("snapshots")?;
         for l in listed.iter().filter(|l| l.name.ends_with("/manifest")) {
-            if let Ok((h, _)) = segment::decode(&remote.get(&l.name, l.size)?, &seed) {
-                views.push((None, covers_of(&h)));
+            if let Some(Ok((h, _))) =
+                readable(remote.get(&l.name, l.size))?.map(|b| segment::decode(&b, &seed))
+            {
+                if h.is(Kind::Manifest) {
+                    views.push((None, covers_of(&h)));
+                }
             }
         }
         for l in remote.list("segments")? {

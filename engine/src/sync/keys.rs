@@ -39,10 +39,9 @@ fn id_of(hex_id: &str) -> Option<KeyId> {
 }
 
 impl Memory {
-    /// Takes in the sync keys and data keys the remote holds for this ring, replaces the sync
-    /// key when an erasure happened here since the last replacement (or two are held), and
-    /// publishes the data keys the remote lacks. Returns how many keys were adopted.
-    pub(super) fn exchange_keys(&self, remote: &Remote, sealer: &Sealer) -> Result<usize> {
+    /// Takes in the sync keys and data keys the remote holds for this ring. Returns how many
+    /// keys were adopted.
+    pub(super) fn take_keys(&self, remote: &Remote, sealer: &Sealer) -> Result<usize> {
         let ring = sealer.ring_id();
         let mut adopted = 0;
         // 1. Sync keys: follow the chains of replacements from the ones held.
@@ -99,12 +98,37 @@ impl Memory {
                 }
             }
         }
-        // 3. A new sync key after an erasure here, or to join two.
+        Ok(adopted)
+    }
+
+    /// Replaces the sync key when an erasure happened here since the last replacement (or two
+    /// are held), and publishes the data keys the remote lacks. Run after the pull: an erasure
+    /// it carried out has destroyed its user's key by then, so that key is never published
+    /// under a sync key made after the erasure.
+    pub(super) fn publish_keys(&self, remote: &Remote, sealer: &Sealer) -> Result<()> {
+        let ring = sealer.ring_id();
+        // 3. A new sync key after an erasure here, or to join two. Sync keys held on one chain
+        // (an old one and the successor another device published for it, the link opened and
+        // checked) are not two: the newest stands, and the ones it replaced are destroyed here
+        // too. Only heads of different chains are joined, so the key settles after one
+        // replacement instead of being replaced at every sync.
         let store = self.store();
         let receipts = store.receipts()?.len() as u64;
         let held = sealer.sync_keks()?;
-        let mut current = held[0].clone();
-        if receipts > store.meta_u64(ROTATED)? || held.len() > 1 {
+        let heads = if held.len() > 1 {
+            let links = self.held_links(remote, &ring, &held)?;
+            held.iter()
+                .filter(|k| !links.iter().any(|(old, _)| *old == k.id))
+                .cloned()
+                .collect()
+        } else {
+            held.clone()
+        };
+        let mut current = heads.first().cloned().unwrap_or_else(|| held[0].clone());
+        if receipts <= store.meta_u64(ROTATED)? && heads.len() == 1 && held.len() > 1 {
+            sealer.destroy_sync_keks_but(&current.id, self.inner.now())?;
+        }
+        if receipts > store.meta_u64(ROTATED)? || heads.len() != 1 {
             let new = sealer.add_sync_kek()?;
             for old in &held {
                 let mut sealed = Vec::new();
@@ -142,6 +166,42 @@ impl Memory {
             );
             remote.put_new(&format!("{dir}/{}", hex::encode(key.id)), sealed)?;
         }
-        Ok(adopted)
+        Ok(())
+    }
+
+    /// The replacements `keks/<old>/<new>` between sync keys both held here whose wrapped key
+    /// opens under the old one and is the new one: a name alone proves nothing.
+    fn held_links(
+        &self,
+        remote: &Remote,
+        ring: &[u8; 16],
+        held: &[DataKey],
+    ) -> Result<Vec<(KeyId, KeyId)>> {
+        let mut out = Vec::new();
+        for l in remote.list("keks")? {
+            let mut parts = l.name.split('/').skip(1);
+            let (Some(old), Some(new)) =
+                (parts.next().and_then(id_of), parts.next().and_then(id_of))
+            else {
+                continue;
+            };
+            let (Some(o), Some(n)) = (
+                held.iter().find(|k| k.id == old),
+                held.iter().find(|k| k.id == new),
+            ) else {
+                continue;
+            };
+            if old == new {
+                continue;
+            }
+            let Some(sealed) = super::compact::readable(remote.get(&l.name, l.size))? else {
+                continue;
+            };
+            let opened = open_with(&o.key, &kek_aad(ring, &old, &new), &sealed);
+            if opened.is_some_and(|p| p.as_slice() == n.key.as_slice()) {
+                out.push((old, new));
+            }
+        }
+        Ok(out)
     }
 }

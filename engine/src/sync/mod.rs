@@ -44,9 +44,11 @@ impl Memory {
             timeout: req.timeout(),
         })?;
         let mut st = state::SyncState::load(self, &remote)?;
-        // Keys first (what the other devices made since), then again after the pull (an
-        // erasure it carried out replaces the sync key before the sync returns).
-        self.exchange_keys(&remote, &sealer)?;
+        // The keys the other devices made since first; this device's own published after the
+        // pull (an erasure it carried out destroys its user's key first, and replaces the
+        // sync key before the sync returns). A device that reads this push's rows before its
+        // keys waits for them (`Synced::waiting`).
+        self.take_keys(&remote, &sealer)?;
         let pushed = self.push(&remote, &sealer, &mut st)?;
         let mut out = Synced {
             device: state::hex(st.device),
@@ -56,9 +58,7 @@ impl Memory {
             ..Synced::default()
         };
         self.pull(&remote, &sealer, &mut st, &mut out)?;
-        if out.erasures > 0 {
-            self.exchange_keys(&remote, &sealer)?;
-        }
+        self.publish_keys(&remote, &sealer)?;
         self.write_head(&remote, &sealer, &st)?;
         if req.compact {
             let c = self.compact_remote(&remote, &sealer, &st)?;

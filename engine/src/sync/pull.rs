@@ -93,11 +93,22 @@ impl Memory {
                         covered.insert(*device, through.clone());
                     }
                 }
+                let mut one = Collected::default();
+                let mut missing = false;
                 for (header, rows) in snapshot.parts {
                     let origin = u64::from_str_radix(&header.device, 16).unwrap_or_default();
-                    self.read_rows(sealer, &corrupt, &name, origin, &header, rows, &mut c, out)?;
+                    missing |= self.read_rows(
+                        sealer, &corrupt, &name, origin, &header, rows, &mut one, out,
+                    )?;
                 }
-                cursors.extend(covered.iter().map(|(d, f)| (*d, f.clone())));
+                if missing {
+                    // Read again whole at the next sync, once the key directory has its keys.
+                    out.waiting.push(name);
+                    covered.clear();
+                } else {
+                    c.take(one);
+                    cursors.extend(covered.iter().map(|(d, f)| (*d, f.clone())));
+                }
             }
         }
         for (device, listed) in by_device {
@@ -105,34 +116,46 @@ impl Memory {
                 Some(b) => String::from_utf8_lossy(&b).into_owned(),
                 None => covered.get(&device).cloned().unwrap_or_default(),
             };
-            let pending: Vec<_> = listed
-                .iter()
-                .filter(|l| {
-                    state::parse_segment_name(&l.name).is_some_and(|(_, f)| f > cursor.as_str())
-                })
-                .collect();
+            let pending = listed.iter().filter(|l| {
+                state::parse_segment_name(&l.name).is_some_and(|(_, f)| f > cursor.as_str())
+            });
             let mut last_good = None;
-            for (i, l) in pending.iter().enumerate() {
-                let bytes = remote.get(&l.name, l.size)?;
+            for l in pending {
+                let Some((_, file)) = state::parse_segment_name(&l.name) else {
+                    continue;
+                };
+                // Refused for itself (longer than any segment), not for the whole sync.
+                let Some(bytes) = super::compact::readable(remote.get(&l.name, l.size))? else {
+                    out.refused.push(l.name.clone());
+                    break;
+                };
                 out.pulled_bytes += bytes.len() as u64;
                 let (header, rows) = match segment::decode(&bytes, &seed) {
-                    Ok(h) if h.0.device == state::hex(device) => h,
+                    Ok(h) if bound_to(&h.0, device, file) => h,
                     _ => {
-                        // Not believed. A later segment of the same device holds its changes
-                        // (a push repeats everything past its last recorded one): skipped
-                        // then; the last one is waited on.
+                        // Not believed: damaged, signed by another ring, or a signed object
+                        // under a name its header does not give (a replay). Every push takes a
+                        // number of its own, so no later segment holds its changes: this
+                        // device's later segments wait behind it, and it is reported each
+                        // time until it verifies.
                         out.refused.push(l.name.clone());
-                        if i + 1 == pending.len() {
-                            break;
-                        }
-                        continue;
+                        break;
                     }
                 };
-                self.read_rows(
-                    sealer, &corrupt, &l.name, device, &header, rows, &mut c, out,
+                // Its rows are applied together, or none of them: one sealed under a key this
+                // ring does not hold yet (its key directory entry not read yet) holds the
+                // segment, and this device's later ones, until the key arrives.
+                let mut one = Collected::default();
+                let missing = self.read_rows(
+                    sealer, &corrupt, &l.name, device, &header, rows, &mut one, out,
                 )?;
+                if missing {
+                    out.waiting.push(l.name.clone());
+                    break;
+                }
+                c.take(one);
                 out.pulled_segments += 1;
-                last_good = state::parse_segment_name(&l.name).map(|(_, f)| f.to_string());
+                last_good = Some(file.to_string());
             }
             if let Some(f) = last_good {
                 cursors.retain(|(d, _)| *d != device);
@@ -162,8 +185,7 @@ impl Memory {
         }
         out.reembedded += reembed.len();
         // Erasures first: what they erase must not come back with this pull.
-        let mut erased: Vec<(Scope, i64)> = Vec::new();
-        for (device, scope, at, receipt) in erasures {
+        for (device, scope, _, receipt) in erasures {
             let key = state::erasure_key(device, receipt);
             if store.meta(&key)?.is_none() {
                 self.forget_scope(&scope)?;
@@ -174,7 +196,20 @@ impl Memory {
                 })?;
                 out.erasures += 1;
             }
-            erased.push((scope, at));
+        }
+        // Nor with any later pull: every erasure this store made or carried out (its receipts)
+        // keeps out the versions of its scope made before it, whenever they arrive (another
+        // device's row written before it saw the erasure, pulled after it).
+        let mut erased: Vec<(Scope, i64)> = Vec::new();
+        for (n, line) in store.receipts()? {
+            let r = crate::crypt::verify_receipt(&line)
+                .map_err(|e| store.corrupt(format!("erasure receipt {n}: {e}")))?;
+            let scope = Scope {
+                user: r.user,
+                agent: r.agent,
+                session: r.session,
+            };
+            erased.push((scope, r.at));
         }
         acts.retain(|a| match a {
             Act::Version { item, .. } => !erased.iter().any(|(s, at)| {
@@ -248,8 +283,31 @@ struct Collected {
     reembed: Vec<usize>,
 }
 
+impl Collected {
+    /// Adds what `other` read after what this holds.
+    fn take(&mut self, other: Collected) {
+        let base = self.acts.len();
+        self.acts.extend(other.acts);
+        self.erasures.extend(other.erasures);
+        self.reembed
+            .extend(other.reembed.into_iter().map(|i| base + i));
+    }
+}
+
+/// Whether `header` is what segment `file` of `device` must be: a segment (not a head or a
+/// manifest) of that device, whose signed number and part are the name's. A signed object
+/// copied under another name (a replay under a far-future number) is refused.
+fn bound_to(header: &segment::Header, device: u64, file: &str) -> bool {
+    header.is(segment::Kind::Segment)
+        && header.device == state::hex(device)
+        && state::number_of(file) == Some((header.through, header.part))
+}
+
 impl Memory {
-    /// Opens the rows of segment `name` (pushed by `device`) and adds what they say to `c`.
+    /// Opens the rows of segment `name` (pushed by `device`) and adds what they say to `c`:
+    /// `true` when one is sealed under a key this ring does not hold (yet): `c` is then to be
+    /// dropped, and the segment read again later. A row under an erased user's destroyed key
+    /// is counted unreadable and passed over.
     #[allow(clippy::too_many_arguments)]
     fn read_rows(
         &self,
@@ -261,18 +319,21 @@ impl Memory {
         rows: Vec<segment::Row>,
         c: &mut Collected,
         out: &mut Synced,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let dim = self.embedder().dim();
+        let (mut unreadable, mut pulled) = (0, 0);
         let max_text = self.inner.options.max_text_bytes;
         let same_model = header.model == self.fingerprint() && header.dim == dim;
         for (kind, sealed) in rows {
             let plain = match sealer.open(Table::Sync, state::ROW_RID, &sealed) {
                 Ok(Opened::Plain(p)) => p,
-                // An erased user's key, or one made elsewhere after this ring left.
-                Ok(Opened::Erased) | Err(KeyError::Wrong { .. }) => {
-                    out.unreadable += 1;
+                // An erased user's key: its rows are gone for good.
+                Ok(Opened::Erased) => {
+                    unreadable += 1;
                     continue;
                 }
+                // A key this ring does not hold yet.
+                Err(KeyError::Wrong { .. }) => return Ok(true),
                 Err(e) => return Err(e.into()),
             };
             let payload =
@@ -337,9 +398,11 @@ impl Memory {
                 )),
                 _ => return Err(corrupt(name, "a row's kind and payload differ".into())),
             }
-            out.pulled += 1;
+            pulled += 1;
         }
-        Ok(())
+        out.unreadable += unreadable;
+        out.pulled += pulled;
+        Ok(false)
     }
 }
 

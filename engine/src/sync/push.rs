@@ -2,14 +2,17 @@
 //!
 //! Order, so that a push killed anywhere loses nothing and the next one repeats it:
 //! 1. one transaction records each new version's clock reading and each forgotten one's
-//!    tombstone (so a repeat sends the same readings);
-//! 2. the segments are written, each atomically, under names that a repeat covering the same
-//!    changes writes again;
-//! 3. one transaction records how far the push got.
+//!    tombstone (so a repeat sends the same readings), and takes the push's number in this
+//!    device's log;
+//! 2. the segments are written, each atomically, under names of that number, which no other
+//!    push of this device takes (a repeat takes a new one: an object another device may have
+//!    read is never replaced);
+//! 3. one transaction records how far the push got. Until it does, every change past the last
+//!    recorded push, a forget included, is sent again by the next push.
 
 use super::payload::{Counters, Gid, Payload};
 use super::remote::Remote;
-use super::segment::{self, RowKind};
+use super::segment::{self, Kind, RowKind};
 use super::state::{self, SyncState};
 use crate::crypt::ring::Label;
 use crate::crypt::seal::{Sealer, Table};
@@ -49,6 +52,7 @@ impl Memory {
         let mut rows: Vec<(RowKind, Vec<u8>)> = Vec::new();
         let mut clock = st.clock;
         let mut sent: Vec<(Gid, u64)> = Vec::new();
+        let mut number = 0;
         self.inner.write(|_, tx, _| {
             for change in &changes.rows {
                 match change {
@@ -103,14 +107,18 @@ impl Memory {
                         ));
                         tx.set_sync_entry(gid, &entry)?;
                     }
-                    Change::Delete { id, .. } => {
+                    Change::Delete { seq, id } => {
                         let gid = tx.sync_gid_of(*id)?.unwrap_or((device, *id));
                         let mut entry = tx.sync_entry(gid)?.unwrap_or_default();
-                        if entry.tomb {
-                            continue; // a pull's tombstone, or pushed already
+                        if entry.tomb && entry.echo_seq == *seq {
+                            continue; // a pull's tombstone: its device sent it
                         }
-                        entry.tomb = true;
-                        entry.meta = state::reading(clock.tick(now));
+                        // Set by an earlier push that did not finish (the change is still
+                        // past the last push recorded): sent again, with the same reading.
+                        if !entry.tomb {
+                            entry.tomb = true;
+                            entry.meta = state::reading(clock.tick(now));
+                        }
                         let payload = Payload::Forgotten {
                             gid,
                             at: entry.meta,
@@ -139,6 +147,11 @@ impl Memory {
                     seal(sealer, Label::of_user(None), &payload)?,
                 ));
             }
+            if !rows.is_empty() {
+                // Taken before anything is written: a repeat of this push, should it fail,
+                // names its segments anew and never replaces one another device may have read.
+                number = st.take_number(tx)?;
+            }
             st.save_clock(tx, clock)
         })?;
         st.clock = clock;
@@ -148,11 +161,11 @@ impl Memory {
         };
         let seed = sealer.signing_seed()?;
         for (part, run) in segment::parts(&rows).into_iter().enumerate() {
-            let mut header = self.signed_header(st, changes.through, Default::default());
+            let mut header = self.signed_header(st, Kind::Segment, number, Default::default());
             header.part = part as u32;
             let bytes = segment::encode(&header, run, &seed);
             pushed.bytes += bytes.len() as u64;
-            let name = state::segment_name(device, changes.through, part as u32);
+            let name = state::segment_name(device, number, part as u32);
             remote.put(&name, bytes)?;
             st.last_segment = Some(name);
             pushed.segments += 1;

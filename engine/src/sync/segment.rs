@@ -28,15 +28,41 @@ pub(crate) const SEGMENT_TARGET: usize = 16 << 20;
 /// The longest header read.
 const MAX_HEADER: usize = 1 << 20;
 
+/// What a signed object is. A pull applies only segments, a fresh device reads only
+/// manifests and their parts: one kind never passes for another (a head copied in as a
+/// segment is refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Kind {
+    /// One push's rows (`segments/<device>/<number>-<part>.seg`).
+    Segment,
+    /// A device's head (`heads/<device>`).
+    Head,
+    /// A snapshot's part (`snapshots/<stamp>/<part>.snap`).
+    Part,
+    /// A snapshot's manifest (`snapshots/<stamp>/manifest`).
+    Manifest,
+}
+
 /// What a segment says of itself (in the clear, and signed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Header {
     /// The device that wrote it (hex).
     pub(crate) device: String,
-    /// The local sequence number its push covered through.
+    /// For a segment: its number in its device's log, which its name carries (a pull refuses
+    /// a segment whose name says another); a number is never used by two pushes of one
+    /// device. For a head: the last local change pushed. For a manifest: its parts' count.
     pub(crate) through: u64,
     /// Its place among that push's segments.
     pub(crate) part: u32,
+    /// What the object is; absent in objects written before it was signed (a pull reads such
+    /// an object as a segment only when it covers nothing, as a head or manifest does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) kind: Option<Kind>,
+    /// For a manifest: the SHA-256 (hex) of each of its parts' bytes, in order, so that no
+    /// other signed object passes for one of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) parts: Vec<String>,
     /// The embedding model of its vectors (a store's fingerprint).
     pub(crate) model: String,
     /// Their dimension.
@@ -184,6 +210,27 @@ pub(crate) fn decode(bytes: &[u8], seed: &[u8; 32]) -> Result<(Header, Vec<Row>)
     Ok((header, rows))
 }
 
+/// The SHA-256 of `bytes`, in hex: how a manifest names its parts.
+pub(crate) fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Header {
+    /// Whether it says it is a `kind` object: its own kind, or for an object written before
+    /// kinds were signed, a segment that covers nothing (a legacy head or manifest covers
+    /// every device it applied).
+    pub(crate) fn is(&self, kind: Kind) -> bool {
+        match self.kind {
+            Some(k) => k == kind,
+            None => kind != Kind::Segment || self.covers.is_empty(),
+        }
+    }
+}
+
 fn schema() -> Schema {
     Schema::new(vec![
         Field::new("kind", DataType::UInt8, false),
@@ -200,6 +247,8 @@ mod tests {
             device: "00000000000000ff".into(),
             through: 9,
             part: 0,
+            kind: Some(Kind::Segment),
+            parts: Vec::new(),
             model: "m".into(),
             dim: 4,
             covers: BTreeMap::from([("ab".into(), "00000000000000000001-000000.seg".into())]),

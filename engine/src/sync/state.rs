@@ -16,6 +16,7 @@ const CLOCK: &str = "sync_hlc";
 const PUSHED: &str = "sync_pushed";
 const RECEIPTS_PUSHED: &str = "sync_receipts_pushed";
 const LAST_SEGMENT: &str = "sync_last_segment";
+const SEQ: &str = "sync_seq";
 /// The prefix of the metadata keys of how far each device was pulled.
 pub(crate) const PULLED_PREFIX: &str = "sync_pulled:";
 
@@ -32,6 +33,9 @@ pub(crate) struct SyncState {
     pub(crate) receipts_pushed: u64,
     /// The last segment this device wrote (`segments/…`), if any.
     pub(crate) last_segment: Option<String>,
+    /// The last number a push of this device took for its segments' names (recorded before
+    /// they are written, so no two pushes, a repeat of a failed one included, share one).
+    pub(crate) seq: u64,
 }
 
 /// A clock reading as rows and the store carry it.
@@ -57,6 +61,13 @@ pub(crate) fn hex(device: u64) -> String {
 /// in the order they must be applied.
 pub(crate) fn segment_name(device: u64, through: u64, part: u32) -> String {
     format!("segments/{}/{through:020}-{part:06}.seg", hex(device))
+}
+
+/// The number and part a segment's file name (`<number>-<part>.seg`) carries.
+pub(crate) fn number_of(file: &str) -> Option<(u64, u32)> {
+    let number = file.get(..20)?.parse().ok()?;
+    let part = file.get(21..27)?.parse().ok()?;
+    Some((number, part))
 }
 
 /// The segment name's device and sortable rest, if it is one.
@@ -130,14 +141,23 @@ impl SyncState {
             Some(_) => return Err(store.corrupt(format!("meta `{CLOCK}` is not a clock reading"))),
             None => Hlc::default(),
         };
+        let last_segment = store
+            .meta(LAST_SEGMENT)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let pushed = store.meta_u64(PUSHED)?;
+        // A store that synced before numbers were kept named its segments by the last change
+        // they covered: its next number is past both.
+        let named = last_segment
+            .as_deref()
+            .and_then(|n| number_of(file_of(n)))
+            .map_or(0, |(n, _)| n);
         Ok(SyncState {
             device,
             clock: HlcClock::new(device, last),
-            pushed: store.meta_u64(PUSHED)?,
+            pushed,
             receipts_pushed: store.meta_u64(RECEIPTS_PUSHED)?,
-            last_segment: store
-                .meta(LAST_SEGMENT)?
-                .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            last_segment,
+            seq: store.meta_u64(SEQ)?.max(named).max(pushed),
         })
     }
 
@@ -149,6 +169,14 @@ impl SyncState {
         b.extend_from_slice(&h.counter.to_le_bytes());
         b.extend_from_slice(&h.device.to_le_bytes());
         tx.set_meta(CLOCK, &b)
+    }
+
+    /// Takes the next number for a push's segments and records it in `tx` (the number is
+    /// `self.seq` once `tx` commits).
+    pub(crate) fn take_number(&mut self, tx: &mut Tx) -> Result<u64> {
+        self.seq += 1;
+        tx.set_meta(SEQ, &self.seq.to_le_bytes())?;
+        Ok(self.seq)
     }
 
     /// Records how far pushes got in `tx`.
@@ -179,5 +207,6 @@ mod tests {
         assert_eq!(parse_segment_name(&c).map(|(d, _)| d), Some(0xab));
         assert_eq!(parse_segment_name("segments/00000000000000ab/x.seg"), None);
         assert_eq!(parse_segment_name("devices/00000000000000ab"), None);
+        assert_eq!(number_of(file_of(&c)), Some((10, 1)));
     }
 }

@@ -103,9 +103,15 @@ pub struct Synced {
     pub unreadable: usize,
     /// Erasures another device made, carried out here (each with its receipt in this store).
     pub erasures: usize,
-    /// Segments not believed (damaged, or signed by a device without this ring), by name:
-    /// skipped when a later segment of the same device holds their changes, else waited on.
+    /// Objects not believed, by name: damaged, signed by a device without this ring, longer
+    /// than a segment may be, or a signed object under a name its header does not give (a
+    /// replay). Nothing of that device after one is applied until it verifies: each sync
+    /// reports it again.
     pub refused: Vec<String>,
+    /// Segments holding a row sealed under a key this key file does not hold yet (the key
+    /// directory not read up to it): neither they nor their device's later segments are
+    /// applied yet; a later sync applies them once the key arrives.
+    pub waiting: Vec<String>,
     /// Pulled memories embedded again because their device used another model.
     pub reembedded: usize,
     /// With `compact`: segments deleted from the remote.

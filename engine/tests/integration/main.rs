@@ -21,6 +21,7 @@ mod persist;
 mod scope_property;
 mod scopes;
 mod sync;
+mod sync_hostile;
 mod transfer;
 mod trust;
 mod validity;

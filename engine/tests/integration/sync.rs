@@ -12,14 +12,14 @@ use memloop::{Clock, Encryption, Memory, MemoryFilter, NewMemory, Options, Scope
 
 use crate::encryption::{assert_sealed, files, vector_runs, Dense};
 
-const START: i64 = 1_700_000_000_000;
+pub(crate) const START: i64 = 1_700_000_000_000;
 
-struct Device {
-    memory: Memory,
-    clock: Clock,
+pub(crate) struct Device {
+    pub(crate) memory: Memory,
+    pub(crate) clock: Clock,
 }
 
-fn options(key: &Path, clock: &Clock) -> Options {
+pub(crate) fn options(key: &Path, clock: &Clock) -> Options {
     Options {
         encryption: Some(Encryption::key_file(key)),
         clock: clock.clone(),
@@ -29,7 +29,7 @@ fn options(key: &Path, clock: &Clock) -> Options {
 
 /// `n` devices on one key ring (the first makes it; the others import it), device `i`'s clock
 /// `skew[i]` ms off.
-fn devices(root: &Path, skew: &[i64]) -> Vec<Device> {
+pub(crate) fn devices(root: &Path, skew: &[i64]) -> Vec<Device> {
     let first_key = root.join("d0.key");
     let mut out = Vec::new();
     for (i, s) in skew.iter().enumerate() {
@@ -49,7 +49,7 @@ fn devices(root: &Path, skew: &[i64]) -> Vec<Device> {
     out
 }
 
-fn remote_of(dir: &Path) -> SyncRequest {
+pub(crate) fn remote_of(dir: &Path) -> SyncRequest {
     SyncRequest::to(format!("file://{}", dir.display()))
 }
 
@@ -79,7 +79,7 @@ fn view(m: &Memory) -> BTreeSet<Seen> {
         .collect()
 }
 
-fn sync(d: &Device, remote: &SyncRequest) -> memloop::answers::Synced {
+pub(crate) fn sync(d: &Device, remote: &SyncRequest) -> memloop::answers::Synced {
     d.memory.transfer().sync(remote).unwrap()
 }
 
@@ -535,7 +535,7 @@ fn a_compaction_deletes_what_every_device_applied_and_a_new_device_starts_from_i
     }
 }
 
-fn newest_segment(bucket: &Path) -> PathBuf {
+pub(crate) fn newest_segment(bucket: &Path) -> PathBuf {
     let mut segs: Vec<PathBuf> = files(bucket)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "seg"))
@@ -544,7 +544,7 @@ fn newest_segment(bucket: &Path) -> PathBuf {
     segs.pop().unwrap()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     for f in files(from) {
         let dest = to.join(f.strip_prefix(from).unwrap());
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();

@@ -1,0 +1,321 @@
+//! Sync against a failing network and a hostile remote (the round-5 audit's scenarios,
+//! `../shared/research/sync-audit-round5.md`, rebuilt from their descriptions): a forget whose
+//! push failed is sent again (C6, F1); an erasure that deleted nothing here takes a segment
+//! of its own and travels (E2/E3, F2); a signed object replayed under another name is
+//! refused and blinds no one (R3/R3b, F3); a damaged segment holds back its device's later
+//! ones instead of being skipped (R4b, F7); a row sealed under a key not read yet waits for it
+//! (R5b, F4); an oversized object is refused for itself (R6, F14); the sync key settles after
+//! an erasure (K7, F8). Each failed on the code before these fixes.
+
+use std::path::{Path, PathBuf};
+
+use memloop::{Clock, Encryption, Memory, MemoryFilter, NewMemory, Scope};
+
+use crate::encryption::files;
+use crate::sync::{devices, newest_segment, options, remote_of, sync, Device, START};
+
+/// The texts of the current memories of `d`.
+fn texts(d: &Memory) -> Vec<String> {
+    let mut t: Vec<String> = d
+        .advanced()
+        .scan(&MemoryFilter::new(), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.text)
+        .collect();
+    t.sort();
+    t
+}
+
+/// A device that joins now, with the ring as device 0's key file holds it now.
+fn join(root: &Path, name: &str) -> Device {
+    let key = root.join(format!("{name}.key"));
+    let ring = Encryption::key_file(root.join("d0.key"))
+        .export_ring("p")
+        .unwrap();
+    Encryption::key_file(&key).import_ring(&ring, "p").unwrap();
+    let clock = Clock::manual(START);
+    let memory = Memory::open(root.join(name), options(&key, &clock)).unwrap();
+    Device { memory, clock }
+}
+
+/// The segments of device `hex` in `bucket`, in name order.
+fn segments_of(bucket: &Path, hex: &str) -> Vec<PathBuf> {
+    let mut s = files(&bucket.join("segments").join(hex));
+    s.sort();
+    s
+}
+
+/// Runs `f` while `bucket/segments` cannot be written (a file stands where the folder was):
+/// every push fails at its first segment, as a remote that errors would make it.
+fn with_segments_unwritable<T>(bucket: &Path, f: impl FnOnce() -> T) -> T {
+    let dir = bucket.join("segments");
+    let aside = bucket.join("segments.aside");
+    std::fs::rename(&dir, &aside).unwrap();
+    std::fs::write(&dir, b"not a folder").unwrap();
+    let out = f();
+    std::fs::remove_file(&dir).unwrap();
+    std::fs::rename(&aside, &dir).unwrap();
+    out
+}
+
+#[test]
+fn a_forget_whose_push_failed_is_sent_by_the_next_sync() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let gone = d[0]
+        .memory
+        .remember(NewMemory::new("to be forgotten"))
+        .unwrap();
+    d[0].memory.remember(NewMemory::new("to stay")).unwrap();
+    sync(&d[0], &remote);
+    sync(&d[1], &remote);
+    assert_eq!(texts(&d[1].memory), ["to be forgotten", "to stay"]);
+    d[0].memory.forget(gone).unwrap();
+    let failed = with_segments_unwritable(&bucket, || d[0].memory.transfer().sync(&remote));
+    assert!(failed.is_err(), "the push must fail: {failed:?}");
+    // Again, failing: still not recorded as sent.
+    let failed = with_segments_unwritable(&bucket, || d[0].memory.transfer().sync(&remote));
+    assert!(failed.is_err());
+    let r = sync(&d[0], &remote);
+    assert_eq!(r.pushed, 1, "the forget is sent again: {r:?}");
+    sync(&d[1], &remote);
+    assert_eq!(texts(&d[1].memory), ["to stay"]);
+    // Sent once it took effect: the next push has nothing.
+    assert_eq!(sync(&d[0], &remote).pushed, 0);
+}
+
+#[test]
+fn an_erasure_that_deleted_nothing_here_takes_its_own_segment_and_travels() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    b.memory
+        .remember(NewMemory::new("ana's note on b").scope(Scope::user("ana")))
+        .unwrap();
+    a.memory.remember(NewMemory::new("a's first note")).unwrap();
+    let hex = sync(a, &remote).device;
+    let first = segments_of(&bucket, &hex);
+    assert_eq!(first.len(), 1);
+    let bytes = std::fs::read(&first[0]).unwrap();
+    // A holds none of ana's memories: the erasure deletes nothing here.
+    a.memory.scoped(&Scope::user("ana")).erase().unwrap();
+    let r = sync(a, &remote);
+    assert_eq!(r.pushed, 1, "the receipt travels: {r:?}");
+    let now = segments_of(&bucket, &hex);
+    assert_eq!(now.len(), 2, "a segment of its own: {now:?}");
+    assert_eq!(
+        std::fs::read(&first[0]).unwrap(),
+        bytes,
+        "the earlier segment is never replaced"
+    );
+    // B carries the erasure out (its note of ana goes), and a new device gets A's note.
+    let r = sync(b, &remote);
+    assert_eq!(r.erasures, 1, "{r:?}");
+    assert_eq!(texts(&b.memory), ["a's first note"]);
+    let c = join(root.path(), "c");
+    let r = c.memory.transfer().sync(&remote).unwrap();
+    assert_eq!(r.erasures, 1, "{r:?}");
+    assert_eq!(texts(&c.memory), ["a's first note"]);
+    sync(a, &remote);
+    assert_eq!(texts(&a.memory), ["a's first note"]);
+}
+
+#[test]
+fn a_signed_object_replayed_under_another_name_is_refused_and_blinds_no_one() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory.remember(NewMemory::new("written first")).unwrap();
+    let hex = sync(a, &remote).device;
+    sync(b, &remote);
+    let dir = bucket.join("segments").join(&hex);
+    // R3: an old segment under a far-future name; R3b: A's signed head as a segment.
+    let old = segments_of(&bucket, &hex)[0].clone();
+    std::fs::copy(&old, dir.join("99999999999999999999-000000.seg")).unwrap();
+    std::fs::copy(
+        bucket.join("heads").join(&hex),
+        dir.join("99999999999999999998-000000.seg"),
+    )
+    .unwrap();
+    let r = sync(b, &remote);
+    assert_eq!(r.pulled, 0, "{r:?}");
+    assert_eq!(
+        r.refused.len(),
+        1,
+        "the first replay, and what waits behind it: {r:?}"
+    );
+    // The remote turns honest; A writes after the replay.
+    std::fs::remove_file(dir.join("99999999999999999999-000000.seg")).unwrap();
+    std::fs::remove_file(dir.join("99999999999999999998-000000.seg")).unwrap();
+    a.memory
+        .remember(NewMemory::new("written after the replay"))
+        .unwrap();
+    sync(a, &remote);
+    let r = sync(b, &remote);
+    assert!(r.refused.is_empty(), "{r:?}");
+    assert_eq!(
+        texts(&b.memory),
+        ["written after the replay", "written first"]
+    );
+    // Compaction by A deletes nothing B has not applied (B's head covers what it read).
+    a.memory
+        .remember(NewMemory::new("written before the compaction"))
+        .unwrap();
+    sync(a, &remote);
+    let mut compact = remote.clone();
+    compact.compact = true;
+    let r = a.memory.transfer().sync(&compact).unwrap();
+    assert!(r.deleted_segments <= 2, "{r:?}");
+    sync(b, &remote);
+    assert_eq!(
+        texts(&b.memory),
+        [
+            "written after the replay",
+            "written before the compaction",
+            "written first"
+        ]
+    );
+}
+
+#[test]
+fn a_damaged_segment_holds_back_its_devices_later_ones_until_it_verifies() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory.remember(NewMemory::new("in the first")).unwrap();
+    let hex = sync(a, &remote).device;
+    a.memory.remember(NewMemory::new("in the second")).unwrap();
+    sync(a, &remote);
+    let segs = segments_of(&bucket, &hex);
+    assert_eq!(segs.len(), 2);
+    let good = std::fs::read(&segs[0]).unwrap();
+    let mut bad = good.clone();
+    let n = bad.len();
+    bad[n - 5] ^= 1;
+    std::fs::write(&segs[0], &bad).unwrap();
+    for _ in 0..2 {
+        let r = sync(b, &remote);
+        assert_eq!((r.pulled, r.refused.len()), (0, 1), "{r:?}");
+    }
+    std::fs::write(&segs[0], &good).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.pulled, r.refused.len()), (2, 0), "{r:?}");
+    assert_eq!(texts(&b.memory), ["in the first", "in the second"]);
+}
+
+#[test]
+fn rows_under_a_key_not_read_yet_wait_for_it() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    sync(b, &remote);
+    // A user new to the ring B holds: bo's key is made on A after the ring was carried.
+    a.memory
+        .remember(NewMemory::new("bo's first note").scope(Scope::user("bo")))
+        .unwrap();
+    a.memory.remember(NewMemory::new("a plain note")).unwrap();
+    sync(a, &remote);
+    // The key directory hidden from B for one sync (a remote that serves segments first).
+    let keys = bucket.join("keys");
+    let aside = bucket.join("keys.aside");
+    std::fs::rename(&keys, &aside).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!(
+        (r.pulled, r.unreadable, r.waiting.len()),
+        (0, 0, 1),
+        "{r:?}"
+    );
+    std::fs::rename(&aside, &keys).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.pulled, r.waiting.len()), (2, 0), "{r:?}");
+    assert_eq!(texts(&b.memory), ["a plain note", "bo's first note"]);
+}
+
+#[test]
+fn an_oversized_object_is_refused_for_itself_not_for_the_sync() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    d[0].memory.remember(NewMemory::new("a note")).unwrap();
+    sync(&d[0], &remote);
+    // 70 MiB (sparse) in a device folder no ring holder wrote.
+    let junk = bucket.join("segments/00000000deadbeef/00000000000000000001-000000.seg");
+    std::fs::create_dir_all(junk.parent().unwrap()).unwrap();
+    std::fs::File::create(&junk)
+        .unwrap()
+        .set_len(70 << 20)
+        .unwrap();
+    let r = sync(&d[1], &remote);
+    assert_eq!(r.refused.len(), 1, "{r:?}");
+    assert_eq!(texts(&d[1].memory), ["a note"]);
+    assert!(newest_segment(&bucket).ends_with("00000000000000000001-000000.seg"));
+}
+
+#[test]
+fn the_sync_key_settles_after_one_erasure() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory
+        .remember(NewMemory::new("ana's note").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    sync(b, &remote);
+    let published_before: Vec<PathBuf> = files(&bucket.join("keys"));
+    a.memory.scoped(&Scope::user("ana")).erase().unwrap();
+    let receipt: serde_json::Value =
+        serde_json::from_str(&a.memory.admin().receipt_log().unwrap()[0]).unwrap();
+    let destroyed = receipt["destroyed_key"].as_str().unwrap().to_string();
+    let count = |dir: &str| {
+        let p = bucket.join(dir);
+        if p.exists() {
+            files(&p).len()
+        } else {
+            0
+        }
+    };
+    for _ in 0..3 {
+        sync(a, &remote);
+        sync(b, &remote);
+    }
+    let settled = (count("keks"), count("keys"));
+    for _ in 0..10 {
+        sync(a, &remote);
+        sync(b, &remote);
+    }
+    assert_eq!(
+        (count("keks"), count("keys")),
+        settled,
+        "no new key objects once settled"
+    );
+    // K3a: the erased user's key is published under no sync key made after the erasure.
+    let again: Vec<PathBuf> = files(&bucket.join("keys"))
+        .into_iter()
+        .filter(|f| !published_before.contains(f) && f.ends_with(&destroyed))
+        .collect();
+    assert!(
+        again.is_empty(),
+        "ana's destroyed key published again: {again:?}"
+    );
+    // Still one memory key directory both read: a note written now reaches the other.
+    b.memory
+        .remember(NewMemory::new("after the keys settled").scope(Scope::user("cy")))
+        .unwrap();
+    sync(b, &remote);
+    sync(a, &remote);
+    assert_eq!(texts(&a.memory), ["after the keys settled"]);
+}
