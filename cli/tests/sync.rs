@@ -83,6 +83,23 @@ impl Device {
         out
     }
 
+    /// The id and text of every current memory (the first 5,000).
+    fn ids(&self) -> Vec<(u64, String)> {
+        let got = self.run(&["list", "--json", "--limit", "5000"], "");
+        let v: serde_json::Value = serde_json::from_str(&got).unwrap();
+        v["memories"]
+            .as_array()
+            .expect("a list of memories")
+            .iter()
+            .map(|i| {
+                (
+                    i["id"].as_u64().unwrap(),
+                    i["text"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
     fn ingest(&self, texts: &[String], user: Option<&str>) {
         let lines: String = texts
             .iter()
@@ -158,6 +175,7 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(10);
     let mut killed_running = 0;
+    let mut forgotten: Vec<String> = Vec::new();
     for round in 0..rounds {
         // Each device writes (acknowledged when the command returns), then one of them syncs
         // and is killed at a random moment.
@@ -165,6 +183,18 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
         let batch: Vec<String> = (0..150).map(|i| text(round * 1000 + i)).collect();
         writer.ingest(&batch, None);
         acked.extend(batch);
+        // And forgets two memories it holds (acknowledged too: they must never come back),
+        // so killed pushes carry forgets as well as writes.
+        for (id, t) in writer
+            .ids()
+            .into_iter()
+            .filter(|(_, t)| t.starts_with("Field note"))
+            .take(2)
+        {
+            writer.run(&["forget", &id.to_string()], "");
+            acked.retain(|a| *a != t);
+            forgotten.push(t);
+        }
         let victim = if rng.gen_bool(0.5) { writer } else { other };
         let mut child: Child = victim
             .cmd(&["sync", "--remote", url.as_str()])
@@ -195,6 +225,9 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
     for t in &acked {
         assert!(ta.contains(t), "lost: {t:?}");
     }
+    for t in &forgotten {
+        assert!(!ta.contains(t), "forgotten, and back: {t:?}");
+    }
     for d in [&a, &b] {
         d.run(&["check"], "");
     }
@@ -203,8 +236,9 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
         "only {killed_running} of {rounds} kills hit a running sync"
     );
     eprintln!(
-        "{} acknowledged writes, {killed_running} of {rounds} syncs killed while running",
-        acked.len()
+        "{} acknowledged writes, {} forgets, {killed_running} of {rounds} syncs killed while running",
+        acked.len(),
+        forgotten.len()
     );
 }
 

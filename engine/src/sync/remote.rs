@@ -204,17 +204,23 @@ impl Remote {
             });
         }
         let path = self.path(name);
+        // Read as a stream and cut off past the bound: a remote that lists a small object and
+        // serves an endless one never makes the sync hold more than a segment may be.
         let bytes = self.run("read", name, async {
-            let got = self.store.get(&path).await?;
-            got.bytes().await
+            let mut stream = self.store.get(&path).await?.into_stream();
+            let mut out = Vec::with_capacity(size as usize);
+            while let Some(chunk) = stream.try_next().await? {
+                if (out.len() + chunk.len()) as u64 > MAX_OBJECT {
+                    return Ok(None);
+                }
+                out.extend_from_slice(&chunk);
+            }
+            Ok(Some(out))
         })?;
-        if bytes.len() as u64 > MAX_OBJECT {
-            return Err(Error::Corrupt {
-                path: format!("{}/{name}", self.url).into(),
-                detail: "longer than a segment may be".into(),
-            });
-        }
-        Ok(bytes.to_vec())
+        bytes.ok_or_else(|| Error::Corrupt {
+            path: format!("{}/{name}", self.url).into(),
+            detail: "longer than a segment may be".into(),
+        })
     }
 }
 
