@@ -272,6 +272,31 @@ impl Memory {
                 .item(id)?
                 .filter(|i| crate::item::scope_covers(scope.fields(), i.scope_fields()))
                 .ok_or(Error::NotFound(id))?;
+            // Its neighbours in the lineage close the gap it leaves, as sync's merge rules
+            // say (of a lineage's live versions the one made last is current): forgetting a
+            // current version makes the one before it current again, here as on every device
+            // that applies the forget.
+            let store = &inner.store;
+            let prev = item
+                .supersedes
+                .map(|p| store.item(p))
+                .transpose()?
+                .flatten();
+            let next = item
+                .superseded_by
+                .map(|n| store.item(n))
+                .transpose()?
+                .flatten();
+            if let Some(mut p) = prev {
+                p.superseded_by = next.as_ref().map(|n| n.id);
+                tx.put(&p, None)?;
+                applied.items.push(p);
+            }
+            if let Some(mut n) = next {
+                n.supersedes = item.supersedes;
+                tx.put(&n, None)?;
+                applied.items.push(n);
+            }
             tx.delete(&item)?;
             // The forgetting log keeps the start of a demoted memory's text: forgotten for
             // good means gone from there too.

@@ -39,6 +39,9 @@ pub(crate) struct Remote {
     prefix: ObjectPath,
     runtime: tokio::runtime::Runtime,
     timeout: Duration,
+    /// A `file://` remote's folder: nothing below it that is a symbolic link is read or
+    /// written (a link could lead a write out of the folder).
+    folder: Option<std::path::PathBuf>,
     /// The URL, for errors and reports.
     pub(crate) url: String,
 }
@@ -66,6 +69,7 @@ impl Remote {
                 spec.url
             ))
         })?;
+        let mut folder = None;
         let (store, prefix): (Box<dyn ObjectStore>, ObjectPath) = match url.scheme() {
             "file" => {
                 if spec.endpoint.is_some() {
@@ -77,6 +81,7 @@ impl Remote {
                 std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create the remote folder", e))?;
                 let local = crate::platform::folder_store(&dir)
                     .map_err(|e| remote_io(&spec.url, "open", e))?;
+                folder = Some(dir);
                 (local, ObjectPath::default())
             }
             "s3" => (s3(&url, spec)?, ObjectPath::from(url.path().trim_matches('/'))),
@@ -95,8 +100,35 @@ impl Remote {
             prefix,
             runtime,
             timeout: spec.timeout,
+            folder,
             url: spec.url.clone(),
         })
+    }
+
+    /// The name of a symbolic link on the way to object `name` in a `file://` remote, if any.
+    fn link_on_the_way(&self, name: &str) -> Option<String> {
+        let mut at = self.folder.clone()?;
+        for part in name.split('/') {
+            at.push(part);
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Some(at.display().to_string());
+            }
+        }
+        None
+    }
+
+    /// Refuses a write to `name` through a symbolic link of a `file://` remote.
+    fn confined(&self, name: &str, op: &'static str) -> Result<()> {
+        match self.link_on_the_way(name) {
+            Some(link) => Err(Error::io(
+                std::path::Path::new(&link),
+                op,
+                std::io::Error::other(
+                    "a symbolic link inside a file:// remote: memloop writes only inside its folder",
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     fn path(&self, name: &str) -> ObjectPath {
@@ -127,6 +159,7 @@ impl Remote {
 
     /// Writes `bytes` as `name` if nothing is there yet: `Ok(false)` when something is.
     pub(crate) fn put_new(&self, name: &str, bytes: Vec<u8>) -> Result<bool> {
+        self.confined(name, "write")?;
         let path = self.path(name);
         let opts = PutOptions::from(PutMode::Create);
         let put = self.store.put_opts(&path, PutPayload::from(bytes), opts);
@@ -150,6 +183,7 @@ impl Remote {
 
     /// Writes `bytes` as `name` (one atomic write: the object is there whole or not at all).
     pub(crate) fn put(&self, name: &str, bytes: Vec<u8>) -> Result<()> {
+        self.confined(name, "write")?;
         let path = self.path(name);
         self.run(
             "write",
@@ -161,6 +195,7 @@ impl Remote {
 
     /// Deletes `name` (nothing there is not an error).
     pub(crate) fn delete(&self, name: &str) -> Result<()> {
+        self.confined(name, "delete")?;
         let path = self.path(name);
         let gone = async {
             match self.store.delete(&path).await {
@@ -201,6 +236,12 @@ impl Remote {
             return Err(Error::Corrupt {
                 path: format!("{}/{name}", self.url).into(),
                 detail: format!("{size} bytes, more than a segment may hold ({MAX_OBJECT})"),
+            });
+        }
+        if let Some(link) = self.link_on_the_way(name) {
+            return Err(Error::Corrupt {
+                path: link.into(),
+                detail: "a symbolic link inside a file:// remote is not read".into(),
             });
         }
         let path = self.path(name);

@@ -22,6 +22,7 @@ mod scope_property;
 mod scopes;
 mod sync;
 mod sync_hostile;
+mod sync_property;
 mod transfer;
 mod trust;
 mod validity;

@@ -57,7 +57,7 @@ pub(crate) fn remote_of(dir: &Path) -> SyncRequest {
 type Seen = (String, Option<String>, Vec<String>, bool, Option<String>);
 
 /// What a user sees on a device: every version and which are current.
-fn view(m: &Memory) -> BTreeSet<Seen> {
+pub(crate) fn view(m: &Memory) -> BTreeSet<Seen> {
     let all = m
         .advanced()
         .scan(&MemoryFilter::new().include_superseded(true), usize::MAX)

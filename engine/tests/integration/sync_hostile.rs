@@ -319,3 +319,65 @@ fn the_sync_key_settles_after_one_erasure() {
     sync(a, &remote);
     assert_eq!(texts(&a.memory), ["after the keys settled"]);
 }
+
+#[test]
+fn forgetting_a_current_version_means_the_same_on_every_device() {
+    let root = crate::common::tempdir();
+    let remote = remote_of(&root.path().join("bucket"));
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    let v1 = a.memory.remember(NewMemory::new("V2 v1 text")).unwrap();
+    a.clock.advance(1_000).unwrap();
+    let v2 = a
+        .memory
+        .update(
+            v1,
+            memloop::requests::Update {
+                text: Some("V2 v2 text".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    a.memory.remember(NewMemory::new("first")).unwrap();
+    sync(a, &remote);
+    sync(b, &remote);
+    a.memory.forget(v2).unwrap();
+    // Here as there: the version before it is current again.
+    assert_eq!(texts(&a.memory), ["V2 v1 text", "first"]);
+    sync(a, &remote);
+    sync(b, &remote);
+    assert_eq!(crate::sync::view(&a.memory), crate::sync::view(&b.memory));
+    assert_eq!(texts(&b.memory), ["V2 v1 text", "first"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_remote_follows_no_symbolic_link_out_of_its_folder() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    d[0].memory.remember(NewMemory::new("a note")).unwrap();
+    sync(&d[0], &remote);
+    // R7c: `heads/` a link to a folder outside the remote.
+    let outside = root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::remove_dir_all(bucket.join("heads")).unwrap();
+    std::os::unix::fs::symlink(&outside, bucket.join("heads")).unwrap();
+    let r = d[1].memory.transfer().sync(&remote);
+    assert!(r.is_err(), "a write through the link must fail: {r:?}");
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "nothing written outside the remote"
+    );
+    std::fs::remove_file(bucket.join("heads")).unwrap();
+    // R7a: an object that is a link to a file outside is refused for itself, not read.
+    let secret = root.path().join("secret.seg");
+    std::fs::write(&secret, b"MLSYNC01 not a segment").unwrap();
+    let dir = bucket.join("segments/00000000000000aa");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("00000000000000000001-000000.seg")).unwrap();
+    let r = sync(&d[1], &remote);
+    assert_eq!(r.refused.len(), 1, "{r:?}");
+    assert_eq!(texts(&d[1].memory), ["a note"]);
+}
