@@ -288,6 +288,9 @@ impl Memory {
                 .transpose()?
                 .flatten();
             if let Some(mut p) = prev {
+                // Sent with the forget (a device that never held this version still places
+                // the versions after it): only what a later push reads.
+                tx.set_meta(&crate::store::forgotten_prev_key(id), &p.id.to_le_bytes())?;
                 p.superseded_by = next.as_ref().map(|n| n.id);
                 tx.put(&p, None)?;
                 applied.items.push(p);

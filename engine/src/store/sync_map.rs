@@ -29,6 +29,12 @@ pub(crate) struct SyncEntry {
     pub(crate) carried: u64,
 }
 
+/// The metadata key of the local version that local memory `id`, forgotten here, followed:
+/// a sync's push sends it with the forget, so every device keeps the lineage whole.
+pub(crate) fn forgotten_prev_key(id: MemoryId) -> String {
+    format!("forgotten_prev:{id}")
+}
+
 // local, two clock readings (wall, counter, device), echo_seq, tomb, carried.
 const ENTRY_LEN: usize = 8 + 2 * (8 + 4 + 8) + 8 + 1 + 8;
 

@@ -184,9 +184,19 @@ impl Memory {
         let mut rows: Vec<Row> = Vec::new();
         for (gid, e) in &entries {
             let payload = if e.tomb {
-                Payload::Forgotten {
-                    gid: *gid,
-                    at: e.meta,
+                match store
+                    .meta(&state::tomb_prev_key(*gid))?
+                    .and_then(|b| state::gid_of_bytes(&b))
+                {
+                    Some(supersedes) => Payload::ForgottenAfter {
+                        gid: *gid,
+                        at: e.meta,
+                        supersedes,
+                    },
+                    None => Payload::Forgotten {
+                        gid: *gid,
+                        at: e.meta,
+                    },
                 }
             } else {
                 let Some(item) = store.item(e.local)? else {

@@ -46,6 +46,18 @@ pub(crate) enum Payload {
         /// The receipt's number in the pushing store (an erasure is carried out once).
         receipt: u64,
     },
+    /// A version forgotten, with the version it followed: a device that never held it still
+    /// places a later version that followed it in its lineage (after the one before it).
+    /// Written instead of `Forgotten` when the forgotten version followed one; last of the
+    /// variants, so rows written before it decode as they did.
+    ForgottenAfter {
+        /// Its id on every device.
+        gid: Gid,
+        /// When.
+        at: Clock,
+        /// The version it followed.
+        supersedes: Gid,
+    },
 }
 
 /// A version's counters as they travel: each device's, raised only by that device (its

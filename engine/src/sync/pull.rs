@@ -38,6 +38,8 @@ enum Act {
     Forgotten {
         gid: Gid,
         at: Clock,
+        /// The version it followed, when its row says.
+        prev: Option<Gid>,
     },
 }
 
@@ -258,9 +260,9 @@ impl Memory {
                             applied,
                         )?;
                     }
-                    Act::Forgotten { gid, at } => {
+                    Act::Forgotten { gid, at, prev } => {
                         clock.observe(state::hlc(at), now);
-                        w.forgotten(gid, at, applied)?;
+                        w.forgotten(gid, at, prev, applied)?;
                     }
                 }
             }
@@ -377,8 +379,24 @@ impl Memory {
                     });
                 }
                 (RowKind::Forgotten, Payload::Forgotten { gid, at }) => {
-                    c.acts.push(Act::Forgotten { gid, at })
+                    c.acts.push(Act::Forgotten {
+                        gid,
+                        at,
+                        prev: None,
+                    })
                 }
+                (
+                    RowKind::Forgotten,
+                    Payload::ForgottenAfter {
+                        gid,
+                        at,
+                        supersedes,
+                    },
+                ) => c.acts.push(Act::Forgotten {
+                    gid,
+                    at,
+                    prev: Some(supersedes),
+                }),
                 (
                     RowKind::Erased,
                     Payload::Erased {
@@ -585,14 +603,7 @@ impl Writer<'_> {
         item.supersedes = None;
         item.superseded_by = None;
         // Its lineage: the versions before and after it by clock reading.
-        let pred = match supersedes {
-            Some(p) => match self.tx.sync_entry(p)? {
-                Some(e) if !e.tomb && e.local != 0 => Some(e.local),
-                _ if p.0 == self.device => Some(p.1),
-                _ => None,
-            },
-            None => None,
-        };
+        let pred = self.live_before(supersedes)?;
         let mut before = match pred {
             Some(p) => self.get(p)?,
             None => None,
@@ -658,18 +669,60 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// The local version a version following `gid` follows here: `gid`'s own, or, when it
+    /// was forgotten, the one it followed (and so on), so a lineage stays whole whichever of
+    /// its versions were forgotten and whichever device never held them.
+    fn live_before(&mut self, mut at: Option<Gid>) -> Result<Option<MemoryId>> {
+        for _ in 0..MAX_CHAIN {
+            let Some(g) = at else { return Ok(None) };
+            match self.tx.sync_entry(g)? {
+                Some(e) if !e.tomb && e.local != 0 => return Ok(Some(e.local)),
+                Some(e) if e.tomb => {
+                    at = self
+                        .tx
+                        .meta(&state::tomb_prev_key(g))?
+                        .and_then(|b| state::gid_of_bytes(&b));
+                }
+                _ if g.0 == self.device => {
+                    // One of this device's own versions never pushed: held, or forgotten
+                    // here (then the one it followed, as the forget recorded it).
+                    if self.get(g.1)?.is_some() {
+                        return Ok(Some(g.1));
+                    }
+                    at = match self.tx.meta(&crate::store::forgotten_prev_key(g.1))? {
+                        Some(b) => match <[u8; 8]>::try_from(b.as_slice()) {
+                            Ok(b) => Some(self.gid(u64::from_le_bytes(b))?),
+                            Err(_) => None,
+                        },
+                        None => None,
+                    };
+                }
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
     fn forgotten(
         &mut self,
         gid: Gid,
         at: Clock,
+        prev: Option<Gid>,
         applied: &mut crate::memory::Applied,
     ) -> Result<()> {
         let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
         if e.tomb {
             return Ok(());
         }
+        // The version it followed, kept for the versions that followed it.
+        let mut before = prev;
         if e.local != 0 {
             if let Some(it) = self.get(e.local)? {
+                if before.is_none() {
+                    if let Some(p) = it.supersedes {
+                        before = Some(self.gid(p)?);
+                    }
+                }
                 // Its neighbours in the lineage close the gap it leaves.
                 let prev = it.supersedes.map(|p| self.get(p)).transpose()?.flatten();
                 let next = it.superseded_by.map(|n| self.get(n)).transpose()?.flatten();
@@ -686,6 +739,10 @@ impl Writer<'_> {
                 self.staged.remove(&it.id);
                 self.gone.insert(it.id);
             }
+        }
+        if let Some(b) = before {
+            self.tx
+                .set_meta(&state::tomb_prev_key(gid), &state::gid_bytes(b))?;
         }
         e.tomb = true;
         e.meta = at;

@@ -119,9 +119,31 @@ impl Memory {
                             entry.tomb = true;
                             entry.meta = state::reading(clock.tick(now));
                         }
-                        let payload = Payload::Forgotten {
-                            gid,
-                            at: entry.meta,
+                        // The version it followed, recorded by the forget: sent with it, and kept
+                        // here too, so a later version that followed it finds its lineage.
+                        let prev = match tx.meta(&crate::store::forgotten_prev_key(*id))? {
+                            Some(b) => match <[u8; 8]>::try_from(b.as_slice()) {
+                                Ok(b) => Some(gid_of(tx, u64::from_le_bytes(b), device)?),
+                                Err(_) => None,
+                            },
+                            None => None,
+                        };
+                        let payload = match prev {
+                            Some(supersedes) => {
+                                tx.set_meta(
+                                    &state::tomb_prev_key(gid),
+                                    &state::gid_bytes(supersedes),
+                                )?;
+                                Payload::ForgottenAfter {
+                                    gid,
+                                    at: entry.meta,
+                                    supersedes,
+                                }
+                            }
+                            None => Payload::Forgotten {
+                                gid,
+                                at: entry.meta,
+                            },
                         };
                         rows.push((
                             RowKind::Forgotten,

@@ -89,6 +89,27 @@ pub(crate) fn pulled_key(device: u64) -> String {
     format!("{PULLED_PREFIX}{}", hex(device))
 }
 
+/// The metadata key of the version forgotten version `gid` followed (its lineage after it is
+/// forgotten): 16 bytes, device then id, little-endian.
+pub(crate) fn tomb_prev_key(gid: (u64, u64)) -> String {
+    format!("sync_tomb_prev:{}:{}", hex(gid.0), gid.1)
+}
+
+/// A version id as [`tomb_prev_key`]'s value holds it.
+pub(crate) fn gid_bytes(gid: (u64, u64)) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&gid.0.to_le_bytes());
+    b[8..].copy_from_slice(&gid.1.to_le_bytes());
+    b
+}
+
+/// The version id of [`gid_bytes`]'s bytes.
+pub(crate) fn gid_of_bytes(b: &[u8]) -> Option<(u64, u64)> {
+    let d = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
+    let i = u64::from_le_bytes(b.get(8..16)?.try_into().ok()?);
+    (b.len() == 16).then_some((d, i))
+}
+
 /// The metadata key marking receipt `n` of this store as an erasure a pull carried out.
 pub(crate) fn receipt_echo_key(n: u64) -> String {
     format!("sync_receipt_echo:{n}")

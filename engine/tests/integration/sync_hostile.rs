@@ -381,3 +381,63 @@ fn a_file_remote_follows_no_symbolic_link_out_of_its_folder() {
     assert_eq!(r.refused.len(), 1, "{r:?}");
     assert_eq!(texts(&d[1].memory), ["a note"]);
 }
+
+#[test]
+fn a_lineage_stays_whole_when_a_forked_version_is_forgotten_before_its_successor_arrives() {
+    let root = crate::common::tempdir();
+    let remote = remote_of(&root.path().join("bucket"));
+    let d = devices(root.path(), &[0, 0, 0]);
+    let (a, b, c) = (&d[0], &d[1], &d[2]);
+    let step = |x: &Device| {
+        x.clock.advance(1_000).unwrap();
+    };
+    let id_of = |x: &Device, text: &str| {
+        x.memory
+            .advanced()
+            .scan(&MemoryFilter::new().include_superseded(true), usize::MAX)
+            .unwrap()
+            .into_iter()
+            .find(|i| i.text == text)
+            .unwrap()
+            .id
+    };
+    let update = |x: &Device, from: &str, to: &str| {
+        step(x);
+        x.memory
+            .update(
+                id_of(x, from),
+                memloop::requests::Update {
+                    text: Some(to.into()),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+    };
+    a.memory.remember(NewMemory::new("n")).unwrap();
+    for x in [a, b, c] {
+        sync(x, &remote);
+    }
+    update(a, "n", "u1");
+    for x in [a, b, c] {
+        sync(x, &remote);
+    }
+    // A fork: B and A each update u1, neither having seen the other's.
+    update(b, "u1", "u2 by b");
+    sync(b, &remote);
+    update(a, "u1", "u3 by a");
+    // C forgets u1 (the fork point) before it has seen A's successor of it.
+    sync(c, &remote);
+    step(c);
+    c.memory.forget(id_of(c, "u1")).unwrap();
+    sync(c, &remote);
+    for _ in 0..2 {
+        for x in [a, b, c] {
+            sync(x, &remote);
+        }
+    }
+    let va = crate::sync::view(&a.memory);
+    assert_eq!(va, crate::sync::view(&b.memory));
+    assert_eq!(va, crate::sync::view(&c.memory));
+    // One lineage, one current version: the one made last.
+    assert_eq!(texts(&a.memory), ["u3 by a"]);
+}
