@@ -4,8 +4,9 @@
 # (two devices through the server; the server stalled and killed; a copy of the bucket read
 # after an erasure). scripts/test.sh runs this.
 #
-# `--full` also runs what CI runs a little of: the convergence property test with 10,000 cases
-# and the kill -9 test with 100 rounds.
+# `--full` also runs what CI runs a little of: the merge model's property test with 10,000
+# cases, the adversarial-remote property test with 10,000 seeds (MEMLOOP_SYNC_SEEDS overrides;
+# about a second a seed) and the kill -9 test (forgets among the writes) with 100 rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host=$(rustc -vV | sed -n 's/^host: //p')
@@ -21,5 +22,7 @@ export MEMLOOP_S3S_FS=$tools/bin/s3s-fs
 cargo test --locked -p memloop-cli --test sync -- --include-ignored
 if [ "${1:-}" = --full ]; then
     PROPTEST_CASES=10000 cargo test --locked -p memloop --lib sync::merge
+    MEMLOOP_SYNC_SEEDS=${MEMLOOP_SYNC_SEEDS:-10000} cargo test --locked -p memloop --test integration \
+        sync_property -- --nocapture
     MEMLOOP_SYNC_KILL_ROUNDS=100 cargo test --locked -p memloop-cli --test sync kill_9 -- --nocapture
 fi

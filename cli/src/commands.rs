@@ -363,6 +363,9 @@ pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<()> {
         for name in &r.refused {
             println!("refused {name}: damaged, not signed with this key ring, or a signed object under another name; that device's later changes wait behind it");
         }
+        for name in &r.missing {
+            println!("missing {name}: a later segment of that device names it, and the remote did not serve it (withheld or rolled back); that device's later changes wait for it");
+        }
         for name in &r.waiting {
             println!("waiting {name}: sealed under a key this key file does not hold yet; the next sync applies it once the key arrives");
         }

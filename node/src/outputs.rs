@@ -290,6 +290,8 @@ pub struct Synced {
     pub refused: Vec<String>,
     /// Segments waiting for a key this key file does not hold yet.
     pub waiting: Vec<String>,
+    /// Segments the remote withheld or rolled back (a later one names them).
+    pub missing: Vec<String>,
     /// Pulled memories embedded again (their device used another model).
     pub reembedded: f64,
     /// With `compact`: segments deleted from the remote.

@@ -146,6 +146,7 @@ impl Memory {
             through,
             part: 0,
             kind: Some(kind),
+            prev: None,
             parts: Vec::new(),
             model: self.fingerprint().to_string(),
             dim: self.embedder().dim(),

@@ -78,14 +78,11 @@ impl Memory {
         };
         let mut c = Collected::default();
         let mut cursors: Vec<(u64, String)> = Vec::new();
+        let mut digests: Vec<(u64, String)> = Vec::new();
         // A device that never pulled starts from the latest snapshot, when a compaction left
-        // one (the segments it covers may be gone).
-        let fresh = by_device
-            .keys()
-            .map(|d| store.meta(&state::pulled_key(*d)))
-            .collect::<Result<Vec<_>>>()?
-            .iter()
-            .all(Option::is_none);
+        // one (the segments it covers may be gone). Never one that did: a listing that comes
+        // back empty (a rolled-back or failing remote) must not move its cursors back.
+        let fresh = store.meta_with_prefix(state::PULLED_PREFIX)?.is_empty();
         let mut covered: BTreeMap<u64, String> = BTreeMap::new();
         if fresh {
             if let Some((name, snapshot)) = super::compact::latest_snapshot(remote, &seed)? {
@@ -122,6 +119,12 @@ impl Memory {
                 state::parse_segment_name(&l.name).is_some_and(|(_, f)| f > cursor.as_str())
             });
             let mut last_good = None;
+            // How far this device's chain is applied: the number and digest of its last
+            // segment applied here.
+            let mut at = state::number_of(&cursor).map_or(0, |(n, _)| n);
+            let mut digest = store
+                .meta(&state::pulled_digest_key(device))?
+                .map(|b| String::from_utf8_lossy(&b).into_owned());
             for l in pending {
                 let Some((_, file)) = state::parse_segment_name(&l.name) else {
                     continue;
@@ -144,6 +147,21 @@ impl Memory {
                         break;
                     }
                 };
+                // The chain: a segment names the last one its device recorded before it. One
+                // past what is applied here was not served (withheld, or rolled back): this
+                // device's later segments wait for it. The same number with another digest
+                // is a second object where one was (a fork): refused.
+                if let Some((n, d)) = &header.prev {
+                    if *n > at {
+                        out.missing
+                            .push(format!("segments/{}/{n:020}", state::hex(device)));
+                        break;
+                    }
+                    if *n == at && digest.as_ref().is_some_and(|have| have != d) {
+                        out.refused.push(l.name.clone());
+                        break;
+                    }
+                }
                 // Its rows are applied together, or none of them: one sealed under a key this
                 // ring does not hold yet (its key directory entry not read yet) holds the
                 // segment, and this device's later ones, until the key arrives.
@@ -158,10 +176,15 @@ impl Memory {
                 c.take(one);
                 out.pulled_segments += 1;
                 last_good = Some(file.to_string());
+                at = header.through;
+                digest = Some(segment::digest(&bytes));
             }
             if let Some(f) = last_good {
                 cursors.retain(|(d, _)| *d != device);
                 cursors.push((device, f));
+                if let Some(d) = &digest {
+                    digests.push((device, d.clone()));
+                }
             }
         }
         let Collected {
@@ -268,6 +291,9 @@ impl Memory {
             }
             for (d, f) in &cursors {
                 w.tx.set_meta(&state::pulled_key(*d), f.as_bytes())?;
+            }
+            for (d, h) in &digests {
+                w.tx.set_meta(&state::pulled_digest_key(*d), h.as_bytes())?;
             }
             st.save_clock(w.tx, clock)
         })?;

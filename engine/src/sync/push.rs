@@ -182,15 +182,43 @@ impl Memory {
             ..Pushed::default()
         };
         let seed = sealer.signing_seed()?;
+        // The chain: every part names the last segment of the last push recorded.
+        let prev = st
+            .last_segment
+            .as_deref()
+            .and_then(|n| state::number_of(state::file_of(n)))
+            .zip(st.last_digest.clone())
+            .map(|((n, _), d)| (n, d));
+        let mut written = Vec::new();
         for (part, run) in segment::parts(&rows).into_iter().enumerate() {
             let mut header = self.signed_header(st, Kind::Segment, number, Default::default());
             header.part = part as u32;
+            header.prev = prev.clone();
             let bytes = segment::encode(&header, run, &seed);
             pushed.bytes += bytes.len() as u64;
             let name = state::segment_name(device, number, part as u32);
+            let digest = segment::digest(&bytes);
+            let size = bytes.len() as u64;
             remote.put(&name, bytes)?;
+            written.push((name.clone(), size));
             st.last_segment = Some(name);
+            st.last_digest = Some(digest);
             pushed.segments += 1;
+        }
+        // Recorded as sent only once the remote lists every segment whole.
+        if !written.is_empty() {
+            let listed = remote.list(&format!("segments/{}", state::hex(device)))?;
+            for (name, size) in &written {
+                if !listed.iter().any(|l| &l.name == name && l.size == *size) {
+                    return Err(crate::error::Error::io(
+                        std::path::Path::new(&format!("{}/{name}", remote.url)),
+                        "confirm a write",
+                        std::io::Error::other(
+                            "the remote does not list the segment just written: it is sent again at the next sync",
+                        ),
+                    ));
+                }
+            }
         }
         let last_receipt = receipts.last().map_or(st.receipts_pushed, |(n, _)| *n);
         st.pushed = changes.through;

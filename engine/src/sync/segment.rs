@@ -59,6 +59,12 @@ pub(crate) struct Header {
     /// an object as a segment only when it covers nothing, as a head or manifest does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) kind: Option<Kind>,
+    /// For a segment: the number and SHA-256 (hex) of the last segment of the push its device
+    /// recorded before this one (none for its first, and in segments written before the
+    /// chain): a device's recorded pushes form a chain, so a pull that is served a later one
+    /// sees that an earlier one is withheld or rolled back instead of passing it for good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) prev: Option<(u64, String)>,
     /// For a manifest: the SHA-256 (hex) of each of its parts' bytes, in order, so that no
     /// other signed object passes for one of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -248,6 +254,7 @@ mod tests {
             through: 9,
             part: 0,
             kind: Some(Kind::Segment),
+            prev: Some((8, "ab".into())),
             parts: Vec::new(),
             model: "m".into(),
             dim: 4,

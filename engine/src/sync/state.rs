@@ -17,6 +17,7 @@ const PUSHED: &str = "sync_pushed";
 const RECEIPTS_PUSHED: &str = "sync_receipts_pushed";
 const LAST_SEGMENT: &str = "sync_last_segment";
 const SEQ: &str = "sync_seq";
+const LAST_DIGEST: &str = "sync_last_digest";
 /// The prefix of the metadata keys of how far each device was pulled.
 pub(crate) const PULLED_PREFIX: &str = "sync_pulled:";
 
@@ -36,6 +37,8 @@ pub(crate) struct SyncState {
     /// The last number a push of this device took for its segments' names (recorded before
     /// they are written, so no two pushes, a repeat of a failed one included, share one).
     pub(crate) seq: u64,
+    /// The SHA-256 (hex) of [`SyncState::last_segment`]'s bytes, when recorded.
+    pub(crate) last_digest: Option<String>,
 }
 
 /// A clock reading as rows and the store carry it.
@@ -110,6 +113,11 @@ pub(crate) fn gid_of_bytes(b: &[u8]) -> Option<(u64, u64)> {
     (b.len() == 16).then_some((d, i))
 }
 
+/// The metadata key of the SHA-256 of the last segment of `device` applied here.
+pub(crate) fn pulled_digest_key(device: u64) -> String {
+    format!("sync_pulled_digest:{}", hex(device))
+}
+
 /// The metadata key marking receipt `n` of this store as an erasure a pull carried out.
 pub(crate) fn receipt_echo_key(n: u64) -> String {
     format!("sync_receipt_echo:{n}")
@@ -179,6 +187,9 @@ impl SyncState {
             receipts_pushed: store.meta_u64(RECEIPTS_PUSHED)?,
             last_segment,
             seq: store.meta_u64(SEQ)?.max(named).max(pushed),
+            last_digest: store
+                .meta(LAST_DIGEST)?
+                .map(|b| String::from_utf8_lossy(&b).into_owned()),
         })
     }
 
@@ -205,6 +216,9 @@ impl SyncState {
         tx.set_meta(PUSHED, &self.pushed.to_le_bytes())?;
         if let Some(name) = &self.last_segment {
             tx.set_meta(LAST_SEGMENT, name.as_bytes())?;
+        }
+        if let Some(d) = &self.last_digest {
+            tx.set_meta(LAST_DIGEST, d.as_bytes())?;
         }
         tx.set_meta(RECEIPTS_PUSHED, &self.receipts_pushed.to_le_bytes())
     }

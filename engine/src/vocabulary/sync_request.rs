@@ -112,6 +112,10 @@ pub struct Synced {
     /// directory not read up to it): neither they nor their device's later segments are
     /// applied yet; a later sync applies them once the key arrives.
     pub waiting: Vec<String>,
+    /// Segments a later segment of their device names as recorded before it, which the
+    /// remote did not serve (withheld, or rolled back), by device and number: that device's
+    /// later segments wait until they are served.
+    pub missing: Vec<String>,
     /// Pulled memories embedded again because their device used another model.
     pub reembedded: usize,
     /// With `compact`: segments deleted from the remote.

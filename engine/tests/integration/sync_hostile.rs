@@ -441,3 +441,40 @@ fn a_lineage_stays_whole_when_a_forked_version_is_forgotten_before_its_successor
     // One lineage, one current version: the one made last.
     assert_eq!(texts(&a.memory), ["u3 by a"]);
 }
+
+#[test]
+fn a_withheld_segment_is_reported_and_holds_back_the_later_ones_until_served() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    let mut hex = String::new();
+    for t in ["one", "two", "three"] {
+        a.memory.remember(NewMemory::new(t)).unwrap();
+        hex = sync(a, &remote).device;
+    }
+    let segs = segments_of(&bucket, &hex);
+    assert_eq!(segs.len(), 3);
+    // R2b/F10: the middle one withheld while the later one is served.
+    let aside = root.path().join("withheld.seg");
+    std::fs::rename(&segs[1], &aside).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.pulled, r.missing.len()), (1, 1), "{r:?}");
+    assert_eq!(texts(&b.memory), ["one"]);
+    std::fs::rename(&aside, &segs[1]).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.pulled, r.missing.len()), (2, 0), "{r:?}");
+    assert_eq!(texts(&b.memory), ["one", "three", "two"]);
+    // R1b: a rolled-back remote (A's last segment gone) met by a device that joins later.
+    a.memory.remember(NewMemory::new("four")).unwrap();
+    sync(a, &remote);
+    a.memory.remember(NewMemory::new("five")).unwrap();
+    sync(a, &remote);
+    let segs = segments_of(&bucket, &hex);
+    std::fs::rename(&segs[3], &aside).unwrap();
+    let c = join(root.path(), "c");
+    let r = c.memory.transfer().sync(&remote).unwrap();
+    assert_eq!(r.missing.len(), 1, "{r:?}");
+    assert!(!texts(&c.memory).contains(&"five".to_string()));
+}
