@@ -326,7 +326,9 @@ pub struct SyncArgs {
     json: bool,
 }
 
-pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<()> {
+/// `memloop sync`: its report, and its exit status ([`SYNC_HELD_BACK`] when the remote held
+/// something back).
+pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<std::process::ExitCode> {
     let request = memloop::requests::SyncRequest {
         remote: a.remote.clone(),
         endpoint: a.endpoint.clone(),
@@ -370,8 +372,18 @@ pub fn sync(store: &StoreArgs, a: &SyncArgs) -> Result<()> {
             println!("waiting {name}: sealed under a key this key file does not hold yet; the next sync applies it once the key arrives");
         }
     }
-    Ok(())
+    // The sync did what it could, but the remote served objects that were not believed,
+    // withheld some, or sealed rows under keys not served yet: a status of its own, so a
+    // script sees it.
+    if !(r.refused.is_empty() && r.waiting.is_empty() && r.missing.is_empty()) {
+        return Ok(std::process::ExitCode::from(SYNC_HELD_BACK));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
 }
+
+/// The exit status of a sync that completed while the remote held something back (objects
+/// refused, withheld, or waiting for their keys): docs/cli.md.
+pub const SYNC_HELD_BACK: u8 = 11;
 
 /// `memloop sweep`.
 #[derive(Args, Debug)]

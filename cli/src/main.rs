@@ -345,7 +345,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Conversation(a) => conversation::conversation(s, a),
         Command::Export(a) => commands::export(s, a),
         Command::Import(a) => commands::import(s, a),
-        Command::Sync(a) => commands::sync(s, a),
+        Command::Sync(_) => unreachable!("sync returns its own status"),
         Command::Sweep(a) => commands::sweep(s, a),
         Command::Stats(a) => commands::stats(s, a),
         Command::Decay(a) => commands::decay(s, a),
@@ -418,6 +418,9 @@ fn main() -> ExitCode {
     }
     if let Command::Receipt(a) = &cli.command {
         return finish(privacy_commands::receipt(&cli.store, a));
+    }
+    if let Command::Sync(a) = &cli.command {
+        return finish(commands::sync(&cli.store, a));
     }
     let result = run_or_forward(&cli);
     match result {

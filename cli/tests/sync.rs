@@ -242,6 +242,30 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
     );
 }
 
+#[test]
+fn a_sync_the_remote_held_something_back_from_exits_11_and_names_it() {
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = two_devices(root.path());
+    let shared = root.path().join("shared");
+    let url = format!("file://{}", shared.display());
+    let remote = ["--remote", url.as_str()];
+    let device = sync_json(&a, &remote)["device"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A's segment replayed under a far-future name of its folder.
+    let dir = shared.join("segments").join(&device);
+    let first = files(&dir).pop().unwrap();
+    std::fs::copy(&first, dir.join("99999999999999999999-000000.seg")).unwrap();
+    let (status, out, err) = b.try_run(&["sync", "--remote", url.as_str()], "");
+    assert_eq!(status.code(), Some(11), "{out}{err}");
+    assert!(out.contains("refused segments/"), "{out}");
+    assert!(b.texts().contains("the first memory of device A"));
+    std::fs::remove_file(dir.join("99999999999999999999-000000.seg")).unwrap();
+    let (status, _, err) = b.try_run(&["sync", "--remote", url.as_str()], "");
+    assert!(status.success(), "{err}");
+}
+
 /// The S3-compatible server, on loopback, storing under `root`.
 struct Server {
     child: Child,
