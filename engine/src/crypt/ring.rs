@@ -416,19 +416,20 @@ impl KeyRing {
         Ok(id)
     }
 
-    /// Destroys every key labelled `user`'s and the index key, adds a new index key, and
-    /// writes the ring; returns the destroyed user key's id.
+    /// Destroys every key labelled `user`'s but those in `keep` and the index key, adds a new
+    /// index key, and writes the ring; returns the destroyed user key's id.
     pub(crate) fn destroy_and_replace_index(
         &mut self,
         user: Option<&Label>,
+        keep: &[KeyId],
         at: i64,
     ) -> Result<Option<KeyId>, KeyError> {
         let _lock = self.lock()?;
         self.merge_from_file()?;
         // A user may hold several keys (one made here, one adopted from another device).
         let destroyed = user.and_then(|label| {
-            let first = self.destroy(label, at);
-            while self.destroy(label, at).is_some() {}
+            let first = self.destroy_but(label, keep, at);
+            while self.destroy_but(label, keep, at).is_some() {}
             first
         });
         while self.destroy(&Label::Index, at).is_some() {}
@@ -544,7 +545,15 @@ impl KeyRing {
 
     /// Forgets the key labelled `label`, keeping only its id; returns the id.
     fn destroy(&mut self, label: &Label, at: i64) -> Option<KeyId> {
-        let pos = self.keys.iter().position(|k| &k.label == label)?;
+        self.destroy_but(label, &[], at)
+    }
+
+    /// [`KeyRing::destroy`] of a key labelled `label` that is not in `keep`.
+    fn destroy_but(&mut self, label: &Label, keep: &[KeyId], at: i64) -> Option<KeyId> {
+        let pos = self
+            .keys
+            .iter()
+            .position(|k| &k.label == label && !keep.contains(&k.id))?;
         let key = self.keys.remove(pos);
         self.destroyed.push(DestroyedKey { id: key.id, at });
         Some(key.id)

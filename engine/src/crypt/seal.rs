@@ -241,14 +241,19 @@ impl Sealer {
         self.ring.write().destroy_sync_keks_but(keep, at)
     }
 
-    /// Destroys `user`'s data key and replaces the index key (the index file is saved again
-    /// under the new one): written to the key file at once. Returns the destroyed user key's
-    /// id, if the user had one.
-    pub(crate) fn destroy(&self, user: Option<&str>, at: i64) -> Result<Option<KeyId>, KeyError> {
+    /// Destroys `user`'s data keys but those in `keep` and replaces the index key (the index
+    /// file is saved again under the new one): written to the key file at once. Returns the
+    /// destroyed user key's id, if the user had one.
+    pub(crate) fn destroy(
+        &self,
+        user: Option<&str>,
+        keep: &[KeyId],
+        at: i64,
+    ) -> Result<Option<KeyId>, KeyError> {
         let label = user.map(|u| Label::User(u.to_string()));
         self.ring
             .write()
-            .destroy_and_replace_index(label.as_ref(), at)
+            .destroy_and_replace_index(label.as_ref(), keep, at)
     }
 
     /// Replaces the key-encryption key (rewraps the data keys; no record changes).

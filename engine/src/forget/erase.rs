@@ -43,6 +43,10 @@ struct PendingErasure {
     before: u64,
     /// The id (hex) of the user key to destroy, as the ring named it before.
     user_key: Option<String>,
+    /// The user's keys (hex) it keeps: for an erasure another device made, carried out here
+    /// by a sync, the keys that device made after it (a new life) and this sync adopted.
+    #[serde(default)]
+    keep: Vec<String>,
 }
 
 /// The user whose key an erasure of `scope` destroys: a scope of a whole user only.
@@ -64,6 +68,17 @@ impl Memory {
     /// with no field (that would erase everything: use a new store); as
     /// [`crate::Admin::checkpoint`] and [`crate::Admin::compact`].
     pub(crate) fn forget_scope(&self, scope: &Scope) -> Result<ScopeErasure> {
+        self.forget_scope_keeping(scope, &[])
+    }
+
+    /// [`Memory::forget_scope`] that destroys every key of the user but those in `keep` (a
+    /// sync carrying out another device's erasure keeps the user's new-life keys it adopted
+    /// with it).
+    pub(crate) fn forget_scope_keeping(
+        &self,
+        scope: &Scope,
+        keep: &[crate::crypt::ring::KeyId],
+    ) -> Result<ScopeErasure> {
         scope.require_named("forget_scope")?;
         let before = self.disk_usage()?.database;
         let filter = MemoryFilter::new()
@@ -75,6 +90,7 @@ impl Memory {
             Some(sealer) => erased_user(scope).and_then(|u| {
                 sealer
                     .existing_key_id(&crate::crypt::ring::Label::User(u.to_string()))
+                    .filter(|id| !keep.contains(id))
                     .map(hex::encode)
             }),
             None => None,
@@ -114,6 +130,7 @@ impl Memory {
                 changes: [first.min(last), last],
                 before,
                 user_key: user_key.clone(),
+                keep: keep.iter().map(hex::encode).collect(),
             };
             // The rows and the intent go together: from here the erasure is completed, at the
             // next open if this process dies (`Memory::complete_pending_erasure`).
@@ -135,7 +152,16 @@ impl Memory {
         // of the old files, wherever they are, cannot be read for this scope again.
         let (destroyed, ring_destroyed) = match &self.inner.store.sealing.0 {
             Some(sealer) => {
-                let key = sealer.destroy(erased_user(&p.scope), self.inner.options.clock.now())?;
+                let keep: Vec<crate::crypt::ring::KeyId> = p
+                    .keep
+                    .iter()
+                    .filter_map(|h| {
+                        let mut id = [0u8; 8];
+                        hex::decode_to_slice(h, &mut id).ok().map(|()| id)
+                    })
+                    .collect();
+                let key =
+                    sealer.destroy(erased_user(&p.scope), &keep, self.inner.options.clock.now())?;
                 self.inner.checkpoint_with(false, true)?;
                 let key = key.map(hex::encode).or(p.user_key.clone());
                 (key, Some(sealer.destroyed_count() as u64))

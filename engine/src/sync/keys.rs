@@ -39,11 +39,15 @@ fn id_of(hex_id: &str) -> Option<KeyId> {
 }
 
 impl Memory {
-    /// Takes in the sync keys and data keys the remote holds for this ring. Returns how many
-    /// keys were adopted.
-    pub(super) fn take_keys(&self, remote: &Remote, sealer: &Sealer) -> Result<usize> {
+    /// Takes in the sync keys and data keys the remote holds for this ring. Returns the data
+    /// keys of memories adopted (their ids and labels).
+    pub(super) fn take_keys(
+        &self,
+        remote: &Remote,
+        sealer: &Sealer,
+    ) -> Result<Vec<(KeyId, Label)>> {
         let ring = sealer.ring_id();
-        let mut adopted = 0;
+        let mut adopted = Vec::new();
         // 1. Sync keys: follow the chains of replacements from the ones held.
         for _ in 0..MAX_CHAIN {
             let mut progress = false;
@@ -72,7 +76,6 @@ impl Memory {
                             label: Label::SyncKek,
                             key,
                         })?;
-                        adopted += 1;
                     }
                 }
             }
@@ -96,8 +99,9 @@ impl Memory {
                     .and_then(|plain| key_of_plain(id, &zeroize::Zeroizing::new(plain)))
                     .filter(|k| matches!(k.label, Label::Unscoped | Label::User(_)));
                 if let Some(key) = key {
+                    let (id, label) = (key.id, key.label.clone());
                     if sealer.adopt(key)? {
-                        adopted += 1;
+                        adopted.push((id, label));
                     }
                 }
             }

@@ -46,6 +46,20 @@ pub(crate) enum Payload {
         /// The receipt's number in the pushing store (an erasure is carried out once).
         receipt: u64,
     },
+    /// A scope erased on the pushing device, with the user key that erasure destroyed there
+    /// (a device carrying it out destroys that key, and its own keys of the user, but keeps
+    /// a key of the user's new life it adopted with it). Written instead of `Erased` when the
+    /// erasure destroyed a key.
+    ErasedKey {
+        /// The user, agent and session it named.
+        scope: [Option<String>; 3],
+        /// When (the pushing device's clock, ms).
+        at: i64,
+        /// The receipt's number in the pushing store (an erasure is carried out once).
+        receipt: u64,
+        /// The user key it destroyed there.
+        destroyed: [u8; 8],
+    },
     /// A version forgotten, with the version it followed: a device that never held it still
     /// places a later version that followed it in its lineage (after the one before it).
     /// Written instead of `Forgotten` when the forgotten version followed one; last of the

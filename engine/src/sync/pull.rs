@@ -61,6 +61,7 @@ impl Memory {
         remote: &Remote,
         sealer: &Sealer,
         st: &mut SyncState,
+        adopted: &[(crate::crypt::ring::KeyId, crate::crypt::ring::Label)],
         out: &mut Synced,
     ) -> Result<()> {
         let store = self.store();
@@ -210,10 +211,24 @@ impl Memory {
         }
         out.reembedded += reembed.len();
         // Erasures first: what they erase must not come back with this pull.
-        for (device, scope, _, receipt) in erasures {
+        for (device, scope, _, receipt, destroyed) in erasures {
             let key = state::erasure_key(device, receipt);
             if store.meta(&key)?.is_none() {
-                self.forget_scope(&scope)?;
+                // The user's keys this sync adopted stay, but the one the erasure destroyed:
+                // the others were made after it elsewhere (a new life), so its rows, which
+                // the erasure keeps, stay readable here.
+                let keep: Vec<crate::crypt::ring::KeyId> = match &scope.user {
+                    Some(u) if scope.agent.is_none() && scope.session.is_none() => adopted
+                        .iter()
+                        .filter(|(id, label)| {
+                            *label == crate::crypt::ring::Label::User(u.clone())
+                                && Some(*id) != destroyed
+                        })
+                        .map(|(id, _)| *id)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                self.forget_scope_keeping(&scope, &keep)?;
                 let n = store.receipts()?.last().map_or(0, |(n, _)| *n);
                 self.inner.write(|_, tx, _| {
                     tx.set_meta(&key, b"1")?;
@@ -307,7 +322,7 @@ impl Memory {
 #[derive(Default)]
 struct Collected {
     acts: Vec<Act>,
-    erasures: Vec<(u64, Scope, i64, u64)>,
+    erasures: Vec<(u64, Scope, i64, u64, Option<crate::crypt::ring::KeyId>)>,
     reembed: Vec<usize>,
 }
 
@@ -439,6 +454,26 @@ impl Memory {
                     },
                     at,
                     receipt,
+                    None,
+                )),
+                (
+                    RowKind::Erased,
+                    Payload::ErasedKey {
+                        scope: [user, agent, session],
+                        at,
+                        receipt,
+                        destroyed,
+                    },
+                ) => c.erasures.push((
+                    device,
+                    Scope {
+                        user,
+                        agent,
+                        session,
+                    },
+                    at,
+                    receipt,
+                    Some(destroyed),
                 )),
                 _ => return Err(corrupt(name, "a row's kind and payload differ".into())),
             }

@@ -159,10 +159,23 @@ impl Memory {
                 }
                 let r = crate::crypt::verify_receipt(line)
                     .map_err(|e| store.corrupt(format!("erasure receipt {n}: {e}")))?;
-                let payload = Payload::Erased {
-                    scope: [r.user, r.agent, r.session],
-                    at: r.at,
-                    receipt: *n,
+                let destroyed = r.destroyed_key.as_deref().and_then(|h| {
+                    let mut id = [0u8; 8];
+                    hex::decode_to_slice(h, &mut id).ok().map(|()| id)
+                });
+                let scope = [r.user, r.agent, r.session];
+                let payload = match destroyed {
+                    Some(destroyed) => Payload::ErasedKey {
+                        scope,
+                        at: r.at,
+                        receipt: *n,
+                        destroyed,
+                    },
+                    None => Payload::Erased {
+                        scope,
+                        at: r.at,
+                        receipt: *n,
+                    },
                 };
                 rows.push((
                     RowKind::Erased,

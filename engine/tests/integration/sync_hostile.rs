@@ -478,3 +478,44 @@ fn a_withheld_segment_is_reported_and_holds_back_the_later_ones_until_served() {
     assert_eq!(r.missing.len(), 1, "{r:?}");
     assert!(!texts(&c.memory).contains(&"five".to_string()));
 }
+
+#[test]
+fn a_users_new_life_after_an_erasure_reaches_the_other_devices() {
+    let root = crate::common::tempdir();
+    let remote = remote_of(&root.path().join("bucket"));
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory
+        .remember(NewMemory::new("ana's old life").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    sync(b, &remote);
+    assert_eq!(texts(&b.memory), ["ana's old life"]);
+    a.clock.advance(1_000).unwrap();
+    a.memory.scoped(&Scope::user("ana")).erase().unwrap();
+    a.clock.advance(1_000).unwrap();
+    a.memory
+        .remember(NewMemory::new("new life 1").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    let r = sync(b, &remote);
+    assert_eq!(r.erasures, 1, "{r:?}");
+    assert_eq!(texts(&b.memory), ["new life 1"]);
+    // K5: the key of the new life stays on B, so what follows reads too.
+    a.clock.advance(1_000).unwrap();
+    a.memory
+        .remember(NewMemory::new("new life 2").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    let r = sync(b, &remote);
+    assert_eq!(
+        (r.pulled, r.unreadable, r.waiting.len()),
+        (1, 0, 0),
+        "{r:?}"
+    );
+    assert_eq!(texts(&b.memory), ["new life 1", "new life 2"]);
+    // The old life's key is gone on both: a copy of B's key ring reads none of it.
+    let receipt: serde_json::Value =
+        serde_json::from_str(&b.memory.admin().receipt_log().unwrap()[0]).unwrap();
+    assert!(receipt["destroyed_key"].is_string(), "{receipt}");
+}
