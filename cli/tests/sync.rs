@@ -151,7 +151,9 @@ fn two_devices(root: &Path) -> (Device, Device) {
 fn sync_json(d: &Device, remote: &[&str]) -> serde_json::Value {
     let mut args = vec!["sync", "--json"];
     args.extend_from_slice(remote);
-    serde_json::from_str(&d.run(&args, "")).unwrap()
+    let (status, out, err) = d.try_run(&args, "");
+    assert!(status.success(), "memloop {args:?}: {status}: {out}{err}");
+    serde_json::from_str(&out).unwrap()
 }
 
 fn text(i: usize) -> String {
@@ -176,6 +178,7 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
         .unwrap_or(10);
     let mut killed_running = 0;
     let mut forgotten: Vec<String> = Vec::new();
+    let mut erasures = 0;
     for round in 0..rounds {
         // Each device writes (acknowledged when the command returns), then one of them syncs
         // and is killed at a random moment.
@@ -183,6 +186,19 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
         let batch: Vec<String> = (0..150).map(|i| text(round * 1000 + i)).collect();
         writer.ingest(&batch, None);
         acked.extend(batch);
+        // Every fourth round a user's notes, erased by the other device two rounds later
+        // (whether it has pulled them yet or not): the erasure travels around killed pushes
+        // too, and nothing of the user may be left anywhere.
+        if round % 4 == 0 {
+            let notes: Vec<String> = (0..5)
+                .map(|i| format!("Erased-user note {round}-{i}"))
+                .collect();
+            writer.ingest(&notes, Some("erin"));
+        }
+        if round % 4 == 2 {
+            other.run(&["erase", "--user", "erin"], "");
+            erasures += 1;
+        }
         // And forgets two memories it holds (acknowledged too: they must never come back),
         // so killed pushes carry forgets as well as writes.
         for (id, t) in writer
@@ -228,6 +244,13 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
     for t in &forgotten {
         assert!(!ta.contains(t), "forgotten, and back: {t:?}");
     }
+    if erasures > 0 {
+        let left: Vec<_> = ta
+            .iter()
+            .filter(|t| t.starts_with("Erased-user note"))
+            .collect();
+        assert!(left.is_empty(), "erased, and left: {left:?}");
+    }
     for d in [&a, &b] {
         d.run(&["check"], "");
     }
@@ -236,7 +259,7 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
         "only {killed_running} of {rounds} kills hit a running sync"
     );
     eprintln!(
-        "{} acknowledged writes, {} forgets, {killed_running} of {rounds} syncs killed while running",
+        "{} acknowledged writes, {} forgets, {erasures} erasures, {killed_running} of {rounds} syncs killed while running",
         acked.len(),
         forgotten.len()
     );

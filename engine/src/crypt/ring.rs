@@ -524,6 +524,28 @@ impl KeyRing {
         self.destroyed.len()
     }
 
+    /// The ids of the keys this ring destroyed (or learned were destroyed elsewhere).
+    pub(crate) fn destroyed_ids(&self) -> Vec<KeyId> {
+        self.destroyed.iter().map(|d| d.id).collect()
+    }
+
+    /// Records that key `id`, which this ring never held, was destroyed elsewhere (a sync's
+    /// key directory says so), written at once: its records then read as erased instead of
+    /// waiting for a key that will never come. `false` when the ring holds it or knew.
+    pub(crate) fn note_destroyed(&mut self, id: KeyId, at: i64) -> Result<bool, KeyError> {
+        let _lock = self.lock()?;
+        self.merge_from_file()?;
+        if self.by_id(&id).is_some() || self.was_destroyed(&id) {
+            return Ok(false);
+        }
+        self.destroyed.push(DestroyedKey { id, at });
+        if let Err(e) = self.write_file(false) {
+            self.destroyed.retain(|d| d.id != id);
+            return Err(e);
+        }
+        Ok(true)
+    }
+
     /// True if key `id` was destroyed (its records are erased).
     pub(crate) fn was_destroyed(&self, id: &KeyId) -> bool {
         self.destroyed.iter().any(|d| &d.id == id)

@@ -266,6 +266,16 @@ impl Sealer {
         self.ring.read().destroyed_count()
     }
 
+    /// The ids of the keys the ring destroyed.
+    pub(crate) fn destroyed_ids(&self) -> Vec<KeyId> {
+        self.ring.read().destroyed_ids()
+    }
+
+    /// Records that key `id`, never held here, was destroyed elsewhere: `false` when known.
+    pub(crate) fn note_destroyed(&self, id: KeyId, at: i64) -> Result<bool, KeyError> {
+        self.ring.write().note_destroyed(id, at)
+    }
+
     /// The key file.
     pub(crate) fn key_file(&self) -> std::path::PathBuf {
         self.ring.read().path().to_path_buf()

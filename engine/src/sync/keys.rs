@@ -33,6 +33,11 @@ fn key_aad(ring: &[u8; 16], kek: &KeyId, key: &KeyId) -> Vec<u8> {
     [b"memloop-sync-key\0".as_slice(), ring, kek, key].concat()
 }
 
+/// What a key directory entry holds for a key destroyed by an erasure (instead of the key):
+/// a device that never held it then reads the rows sealed under it as erased, instead of
+/// waiting for it for good.
+const DESTROYED: &[u8] = b"memloop-sync-destroyed-key";
+
 fn id_of(hex_id: &str) -> Option<KeyId> {
     let mut id = [0u8; 8];
     hex::decode_to_slice(hex_id, &mut id).ok().map(|()| id)
@@ -95,7 +100,12 @@ impl Memory {
                 let Some(sealed) = super::compact::readable(remote.get(&l.name, l.size))? else {
                     continue; // refused for itself: too long, or behind a link
                 };
-                let key = open_with(&kek.key, &key_aad(&ring, &kek.id, &id), &sealed)
+                let plain = open_with(&kek.key, &key_aad(&ring, &kek.id, &id), &sealed);
+                if plain.as_deref() == Some(DESTROYED) {
+                    sealer.note_destroyed(id, self.inner.now())?;
+                    continue;
+                }
+                let key = plain
                     .and_then(|plain| key_of_plain(id, &zeroize::Zeroizing::new(plain)))
                     .filter(|k| matches!(k.label, Label::Unscoped | Label::User(_)));
                 if let Some(key) = key {
@@ -173,6 +183,22 @@ impl Memory {
                 &mut sealed,
             );
             remote.put_new(&format!("{dir}/{}", hex::encode(key.id)), sealed)?;
+        }
+        // 5. Every key destroyed here, as destroyed: a device that never held one (its rows
+        // arrived before its key, which an erasure destroyed before it was published) stops
+        // waiting for it.
+        for id in sealer.destroyed_ids() {
+            if listed.contains(&hex::encode(id)) {
+                continue;
+            }
+            let mut sealed = Vec::new();
+            seal_with(
+                &current.key,
+                &key_aad(&ring, &current.id, &id),
+                DESTROYED,
+                &mut sealed,
+            );
+            remote.put_new(&format!("{dir}/{}", hex::encode(id)), sealed)?;
         }
         Ok(())
     }

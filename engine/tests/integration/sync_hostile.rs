@@ -302,10 +302,18 @@ fn the_sync_key_settles_after_one_erasure() {
         settled,
         "no new key objects once settled"
     );
-    // K3a: the erased user's key is published under no sync key made after the erasure.
+    // K3a: the erased user's key is published under no sync key made after the erasure; only
+    // its "destroyed" marker is, which is shorter than any wrapped key (26 bytes of
+    // plaintext against a 32-byte key and its label).
+    let shortest_key = published_before
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .min()
+        .unwrap();
     let again: Vec<PathBuf> = files(&bucket.join("keys"))
         .into_iter()
         .filter(|f| !published_before.contains(f) && f.ends_with(&destroyed))
+        .filter(|f| std::fs::metadata(f).unwrap().len() >= shortest_key)
         .collect();
     assert!(
         again.is_empty(),
@@ -518,4 +526,40 @@ fn a_users_new_life_after_an_erasure_reaches_the_other_devices() {
     let receipt: serde_json::Value =
         serde_json::from_str(&b.memory.admin().receipt_log().unwrap()[0]).unwrap();
     assert!(receipt["destroyed_key"].is_string(), "{receipt}");
+}
+
+#[test]
+fn rows_under_a_key_destroyed_before_it_was_published_are_erased_not_waited_for() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory.remember(NewMemory::new("a plain note")).unwrap();
+    sync(a, &remote);
+    sync(b, &remote);
+    let before = files(&bucket.join("keys"));
+    // A's push of a new user's note lands, but her key never reaches B (a kill between the
+    // push and the key directory's write leaves it so; here the entry is taken away).
+    a.memory
+        .remember(NewMemory::new("erin's note").scope(Scope::user("erin")))
+        .unwrap();
+    sync(a, &remote);
+    let erin_key: Vec<PathBuf> = files(&bucket.join("keys"))
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect();
+    assert_eq!(erin_key.len(), 1, "{erin_key:?}");
+    std::fs::remove_file(&erin_key[0]).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!(r.waiting.len(), 1, "{r:?}");
+    // A erases erin: her key is destroyed without B ever holding it. B then stops waiting:
+    // the key directory says the key is destroyed, so her row reads as erased.
+    a.memory.scoped(&Scope::user("erin")).erase().unwrap();
+    sync(a, &remote);
+    let r = sync(b, &remote);
+    assert!(r.waiting.is_empty(), "{r:?}");
+    assert_eq!(r.unreadable, 1, "{r:?}");
+    assert_eq!(texts(&b.memory), ["a plain note"]);
+    assert!(sync(b, &remote).waiting.is_empty());
 }
