@@ -1,7 +1,8 @@
 """One local origin serving memloop-wasm's files (the Chromium tests and benches/browser_bench.py).
 
 `serve(routes)` serves each URL prefix from a folder (`.wasm` as application/wasm, nothing
-outside the folders) on 127.0.0.1 and returns (origin, server).
+outside the folders) on 127.0.0.1 and returns (origin, server); `server.gone = True` makes it
+answer nothing from then on.
 """
 
 import http.server
@@ -45,6 +46,14 @@ def serve(folders):
 
         def log_message(self, *args):
             pass
+
+        def do_GET(self):
+            # A server marked gone answers nothing, even on a connection the browser opened
+            # ahead (Chromium preconnects): the test's "offline for real".
+            if getattr(self.server, "gone", False):
+                self.close_connection = True
+                return
+            super().do_GET()
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
