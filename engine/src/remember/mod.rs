@@ -296,6 +296,10 @@ impl Memory {
                 applied.items.push(p);
             }
             if let Some(mut n) = next {
+                if item.supersedes.is_none() {
+                    // The first of its lineage: the one after it stands for the lineage.
+                    tx.set_meta(&crate::store::forgotten_next_key(id), &n.id.to_le_bytes())?;
+                }
                 n.supersedes = item.supersedes;
                 tx.put(&n, None)?;
                 applied.items.push(n);

@@ -35,6 +35,12 @@ pub(crate) fn forgotten_prev_key(id: MemoryId) -> String {
     format!("forgotten_prev:{id}")
 }
 
+/// The metadata key of the local version that followed local memory `id`, forgotten here
+/// when it was the first of its lineage.
+pub(crate) fn forgotten_next_key(id: MemoryId) -> String {
+    format!("forgotten_next:{id}")
+}
+
 // local, two clock readings (wall, counter, device), echo_seq, tomb, carried.
 const ENTRY_LEN: usize = 8 + 2 * (8 + 4 + 8) + 8 + 1 + 8;
 

@@ -664,7 +664,7 @@ impl Writer<'_> {
         item.supersedes = None;
         item.superseded_by = None;
         // Its lineage: the versions before and after it by clock reading.
-        let pred = self.live_before(supersedes)?;
+        let (pred, heirless) = self.live_before(supersedes)?;
         let mut before = match pred {
             Some(p) => self.get(p)?,
             None => None,
@@ -723,6 +723,12 @@ impl Writer<'_> {
             carried: super::payload::carried(&item, None),
         };
         self.tx.set_sync_entry(gid, &e)?;
+        if let Some(root) = heirless {
+            // The first version of a lineage forgotten here before any version after it was:
+            // this one stands for the lineage from now on.
+            self.tx
+                .set_meta(&state::tomb_heir_key(root), &state::gid_bytes(gid))?;
+        }
         applied.inserted.push((id, vector));
         applied.items.push(item.clone());
         self.staged.insert(id, item);
@@ -733,31 +739,71 @@ impl Writer<'_> {
     /// The local version a version following `gid` follows here: `gid`'s own, or, when it
     /// was forgotten, the one it followed (and so on), so a lineage stays whole whichever of
     /// its versions were forgotten and whichever device never held them.
-    fn live_before(&mut self, mut at: Option<Gid>) -> Result<Option<MemoryId>> {
+    ///
+    /// Where the way back ends at a forgotten first version, the lineage is found through
+    /// its heir (a version that followed it); with none yet, that first version is returned
+    /// beside `None`, and the caller's version becomes its heir.
+    fn live_before(&mut self, mut at: Option<Gid>) -> Result<(Option<MemoryId>, Option<Gid>)> {
         for _ in 0..MAX_CHAIN {
-            let Some(g) = at else { return Ok(None) };
+            let Some(g) = at else { return Ok((None, None)) };
             match self.tx.sync_entry(g)? {
-                Some(e) if !e.tomb && e.local != 0 => return Ok(Some(e.local)),
+                Some(e) if !e.tomb && e.local != 0 => return Ok((Some(e.local), None)),
                 Some(e) if e.tomb => {
                     at = self
                         .tx
                         .meta(&state::tomb_prev_key(g))?
                         .and_then(|b| state::gid_of_bytes(&b));
+                    if at.is_none() {
+                        return Ok(match self.heir_of(g)? {
+                            Some(h) => (Some(h), None),
+                            None => (None, Some(g)),
+                        });
+                    }
                 }
                 _ if g.0 == self.device => {
                     // One of this device's own versions never pushed: held, or forgotten
-                    // here (then the one it followed, as the forget recorded it).
+                    // here (then the one it followed, as the forget recorded it, or for a
+                    // first version the one after it).
                     if self.get(g.1)?.is_some() {
-                        return Ok(Some(g.1));
+                        return Ok((Some(g.1), None));
                     }
-                    at = match self.tx.meta(&crate::store::forgotten_prev_key(g.1))? {
-                        Some(b) => match <[u8; 8]>::try_from(b.as_slice()) {
-                            Ok(b) => Some(self.gid(u64::from_le_bytes(b))?),
-                            Err(_) => None,
-                        },
-                        None => None,
+                    let local = |b: Option<Vec<u8>>| {
+                        b.and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+                            .map(u64::from_le_bytes)
+                    };
+                    at = match local(self.tx.meta(&crate::store::forgotten_prev_key(g.1))?) {
+                        Some(p) => Some(self.gid(p)?),
+                        None => {
+                            let next = local(self.tx.meta(&crate::store::forgotten_next_key(g.1))?);
+                            let held = match next {
+                                Some(n) => self.get(n)?.map(|_| n),
+                                None => None,
+                            };
+                            return Ok((held, None));
+                        }
                     };
                 }
+                _ => return Ok((None, None)),
+            }
+        }
+        Ok((None, None))
+    }
+
+    /// A live version of the lineage whose first version, `root`, was forgotten: its heir,
+    /// or its heir's heir, as far as they were forgotten too.
+    fn heir_of(&mut self, mut root: Gid) -> Result<Option<MemoryId>> {
+        for _ in 0..MAX_CHAIN {
+            let Some(h) = self
+                .tx
+                .meta(&state::tomb_heir_key(root))?
+                .and_then(|b| state::gid_of_bytes(&b))
+            else {
+                return Ok(None);
+            };
+            match self.tx.sync_entry(h)? {
+                Some(e) if !e.tomb && e.local != 0 => return Ok(Some(e.local)),
+                Some(e) if e.tomb => root = h,
+                _ if h.0 == self.device && self.get(h.1)?.is_some() => return Ok(Some(h.1)),
                 _ => return Ok(None),
             }
         }
@@ -792,6 +838,12 @@ impl Writer<'_> {
                     self.put(p, None, applied)?;
                 }
                 if let Some(mut n) = next {
+                    if it.supersedes.is_none() {
+                        // A first version: the one after it stands for the lineage.
+                        let heir = self.gid(n.id)?;
+                        self.tx
+                            .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
+                    }
                     n.supersedes = it.supersedes;
                     self.put(n, None, applied)?;
                 }

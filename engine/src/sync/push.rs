@@ -128,6 +128,17 @@ impl Memory {
                             },
                             None => None,
                         };
+                        if prev.is_none() {
+                            if let Some(b) = tx.meta(&crate::store::forgotten_next_key(*id))? {
+                                if let Ok(b) = <[u8; 8]>::try_from(b.as_slice()) {
+                                    let heir = gid_of(tx, u64::from_le_bytes(b), device)?;
+                                    tx.set_meta(
+                                        &state::tomb_heir_key(gid),
+                                        &state::gid_bytes(heir),
+                                    )?;
+                                }
+                            }
+                        }
                         let payload = match prev {
                             Some(supersedes) => {
                                 tx.set_meta(

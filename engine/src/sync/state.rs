@@ -98,6 +98,13 @@ pub(crate) fn tomb_prev_key(gid: (u64, u64)) -> String {
     format!("sync_tomb_prev:{}:{}", hex(gid.0), gid.1)
 }
 
+/// The metadata key of a version that followed forgotten version `gid` when `gid` was the
+/// first of its lineage (an heir: any later version of the same lineage), so the versions
+/// that followed `gid` stay one lineage wherever `gid` was forgotten first.
+pub(crate) fn tomb_heir_key(gid: (u64, u64)) -> String {
+    format!("sync_tomb_heir:{}:{}", hex(gid.0), gid.1)
+}
+
 /// A version id as [`tomb_prev_key`]'s value holds it.
 pub(crate) fn gid_bytes(gid: (u64, u64)) -> [u8; 16] {
     let mut b = [0u8; 16];

@@ -563,3 +563,60 @@ fn rows_under_a_key_destroyed_before_it_was_published_are_erased_not_waited_for(
     assert_eq!(texts(&b.memory), ["a plain note"]);
     assert!(sync(b, &remote).waiting.is_empty());
 }
+
+#[test]
+fn a_lineage_whose_first_version_is_forgotten_before_its_forks_arrive_stays_one() {
+    let root = crate::common::tempdir();
+    let remote = remote_of(&root.path().join("bucket"));
+    // B's clock an hour behind: its update orders before A's.
+    let d = devices(root.path(), &[0, -3_600_000, 0]);
+    let (a, b, c) = (&d[0], &d[1], &d[2]);
+    let first = a.memory.remember(NewMemory::new("n")).unwrap();
+    for x in [a, b, c] {
+        sync(x, &remote);
+    }
+    let id_on = |x: &Device| {
+        x.memory
+            .advanced()
+            .scan(&MemoryFilter::new(), usize::MAX)
+            .unwrap()
+            .into_iter()
+            .find(|i| i.text == "n")
+            .unwrap()
+            .id
+    };
+    a.clock.advance(1_000).unwrap();
+    a.memory
+        .update(
+            first,
+            memloop::requests::Update {
+                text: Some("u3 by a".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    sync(a, &remote);
+    // C forgets the first version before it has seen any version after it.
+    c.memory.forget(id_on(c)).unwrap();
+    sync(c, &remote);
+    b.clock.advance(5_000).unwrap();
+    b.memory
+        .update(
+            id_on(b),
+            memloop::requests::Update {
+                text: Some("u6 by b".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    sync(b, &remote);
+    for _ in 0..2 {
+        for x in [a, b, c] {
+            sync(x, &remote);
+        }
+    }
+    let va = crate::sync::view(&a.memory);
+    assert_eq!(va, crate::sync::view(&b.memory));
+    assert_eq!(va, crate::sync::view(&c.memory));
+    assert_eq!(texts(&c.memory).len(), 1, "one lineage: {va:?}");
+}
