@@ -285,11 +285,11 @@ def test_export_and_import_stay_in_the_store_folder(browser, origin):
 
 @pytest.mark.skipif(not HAS_MODEL, reason="the package was built without the model (scripts/build-wasm.sh --model)")
 def test_the_example_page_remembers_recalls_and_works_offline(browser):
-    # An origin of its own, whose server this test stops: offline for real. Chromium's
-    # offline emulation does not reach a service worker's own fetches, and Chromium keeps
-    # connections it opened ahead (Chromium 148 fetched the network with the page "offline",
-    # and from a stopped server through such a connection), so the server answering nothing
-    # is what makes the caches answer.
+    # An origin of its own, whose server this test can make answer nothing. Chromium's offline
+    # emulation does not reach a service worker's own fetches, and Chromium keeps connections
+    # it opened ahead (Chromium 148 fetched the network with the page "offline", and from a
+    # stopped server through such a connection): the last check, that nothing uncached can be
+    # fetched, asks a server that answers nothing.
     origin, server = serve(routes(PKG))
     page = browser.new_page()
     errors = []
@@ -312,9 +312,6 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser):
     assert page.inner_text("#count").startswith("12 ")
     # Offline: the page, the package and the model come from the caches.
     browser.set_offline(True)
-    server.gone = True
-    server.shutdown()
-    server.server_close()
     try:
         page.reload()
         page.wait_for_function("window.ready === true")
@@ -324,6 +321,7 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser):
         assert "port 5433" in page.inner_text("#hits li:first-child")
         # Offline for real: what no cache holds cannot be fetched (a path never asked for: an
         # origin that answered would say 404, and the fetch would resolve).
+        server.gone = True
         fetched = page.evaluate(
             "Promise.race([fetch('/example/never-fetched.txt').then(() => 'fetched', () => 'failed'),"
             " new Promise((r) => setTimeout(() => r('no answer'), 20000))])"
@@ -331,5 +329,7 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser):
         assert fetched == "failed", fetched
     finally:
         browser.set_offline(False)
+        server.shutdown()
+        server.server_close()
     assert errors == []
     assert all(u.startswith(origin + "/") for u in browser.requests)
