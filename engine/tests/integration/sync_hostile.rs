@@ -1,5 +1,5 @@
-//! Sync against a failing network and a hostile remote (the round-5 audit's scenarios,
-//! `../shared/research/sync-audit-round5.md`, rebuilt from their descriptions): a forget whose
+//! Sync against a failing network and a hostile remote (the round-5 sync audit's scenarios,
+//! issue 82, rebuilt from their descriptions): a forget whose
 //! push failed is sent again (C6, F1); an erasure that deleted nothing here takes a segment
 //! of its own and travels (E2/E3, F2); a signed object replayed under another name is
 //! refused and blinds no one (R3/R3b, F3); a damaged segment holds back its device's later
