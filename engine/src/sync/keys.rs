@@ -43,6 +43,12 @@ fn id_of(hex_id: &str) -> Option<KeyId> {
     hex::decode_to_slice(hex_id, &mut id).ok().map(|()| id)
 }
 
+/// The old and new sync key of replacement `keks/<old>/<new>`.
+fn link_of(name: &str) -> Option<(KeyId, KeyId)> {
+    let mut parts = name.split('/').skip(1);
+    Some((parts.next().and_then(id_of)?, parts.next().and_then(id_of)?))
+}
+
 impl Memory {
     /// Takes in the sync keys and data keys the remote holds for this ring. Returns the data
     /// keys of memories adopted (their ids and labels).
@@ -57,10 +63,7 @@ impl Memory {
         for _ in 0..MAX_CHAIN {
             let mut progress = false;
             for l in remote.list("keks")? {
-                let mut parts = l.name.split('/').skip(1);
-                let (Some(old), Some(new)) =
-                    (parts.next().and_then(id_of), parts.next().and_then(id_of))
-                else {
+                let Some((old, new)) = link_of(&l.name) else {
                     continue;
                 };
                 let Some(kek) = sealer.key(&old).filter(|k| k.label == Label::SyncKek) else {
@@ -213,10 +216,7 @@ impl Memory {
     ) -> Result<Vec<(KeyId, KeyId)>> {
         let mut out = Vec::new();
         for l in remote.list("keks")? {
-            let mut parts = l.name.split('/').skip(1);
-            let (Some(old), Some(new)) =
-                (parts.next().and_then(id_of), parts.next().and_then(id_of))
-            else {
+            let Some((old, new)) = link_of(&l.name) else {
                 continue;
             };
             let (Some(o), Some(n)) = (

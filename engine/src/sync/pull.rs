@@ -337,6 +337,15 @@ impl Collected {
     }
 }
 
+/// The scope an erasure row names (user, agent, session).
+fn erased_scope([user, agent, session]: [Option<String>; 3]) -> Scope {
+    Scope {
+        user,
+        agent,
+        session,
+    }
+}
+
 /// Whether `header` is what segment `file` of `device` must be: a segment (not a head or a
 /// manifest) of that device, whose signed number and part are the name's. A signed object
 /// copied under another name (a replay under a far-future number) is refused.
@@ -438,43 +447,21 @@ impl Memory {
                     at,
                     prev: Some(supersedes),
                 }),
-                (
-                    RowKind::Erased,
-                    Payload::Erased {
-                        scope: [user, agent, session],
-                        at,
-                        receipt,
-                    },
-                ) => c.erasures.push((
-                    device,
-                    Scope {
-                        user,
-                        agent,
-                        session,
-                    },
-                    at,
-                    receipt,
-                    None,
-                )),
+                (RowKind::Erased, Payload::Erased { scope, at, receipt }) => {
+                    c.erasures
+                        .push((device, erased_scope(scope), at, receipt, None))
+                }
                 (
                     RowKind::Erased,
                     Payload::ErasedKey {
-                        scope: [user, agent, session],
+                        scope,
                         at,
                         receipt,
                         destroyed,
                     },
-                ) => c.erasures.push((
-                    device,
-                    Scope {
-                        user,
-                        agent,
-                        session,
-                    },
-                    at,
-                    receipt,
-                    Some(destroyed),
-                )),
+                ) => c
+                    .erasures
+                    .push((device, erased_scope(scope), at, receipt, Some(destroyed))),
                 _ => return Err(corrupt(name, "a row's kind and payload differ".into())),
             }
             pulled += 1;
