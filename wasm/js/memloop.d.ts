@@ -145,7 +145,7 @@ export interface ScopeOptions {
 export class Memory {
   /** The store's name: its folder, `memloop/<name>` in OPFS. */
   readonly name: string
-  /** Opens (creating if needed) the store `name`; a `LockedError` when another tab holds it. */
+  /** Opens (creating if needed) the store `name`; a `LockedError` when another tab holds it (after 3 seconds' wait: a reloaded page's old Worker lets go of it as it is torn down). */
   static open(name: string, options?: OpenOptions): Promise<Memory>
   /** Runs any operation of the registry with its request; the answer every door gives, camelCase. */
   call(op: string, request?: Record<string, unknown>): Promise<any>

@@ -119,7 +119,8 @@ export class Memory {
    * own origin holding `model.json` and the model's files: default the package's `model/`),
    * `wasmUrl` (default the package's `memloop.wasm`) and `onProgress` (called with
    * `{phase, done, total}` while the model loads). A store open in another tab rejects with a
-   * `LockedError`.
+   * `LockedError`, after waiting 3 seconds for it to be let go of (a reloaded page's old
+   * Worker holds it until it is torn down).
    */
   static async open (name, options = {}) {
     const { modelUrl, wasmUrl, onProgress, ...engine } = options || {}

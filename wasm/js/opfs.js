@@ -65,6 +65,9 @@ function storage (f) {
   }
 }
 
+/** How long an open waits for a store's lock held elsewhere before it is refused, in ms. */
+export const LOCK_WAIT_MS = 3000
+
 /** The error an open of a store another tab or worker holds rejects with. */
 export class StoreLockedError extends Error {
   constructor (name) {
@@ -77,16 +80,23 @@ export class StoreLockedError extends Error {
 export class OpfsFolder {
   /**
    * Opens the folder `dir` (a FileSystemDirectoryHandle), taking its lock; `reserve` free
-   * slots are kept ready for files a call creates.
+   * slots are kept ready for files a call creates. A lock held elsewhere is waited for up to
+   * `lockWaitMs` (a reloaded page's old Worker lets go of it only as it is torn down, a moment
+   * after the new page may open the store), then refused with a `StoreLockedError`.
    */
-  static async open (dir, { name = dir.name, reserve = 8 } = {}) {
+  static async open (dir, { name = dir.name, reserve = 8, lockWaitMs = LOCK_WAIT_MS } = {}) {
     const lockFile = await dir.getFileHandle('LOCK', { create: true })
     let lock
-    try {
-      lock = await lockFile.createSyncAccessHandle()
-    } catch (e) {
-      if (e && (e.name === 'NoModificationAllowedError' || e.name === 'InvalidStateError')) throw new StoreLockedError(name)
-      throw e
+    for (let waited = 0, step = 20; ; step = Math.min(2 * step, 250)) {
+      try {
+        lock = await lockFile.createSyncAccessHandle()
+        break
+      } catch (e) {
+        if (!(e && (e.name === 'NoModificationAllowedError' || e.name === 'InvalidStateError'))) throw e
+        if (waited >= lockWaitMs) throw new StoreLockedError(name)
+        await new Promise((resolve) => setTimeout(resolve, step))
+        waited += step
+      }
     }
     const folder = new OpfsFolder(dir, lock, reserve)
     try {

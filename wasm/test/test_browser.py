@@ -147,8 +147,14 @@ def test_a_second_tab_gets_a_locked_error(browser, origin):
     first = page_of(browser, origin)
     second = page_of(browser, origin)
     assert run(first, "window.held = await memloop.Memory.open('shared', { hashingEmbedder: 16 }); await held.remember('one'); return 'open'") == "open"
-    refused = run(second, "await memloop.Memory.open('shared', { hashingEmbedder: 16 }); return 'opened'")
+    refused = run(second, "const t = performance.now(); try { await memloop.Memory.open('shared', { hashingEmbedder: 16 }); return 'opened' } catch (e) { return { error: { name: e.name, code: e.code }, waited: performance.now() - t } }")
     assert refused["error"]["code"] == "locked" and refused["error"]["name"] == "LockedError", refused
+    assert refused["waited"] >= 3000, refused
+    # An open while the holder lets go (a reloaded page's old Worker) waits for it and opens.
+    run(first, "setTimeout(() => held.close(), 1000); return null")
+    got = run(second, "const m = await memloop.Memory.open('shared', { hashingEmbedder: 16 }); const n = (await m.list({})).length; await m.close(); return n")
+    assert got == 1, got
+    run(first, "window.held = await memloop.Memory.open('shared', { hashingEmbedder: 16 }); return null")
     # Another store opens beside it; the first tab's store is untouched.
     assert run(second, "const m = await memloop.Memory.open('other', { hashingEmbedder: 16 }); await m.close(); return 'fine'") == "fine"
     run(first, "await held.close(); return null")
@@ -283,6 +289,12 @@ def test_export_and_import_stay_in_the_store_folder(browser, origin):
     assert got["still"] == 3
 
 
+def loaded(page):
+    """Waits for the example page to be ready, or to say it could not open (then fails with what it said)."""
+    page.wait_for_function("window.ready === true || window.failed !== undefined", timeout=300_000)
+    assert page.evaluate("window.failed") is None, page.inner_text("#status")
+
+
 @pytest.mark.skipif(not HAS_MODEL, reason="the package was built without the model (scripts/build-wasm.sh --model)")
 def test_the_example_page_remembers_recalls_and_works_offline(browser):
     # An origin of its own, whose server this test can make answer nothing. Chromium's offline
@@ -296,7 +308,7 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser):
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_default_timeout(600_000)
     page.goto(f"{origin}/example/index.html")
-    page.wait_for_function("window.ready === true")
+    loaded(page)
     page.click("#ingest")
     page.wait_for_function("document.getElementById('count').textContent.startsWith('12 ')")
     assert page.eval_on_selector("#progress", "p => p.value") == 12
@@ -308,13 +320,13 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser):
     assert "5433" in page.inner_text("#context")
     # A reload: the memories are still there (and the service worker now holds the page).
     page.reload()
-    page.wait_for_function("window.ready === true")
+    loaded(page)
     assert page.inner_text("#count").startswith("12 ")
     # Offline: the page, the package and the model come from the caches.
     browser.set_offline(True)
     try:
         page.reload()
-        page.wait_for_function("window.ready === true")
+        loaded(page)
         assert page.inner_text("#count").startswith("12 ")
         page.click("#ask button")
         page.wait_for_function("document.querySelectorAll('#hits li').length === 3")
