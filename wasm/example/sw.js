@@ -1,7 +1,9 @@
-// The example's service worker: every file of the page's origin it fetched once (the page,
-// the package's JavaScript and memloop.wasm) answered from the cache first, so the page loads
-// offline. The model's files are not kept here: memloop caches them in OPFS, sha256-checked.
+// The example's service worker: every file of the page's origin (the page, the package's
+// JavaScript and memloop.wasm) fetched fresh when the network answers and kept, else answered
+// from what was kept, so the page loads offline. The model's files are not kept here: memloop
+// caches them in OPFS, sha256-checked.
 const CACHE = 'memloop-example-v1'
+const WAIT_MS = 5000
 
 self.addEventListener('install', () => self.skipWaiting())
 self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()))
@@ -11,12 +13,13 @@ self.addEventListener('fetch', (e) => {
   if (e.request.method !== 'GET' || url.origin !== self.location.origin || url.pathname.includes('/model/')) return
   e.respondWith((async () => {
     const cache = await caches.open(CACHE)
+    const cached = await cache.match(e.request)
     try {
-      const fresh = await fetch(e.request)
+      // With a cached copy, a network that stalls (connected, answering nothing) gets WAIT_MS.
+      const fresh = await fetch(e.request, cached ? { signal: AbortSignal.timeout(WAIT_MS) } : {})
       if (fresh.ok) await cache.put(e.request, fresh.clone())
       return fresh
     } catch (err) {
-      const cached = await cache.match(e.request)
       if (cached) return cached
       throw err
     }

@@ -98,6 +98,9 @@ function sameOrigin (url) {
   return u
 }
 
+/** How long a model's manifest is waited for when a copy kept from an earlier load can stand in, in ms. */
+const MANIFEST_WAIT_MS = 5000
+
 /**
  * The model's files: its manifest (`model.json`: `{"name", "files": {"config.json": sha256,
  * …}}`) from `url`, then each file from OPFS's cache (`memloop-models/<sha256>`) when it is
@@ -109,11 +112,17 @@ async function loadModel (url, id) {
   const root = await navigator.storage.getDirectory()
   const cache = await root.getDirectoryHandle('memloop-models', { create: true })
   // The manifest is fetched each time (a new model replaces the old) and kept in OPFS: offline,
-  // the kept one names the cached files.
+  // the kept one names the cached files. With a kept one, a network that stalls (connected but
+  // answering nothing) is given MANIFEST_WAIT_MS, not forever.
   const kept = `manifest-${(await sha256(encoder.encode(base.href))).slice(0, 32)}.json`
+  let hasKept = false
+  try {
+    await cache.getFileHandle(kept)
+    hasKept = true
+  } catch {}
   let manifest
   try {
-    const res = await fetch(new URL('model.json', base))
+    const res = await fetch(new URL('model.json', base), hasKept ? { signal: AbortSignal.timeout(MANIFEST_WAIT_MS) } : {})
     if (!res.ok) throw new Refusal('embed', `${base.href}model.json: HTTP ${res.status}`)
     manifest = await res.json()
   } catch (e) {
