@@ -49,3 +49,35 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/rust.md")]
 pub struct RustPageDoctests;
+
+/// The CPU a figure was measured on: its model name and the SIMD flags memloop's kernels
+/// choose by (`/proc/cpuinfo`'s, on Linux; "unknown" and none elsewhere).
+pub fn cpu() -> serde_json::Value {
+    const FLAGS: [&str; 10] = [
+        "sse4_2",
+        "avx",
+        "avx2",
+        "fma",
+        "avx512f",
+        "avx512bw",
+        "avx512vl",
+        "avx512_vnni",
+        "avx_vnni",
+        "asimddp",
+    ];
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let model = field("model name").unwrap_or_else(|| "unknown".into());
+    let have = field("flags").or_else(|| field("Features")).unwrap_or_default();
+    let flags: Vec<&str> = FLAGS
+        .iter()
+        .copied()
+        .filter(|f| have.split_whitespace().any(|h| h == *f))
+        .collect();
+    serde_json::json!({ "model": model, "flags": flags.join(" ") })
+}

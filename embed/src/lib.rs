@@ -55,7 +55,7 @@ pub use embedder::{
 };
 pub use error::{EmbedError, Result};
 pub use fetch::fetch_default_model;
-pub use models::{Kernels, Precision};
+pub use models::{CpuKernels, Kernels, Precision};
 pub use sentences::{sentences, DocumentPooling, MAX_PIECES};
 
 /// Name of the default model's directory.

@@ -98,8 +98,40 @@ function sameOrigin (url) {
   return u
 }
 
-/** How long a model's manifest is waited for when a copy kept from an earlier load can stand in, in ms. */
-const MANIFEST_WAIT_MS = 5000
+/** The Cache Storage that keeps memloop.wasm for loads without a network. */
+const WASM_CACHE = 'memloop-wasm'
+
+/**
+ * memloop.wasm compiled: fetched when the network answers (and kept in Cache Storage), else
+ * the copy kept from an earlier load, so a store opens offline whether or not the page has a
+ * service worker (the model's files are kept in OPFS, `loadModel`). With a kept copy, a
+ * network that stalls is given NETWORK_WAIT_MS.
+ */
+async function wasmModule (url) {
+  let cache = null
+  try {
+    cache = await caches.open(WASM_CACHE)
+  } catch {} // no Cache Storage (an insecure context): the network alone
+  const kept = cache ? await cache.match(url).catch(() => undefined) : undefined
+  try {
+    const res = await fetch(url, kept ? { signal: AbortSignal.timeout(NETWORK_WAIT_MS) } : {})
+    if (!res.ok) throw new Refusal('io', `${url.href}: HTTP ${res.status}`)
+    if (!cache) return await WebAssembly.compileStreaming(res)
+    const copy = res.clone()
+    const [module] = await Promise.all([
+      WebAssembly.compileStreaming(res),
+      cache.put(url, copy).catch(() => {}), // a cache that cannot be written (the quota): still compiled
+    ])
+    return module
+  } catch (e) {
+    // No network, a stalled one, or a body cut off: the kept copy, if any.
+    if (kept) return WebAssembly.compileStreaming(kept)
+    throw e instanceof Refusal ? e : new Refusal('io', `${url.href}: ${e.message} (and no copy kept from an earlier load)`)
+  }
+}
+
+/** How long memloop.wasm or a model's manifest is waited for when a copy kept from an earlier load can stand in, in ms. */
+const NETWORK_WAIT_MS = 5000
 
 /**
  * The model's files: its manifest (`model.json`: `{"name", "files": {"config.json": sha256,
@@ -113,7 +145,7 @@ async function loadModel (url, id) {
   const cache = await root.getDirectoryHandle('memloop-models', { create: true })
   // The manifest is fetched each time (a new model replaces the old) and kept in OPFS: offline,
   // the kept one names the cached files. With a kept one, a network that stalls (connected but
-  // answering nothing) is given MANIFEST_WAIT_MS, not forever.
+  // answering nothing) is given NETWORK_WAIT_MS, not forever.
   const kept = `manifest-${(await sha256(encoder.encode(base.href))).slice(0, 32)}.json`
   let hasKept = false
   try {
@@ -122,7 +154,7 @@ async function loadModel (url, id) {
   } catch {}
   let manifest
   try {
-    const res = await fetch(new URL('model.json', base), hasKept ? { signal: AbortSignal.timeout(MANIFEST_WAIT_MS) } : {})
+    const res = await fetch(new URL('model.json', base), hasKept ? { signal: AbortSignal.timeout(NETWORK_WAIT_MS) } : {})
     if (!res.ok) throw new Refusal('embed', `${base.href}model.json: HTTP ${res.status}`)
     manifest = await res.json()
   } catch (e) {
@@ -189,7 +221,7 @@ async function storeFolder (name) {
 const handlers = {
   async open ({ name, options = {}, wasmUrl, modelUrl }, id) {
     if (state) throw new Refusal('invalid_input', 'this worker holds a store already')
-    const module = await WebAssembly.compileStreaming(fetch(sameOrigin(wasmUrl)))
+    const module = await wasmModule(sameOrigin(wasmUrl))
     const dir = await storeFolder(name)
     let folder
     try {

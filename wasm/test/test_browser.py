@@ -318,6 +318,9 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser):
     assert "port 5433" in first, first
     page.wait_for_function("document.getElementById('context').textContent.length > 0")
     assert "5433" in page.inner_text("#context")
+    # memloop kept its module for loads without a network (the model: in OPFS).
+    kept = page.evaluate("caches.open('memloop-wasm').then((c) => c.keys()).then((k) => k.map((r) => new URL(r.url).pathname))")
+    assert kept == ["/pkg/memloop.wasm"], kept
     # A reload: the memories are still there (and the service worker now holds the page).
     page.reload()
     loaded(page)
@@ -339,6 +342,12 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser):
             " new Promise((r) => setTimeout(() => r('no answer'), 20000))])"
         )
         assert fetched == "failed", fetched
+        # The server answering nothing and the service worker's copy of memloop.wasm gone (if
+        # it held one): the store still opens, from the module memloop kept itself.
+        page.evaluate("caches.open('memloop-example-v1').then((c) => c.delete('/pkg/memloop.wasm'))")
+        page.reload()
+        loaded(page)
+        assert page.inner_text("#count").startswith("12 ")
     finally:
         browser.set_offline(False)
         server.shutdown()

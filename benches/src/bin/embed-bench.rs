@@ -11,16 +11,18 @@
 //! rate the median of 5 runs after a warm-up; tokenisation, forward pass, pooling and
 //! normalisation all included (on a GPU: the copies to and from it too). With `--precision
 //! int8`, each line also gives the cosine of every sentence's int8 vector to its f32 vector
-//! (mean and minimum).
+//! (mean and minimum). Each line records the CPU (model, SIMD flags) and the encoder's kernels
+//! (`simd`, `int8_kernel`); `MEMLOOP_SIMD=scalar|avx2|avxvnni` caps them, so an older CPU's
+//! path is measured on a newer one (`simd_cap`).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use memloop_benches::median;
+use memloop_benches::{cpu, median};
 use memloop_embed::{
-    default_model_dir, DeviceChoice, DocumentPooling, Embedder, EmbedderOptions, Kernels, Precision,
+    default_model_dir, CpuKernels, DeviceChoice, DocumentPooling, Embedder, EmbedderOptions, Kernels, Precision,
 };
 use serde_json::json;
 
@@ -96,6 +98,7 @@ fn main() -> Result<()> {
     let all: Vec<&str> = sentences.iter().map(String::as_str).collect();
     let model = args.model.clone().unwrap_or_else(default_model_dir);
     let device: DeviceChoice = args.device.parse()?;
+    let (kernels, cpu) = (CpuKernels::detect(), cpu());
     for &threads in &args.threads {
         let e = Embedder::load(
             &model,
@@ -186,11 +189,12 @@ fn main() -> Result<()> {
             "batch32_per_s": (b32 * 10.0).round() / 10.0, "batch256_per_s": (b256 * 10.0).round() / 10.0, "latency_ms": (latency * 100.0).round() / 100.0,
             "mean_tokens": (tokens as f64 / all.len() as f64 * 10.0).round() / 10.0, "micro_batch": args.micro_batch, "kernels": args.kernels, "device": device.to_string(),
             "precision": args.precision, "pooling": args.pooling, "fidelity": fidelity,
+            "simd": kernels.tier, "int8_kernel": kernels.int8, "simd_cap": std::env::var("MEMLOOP_SIMD").unwrap_or_default(), "cpu": cpu,
         });
         if args.json {
             println!("{line}");
         } else {
-            println!("memloop on {device} ({}), {threads} thread(s): batch 1 {b1:.1}/s, batch 32 {b32:.1}/s, batch 256 {b256:.1}/s, one sentence {latency:.2} ms {fidelity}", args.precision);
+            println!("memloop on {device} ({}, kernels {}/{}), {threads} thread(s): batch 1 {b1:.1}/s, batch 32 {b32:.1}/s, batch 256 {b256:.1}/s, one sentence {latency:.2} ms {fidelity}", args.precision, kernels.tier, kernels.int8);
         }
     }
     Ok(())

@@ -87,6 +87,26 @@ impl Precision {
     }
 }
 
+/// What memloop's native CPU encoder runs on this CPU, within the cap `MEMLOOP_SIMD` sets
+/// (`scalar`, `avx2`, `avxvnni`; unset: the CPU's best), for benchmarks and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuKernels {
+    /// The tier the f32 loops, attention and GELU are compiled for: `avx512`, `avxvnni`
+    /// (AVX2 code), `avx2` or `scalar`.
+    pub tier: &'static str,
+    /// The int8 product's kernel: `avx512vnni`, `avxvnni`, `avx2`, `neon`, `neon-dotprod`,
+    /// `neon-i8mm`, `simd128` or `scalar`.
+    pub int8: &'static str,
+}
+
+impl CpuKernels {
+    /// The kernels of this CPU (and this process's `MEMLOOP_SIMD`).
+    pub fn detect() -> CpuKernels {
+        let (tier, int8) = cpu_bert::kernel_names();
+        CpuKernels { tier, int8 }
+    }
+}
+
 /// A loaded encoder.
 pub(crate) enum Encoder {
     Bert(bert::Bert),

@@ -64,7 +64,8 @@ enum Kernel {
 impl Kernel {
     fn best() -> Kernel {
         #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
-        if std::arch::is_x86_feature_detected!("avx512f")
+        if super::simd::allows(super::simd::Tier::Avx512)
+            && std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("avx512vl")
             && std::arch::is_x86_feature_detected!("fma")

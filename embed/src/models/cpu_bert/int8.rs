@@ -80,29 +80,55 @@ pub(crate) enum Kernel {
 }
 
 impl Kernel {
-    /// The fastest kernel this CPU runs.
+    /// Its name, as benchmarks record it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kernel::Scalar => "scalar",
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Vnni512 => "avx512vnni",
+            #[cfg(target_arch = "x86_64")]
+            Kernel::AvxVnni256 => "avxvnni",
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => "avx2",
+            #[cfg(target_arch = "aarch64")]
+            Kernel::Neon => "neon",
+            #[cfg(target_arch = "aarch64")]
+            Kernel::NeonDot => "neon-dotprod",
+            #[cfg(target_arch = "aarch64")]
+            Kernel::NeonI8mm => "neon-i8mm",
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Kernel::Simd128 => "simd128",
+        }
+    }
+
+    /// The fastest kernel this CPU runs within `MEMLOOP_SIMD`'s cap (`simd::cap`).
     #[cfg_attr(target_arch = "aarch64", allow(unreachable_code))]
     pub(crate) fn best() -> Kernel {
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        use super::simd::{allows, Tier};
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
+        if allows(Tier::Avx512)
+            && std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("avx512vnni")
         {
             return Kernel::Vnni512;
         }
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2")
+        if allows(Tier::AvxVnni)
+            && std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("avxvnni")
         {
             return Kernel::AvxVnni256;
         }
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if allows(Tier::Avx2) && std::arch::is_x86_feature_detected!("avx2") {
             return Kernel::Avx2;
         }
         #[cfg(target_arch = "aarch64")]
-        {
-            // Advanced SIMD is the aarch64 baseline: there is always a vector kernel.
+        if allows(Tier::Avx2) {
+            // Advanced SIMD is the aarch64 baseline: there is always a vector kernel (unless
+            // `MEMLOOP_SIMD=scalar`; any other cap counts as "vectors").
             use std::arch::is_aarch64_feature_detected as has;
             if has!("i8mm") {
                 return Kernel::NeonI8mm;

@@ -192,6 +192,11 @@ fn norm(s: Scope, size: usize, eps: f64) -> candle_core::Result<Norm> {
     })
 }
 
+/// The f32 tier and the int8 kernel the encoder runs on this CPU (within `MEMLOOP_SIMD`).
+pub(crate) fn kernel_names() -> (&'static str, &'static str) {
+    (simd::tier().name(), int8::Kernel::best().name())
+}
+
 /// Whether this CPU runs the int8 products with a vector kernel (not the scalar reference).
 pub(crate) fn has_vector_int8() -> bool {
     int8::Kernel::best() != int8::Kernel::Scalar
@@ -409,7 +414,9 @@ impl CpuBert {
 /// them, else `kernels::gelu_erf`.
 fn gelu_erf(xs: &mut [f32]) {
     #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
-    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
+    if simd::allows(simd::Tier::Avx512)
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("fma")
     {
         // SAFETY: `gelu_avx512::gelu_erf` may only run on a CPU with AVX-512 F and FMA, and
         // both were just detected on this one.
