@@ -33,6 +33,13 @@ python3 scripts/bench-table.py --check
 cargo test --workspace --locked --no-run
 bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
+# The encoder's vectors on each narrower tier this CPU can stand in for (MEMLOOP_SIMD caps the
+# kernels: an AVX2-only laptop's path, and AVX-VNNI's, run here when the CPU has more):
+# sentence-transformers' golden vectors in f32 and int8, and the kernels' equality tests.
+for tier in avx2 avxvnni; do
+    MEMLOOP_SIMD=$tier cargo test -q -p memloop-embed --locked --test integration -- every_reference_text_matches batches_equal int8_vectors
+    MEMLOOP_SIMD=$tier cargo test -q -p memloop-embed --locked --lib -- cpu_bert
+done
 # The test matrix's encrypted run: the engine's tests again with every store encrypted
 # (tests that craft plaintext bytes say why they are skipped). Built with the whole
 # workspace selected (`-p memloop` alone resolves its dependencies' features anew and compiles

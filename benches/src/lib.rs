@@ -73,7 +73,9 @@ pub fn cpu() -> serde_json::Value {
             .map(|(_, v)| v.trim().to_string())
     };
     let model = field("model name").unwrap_or_else(|| "unknown".into());
-    let have = field("flags").or_else(|| field("Features")).unwrap_or_default();
+    let have = field("flags")
+        .or_else(|| field("Features"))
+        .unwrap_or_default();
     let flags: Vec<&str> = FLAGS
         .iter()
         .copied()

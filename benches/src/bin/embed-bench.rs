@@ -22,7 +22,8 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use memloop_benches::{cpu, median};
 use memloop_embed::{
-    default_model_dir, CpuKernels, DeviceChoice, DocumentPooling, Embedder, EmbedderOptions, Kernels, Precision,
+    default_model_dir, CpuKernels, DeviceChoice, DocumentPooling, Embedder, EmbedderOptions,
+    Kernels, Precision,
 };
 use serde_json::json;
 

@@ -59,7 +59,12 @@ pub fn tier() -> Tier {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::is_x86_feature_detected as has;
-        if allows(Tier::Avx512) && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("fma") {
+        if allows(Tier::Avx512)
+            && has!("avx512f")
+            && has!("avx512bw")
+            && has!("avx512vl")
+            && has!("fma")
+        {
             return Tier::Avx512;
         }
         if allows(Tier::AvxVnni) && has!("avx2") && has!("fma") && has!("avxvnni") {
