@@ -38,7 +38,8 @@ pub fn kernel() -> (&'static str, DotFn) {
     })
 }
 
-/// The widest instruction set the kernels may use. `MEMLOOP_SIMD=avx2` keeps them to AVX2 and
+/// The widest instruction set the kernels may use. `MEMLOOP_SIMD=avx2` (or `avxvnni`, the
+/// encoder's tier for Intel's client cores, which have no AVX-512) keeps them to AVX2 and
 /// `MEMLOOP_SIMD=scalar` to portable code, so the path of an older CPU can be measured on a
 /// newer one; unset (or any other value), kernels use what the CPU has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -56,7 +57,8 @@ pub fn isa_cap() -> Isa {
     static CAP: OnceLock<Isa> = OnceLock::new();
     *CAP.get_or_init(|| match std::env::var("MEMLOOP_SIMD").as_deref() {
         Ok("scalar") => Isa::Scalar,
-        Ok("avx2") => Isa::Avx2,
+        // AVX-VNNI's CPUs (Intel's client cores) have no AVX-512: the index's AVX2 kernels.
+        Ok("avx2" | "avxvnni") => Isa::Avx2,
         _ => Isa::Avx512,
     })
 }
