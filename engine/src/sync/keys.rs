@@ -9,8 +9,9 @@
 //! unreadable in it. Two devices that replaced it at once are joined by the next device that
 //! holds both: it replaces them by one, published under each.
 //!
-//! Layout: `keks/<old>/<new>` (a new sync key wrapped under an old one) and
-//! `keys/<kek>/<key>` (a data key, with its label, wrapped under sync key `kek`).
+//! Layout: `keks/<old>/<new>` (a new sync key wrapped under an old one),
+//! `keys/<kek>/<key>` (a data key, with its label, wrapped under sync key `kek`) and
+//! `gone/<kek>/<key>` (a data key's id destroyed by an erasure, sealed under sync key `kek`).
 
 use super::remote::Remote;
 use crate::crypt::ring::{key_of_plain, key_plain, open_with, seal_with, DataKey, KeyId, Label};
@@ -33,10 +34,25 @@ fn key_aad(ring: &[u8; 16], kek: &KeyId, key: &KeyId) -> Vec<u8> {
     [b"memloop-sync-key\0".as_slice(), ring, kek, key].concat()
 }
 
-/// What a key directory entry holds for a key destroyed by an erasure (instead of the key):
-/// a device that never held it then reads the rows sealed under it as erased, instead of
-/// waiting for it for good.
+fn gone_aad(ring: &[u8; 16], kek: &KeyId, key: &KeyId) -> Vec<u8> {
+    [b"memloop-sync-gone\0".as_slice(), ring, kek, key].concat()
+}
+
+/// What `gone/<kek>/<key>` holds, sealed under the sync key (only a device of the ring makes
+/// one, and its name is bound to it): a device that never held the key then reads the rows
+/// sealed under it as erased, instead of waiting for it for good; a device that holds it (the
+/// erasure's segment not reached it yet: withheld, or not pulled) never publishes it again.
 const DESTROYED: &[u8] = b"memloop-sync-destroyed-key";
+
+/// What [`Memory::take_keys`] read from the remote's key directory.
+#[derive(Debug, Default)]
+pub(super) struct TakenKeys {
+    /// The data keys of memories adopted (their ids and labels).
+    pub(super) adopted: Vec<(KeyId, Label)>,
+    /// Keys held here that another device says an erasure destroyed: never published from
+    /// here again, whether or not the erasure has been applied here yet.
+    pub(super) gone: Vec<KeyId>,
+}
 
 fn id_of(hex_id: &str) -> Option<KeyId> {
     let mut id = [0u8; 8];
@@ -50,15 +66,11 @@ fn link_of(name: &str) -> Option<(KeyId, KeyId)> {
 }
 
 impl Memory {
-    /// Takes in the sync keys and data keys the remote holds for this ring. Returns the data
-    /// keys of memories adopted (their ids and labels).
-    pub(super) fn take_keys(
-        &self,
-        remote: &Remote,
-        sealer: &Sealer,
-    ) -> Result<Vec<(KeyId, Label)>> {
+    /// Takes in the sync keys and data keys the remote holds for this ring, and the keys it
+    /// says were destroyed.
+    pub(super) fn take_keys(&self, remote: &Remote, sealer: &Sealer) -> Result<TakenKeys> {
         let ring = sealer.ring_id();
-        let mut adopted = Vec::new();
+        let mut taken = TakenKeys::default();
         // 1. Sync keys: follow the chains of replacements from the ones held.
         for _ in 0..MAX_CHAIN {
             let mut progress = false;
@@ -104,29 +116,55 @@ impl Memory {
                     continue; // refused for itself: too long, or behind a link
                 };
                 let plain = open_with(&kek.key, &key_aad(&ring, &kek.id, &id), &sealed);
-                if plain.as_deref() == Some(DESTROYED) {
-                    sealer.note_destroyed(id, self.inner.now())?;
-                    continue;
-                }
                 let key = plain
                     .and_then(|plain| key_of_plain(id, &zeroize::Zeroizing::new(plain)))
                     .filter(|k| matches!(k.label, Label::Unscoped | Label::User(_)));
                 if let Some(key) = key {
                     let (id, label) = (key.id, key.label.clone());
                     if sealer.adopt(key)? {
-                        adopted.push((id, label));
+                        taken.adopted.push((id, label));
                     }
                 }
             }
+            // 3. Keys destroyed by an erasure: noted when never held here; when held, kept
+            // (until this device applies the erasure) but never published again.
+            for l in remote.list(&format!("gone/{}", hex::encode(kek.id)))? {
+                let Some(id) = l.name.rsplit('/').next().and_then(id_of) else {
+                    continue;
+                };
+                let held = sealer.key(&id).is_some();
+                if !held && sealer.knows(&id) {
+                    continue; // destroyed here already
+                }
+                let Some(sealed) = super::compact::readable(remote.get(&l.name, l.size))? else {
+                    continue;
+                };
+                if open_with(&kek.key, &gone_aad(&ring, &kek.id, &id), &sealed).as_deref()
+                    != Some(DESTROYED)
+                {
+                    continue; // not sealed under this sync key for this name: believed not
+                }
+                if held {
+                    taken.gone.push(id);
+                } else {
+                    sealer.note_destroyed(id, self.inner.now())?;
+                }
+            }
         }
-        Ok(adopted)
+        Ok(taken)
     }
 
     /// Replaces the sync key when an erasure happened here since the last replacement (or two
-    /// are held), and publishes the data keys the remote lacks. Run after the pull: an erasure
-    /// it carried out has destroyed its user's key by then, so that key is never published
-    /// under a sync key made after the erasure.
-    pub(super) fn publish_keys(&self, remote: &Remote, sealer: &Sealer) -> Result<()> {
+    /// are held), and publishes the data keys the remote lacks, but those `gone` (another
+    /// device destroyed them: [`TakenKeys::gone`]). Run after the pull: an erasure it carried
+    /// out has destroyed its user's key by then, so that key is never published under a sync
+    /// key made after the erasure.
+    pub(super) fn publish_keys(
+        &self,
+        remote: &Remote,
+        sealer: &Sealer,
+        gone: &[KeyId],
+    ) -> Result<()> {
         let ring = sealer.ring_id();
         // 3. A new sync key after an erasure here, or to join two. Sync keys held on one chain
         // (an old one and the successor another device published for it, the link opened and
@@ -167,15 +205,19 @@ impl Memory {
                 .write(|_, tx, _| tx.set_meta(ROTATED, &receipts.to_le_bytes()))?;
             current = new;
         }
-        // 4. Every data key of memories, under the current sync key.
+        // 4. Every data key of memories, under the current sync key, but those destroyed
+        // elsewhere.
+        let names = |dir: &str| -> Result<std::collections::HashSet<String>> {
+            Ok(remote
+                .list(dir)?
+                .into_iter()
+                .filter_map(|l| l.name.rsplit('/').next().map(str::to_string))
+                .collect())
+        };
         let dir = format!("keys/{}", hex::encode(current.id));
-        let listed: std::collections::HashSet<String> = remote
-            .list(&dir)?
-            .into_iter()
-            .filter_map(|l| l.name.rsplit('/').next().map(str::to_string))
-            .collect();
+        let listed = names(&dir)?;
         for key in sealer.memory_keys() {
-            if listed.contains(&hex::encode(key.id)) {
+            if listed.contains(&hex::encode(key.id)) || gone.contains(&key.id) {
                 continue;
             }
             let mut sealed = Vec::new();
@@ -187,17 +229,26 @@ impl Memory {
             );
             remote.put_new(&format!("{dir}/{}", hex::encode(key.id)), sealed)?;
         }
-        // 5. Every key destroyed here, as destroyed: a device that never held one (its rows
-        // arrived before its key, which an erasure destroyed before it was published) stops
-        // waiting for it.
-        for id in sealer.destroyed_ids() {
+        // 5. Every key destroyed here or said destroyed elsewhere, as destroyed, under the
+        // current sync key: a device that never held one (its rows arrived before its key,
+        // which an erasure destroyed before it was published) stops waiting for it, and one
+        // that holds it never publishes it.
+        let dir = format!("gone/{}", hex::encode(current.id));
+        let listed = names(&dir)?;
+        let mut ids = sealer.destroyed_ids();
+        for id in gone {
+            if !ids.contains(id) {
+                ids.push(*id);
+            }
+        }
+        for id in ids {
             if listed.contains(&hex::encode(id)) {
                 continue;
             }
             let mut sealed = Vec::new();
             seal_with(
                 &current.key,
-                &key_aad(&ring, &current.id, &id),
+                &gone_aad(&ring, &current.id, &id),
                 DESTROYED,
                 &mut sealed,
             );

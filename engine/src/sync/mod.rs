@@ -48,7 +48,7 @@ impl Memory {
         // pull (an erasure it carried out destroys its user's key first, and replaces the
         // sync key before the sync returns). A device that reads this push's rows before its
         // keys waits for them (`Synced::waiting`).
-        let adopted = self.take_keys(&remote, &sealer)?;
+        let taken = self.take_keys(&remote, &sealer)?;
         let pushed = self.push(&remote, &sealer, &mut st)?;
         let mut out = Synced {
             device: state::hex(st.device),
@@ -57,8 +57,8 @@ impl Memory {
             pushed_bytes: pushed.bytes,
             ..Synced::default()
         };
-        self.pull(&remote, &sealer, &mut st, &adopted, &mut out)?;
-        self.publish_keys(&remote, &sealer)?;
+        self.pull(&remote, &sealer, &mut st, &taken.adopted, &mut out)?;
+        self.publish_keys(&remote, &sealer, &taken.gone)?;
         self.write_head(&remote, &sealer, &st)?;
         if req.compact {
             let c = self.compact_remote(&remote, &sealer, &st)?;

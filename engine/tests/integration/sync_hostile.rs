@@ -5,7 +5,8 @@
 //! refused and blinds no one (R3/R3b, F3); a damaged segment holds back its device's later
 //! ones instead of being skipped (R4b, F7); a row sealed under a key not read yet waits for it
 //! (R5b, F4); an oversized object is refused for itself (R6, F14); the sync key settles after
-//! an erasure (K7, F8). Each failed on the code before these fixes.
+//! an erasure (K7, F8); a device the erasure's segment was withheld from never publishes the
+//! erased key. Each failed on the code before these fixes.
 
 use std::path::{Path, PathBuf};
 
@@ -292,28 +293,24 @@ fn the_sync_key_settles_after_one_erasure() {
         sync(a, &remote);
         sync(b, &remote);
     }
-    let settled = (count("keks"), count("keys"));
+    let settled = (count("keks"), count("keys"), count("gone"));
     for _ in 0..10 {
         sync(a, &remote);
         sync(b, &remote);
     }
     assert_eq!(
-        (count("keks"), count("keys")),
+        (count("keks"), count("keys"), count("gone")),
         settled,
         "no new key objects once settled"
     );
     // K3a: the erased user's key is published under no sync key made after the erasure; only
-    // its "destroyed" marker is, which is shorter than any wrapped key (26 bytes of
-    // plaintext against a 32-byte key and its label).
-    let shortest_key = published_before
+    // its "destroyed" marker is (in gone/).
+    assert!(files(&bucket.join("gone"))
         .iter()
-        .map(|f| std::fs::metadata(f).unwrap().len())
-        .min()
-        .unwrap();
+        .any(|f| f.ends_with(&destroyed)));
     let again: Vec<PathBuf> = files(&bucket.join("keys"))
         .into_iter()
         .filter(|f| !published_before.contains(f) && f.ends_with(&destroyed))
-        .filter(|f| std::fs::metadata(f).unwrap().len() >= shortest_key)
         .collect();
     assert!(
         again.is_empty(),
@@ -619,4 +616,56 @@ fn a_lineage_whose_first_version_is_forgotten_before_its_forks_arrive_stays_one(
     assert_eq!(va, crate::sync::view(&b.memory));
     assert_eq!(va, crate::sync::view(&c.memory));
     assert_eq!(texts(&c.memory).len(), 1, "one lineage: {va:?}");
+}
+
+#[test]
+fn a_device_the_erasure_was_withheld_from_never_publishes_the_erased_key() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory
+        .remember(NewMemory::new("ana's note").scope(Scope::user("ana")))
+        .unwrap();
+    b.memory
+        .remember(NewMemory::new("bo's note").scope(Scope::user("bo")))
+        .unwrap();
+    let hex = sync(a, &remote).device;
+    sync(b, &remote);
+    sync(a, &remote);
+    assert_eq!(texts(&b.memory), ["ana's note", "bo's note"]);
+    let published_before = files(&bucket.join("keys"));
+    // A erases ana; the remote then withholds that erasure's segment from B.
+    a.memory.scoped(&Scope::user("ana")).erase().unwrap();
+    let receipt: serde_json::Value =
+        serde_json::from_str(&a.memory.admin().receipt_log().unwrap()[0]).unwrap();
+    let ana_key = receipt["destroyed_key"].as_str().unwrap().to_string();
+    sync(a, &remote);
+    let erasure = segments_of(&bucket, &hex).pop().unwrap();
+    let aside = root.path().join("withheld.seg");
+    std::fs::rename(&erasure, &aside).unwrap();
+    a.memory.remember(NewMemory::new("a later note")).unwrap();
+    sync(a, &remote);
+    // B erases bo (its own reason to replace the sync key) and syncs: it still holds ana's key
+    // (it has not seen her erasure), but publishes it under no sync key, old or new.
+    b.memory.scoped(&Scope::user("bo")).erase().unwrap();
+    let r = sync(b, &remote);
+    assert_eq!(r.missing.len(), 1, "{r:?}");
+    assert_eq!(texts(&b.memory), ["ana's note"]);
+    let again: Vec<PathBuf> = files(&bucket.join("keys"))
+        .into_iter()
+        .filter(|f| !published_before.contains(f) && f.ends_with(&ana_key))
+        .collect();
+    assert!(
+        again.is_empty(),
+        "ana's erased key published again: {again:?}"
+    );
+    // Served at last, the erasure applies on B.
+    std::fs::rename(&aside, &erasure).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.erasures, r.missing.len()), (1, 0), "{r:?}");
+    assert_eq!(texts(&b.memory), ["a later note"]);
+    sync(a, &remote);
+    assert_eq!(texts(&a.memory), ["a later note"]);
 }
