@@ -100,6 +100,7 @@ impl Memory {
         };
         let started = Instant::now();
         remove_stale_temporaries(dir);
+        precheck_database(dir, sealer.as_deref())?;
         let mut store = Store::open(dir, options.storage_faults.clone())?;
         store.sealing = Sealing(sealer.clone());
         check_encryption(dir, &store)?;
@@ -477,27 +478,37 @@ fn precheck_encryption(
     }
 }
 
-/// Checks the store's recorded encryption against the key given (a new store records it).
-fn check_encryption(dir: &Path, store: &Store) -> Result<()> {
-    let recorded = store.meta("encryption_ring")?;
-    match (&recorded, &store.sealing.0) {
-        (None, None) => Ok(()),
+/// What the database records about encryption, as [`encryption_verdict`] weighs it.
+struct Recorded {
+    /// The ring the store was encrypted with (`encryption_ring`), if any.
+    ring: Option<Vec<u8>>,
+    /// How many keys the store's erasures destroyed.
+    erased: u64,
+    /// Whether the store holds a model (it is not new).
+    has_model: bool,
+}
+
+/// Whether the key given (`sealer`) opens a store that recorded `r`: an error for a missing,
+/// foreign or older key, `Ok(true)` when a new store must record the ring, else `Ok(false)`.
+fn encryption_verdict(dir: &Path, r: &Recorded, sealer: Option<&Sealer>) -> Result<bool> {
+    match (&r.ring, sealer) {
+        (None, None) => Ok(false),
         (Some(ring), Some(s)) if ring.as_slice() == s.ring_id() => {
             // A key file rolled back past an erasure would hold the erased user's key again
             // (and let records sealed under it back in): the store counts the keys its
             // erasures destroyed, and a ring that knows of fewer is older than the store.
-            let erased = store.meta_u64(crate::store::RING_DESTROYED)?;
             let known = s.destroyed_count() as u64;
-            if known < erased {
+            if known < r.erased {
                 return Err(KeyError::Wrong {
                     path: s.key_file(),
                     detail: format!(
-                        "this key file is older than the store: it knows of {known} destroyed keys, the store's erasures destroyed {erased} (give the current key file)"
+                        "this key file is older than the store: it knows of {known} destroyed keys, the store's erasures destroyed {} (give the current key file)",
+                        r.erased
                     ),
                 }
                 .into());
             }
-            Ok(())
+            Ok(false)
         }
         (Some(_), Some(s)) => Err(KeyError::Wrong {
             path: s.key_file(),
@@ -512,19 +523,56 @@ fn check_encryption(dir: &Path, store: &Store) -> Result<()> {
             detail: String::new(),
         }
         .into()),
-        (None, Some(s)) => {
-            if store.meta("model")?.is_some() {
-                return Err(KeyError::NotEncrypted {
-                    path: dir.to_path_buf(),
-                }
-                .into());
-            }
+        (None, Some(_)) if r.has_model => Err(KeyError::NotEncrypted {
+            path: dir.to_path_buf(),
+        }
+        .into()),
+        (None, Some(_)) => Ok(true),
+    }
+}
+
+/// Before the database is opened for writing (redb's open may write its header): the
+/// database's own record of encryption, read without a writer, against the key given, so a
+/// refused open changes no byte of the store (round 4's L3). A database that cannot be read
+/// so (none yet, or one that needs the recovery only a writer does) is checked after the
+/// open instead ([`check_encryption`]).
+fn precheck_database(dir: &Path, sealer: Option<&Sealer>) -> Result<()> {
+    const KEYS: [&str; 3] = ["encryption_ring", crate::store::RING_DESTROYED, "model"];
+    let Some([ring, erased, model]) =
+        Store::peek_meta(dir, &KEYS).and_then(|v| <[Option<Vec<u8>>; 3]>::try_from(v).ok())
+    else {
+        return Ok(());
+    };
+    let erased = erased
+        .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+        .map_or(0, u64::from_le_bytes);
+    encryption_verdict(
+        dir,
+        &Recorded {
+            ring,
+            erased,
+            has_model: model.is_some(),
+        },
+        sealer,
+    )
+    .map(|_| ())
+}
+
+/// Checks the store's recorded encryption against the key given (a new store records it).
+fn check_encryption(dir: &Path, store: &Store) -> Result<()> {
+    let recorded = Recorded {
+        ring: store.meta("encryption_ring")?,
+        erased: store.meta_u64(crate::store::RING_DESTROYED)?,
+        has_model: store.meta("model")?.is_some(),
+    };
+    if encryption_verdict(dir, &recorded, store.sealing.0.as_deref())? {
+        if let Some(s) = &store.sealing.0 {
             let mut tx = Tx::begin(store, true)?;
             tx.set_meta("encryption_ring", &s.ring_id())?;
             tx.commit()?;
-            Ok(())
         }
     }
+    Ok(())
 }
 
 /// Under the `test-encryption` feature (the test matrix's encrypted run), every store opened

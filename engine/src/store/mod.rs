@@ -235,6 +235,31 @@ impl Store {
         Ok(store(database))
     }
 
+    /// The metadata values `keys` (in order) of the database in `dir`, read without opening
+    /// it for writing (redb's open for writing may write its header): `None` when there is no
+    /// database yet, or it cannot be read so (it needs the recovery only a writer does, or a
+    /// writer holds it).
+    pub(crate) fn peek_meta(dir: &Path, keys: &[&str]) -> Option<Vec<Option<Vec<u8>>>> {
+        let path = dir.join("store.redb");
+        if !path.is_file() {
+            return None;
+        }
+        let read = || -> std::result::Result<Vec<Option<Vec<u8>>>, redb::Error> {
+            use redb::ReadableDatabase;
+            let database = redb::ReadOnlyDatabase::open(&path)?;
+            let tx = database.begin_read()?;
+            let table = match tx.open_table(META) {
+                Ok(t) => t,
+                Err(redb::TableError::TableDoesNotExist(_)) => return Ok(vec![None; keys.len()]),
+                Err(e) => return Err(e.into()),
+            };
+            keys.iter()
+                .map(|k| Ok(table.get(*k)?.map(|v| v.value().to_vec())))
+                .collect()
+        };
+        crate::contained::catch(read).and_then(|r| r.ok())
+    }
+
     /// A read transaction on the last committed state. After a failed commit the database
     /// is first reopened ([`Store::recover`]), so reads go on, from a read-only view in
     /// memory if the disk is still full.

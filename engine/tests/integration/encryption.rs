@@ -486,12 +486,25 @@ fn a_key_file_older_than_the_store_is_a_key_error_and_the_receipt_log_is_sealed(
         .receipt_line;
     assert_eq!(memory.admin().receipt_log().unwrap(), vec![line]);
     memory.close().unwrap();
+    let before: Vec<(PathBuf, Vec<u8>)> = files(&dir)
+        .into_iter()
+        .filter(|p| !p.ends_with("LOCK"))
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
     let rolled_back = Memory::open(&dir, options(&before_erasure));
     assert!(
         matches!(&rolled_back, Err(Error::Key(KeyError::Wrong { detail, .. })) if detail.contains("older than the store")),
         "{:?}",
         rolled_back.err()
     );
+    // L3: the refused open wrote nothing: every byte of the store is as it was.
+    for (path, bytes) in &before {
+        assert!(
+            &std::fs::read(path).unwrap() == bytes,
+            "{} changed",
+            path.display()
+        );
+    }
     // The erased user's name is in no file of the store: the receipt log is sealed.
     for f in files(&dir) {
         let bytes = std::fs::read(&f).unwrap();
