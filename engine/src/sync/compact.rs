@@ -154,14 +154,18 @@ impl Memory {
         }
     }
 
-    /// Writes this device's head: how far it applied each device's segments.
+    /// Writes this device's head: how far it applied each device's segments, and its own
+    /// last segment.
     pub(super) fn write_head(
         &self,
         remote: &Remote,
         sealer: &Sealer,
         st: &SyncState,
     ) -> Result<()> {
-        let header = self.signed_header(st, Kind::Head, st.pushed, self.cursors(st)?);
+        let mut header = self.signed_header(st, Kind::Head, st.pushed, self.cursors(st)?);
+        // The last segment this device wrote (its number and digest): another device that
+        // has applied less of it knows the tail it was not served.
+        header.prev = st.last_chain_link();
         let bytes = segment::encode(&header, &[], &sealer.signing_seed()?);
         remote.put(&format!("heads/{}", state::hex(st.device)), bytes)
     }

@@ -66,6 +66,10 @@ impl Memory {
     ) -> Result<()> {
         let store = self.store();
         let seed = sealer.signing_seed()?;
+        // How far each device says it pushed (its signed head, or the furthest head seen here
+        // before), read before the segments are listed: a device writes its segments before
+        // its head, so what a head names is listed unless the remote withholds it.
+        let heads = self.heads_seen(remote, &seed, st.device)?;
         let mut by_device: BTreeMap<u64, Vec<super::remote::Listed>> = BTreeMap::new();
         for l in remote.list("segments")? {
             match state::parse_segment_name(&l.name) {
@@ -111,6 +115,8 @@ impl Memory {
                 }
             }
         }
+        // How far each device's chain is applied here after this pull.
+        let mut applied_to: BTreeMap<u64, u64> = BTreeMap::new();
         for (device, listed) in by_device {
             let cursor = match store.meta(&state::pulled_key(device))? {
                 Some(b) => String::from_utf8_lossy(&b).into_owned(),
@@ -180,12 +186,38 @@ impl Memory {
                 at = header.through;
                 digest = Some(segment::digest(&bytes));
             }
+            applied_to.insert(device, at);
             if let Some(f) = last_good {
                 cursors.retain(|(d, _)| *d != device);
                 cursors.push((device, f));
                 if let Some(d) = &digest {
                     digests.push((device, d.clone()));
                 }
+            }
+        }
+        // The tail a head names but the remote did not serve (rolled back, or withheld with
+        // nothing after it to reveal the gap): reported, unless this device's stream is
+        // reported held back already.
+        for (&device, &through) in &heads {
+            let at = match applied_to.get(&device) {
+                Some(&at) => at,
+                None => match store.meta(&state::pulled_key(device))? {
+                    Some(b) => state::number_of(&String::from_utf8_lossy(&b)).map_or(0, |(n, _)| n),
+                    None => covered
+                        .get(&device)
+                        .and_then(|f| state::number_of(f))
+                        .map_or(0, |(n, _)| n),
+                },
+            };
+            let hex = state::hex(device);
+            let reported = out
+                .refused
+                .iter()
+                .chain(&out.missing)
+                .chain(&out.waiting)
+                .any(|n| n.contains(&hex));
+            if at < through && !reported {
+                out.missing.push(format!("segments/{hex}/{through:020}"));
             }
         }
         let Collected {
@@ -316,6 +348,68 @@ impl Memory {
         Ok(())
     }
 }
+
+impl Memory {
+    /// How far each other device says it pushed: the last segment its head names
+    /// (`heads/<device>`, signed by this ring, its name bound to its header), or the furthest
+    /// head of it seen here before, whichever is further (a head rolled back to an older one does not move
+    /// it back). The furthest seen is recorded.
+    fn heads_seen(&self, remote: &Remote, seed: &[u8; 32], me: u64) -> Result<BTreeMap<u64, u64>> {
+        let store = self.store();
+        let mut out = BTreeMap::new();
+        for (k, v) in store.meta_with_prefix(HEAD_SEEN_PREFIX)? {
+            let device = u64::from_str_radix(&k[HEAD_SEEN_PREFIX.len()..], 16).ok();
+            let through = <[u8; 8]>::try_from(v.as_slice())
+                .ok()
+                .map(u64::from_le_bytes);
+            if let (Some(d), Some(t)) = (device, through) {
+                out.insert(d, t);
+            }
+        }
+        let mut newer = Vec::new();
+        for l in remote.list("heads")? {
+            let Some(device) = l
+                .name
+                .strip_prefix("heads/")
+                .filter(|h| h.len() == 16)
+                .and_then(|h| u64::from_str_radix(h, 16).ok())
+            else {
+                continue;
+            };
+            if device == me {
+                continue;
+            }
+            let Some(bytes) = super::compact::readable(remote.get(&l.name, l.size))? else {
+                continue;
+            };
+            let Ok((h, _)) = segment::decode(&bytes, seed) else {
+                continue; // not believed: says nothing
+            };
+            let Some((last, _)) = h.prev.as_ref().filter(|_| h.is(segment::Kind::Head)) else {
+                continue;
+            };
+            if h.device == state::hex(device) && out.get(&device).is_none_or(|t| last > t) {
+                out.insert(device, *last);
+                newer.push((device, *last));
+            }
+        }
+        if !newer.is_empty() {
+            self.inner.write(|_, tx, _| {
+                for (d, t) in &newer {
+                    tx.set_meta(
+                        &format!("{HEAD_SEEN_PREFIX}{}", state::hex(*d)),
+                        &t.to_le_bytes(),
+                    )?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(out)
+    }
+}
+
+/// The metadata keys of the furthest head seen of each other device.
+const HEAD_SEEN_PREFIX: &str = "sync_head_seen:";
 
 /// What a pull read: versions and tombstones, erasures (with the device that made them), and
 /// which versions need embedding again.

@@ -207,12 +207,7 @@ impl Memory {
         };
         let seed = sealer.signing_seed()?;
         // The chain: every part names the last segment of the last push recorded.
-        let prev = st
-            .last_segment
-            .as_deref()
-            .and_then(|n| state::number_of(state::file_of(n)))
-            .zip(st.last_digest.clone())
-            .map(|((n, _), d)| (n, d));
+        let prev = st.last_chain_link();
         let mut written = Vec::new();
         for (part, run) in segment::parts(&rows).into_iter().enumerate() {
             let mut header = self.signed_header(st, Kind::Segment, number, Default::default());

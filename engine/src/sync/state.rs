@@ -136,6 +136,16 @@ pub(crate) fn erasure_key(device: u64, n: u64) -> String {
 }
 
 impl SyncState {
+    /// The last segment this device wrote, as the next one (and its head) name it: its number
+    /// and the SHA-256 of its bytes.
+    pub(crate) fn last_chain_link(&self) -> Option<(u64, String)> {
+        self.last_segment
+            .as_deref()
+            .and_then(|n| number_of(file_of(n)))
+            .zip(self.last_digest.clone())
+            .map(|((n, _), d)| (n, d))
+    }
+
     /// The state of `memory`'s store, its device id made (and registered in `remote`,
     /// create-if-absent, so no two devices take one) at its first sync.
     pub(crate) fn load(memory: &Memory, remote: &Remote) -> Result<SyncState> {

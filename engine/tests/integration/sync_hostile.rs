@@ -6,7 +6,8 @@
 //! ones instead of being skipped (R4b, F7); a row sealed under a key not read yet waits for it
 //! (R5b, F4); an oversized object is refused for itself (R6, F14); the sync key settles after
 //! an erasure (K7, F8); a device the erasure's segment was withheld from never publishes the
-//! erased key. Each failed on the code before these fixes.
+//! erased key; a tail rolled back is reported from the writer's head. Each failed on the code
+//! before these fixes.
 
 use std::path::{Path, PathBuf};
 
@@ -668,4 +669,35 @@ fn a_device_the_erasure_was_withheld_from_never_publishes_the_erased_key() {
     assert_eq!(texts(&b.memory), ["a later note"]);
     sync(a, &remote);
     assert_eq!(texts(&a.memory), ["a later note"]);
+}
+
+#[test]
+fn a_tail_rolled_back_is_reported_from_the_writers_head_even_when_the_head_rolls_back_too() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let d = devices(root.path(), &[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory.remember(NewMemory::new("one")).unwrap();
+    let hex = sync(a, &remote).device;
+    sync(b, &remote);
+    let old_head = std::fs::read(bucket.join("heads").join(&hex)).unwrap();
+    // A's newest segment rolled back, nothing after it to reveal the gap: its head names it.
+    a.memory.remember(NewMemory::new("two")).unwrap();
+    sync(a, &remote);
+    let newest = segments_of(&bucket, &hex).pop().unwrap();
+    let aside = root.path().join("rolled-back.seg");
+    std::fs::rename(&newest, &aside).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.pulled, r.missing.len()), (0, 1), "{r:?}");
+    // The head rolled back to the one before: B remembers the furthest it saw.
+    std::fs::write(bucket.join("heads").join(&hex), &old_head).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.pulled, r.missing.len()), (0, 1), "{r:?}");
+    // Served again: applied, nothing missing.
+    std::fs::rename(&aside, &newest).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.pulled, r.missing.len()), (1, 0), "{r:?}");
+    assert_eq!(texts(&b.memory), ["one", "two"]);
+    assert!(sync(b, &remote).missing.is_empty());
 }
