@@ -1,8 +1,8 @@
 """One local origin serving memloop-wasm's files (the Chromium tests and benches/browser_bench.py).
 
 `serve(routes)` serves each URL prefix from a folder (`.wasm` as application/wasm, nothing
-outside the folders) on 127.0.0.1 and returns (origin, server); `server.gone = True` makes it
-answer nothing from then on.
+outside the folders; `Service-Worker-Allowed: /` with a service worker's script) on 127.0.0.1
+and returns (origin, server); `server.gone = True` makes it answer nothing from then on.
 """
 
 import http.server
@@ -46,6 +46,13 @@ def serve(folders):
 
         def log_message(self, *args):
             pass
+
+        def end_headers(self):
+            # The example's service worker takes the whole origin as its scope (its page and
+            # the package's folder, where memloop's Worker lives).
+            if self.path.split("?", 1)[0].endswith("/sw.js"):
+                self.send_header("Service-Worker-Allowed", "/")
+            super().end_headers()
 
         def do_GET(self):
             # A server marked gone answers nothing, even on a connection the browser opened

@@ -301,7 +301,12 @@ def test_the_example_page_remembers_recalls_and_works_offline(browser):
     # emulation does not reach a service worker's own fetches, and Chromium keeps connections
     # it opened ahead (Chromium 148 fetched the network with the page "offline", and from a
     # stopped server through such a connection): the last check, that nothing uncached can be
-    # fetched, asks a server that answers nothing.
+    # fetched, asks a server that answers nothing. Files just built have a Last-Modified
+    # seconds old, so the HTTP cache holds them stale at once (CI builds the package minutes
+    # before this test): offline, every file must come from the service worker's cache or
+    # memloop's own, and memloop's Worker is controlled only because the service worker's
+    # scope covers the package's folder (with the old scope, /example/, this failed at every
+    # run on files just touched, and passed on files hours old).
     origin, server = serve(routes(PKG))
     page = browser.new_page()
     errors = []
