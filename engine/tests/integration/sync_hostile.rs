@@ -16,6 +16,30 @@ use memloop::{Clock, Encryption, Memory, MemoryFilter, NewMemory, Scope};
 use crate::encryption::files;
 use crate::sync::{devices, newest_segment, options, remote_of, sync, Device, START};
 
+/// Devices of one ring (their clocks `skew` ms apart) syncing through a `file://` bucket, in a
+/// temporary folder (`root`) that lives as long as this.
+struct Bucket {
+    root: tempfile::TempDir,
+    bucket: PathBuf,
+    remote: memloop::requests::SyncRequest,
+    d: Vec<Device>,
+}
+
+impl Bucket {
+    fn new(skew: &[i64]) -> Bucket {
+        let root = crate::common::tempdir();
+        let bucket = root.path().join("bucket");
+        let remote = remote_of(&bucket);
+        let d = devices(root.path(), skew);
+        Bucket {
+            root,
+            bucket,
+            remote,
+            d,
+        }
+    }
+}
+
 /// The texts of the current memories of `d`.
 fn texts(d: &Memory) -> Vec<String> {
     let mut t: Vec<String> = d
@@ -63,10 +87,12 @@ fn with_segments_unwritable<T>(bucket: &Path, f: impl FnOnce() -> T) -> T {
 
 #[test]
 fn a_forget_whose_push_failed_is_sent_by_the_next_sync() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root: _root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let gone = d[0]
         .memory
         .remember(NewMemory::new("to be forgotten"))
@@ -91,10 +117,12 @@ fn a_forget_whose_push_failed_is_sent_by_the_next_sync() {
 
 #[test]
 fn an_erasure_that_deleted_nothing_here_takes_its_own_segment_and_travels() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     b.memory
         .remember(NewMemory::new("ana's note on b").scope(Scope::user("ana")))
@@ -129,10 +157,12 @@ fn an_erasure_that_deleted_nothing_here_takes_its_own_segment_and_travels() {
 
 #[test]
 fn a_signed_object_replayed_under_another_name_is_refused_and_blinds_no_one() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root: _root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     a.memory.remember(NewMemory::new("written first")).unwrap();
     let hex = sync(a, &remote).device;
@@ -188,10 +218,12 @@ fn a_signed_object_replayed_under_another_name_is_refused_and_blinds_no_one() {
 
 #[test]
 fn a_damaged_segment_holds_back_its_devices_later_ones_until_it_verifies() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root: _root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     a.memory.remember(NewMemory::new("in the first")).unwrap();
     let hex = sync(a, &remote).device;
@@ -216,10 +248,12 @@ fn a_damaged_segment_holds_back_its_devices_later_ones_until_it_verifies() {
 
 #[test]
 fn rows_under_a_key_not_read_yet_wait_for_it() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root: _root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     sync(b, &remote);
     // A user new to the ring B holds: bo's key is made on A after the ring was carried.
@@ -246,10 +280,12 @@ fn rows_under_a_key_not_read_yet_wait_for_it() {
 
 #[test]
 fn an_oversized_object_is_refused_for_itself_not_for_the_sync() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root: _root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     d[0].memory.remember(NewMemory::new("a note")).unwrap();
     sync(&d[0], &remote);
     // 70 MiB (sparse) in a device folder no ring holder wrote.
@@ -267,10 +303,12 @@ fn an_oversized_object_is_refused_for_itself_not_for_the_sync() {
 
 #[test]
 fn the_sync_key_settles_after_one_erasure() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root: _root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     a.memory
         .remember(NewMemory::new("ana's note").scope(Scope::user("ana")))
@@ -328,9 +366,12 @@ fn the_sync_key_settles_after_one_erasure() {
 
 #[test]
 fn forgetting_a_current_version_means_the_same_on_every_device() {
-    let root = crate::common::tempdir();
-    let remote = remote_of(&root.path().join("bucket"));
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root: _root,
+        bucket: _,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     let v1 = a.memory.remember(NewMemory::new("V2 v1 text")).unwrap();
     a.clock.advance(1_000).unwrap();
@@ -359,10 +400,12 @@ fn forgetting_a_current_version_means_the_same_on_every_device() {
 #[cfg(unix)]
 #[test]
 fn a_file_remote_follows_no_symbolic_link_out_of_its_folder() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     d[0].memory.remember(NewMemory::new("a note")).unwrap();
     sync(&d[0], &remote);
     // R7c: `heads/` a link to a folder outside the remote.
@@ -390,9 +433,12 @@ fn a_file_remote_follows_no_symbolic_link_out_of_its_folder() {
 
 #[test]
 fn a_lineage_stays_whole_when_a_forked_version_is_forgotten_before_its_successor_arrives() {
-    let root = crate::common::tempdir();
-    let remote = remote_of(&root.path().join("bucket"));
-    let d = devices(root.path(), &[0, 0, 0]);
+    let Bucket {
+        root: _root,
+        bucket: _,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0, 0]);
     let (a, b, c) = (&d[0], &d[1], &d[2]);
     let step = |x: &Device| {
         x.clock.advance(1_000).unwrap();
@@ -450,10 +496,12 @@ fn a_lineage_stays_whole_when_a_forked_version_is_forgotten_before_its_successor
 
 #[test]
 fn a_withheld_segment_is_reported_and_holds_back_the_later_ones_until_served() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     let mut hex = String::new();
     for t in ["one", "two", "three"] {
@@ -487,9 +535,12 @@ fn a_withheld_segment_is_reported_and_holds_back_the_later_ones_until_served() {
 
 #[test]
 fn a_users_new_life_after_an_erasure_reaches_the_other_devices() {
-    let root = crate::common::tempdir();
-    let remote = remote_of(&root.path().join("bucket"));
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root: _root,
+        bucket: _,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     a.memory
         .remember(NewMemory::new("ana's old life").scope(Scope::user("ana")))
@@ -528,10 +579,12 @@ fn a_users_new_life_after_an_erasure_reaches_the_other_devices() {
 
 #[test]
 fn rows_under_a_key_destroyed_before_it_was_published_are_erased_not_waited_for() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root: _root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     a.memory.remember(NewMemory::new("a plain note")).unwrap();
     sync(a, &remote);
@@ -564,10 +617,13 @@ fn rows_under_a_key_destroyed_before_it_was_published_are_erased_not_waited_for(
 
 #[test]
 fn a_lineage_whose_first_version_is_forgotten_before_its_forks_arrive_stays_one() {
-    let root = crate::common::tempdir();
-    let remote = remote_of(&root.path().join("bucket"));
     // B's clock an hour behind: its update orders before A's.
-    let d = devices(root.path(), &[0, -3_600_000, 0]);
+    let Bucket {
+        root: _root,
+        bucket: _,
+        remote,
+        d,
+    } = Bucket::new(&[0, -3_600_000, 0]);
     let (a, b, c) = (&d[0], &d[1], &d[2]);
     let first = a.memory.remember(NewMemory::new("n")).unwrap();
     for x in [a, b, c] {
@@ -621,10 +677,12 @@ fn a_lineage_whose_first_version_is_forgotten_before_its_forks_arrive_stays_one(
 
 #[test]
 fn a_device_the_erasure_was_withheld_from_never_publishes_the_erased_key() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     a.memory
         .remember(NewMemory::new("ana's note").scope(Scope::user("ana")))
@@ -673,10 +731,12 @@ fn a_device_the_erasure_was_withheld_from_never_publishes_the_erased_key() {
 
 #[test]
 fn a_tail_rolled_back_is_reported_from_the_writers_head_even_when_the_head_rolls_back_too() {
-    let root = crate::common::tempdir();
-    let bucket = root.path().join("bucket");
-    let remote = remote_of(&bucket);
-    let d = devices(root.path(), &[0, 0]);
+    let Bucket {
+        root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
     let (a, b) = (&d[0], &d[1]);
     a.memory.remember(NewMemory::new("one")).unwrap();
     let hex = sync(a, &remote).device;
