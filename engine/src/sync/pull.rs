@@ -115,13 +115,17 @@ impl Memory {
                 }
             }
         }
+        // Where each device's chain was applied up to before this pull (its last file name).
+        let cursor_of = |device: u64| -> Result<String> {
+            Ok(match store.meta(&state::pulled_key(device))? {
+                Some(b) => String::from_utf8_lossy(&b).into_owned(),
+                None => covered.get(&device).cloned().unwrap_or_default(),
+            })
+        };
         // How far each device's chain is applied here after this pull.
         let mut applied_to: BTreeMap<u64, u64> = BTreeMap::new();
         for (device, listed) in by_device {
-            let cursor = match store.meta(&state::pulled_key(device))? {
-                Some(b) => String::from_utf8_lossy(&b).into_owned(),
-                None => covered.get(&device).cloned().unwrap_or_default(),
-            };
+            let cursor = cursor_of(device)?;
             let pending = listed.iter().filter(|l| {
                 state::parse_segment_name(&l.name).is_some_and(|(_, f)| f > cursor.as_str())
             });
@@ -198,16 +202,10 @@ impl Memory {
         // The tail a head names but the remote did not serve (rolled back, or withheld with
         // nothing after it to reveal the gap): reported, unless this device's stream is
         // reported held back already.
-        for (&device, &through) in &heads {
+        for (&device, &through) in &heads.through {
             let at = match applied_to.get(&device) {
                 Some(&at) => at,
-                None => match store.meta(&state::pulled_key(device))? {
-                    Some(b) => state::number_of(&String::from_utf8_lossy(&b)).map_or(0, |(n, _)| n),
-                    None => covered
-                        .get(&device)
-                        .and_then(|f| state::number_of(f))
-                        .map_or(0, |(n, _)| n),
-                },
+                None => state::number_of(&cursor_of(device)?).map_or(0, |(n, _)| n),
             };
             let hex = state::hex(device);
             let reported = out
@@ -342,6 +340,9 @@ impl Memory {
             for (d, h) in &digests {
                 w.tx.set_meta(&state::pulled_digest_key(*d), h.as_bytes())?;
             }
+            for (d, t) in &heads.newer {
+                w.tx.set_meta(&head_seen_key(*d), &t.to_le_bytes())?;
+            }
             st.save_clock(w.tx, clock)
         })?;
         st.clock = clock;
@@ -352,9 +353,10 @@ impl Memory {
 impl Memory {
     /// How far each other device says it pushed: the last segment its head names
     /// (`heads/<device>`, signed by this ring, its name bound to its header), or the furthest
-    /// head of it seen here before, whichever is further (a head rolled back to an older one does not move
-    /// it back). The furthest seen is recorded.
-    fn heads_seen(&self, remote: &Remote, seed: &[u8; 32], me: u64) -> Result<BTreeMap<u64, u64>> {
+    /// head of it seen here before, whichever is further (a head rolled back to an older one
+    /// does not move it back), and which heads are further than those recorded (the pull
+    /// records them with what it applies).
+    fn heads_seen(&self, remote: &Remote, seed: &[u8; 32], me: u64) -> Result<HeadsSeen> {
         let store = self.store();
         let mut out = BTreeMap::new();
         for (k, v) in store.meta_with_prefix(HEAD_SEEN_PREFIX)? {
@@ -393,23 +395,28 @@ impl Memory {
                 newer.push((device, *last));
             }
         }
-        if !newer.is_empty() {
-            self.inner.write(|_, tx, _| {
-                for (d, t) in &newer {
-                    tx.set_meta(
-                        &format!("{HEAD_SEEN_PREFIX}{}", state::hex(*d)),
-                        &t.to_le_bytes(),
-                    )?;
-                }
-                Ok(())
-            })?;
-        }
-        Ok(out)
+        Ok(HeadsSeen {
+            through: out,
+            newer,
+        })
     }
 }
 
-/// The metadata keys of the furthest head seen of each other device.
+/// What [`Memory::heads_seen`] read.
+struct HeadsSeen {
+    /// Per other device, the number of the last segment its furthest head seen names.
+    through: BTreeMap<u64, u64>,
+    /// The heads further than those recorded here: recorded by the pull's write.
+    newer: Vec<(u64, u64)>,
+}
+
+/// The prefix of the metadata keys of the furthest head seen of each other device.
 const HEAD_SEEN_PREFIX: &str = "sync_head_seen:";
+
+/// The metadata key of the furthest head seen of `device`.
+fn head_seen_key(device: u64) -> String {
+    format!("{HEAD_SEEN_PREFIX}{}", state::hex(device))
+}
 
 /// What a pull read: versions and tombstones, erasures (with the device that made them), and
 /// which versions need embedding again.
