@@ -166,7 +166,7 @@ impl Memory {
         gone: &[KeyId],
     ) -> Result<()> {
         let ring = sealer.ring_id();
-        // 3. A new sync key after an erasure here, or to join two. Sync keys held on one chain
+        // 4. A new sync key after an erasure here, or to join two. Sync keys held on one chain
         // (an old one and the successor another device published for it, the link opened and
         // checked) are not two: the newest stands, and the ones it replaced are destroyed here
         // too. Only heads of different chains are joined, so the key settles after one
@@ -205,7 +205,7 @@ impl Memory {
                 .write(|_, tx, _| tx.set_meta(ROTATED, &receipts.to_le_bytes()))?;
             current = new;
         }
-        // 4. Every data key of memories, under the current sync key, but those destroyed
+        // 5. Every data key of memories, under the current sync key, but those destroyed
         // elsewhere.
         let names = |dir: &str| -> Result<std::collections::HashSet<String>> {
             Ok(remote
@@ -229,7 +229,7 @@ impl Memory {
             );
             remote.put_new(&format!("{dir}/{}", hex::encode(key.id)), sealed)?;
         }
-        // 5. Every key destroyed here or said destroyed elsewhere, as destroyed, under the
+        // 6. Every key destroyed here or said destroyed elsewhere, as destroyed, under the
         // current sync key: a device that never held one (its rows arrived before its key,
         // which an erasure destroyed before it was published) stops waiting for it, and one
         // that holds it never publishes it.
