@@ -66,7 +66,7 @@ impl Encryption {
         let mut ring = ring::KeyRing::load(self)?;
         // The sync key-encryption key travels with the ring (a ring made before sync has none
         // yet): devices that share it read each other's key directory.
-        ring.ensure(ring::Label::SyncKek)?;
+        ring.ensure(ring::Label::SyncKek, 0)?;
         ring.export(passphrase)
     }
 

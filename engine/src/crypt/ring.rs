@@ -105,6 +105,11 @@ pub(crate) struct DataKey {
     pub(crate) id: KeyId,
     pub(crate) label: Label,
     pub(crate) key: Key,
+    /// When it was made (ms since the Unix epoch, by the clock of the store that made it), for
+    /// a user's key: an erasure destroys the user's keys made before it and keeps the ones made
+    /// after it (a new life), on every device it reaches. 0 for every other key, and for a key
+    /// made before keys had a time (it is then older than every erasure).
+    pub(crate) since: i64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -174,21 +179,50 @@ pub(crate) struct KeyRing {
     destroyed: Vec<DestroyedKey>,
 }
 
-/// A data key as a key directory carries it (wrapped by the caller): its label's kind, the
-/// key, its label's name.
+/// The flag on a wrapped key's label kind that says its time ([`DataKey::since`]) follows the
+/// key: `[kind | 0x80][key][since, i64 LE][name]`. A key without a time keeps the layout it
+/// always had, `[kind][key][name]`.
+const SINCE_FLAG: u8 = 0x80;
+
+/// A data key as the key file and a key directory carry it (wrapped by the caller): its
+/// label's kind, the key, its time when it has one, its label's name.
 pub(crate) fn key_plain(k: &DataKey) -> Zeroizing<Vec<u8>> {
     let (kind, name) = k.label.encode();
-    Zeroizing::new([&[kind][..], k.key.as_slice(), name].concat())
+    if k.since == 0 {
+        return Zeroizing::new([&[kind][..], k.key.as_slice(), name].concat());
+    }
+    Zeroizing::new(
+        [
+            &[kind | SINCE_FLAG][..],
+            k.key.as_slice(),
+            &k.since.to_le_bytes(),
+            name,
+        ]
+        .concat(),
+    )
 }
 
 /// The data key `id` of [`key_plain`]'s bytes, if they are such.
 pub(crate) fn key_of_plain(id: KeyId, plain: &[u8]) -> Option<DataKey> {
-    let label = (plain.len() > KEY_LEN)
-        .then(|| Label::decode(plain[0], &plain[1 + KEY_LEN..]))
-        .flatten()?;
+    let (&first, rest) = plain.split_first()?;
+    let key_bytes = rest.get(..KEY_LEN)?;
+    let (since, name) = if first & SINCE_FLAG == 0 {
+        (0, &rest[KEY_LEN..])
+    } else {
+        let since = i64::from_le_bytes(rest.get(KEY_LEN..KEY_LEN + 8)?.try_into().ok()?);
+        // A time is recorded only when there is one.
+        (since != 0).then_some(())?;
+        (since, &rest[KEY_LEN + 8..])
+    };
+    let label = Label::decode(first & !SINCE_FLAG, name)?;
     let mut key = Zeroizing::new([0u8; KEY_LEN]);
-    key.copy_from_slice(&plain[1..1 + KEY_LEN]);
-    Some(DataKey { id, label, key })
+    key.copy_from_slice(key_bytes);
+    Some(DataKey {
+        id,
+        label,
+        key,
+        since,
+    })
 }
 
 /// `n` random bytes from the operating system.
@@ -289,9 +323,9 @@ impl KeyRing {
             keys: Vec::new(),
             destroyed: Vec::new(),
         };
-        ring.add(Label::Index);
-        ring.add(Label::Signing);
-        ring.add(Label::SyncKek);
+        ring.add(Label::Index, 0);
+        ring.add(Label::Signing, 0);
+        ring.add(Label::SyncKek, 0);
         ring.write_file(true)?;
         Ok(ring)
     }
@@ -400,15 +434,15 @@ impl KeyRing {
         self.merge_from_file()
     }
 
-    /// The id of the key labelled `label`, made and written if neither this ring nor the key
-    /// file has one.
-    pub(crate) fn ensure(&mut self, label: Label) -> Result<KeyId, KeyError> {
+    /// The id of the key labelled `label`, made (at time `now`) and written if neither this
+    /// ring nor the key file has one.
+    pub(crate) fn ensure(&mut self, label: Label, now: i64) -> Result<KeyId, KeyError> {
         let _lock = self.lock()?;
         self.merge_from_file()?;
         if let Some(k) = self.find(&label) {
             return Ok(k.id);
         }
-        let id = self.add(label).id;
+        let id = self.add(label, now).id;
         if let Err(e) = self.write_file(false) {
             self.keys.retain(|k| k.id != id);
             return Err(e);
@@ -433,9 +467,24 @@ impl KeyRing {
             first
         });
         while self.destroy(&Label::Index, at).is_some() {}
-        self.add(Label::Index);
+        self.add(Label::Index, 0);
         self.write_file(false)?;
         Ok(destroyed)
+    }
+
+    /// Adds a new key labelled `label` stamped `since`, first of the label's keys (it seals
+    /// what is sealed for the label from here), written at once: its id.
+    pub(crate) fn add_user_key(&mut self, label: Label, since: i64) -> Result<KeyId, KeyError> {
+        let _lock = self.lock()?;
+        self.merge_from_file()?;
+        let id = self.add(label, since).id;
+        let new = self.keys.pop().expect("just added");
+        self.keys.insert(0, new);
+        if let Err(e) = self.write_file(false) {
+            self.keys.retain(|k| k.id != id);
+            return Err(e);
+        }
+        Ok(id)
     }
 
     /// Adds a key another device made (through a sync remote's key directory), written at
@@ -477,7 +526,7 @@ impl KeyRing {
     pub(crate) fn add_sync_kek(&mut self) -> Result<DataKey, KeyError> {
         let _lock = self.lock()?;
         self.merge_from_file()?;
-        let new = self.add(Label::SyncKek).clone();
+        let new = self.add(Label::SyncKek, 0).clone();
         if let Err(e) = self.write_file(false) {
             self.keys.retain(|k| k.id != new.id);
             return Err(e);
@@ -552,13 +601,19 @@ impl KeyRing {
     }
 
     /// Adds a new random key labelled `label` (not yet written).
-    fn add(&mut self, label: Label) -> &DataKey {
+    fn add(&mut self, label: Label, since: i64) -> &DataKey {
         let mut id: KeyId = random();
         while self.by_id(&id).is_some() || self.was_destroyed(&id) {
             id = random();
         }
         self.keys.push(DataKey {
             id,
+            // Only a user's key is timed: an erasure's bound is read against it.
+            since: if matches!(label, Label::User(_)) {
+                since.max(1)
+            } else {
+                0
+            },
             label,
             key: Zeroizing::new(random()),
         });
@@ -608,8 +663,7 @@ impl KeyRing {
             .keys
             .iter()
             .map(|k| {
-                let (kind, name) = k.label.encode();
-                let plain = Zeroizing::new([&[kind][..], k.key.as_slice(), name].concat());
+                let plain = key_plain(k);
                 let mut wrapped = Vec::new();
                 seal_with(&self.kek, &wrap_aad(&self.id, &k.id), &plain, &mut wrapped);
                 WrappedKey {
@@ -850,17 +904,10 @@ fn unwrap_all(
                 KeyError::malformed(path, format!("key {} does not unwrap", w.id))
             })?,
         );
-        let label = (plain.len() > KEY_LEN)
-            .then(|| Label::decode(plain[0], &plain[1 + KEY_LEN..]))
-            .flatten()
-            .ok_or_else(|| KeyError::malformed(path, format!("key {} has no label", w.id)))?;
-        let mut key = Zeroizing::new([0u8; KEY_LEN]);
-        key.copy_from_slice(&plain[1..1 + KEY_LEN]);
-        keys.push(DataKey {
-            id: key_id,
-            label,
-            key,
-        });
+        keys.push(
+            key_of_plain(key_id, &plain)
+                .ok_or_else(|| KeyError::malformed(path, format!("key {} has no label", w.id)))?,
+        );
     }
     Ok(keys)
 }
@@ -901,13 +948,57 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_users_key_keeps_its_time_and_a_key_without_one_reads_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let enc = Encryption::key_file(dir.path().join("k"));
+        let mut ring = KeyRing::create(&enc).unwrap();
+        let ana = ring.ensure(Label::User("ana".into()), 1_700).unwrap();
+        let index = ring.find(&Label::Index).unwrap().clone();
+        // Through the key file...
+        let back = KeyRing::load(&enc).unwrap();
+        assert_eq!(back.by_id(&ana).unwrap().since, 1_700);
+        assert_eq!(back.by_id(&index.id).unwrap().since, 0);
+        // ...and through the bytes a key directory carries.
+        let k = back.by_id(&ana).unwrap();
+        let plain = key_plain(k);
+        assert_eq!(plain[0], 1 | SINCE_FLAG);
+        let again = key_of_plain(ana, &plain).unwrap();
+        assert_eq!((again.since, again.label.clone()), (1_700, k.label.clone()));
+        // The layout of a key without a time is the one before times (a key directory entry
+        // another device wrote then reads as made before every erasure).
+        let old = [&[1u8][..], k.key.as_slice(), b"ana"].concat();
+        assert_eq!(key_of_plain(ana, &old).unwrap().since, 0);
+        // A time of 0 is never written with the flag; a cut time is refused.
+        let zero = [
+            &[1 | SINCE_FLAG][..],
+            k.key.as_slice(),
+            &0i64.to_le_bytes(),
+            b"ana",
+        ]
+        .concat();
+        assert!(key_of_plain(ana, &zero).is_none());
+        assert!(key_of_plain(ana, &plain[..1 + KEY_LEN + 4]).is_none());
+        // A new key of a user comes first: it seals what is sealed for her from here.
+        let new = ring.add_user_key(Label::User("ana".into()), 5_000).unwrap();
+        assert_eq!(ring.find(&Label::User("ana".into())).unwrap().id, new);
+        assert_eq!(
+            KeyRing::load(&enc)
+                .unwrap()
+                .find(&Label::User("ana".into()))
+                .unwrap()
+                .id,
+            new
+        );
+    }
+
+    #[test]
     fn an_exported_ring_imports_on_another_device_with_every_key() {
         let dir = tempfile::tempdir().unwrap();
         let enc = Encryption::key_file(dir.path().join("k"));
         let mut ring = KeyRing::create(&enc).unwrap();
-        ring.ensure(Label::User("ana".into())).unwrap();
+        ring.ensure(Label::User("ana".into()), 1).unwrap();
         ring.destroy(&Label::User("ana".into()), 7);
-        ring.ensure(Label::User("bob".into())).unwrap();
+        ring.ensure(Label::User("bob".into()), 1).unwrap();
         let text = ring.export("carry me").unwrap();
         assert!(text.starts_with(EXPORT_PREFIX));
         // No key travels in the clear: not the file's secret, not a data key.
@@ -964,11 +1055,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let enc = Encryption::passphrase(dir.path().join("k"), "correct horse");
         let mut ring = KeyRing::create(&enc).unwrap();
-        let ana = ring.ensure(Label::User("ana".into())).unwrap();
+        let ana = ring.ensure(Label::User("ana".into()), 1).unwrap();
         // A second holder of the same key file sees it, and adds its own without losing it.
         let mut other = KeyRing::load(&enc).unwrap();
-        let bob = other.ensure(Label::User("bob".into())).unwrap();
-        ring.ensure(Label::User("cy".into())).unwrap();
+        let bob = other.ensure(Label::User("bob".into()), 1).unwrap();
+        ring.ensure(Label::User("cy".into()), 1).unwrap();
         assert_eq!(
             KeyRing::load(&enc)
                 .unwrap()
@@ -1020,7 +1111,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let enc = Encryption::key_file(dir.path().join("k"));
         let mut ring = KeyRing::create(&enc).unwrap();
-        ring.ensure(Label::User("ana".into())).unwrap();
+        ring.ensure(Label::User("ana".into()), 1).unwrap();
         let mut file: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&enc.key_file).unwrap()).unwrap();
         let keys = file["keys"].as_array_mut().unwrap();

@@ -49,6 +49,8 @@ pub(crate) enum Table {
 /// Seals and opens the records of one encrypted store with its key ring.
 pub(crate) struct Sealer {
     ring: RwLock<KeyRing>,
+    /// The store's clock: a user's key is stamped with the time it was made.
+    clock: crate::clock::Clock,
 }
 
 /// A sealed record, opened.
@@ -64,9 +66,10 @@ fn aad(table: Table, rid: &[u8], key: &KeyId) -> Vec<u8> {
 }
 
 impl Sealer {
-    pub(crate) fn new(ring: KeyRing) -> Sealer {
+    pub(crate) fn new(ring: KeyRing, clock: crate::clock::Clock) -> Sealer {
         Sealer {
             ring: RwLock::new(ring),
+            clock,
         }
     }
 
@@ -86,7 +89,27 @@ impl Sealer {
         if let Some(k) = self.ring.read().find(&label) {
             return Ok(k.id);
         }
-        self.ring.write().ensure(label)
+        self.ring.write().ensure(label, self.clock.now())
+    }
+
+    /// A new key for `user` stamped `since` (a new life after an erasure bound at
+    /// `since - 1`, whatever this device's clock says), written at once; it seals the user's
+    /// records from here when the ring holds no other key of theirs.
+    pub(crate) fn new_user_key(&self, user: &str, since: i64) -> Result<KeyId, KeyError> {
+        self.ring
+            .write()
+            .add_user_key(Label::User(user.to_string()), since)
+    }
+
+    /// The ids of `user`'s keys made after `at` (what an erasure bound at `at` keeps).
+    pub(crate) fn user_keys_after(&self, user: &str, at: i64) -> Vec<KeyId> {
+        self.ring
+            .read()
+            .all(&Label::User(user.to_string()))
+            .into_iter()
+            .filter(|k| k.since > at)
+            .map(|k| k.id)
+            .collect()
     }
 
     /// The id of the key labelled `label`, if the ring has one (nothing is made).

@@ -47,6 +47,14 @@ struct PendingErasure {
     /// by a sync, the keys that device made after it (a new life) and this sync adopted.
     #[serde(default)]
     keep: Vec<String>,
+    /// For an erasure another device made, carried out here by a sync: its time. Only what
+    /// was made at or before it is erased, and the user's keys made after it stay.
+    #[serde(default)]
+    bound: Option<i64>,
+    /// The user's memories made after `bound` that this device holds, kept: moved to a new
+    /// key of the user before the keys they were sealed under are destroyed.
+    #[serde(default)]
+    rekey: Vec<MemoryId>,
 }
 
 /// The user whose key an erasure of `scope` destroys: a scope of a whole user only.
@@ -68,16 +76,24 @@ impl Memory {
     /// with no field (that would erase everything: use a new store); as
     /// [`crate::Admin::checkpoint`] and [`crate::Admin::compact`].
     pub(crate) fn forget_scope(&self, scope: &Scope) -> Result<ScopeErasure> {
-        self.forget_scope_keeping(scope, &[])
+        self.erase_scope(scope, &[], None)
     }
 
-    /// [`Memory::forget_scope`] that destroys every key of the user but those in `keep` (a
-    /// sync carrying out another device's erasure keeps the user's new-life keys it adopted
-    /// with it).
-    pub(crate) fn forget_scope_keeping(
+    /// Carries out here an erasure of `scope` another device made at `at` (a sync's pull):
+    /// what was made at or before `at` is erased and the user's keys made before it are
+    /// destroyed, as [`Memory::forget_scope`] does; what was made after it (a write here
+    /// before this device saw the erasure, or the user's new life) stays, and the user's keys
+    /// made after it too. A kept memory sealed under a key the erasure destroys is moved to a
+    /// new key of the user first (and so sent again by the next sync).
+    pub(crate) fn forget_scope_before(&self, scope: &Scope, at: i64) -> Result<ScopeErasure> {
+        self.erase_scope(scope, &[], Some(at))
+    }
+
+    fn erase_scope(
         &self,
         scope: &Scope,
         keep: &[crate::crypt::ring::KeyId],
+        bound: Option<i64>,
     ) -> Result<ScopeErasure> {
         scope.require_named("forget_scope")?;
         let before = self.disk_usage()?.database;
@@ -88,13 +104,17 @@ impl Memory {
         // intent before it goes, so a completion after a crash still names it.
         let user_key = match &self.inner.store.sealing.0 {
             Some(sealer) => erased_user(scope).and_then(|u| {
+                let after = bound.map_or_else(Vec::new, |at| sealer.user_keys_after(u, at));
                 sealer
                     .existing_key_id(&crate::crypt::ring::Label::User(u.to_string()))
-                    .filter(|id| !keep.contains(id))
+                    .filter(|id| !keep.contains(id) && !after.contains(id))
                     .map(hex::encode)
             }),
             None => None,
         };
+        // Kept memories move to a new key only where keys are destroyed: an encrypted store
+        // erasing a whole user.
+        let moves_keys = self.inner.store.sealing.0.is_some() && erased_user(scope).is_some();
         let pending = self.inner.write(|inner, tx, applied| {
             let first = tx.seq_after() + 1;
             let ids: Vec<MemoryId> = {
@@ -104,13 +124,26 @@ impl Memory {
                     .unwrap_or_default()
             };
             let mut current = 0;
+            let mut rekey = Vec::new();
+            let mut erased = Vec::with_capacity(ids.len());
             for &id in &ids {
                 if let Some(item) = inner.store.item(id)? {
+                    if bound.is_some_and(|at| item.created > at) {
+                        if moves_keys {
+                            // Its lookup entries go under the key they were made with; the
+                            // memory is sealed again under a new key before that one goes.
+                            tx.unindex(&item)?;
+                            rekey.push(id);
+                        }
+                        continue;
+                    }
                     current += u64::from(!item.is_superseded());
                     tx.delete(&item)?;
                     applied.removed.push(id);
+                    erased.push(id);
                 }
             }
+            let ids = erased;
             // Events of memories erased now, and of the scope's memories forgotten before (an
             // event names its scope; one that cannot be read is dropped too, not trusted).
             let gone: FxHashSet<MemoryId> = ids.iter().copied().collect();
@@ -131,6 +164,8 @@ impl Memory {
                 before,
                 user_key: user_key.clone(),
                 keep: keep.iter().map(hex::encode).collect(),
+                bound,
+                rekey,
             };
             // The rows and the intent go together: from here the erasure is completed, at the
             // next open if this process dies (`Memory::complete_pending_erasure`).
@@ -152,7 +187,7 @@ impl Memory {
         // of the old files, wherever they are, cannot be read for this scope again.
         let (destroyed, ring_destroyed) = match &self.inner.store.sealing.0 {
             Some(sealer) => {
-                let keep: Vec<crate::crypt::ring::KeyId> = p
+                let mut keep: Vec<crate::crypt::ring::KeyId> = p
                     .keep
                     .iter()
                     .filter_map(|h| {
@@ -160,6 +195,16 @@ impl Memory {
                         hex::decode_to_slice(h, &mut id).ok().map(|()| id)
                     })
                     .collect();
+                if let (Some(at), Some(user)) = (p.bound, erased_user(&p.scope)) {
+                    if !p.rekey.is_empty() {
+                        // A new key of the user, stamped after the erasure whatever this
+                        // device's clock says, seals the kept memories: one transaction.
+                        let now = self.inner.options.clock.now();
+                        sealer.new_user_key(user, now.max(at.saturating_add(1)))?;
+                        self.reseal_kept(&p.rekey)?;
+                    }
+                    keep.extend(sealer.user_keys_after(user, at));
+                }
                 let key =
                     sealer.destroy(erased_user(&p.scope), &keep, self.inner.options.clock.now())?;
                 self.inner.checkpoint_with(false, true)?;
@@ -184,6 +229,29 @@ impl Memory {
             database_bytes: (p.before, self.disk_usage()?.database),
             receipt_line: receipt.to_line(),
             receipt,
+        })
+    }
+
+    /// Seals the memories `ids` (kept by an erasure carried out here) under their user's
+    /// current key, in one transaction, each marked to be sent again by the next sync. A
+    /// link to an erased version is dropped.
+    fn reseal_kept(&self, ids: &[MemoryId]) -> Result<()> {
+        self.inner.write(|inner, tx, applied| {
+            for &id in ids {
+                let Some(mut item) = inner.store.item(id)? else {
+                    continue;
+                };
+                for link in [&mut item.supersedes, &mut item.superseded_by] {
+                    if link.is_some_and(|l| inner.store.item(l).ok().flatten().is_none()) {
+                        *link = None;
+                    }
+                }
+                if tx.reseal(&item)? {
+                    tx.send_again(id)?;
+                    applied.items.push(item);
+                }
+            }
+            Ok(())
         })
     }
 

@@ -54,11 +54,10 @@ impl Memory {
         // The key first: a wrong or missing one creates and writes nothing.
         let sealer = match &options.encryption {
             None => None,
-            Some(enc) => Some(Arc::new(Sealer::new(open_ring(
-                dir,
-                manifest.as_ref(),
-                enc,
-            )?))),
+            Some(enc) => Some(Arc::new(Sealer::new(
+                open_ring(dir, manifest.as_ref(), enc)?,
+                options.clock.clone(),
+            ))),
         };
         precheck_encryption(dir, manifest.as_ref(), sealer.as_deref())?;
         // The cross-encoder before anything is written: a bad directory leaves no store behind.

@@ -207,6 +207,19 @@ impl Tx {
         Ok(())
     }
 
+    /// Marks local memory `id` to be sent again by the next push, even if what sync carries
+    /// of it did not change (it was sealed again under a new key).
+    pub(crate) fn send_again(&mut self, id: MemoryId) -> Result<()> {
+        if let Some(gid) = self.sync_gid_of(id)? {
+            if let Some(mut e) = self.sync_entry(gid)? {
+                e.carried = 0;
+                e.echo_seq = 0;
+                self.set_sync_entry(gid, &e)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The id on every device of local memory `id`, when another device made it (or this
     /// one pushed it).
     pub(crate) fn sync_gid_of(&mut self, id: MemoryId) -> Result<Option<(u64, u64)>> {

@@ -244,6 +244,76 @@ impl Tx {
         self.log(item.id, Op::Delete)
     }
 
+    /// Removes the lookup entries of `item` (its content hash and subject keys, if they point
+    /// at it), computed under its user's current key, and nothing else: the first half of
+    /// moving a kept memory to a new key ([`Tx::reseal`] is the second).
+    pub(crate) fn unindex(&mut self, item: &MemoryItem) -> Result<()> {
+        let user = item.scope_fields()[0];
+        self.unhash(&item.content_hash(), item.id, user)?;
+        for key in [subject_key(item), legacy_subject_key(item)]
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.sealing.subject_key(user, k))
+        {
+            let mut subjects = self.tx.open_table(SUBJECTS).map_err(db)?;
+            let owner = subjects.get(key.as_str()).map_err(db)?.map(|v| v.value());
+            if owner == Some(item.id) {
+                subjects.remove(key.as_str()).map_err(db)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `item` again with every record of it (vector, sentence vectors, feedback and
+    /// subject state) opened and sealed anew under its user's current key, and its lookup
+    /// entries made under that key: the memory outlives the destruction of the key it was
+    /// sealed under. Logged as a change (a sync sends it again, sealed under the new key).
+    /// `false`, writing nothing, when it is not stored or cannot be opened any more.
+    pub(crate) fn reseal(&mut self, item: &MemoryItem) -> Result<bool> {
+        let r = rid(item.id);
+        let mut plain: Vec<(TableDefinition<u64, &[u8]>, Table, Option<Vec<u8>>)> = Vec::new();
+        for (table, code) in [
+            (VECTORS, Table::Vectors),
+            (SENTENCES, Table::Sentences),
+            (FEEDBACK, Table::Feedback),
+            (SUBJECT_STATE, Table::SubjectState),
+        ] {
+            let stored = match self.tx.open_table(table) {
+                Ok(t) => t.get(item.id).map_err(db)?.map(|v| v.value().to_vec()),
+                Err(e) => return Err(db(e)),
+            };
+            let opened = match stored {
+                Some(bytes) => match self.sealing.open(code, &r, &bytes)? {
+                    Some(p) => Some(p.into_owned()),
+                    None => return Ok(false),
+                },
+                None => None,
+            };
+            plain.push((table, code, opened));
+        }
+        let Some(vector) = plain[0].2.as_deref().and_then(super::decode_vector) else {
+            return Ok(false);
+        };
+        // Items, catalog, vector, hash and subject under the current key; `put` clears the
+        // sentence vectors, which go back below.
+        self.put(item, Some(&vector))?;
+        let user = item.scope_fields()[0];
+        if let Some(p) = &plain[1].2 {
+            let stored = self.sealing.seal(Table::Sentences, &r, user, p)?;
+            self.tx
+                .open_table(SENTENCES)
+                .map_err(db)?
+                .insert(item.id, stored.as_ref())
+                .map_err(db)?;
+        }
+        for (table, _, p) in &plain[2..] {
+            if let Some(p) = p {
+                self.put_side(*table, item.id, p)?;
+            }
+        }
+        Ok(true)
+    }
+
     /// Sets a side-table value (feedback or subject state) of memory `id`.
     pub(crate) fn put_side(
         &mut self,

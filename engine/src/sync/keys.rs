@@ -47,8 +47,6 @@ const DESTROYED: &[u8] = b"memloop-sync-destroyed-key";
 /// What [`Memory::take_keys`] read from the remote's key directory.
 #[derive(Debug, Default)]
 pub(super) struct TakenKeys {
-    /// The data keys of memories adopted (their ids and labels).
-    pub(super) adopted: Vec<(KeyId, Label)>,
     /// Keys held here that another device says an erasure destroyed: never published from
     /// here again, whether or not the erasure has been applied here yet.
     pub(super) gone: Vec<KeyId>,
@@ -95,6 +93,7 @@ impl Memory {
                             id: new,
                             label: Label::SyncKek,
                             key,
+                            since: 0,
                         })?;
                     }
                 }
@@ -120,10 +119,7 @@ impl Memory {
                     .and_then(|plain| key_of_plain(id, &zeroize::Zeroizing::new(plain)))
                     .filter(|k| matches!(k.label, Label::Unscoped | Label::User(_)));
                 if let Some(key) = key {
-                    let (id, label) = (key.id, key.label.clone());
-                    if sealer.adopt(key)? {
-                        taken.adopted.push((id, label));
-                    }
+                    sealer.adopt(key)?;
                 }
             }
             // 3. Keys destroyed by an erasure: noted when never held here; when held, kept

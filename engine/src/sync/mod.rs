@@ -57,7 +57,7 @@ impl Memory {
             pushed_bytes: pushed.bytes,
             ..Synced::default()
         };
-        self.pull(&remote, &sealer, &mut st, &taken.adopted, &mut out)?;
+        self.pull(&remote, &sealer, &mut st, &mut out)?;
         self.publish_keys(&remote, &sealer, &taken.gone)?;
         self.write_head(&remote, &sealer, &st)?;
         if req.compact {

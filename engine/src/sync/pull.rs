@@ -61,7 +61,6 @@ impl Memory {
         remote: &Remote,
         sealer: &Sealer,
         st: &mut SyncState,
-        adopted: &[(crate::crypt::ring::KeyId, crate::crypt::ring::Label)],
         out: &mut Synced,
     ) -> Result<()> {
         let store = self.store();
@@ -241,35 +240,25 @@ impl Memory {
         }
         out.reembedded += reembed.len();
         // Erasures first: what they erase must not come back with this pull.
-        for (device, scope, _, receipt, destroyed) in erasures {
+        for (device, scope, at, receipt, _) in erasures {
             let key = state::erasure_key(device, receipt);
             if store.meta(&key)?.is_none() {
-                // The user's keys this sync adopted stay, but the one the erasure destroyed:
-                // the others were made after it elsewhere (a new life), so its rows, which
-                // the erasure keeps, stay readable here.
-                let keep: Vec<crate::crypt::ring::KeyId> = match &scope.user {
-                    Some(u) if scope.agent.is_none() && scope.session.is_none() => adopted
-                        .iter()
-                        .filter(|(id, label)| {
-                            *label == crate::crypt::ring::Label::User(u.clone())
-                                && Some(*id) != destroyed
-                        })
-                        .map(|(id, _)| *id)
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                self.forget_scope_keeping(&scope, &keep)?;
+                // Bound by the erasure's own time, not this device's: what was made after it
+                // (here before this device saw it, or the user's new life, adopted in this
+                // sync or an earlier one) stays, with the keys made after it.
+                self.forget_scope_before(&scope, at)?;
                 let n = store.receipts()?.last().map_or(0, |(n, _)| *n);
                 self.inner.write(|_, tx, _| {
-                    tx.set_meta(&key, b"1")?;
-                    tx.set_meta(&state::receipt_echo_key(n), b"1")
+                    tx.set_meta(&key, &at.to_le_bytes())?;
+                    tx.set_meta(&state::receipt_echo_key(n), &at.to_le_bytes())
                 })?;
                 out.erasures += 1;
             }
         }
         // Nor with any later pull: every erasure this store made or carried out (its receipts)
         // keeps out the versions of its scope made before it, whenever they arrive (another
-        // device's row written before it saw the erasure, pulled after it).
+        // device's row written before it saw the erasure, pulled after it). An erasure carried
+        // out here is bound by the time the device that made it gave it.
         let mut erased: Vec<(Scope, i64)> = Vec::new();
         for (n, line) in store.receipts()? {
             let r = crate::crypt::verify_receipt(&line)
@@ -279,7 +268,11 @@ impl Memory {
                 agent: r.agent,
                 session: r.session,
             };
-            erased.push((scope, r.at));
+            let at = match store.meta(&state::receipt_echo_key(n))? {
+                Some(b) => b.try_into().map_or(r.at, i64::from_le_bytes),
+                None => r.at,
+            };
+            erased.push((scope, at));
         }
         acts.retain(|a| match a {
             Act::Version { item, .. } => !erased.iter().any(|(s, at)| {

@@ -6,8 +6,9 @@
 //! ones instead of being skipped (R4b, F7); a row sealed under a key not read yet waits for it
 //! (R5b, F4); an oversized object is refused for itself (R6, F14); the sync key settles after
 //! an erasure (K7, F8); a device the erasure's segment was withheld from never publishes the
-//! erased key; a tail rolled back is reported from the writer's head. Each failed on the code
-//! before these fixes.
+//! erased key; a tail rolled back is reported from the writer's head; an erasure carried out
+//! is bound by its own time, keeps a new-life key adopted before it (K5, F5) and a write made
+//! before the device saw it (K5b, F12). Each failed on the code before these fixes.
 
 use std::path::{Path, PathBuf};
 
@@ -575,6 +576,128 @@ fn a_users_new_life_after_an_erasure_reaches_the_other_devices() {
     let receipt: serde_json::Value =
         serde_json::from_str(&b.memory.admin().receipt_log().unwrap()[0]).unwrap();
     assert!(receipt["destroyed_key"].is_string(), "{receipt}");
+}
+
+#[test]
+fn an_erasure_is_bound_by_its_own_time_not_the_clock_of_the_device_carrying_it_out() {
+    // B's clock runs 5 s ahead of A's: it carries A's erasure out at a time later than ana's
+    // new life on A, which must stay all the same.
+    let Bucket {
+        root: _root,
+        bucket: _,
+        remote,
+        d,
+    } = Bucket::new(&[0, 5_000]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory
+        .remember(NewMemory::new("ana's old life").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    sync(b, &remote);
+    a.clock.advance(1_000).unwrap();
+    a.memory.scoped(&Scope::user("ana")).erase().unwrap();
+    a.clock.advance(1_000).unwrap();
+    a.memory
+        .remember(NewMemory::new("new life 1").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    let r = sync(b, &remote);
+    assert_eq!(r.erasures, 1, "{r:?}");
+    assert_eq!(texts(&b.memory), ["new life 1"]);
+    // And a later pull keeps what the erasure's time keeps, not what B's clock would.
+    a.clock.advance(1_000).unwrap();
+    a.memory
+        .remember(NewMemory::new("new life 2").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    sync(b, &remote);
+    assert_eq!(texts(&b.memory), ["new life 1", "new life 2"]);
+}
+
+#[test]
+fn a_new_life_key_adopted_in_an_earlier_sync_than_the_erasure_stays() {
+    let Bucket {
+        root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory
+        .remember(NewMemory::new("ana's old life").scope(Scope::user("ana")))
+        .unwrap();
+    let hex = sync(a, &remote).device;
+    sync(b, &remote);
+    a.clock.advance(1_000).unwrap();
+    a.memory.scoped(&Scope::user("ana")).erase().unwrap();
+    a.clock.advance(1_000).unwrap();
+    a.memory
+        .remember(NewMemory::new("new life 1").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    // The erasure's segment (new life 1 with it) withheld: B adopts the new life's key from
+    // the key directory in this sync, and sees the erasure only in the next.
+    let erasure = segments_of(&bucket, &hex).pop().unwrap();
+    let aside = root.path().join("withheld.seg");
+    std::fs::rename(&erasure, &aside).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.erasures, r.missing.len()), (0, 1), "{r:?}");
+    std::fs::rename(&aside, &erasure).unwrap();
+    let r = sync(b, &remote);
+    assert_eq!((r.erasures, r.unreadable), (1, 0), "{r:?}");
+    assert_eq!(texts(&b.memory), ["new life 1"]);
+    a.clock.advance(1_000).unwrap();
+    a.memory
+        .remember(NewMemory::new("new life 2").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    let r = sync(b, &remote);
+    assert_eq!((r.pulled, r.unreadable), (1, 0), "{r:?}");
+    assert_eq!(texts(&b.memory), ["new life 1", "new life 2"]);
+}
+
+#[test]
+fn a_write_made_before_the_device_saw_an_erasure_stays_on_every_device() {
+    let Bucket {
+        root: _root,
+        bucket: _,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0]);
+    let (a, b) = (&d[0], &d[1]);
+    a.memory
+        .remember(NewMemory::new("ana's old life").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    sync(b, &remote);
+    assert_eq!(texts(&b.memory), ["ana's old life"]);
+    // A erases ana; a second later B, which has not seen it, writes for her (under the key
+    // the erasure destroys).
+    a.clock.advance(1_000).unwrap();
+    a.memory.scoped(&Scope::user("ana")).erase().unwrap();
+    b.clock.advance(2_000).unwrap();
+    b.memory
+        .remember(NewMemory::new("b's note for ana").scope(Scope::user("ana")))
+        .unwrap();
+    sync(a, &remote);
+    let r = sync(b, &remote);
+    assert_eq!(r.erasures, 1, "{r:?}");
+    assert_eq!(texts(&b.memory), ["b's note for ana"]);
+    // B's old key for ana is destroyed all the same (its receipt names it).
+    let receipt: serde_json::Value =
+        serde_json::from_str(&b.memory.admin().receipt_log().unwrap()[0]).unwrap();
+    assert!(receipt["destroyed_key"].is_string(), "{receipt}");
+    // A reads the copy B pushed before the erasure reached it as erased; the next sync of B
+    // sends the note again under ana's new key, and A keeps it.
+    sync(a, &remote);
+    let r = sync(b, &remote);
+    assert!(r.pushed >= 1, "{r:?}");
+    let r = sync(a, &remote);
+    assert_eq!(r.unreadable, 0, "{r:?}");
+    assert_eq!(texts(&a.memory), ["b's note for ana"]);
+    // Sent once: B's next push has nothing.
+    assert_eq!(sync(b, &remote).pushed, 0);
+    assert_eq!(texts(&b.memory), ["b's note for ana"]);
 }
 
 #[test]
