@@ -49,8 +49,9 @@ pub(crate) enum Table {
 /// Seals and opens the records of one encrypted store with its key ring.
 pub(crate) struct Sealer {
     ring: RwLock<KeyRing>,
-    /// The store's clock: a user's key is stamped with the time it was made.
-    clock: crate::clock::Clock,
+    /// The store's clock (ms since the Unix epoch): a user's key is stamped with the time it
+    /// was made.
+    now: Box<dyn Fn() -> i64 + Send + Sync>,
 }
 
 /// A sealed record, opened.
@@ -66,10 +67,10 @@ fn aad(table: Table, rid: &[u8], key: &KeyId) -> Vec<u8> {
 }
 
 impl Sealer {
-    pub(crate) fn new(ring: KeyRing, clock: crate::clock::Clock) -> Sealer {
+    pub(crate) fn new(ring: KeyRing, now: Box<dyn Fn() -> i64 + Send + Sync>) -> Sealer {
         Sealer {
             ring: RwLock::new(ring),
-            clock,
+            now,
         }
     }
 
@@ -89,7 +90,7 @@ impl Sealer {
         if let Some(k) = self.ring.read().find(&label) {
             return Ok(k.id);
         }
-        self.ring.write().ensure(label, self.clock.now())
+        self.ring.write().ensure(label, (self.now)())
     }
 
     /// A new key for `user` stamped `since` (a new life after an erasure bound at

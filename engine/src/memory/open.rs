@@ -54,10 +54,13 @@ impl Memory {
         // The key first: a wrong or missing one creates and writes nothing.
         let sealer = match &options.encryption {
             None => None,
-            Some(enc) => Some(Arc::new(Sealer::new(
-                open_ring(dir, manifest.as_ref(), enc)?,
-                options.clock.clone(),
-            ))),
+            Some(enc) => {
+                let clock = options.clock.clone();
+                Some(Arc::new(Sealer::new(
+                    open_ring(dir, manifest.as_ref(), enc)?,
+                    Box::new(move || clock.now()),
+                )))
+            }
         };
         precheck_encryption(dir, manifest.as_ref(), sealer.as_deref())?;
         // The cross-encoder before anything is written: a bad directory leaves no store behind.
