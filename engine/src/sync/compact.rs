@@ -252,6 +252,41 @@ impl Memory {
                 )?,
             ));
         }
+        // The erasures this store made or carried out: a device that starts from the snapshot
+        // carries them out too (the segments that brought them may be deleted below), so what
+        // it wrote itself for an erased user before the erasure goes there as well.
+        for (n, line) in store.receipts()? {
+            let r = crate::crypt::verify_receipt(&line)
+                .map_err(|e| store.corrupt(format!("erasure receipt {n}: {e}")))?;
+            let scope = [r.user, r.agent, r.session];
+            let payload = match store.meta(&state::receipt_echo_key(n))? {
+                None => Payload::Erased {
+                    scope,
+                    at: r.at,
+                    receipt: n,
+                },
+                Some(b) => match state::Echo::decode(&b) {
+                    Some(e) => Payload::ErasedBy {
+                        device: e.device,
+                        scope,
+                        at: e.at,
+                        receipt: e.receipt,
+                    },
+                    // Carried out before erasures named their device here: its segment
+                    // is still what brings it.
+                    None => continue,
+                },
+            };
+            rows.push((
+                RowKind::Erased,
+                sealer.seal(
+                    Table::Sync,
+                    state::ROW_RID,
+                    Label::of_user(None),
+                    &payload.encode(),
+                )?,
+            ));
+        }
         let covers = self.cursors(st)?;
         let stamp = format!("{:020}-{}", self.inner.now().max(0), state::hex(st.device));
         let mut out = Compacted::default();

@@ -58,6 +58,15 @@ impl Memory {
             ..Synced::default()
         };
         self.pull(&remote, &sealer, &mut st, &mut out)?;
+        if out.erasures > 0 {
+            // An erasure carried out here may have sealed memories made after it under a new
+            // key of their user: they go now, not one sync later (the copies pushed before
+            // can no longer be opened by the devices that carried the erasure out).
+            let again = self.push(&remote, &sealer, &mut st)?;
+            out.pushed += again.rows;
+            out.pushed_segments += again.segments;
+            out.pushed_bytes += again.bytes;
+        }
         self.publish_keys(&remote, &sealer, &taken.gone)?;
         self.write_head(&remote, &sealer, &st)?;
         if req.compact {

@@ -72,6 +72,19 @@ pub(crate) enum Payload {
         /// The version it followed.
         supersedes: Gid,
     },
+    /// An erasure another device made and the writing device carried out, relayed by a
+    /// snapshot (the segment that brought it may be compacted away): a device that starts from
+    /// the snapshot carries it out too, once, as if it came from `device`.
+    ErasedBy {
+        /// The device that made it.
+        device: u64,
+        /// The user, agent and session it named.
+        scope: [Option<String>; 3],
+        /// When (that device's clock, ms): its bound.
+        at: i64,
+        /// The receipt's number in that device's store.
+        receipt: u64,
+    },
 }
 
 /// A version's counters as they travel: each device's, raised only by that device (its

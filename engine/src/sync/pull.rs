@@ -250,7 +250,15 @@ impl Memory {
                 let n = store.receipts()?.last().map_or(0, |(n, _)| *n);
                 self.inner.write(|_, tx, _| {
                     tx.set_meta(&key, &at.to_le_bytes())?;
-                    tx.set_meta(&state::receipt_echo_key(n), &at.to_le_bytes())
+                    tx.set_meta(
+                        &state::receipt_echo_key(n),
+                        &state::Echo {
+                            at,
+                            device,
+                            receipt,
+                        }
+                        .encode(),
+                    )
                 })?;
                 out.erasures += 1;
             }
@@ -268,10 +276,10 @@ impl Memory {
                 agent: r.agent,
                 session: r.session,
             };
-            let at = match store.meta(&state::receipt_echo_key(n))? {
-                Some(b) => b.try_into().map_or(r.at, i64::from_le_bytes),
-                None => r.at,
-            };
+            let at = store
+                .meta(&state::receipt_echo_key(n))?
+                .and_then(|b| state::Echo::decode(&b))
+                .map_or(r.at, |e| e.at);
             erased.push((scope, at));
         }
         acts.retain(|a| match a {
@@ -556,6 +564,17 @@ impl Memory {
                 ) => c
                     .erasures
                     .push((device, erased_scope(scope), at, receipt, Some(destroyed))),
+                (
+                    RowKind::Erased,
+                    Payload::ErasedBy {
+                        device: by,
+                        scope,
+                        at,
+                        receipt,
+                    },
+                ) => c
+                    .erasures
+                    .push((by, erased_scope(scope), at, receipt, None)),
                 _ => return Err(corrupt(name, "a row's kind and payload differ".into())),
             }
             pulled += 1;

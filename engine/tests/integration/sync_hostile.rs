@@ -8,7 +8,8 @@
 //! an erasure (K7, F8); a device the erasure's segment was withheld from never publishes the
 //! erased key; a tail rolled back is reported from the writer's head; an erasure carried out
 //! is bound by its own time, keeps a new-life key adopted before it (K5, F5) and a write made
-//! before the device saw it (K5b, F12). Each failed on the code before these fixes.
+//! before the device saw it (K5b, F12); a device that starts from a snapshot carries out the
+//! erasures it relays. Each failed on the code before these fixes.
 
 use std::path::{Path, PathBuf};
 
@@ -687,17 +688,52 @@ fn a_write_made_before_the_device_saw_an_erasure_stays_on_every_device() {
     let receipt: serde_json::Value =
         serde_json::from_str(&b.memory.admin().receipt_log().unwrap()[0]).unwrap();
     assert!(receipt["destroyed_key"].is_string(), "{receipt}");
-    // A reads the copy B pushed before the erasure reached it as erased; the next sync of B
-    // sends the note again under ana's new key, and A keeps it.
-    sync(a, &remote);
-    let r = sync(b, &remote);
-    assert!(r.pushed >= 1, "{r:?}");
+    // A reads the copy B pushed before the erasure reached it as erased, and the one B sent
+    // again in the same sync, under ana's new key, as the note.
     let r = sync(a, &remote);
-    assert_eq!(r.unreadable, 0, "{r:?}");
+    assert_eq!(r.unreadable, 1, "the copy under the destroyed key: {r:?}");
     assert_eq!(texts(&a.memory), ["b's note for ana"]);
     // Sent once: B's next push has nothing.
     assert_eq!(sync(b, &remote).pushed, 0);
     assert_eq!(texts(&b.memory), ["b's note for ana"]);
+}
+
+#[test]
+fn a_device_that_starts_from_a_snapshot_carries_out_the_erasures_it_relays() {
+    let Bucket {
+        root: _root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0, 0]);
+    let (a, b, c) = (&d[0], &d[1], &d[2]);
+    let mut compact = remote.clone();
+    compact.compact = true;
+    // B, offline, writes for ana; C then erases her (nothing of hers held there: the erasure
+    // travels all the same), A carries it out and compacts: C's segment is deleted.
+    b.memory
+        .remember(NewMemory::new("ana's note on b").scope(Scope::user("ana")))
+        .unwrap();
+    b.memory.remember(NewMemory::new("a plain note")).unwrap();
+    for x in &d {
+        x.clock.advance(1_000).unwrap();
+    }
+    c.memory.scoped(&Scope::user("ana")).erase().unwrap();
+    let hex = sync(c, &remote).device;
+    assert_eq!(sync(a, &remote).erasures, 1);
+    sync(c, &remote);
+    let r = sync(a, &compact);
+    assert!(r.deleted_segments > 0, "{r:?}");
+    assert!(files(&bucket.join("segments").join(&hex)).is_empty());
+    // B starts from A's snapshot: it carries out C's erasure, once.
+    let r = sync(b, &remote);
+    assert_eq!(r.erasures, 1, "{r:?}");
+    assert_eq!(texts(&b.memory), ["a plain note"]);
+    assert_eq!(sync(b, &remote).erasures, 0);
+    for x in [a, c] {
+        sync(x, &remote);
+        assert_eq!(texts(&x.memory), ["a plain note"]);
+    }
 }
 
 #[test]
