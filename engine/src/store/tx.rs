@@ -271,34 +271,22 @@ impl Tx {
     /// `false`, writing nothing, when it is not stored or cannot be opened any more.
     pub(crate) fn reseal(&mut self, item: &MemoryItem) -> Result<bool> {
         let r = rid(item.id);
-        let mut plain: Vec<(TableDefinition<u64, &[u8]>, Table, Option<Vec<u8>>)> = Vec::new();
-        for (table, code) in [
-            (VECTORS, Table::Vectors),
-            (SENTENCES, Table::Sentences),
-            (FEEDBACK, Table::Feedback),
-            (SUBJECT_STATE, Table::SubjectState),
-        ] {
-            let stored = match self.tx.open_table(table) {
-                Ok(t) => t.get(item.id).map_err(db)?.map(|v| v.value().to_vec()),
-                Err(e) => return Err(db(e)),
-            };
-            let opened = match stored {
-                Some(bytes) => match self.sealing.open(code, &r, &bytes)? {
-                    Some(p) => Some(p.into_owned()),
-                    None => return Ok(false),
-                },
-                None => None,
-            };
-            plain.push((table, code, opened));
-        }
-        let Some(vector) = plain[0].2.as_deref().and_then(super::decode_vector) else {
+        let (Some(vector), Some(sentences), Some(feedback), Some(state)) = (
+            self.opened(VECTORS, Table::Vectors, item.id)?,
+            self.opened(SENTENCES, Table::Sentences, item.id)?,
+            self.opened(FEEDBACK, Table::Feedback, item.id)?,
+            self.opened(SUBJECT_STATE, Table::SubjectState, item.id)?,
+        ) else {
+            return Ok(false);
+        };
+        let Some(vector) = vector.as_deref().and_then(super::decode_vector) else {
             return Ok(false);
         };
         // Items, catalog, vector, hash and subject under the current key; `put` clears the
         // sentence vectors, which go back below.
         self.put(item, Some(&vector))?;
         let user = item.scope_fields()[0];
-        if let Some(p) = &plain[1].2 {
+        if let Some(p) = &sentences {
             let stored = self.sealing.seal(Table::Sentences, &r, user, p)?;
             self.tx
                 .open_table(SENTENCES)
@@ -306,12 +294,36 @@ impl Tx {
                 .insert(item.id, stored.as_ref())
                 .map_err(db)?;
         }
-        for (table, _, p) in &plain[2..] {
+        for (table, p) in [(FEEDBACK, feedback), (SUBJECT_STATE, state)] {
             if let Some(p) = p {
-                self.put_side(*table, item.id, p)?;
+                self.put_side(table, item.id, &p)?;
             }
         }
         Ok(true)
+    }
+
+    /// Memory `id`'s record in `table` (sealed as `code`), opened: `Some(None)` when it has
+    /// none, `None` when it cannot be opened (its key is gone).
+    fn opened(
+        &mut self,
+        table: TableDefinition<u64, &[u8]>,
+        code: Table,
+        id: MemoryId,
+    ) -> Result<Option<Option<Vec<u8>>>> {
+        let stored = self
+            .tx
+            .open_table(table)
+            .map_err(db)?
+            .get(id)
+            .map_err(db)?
+            .map(|v| v.value().to_vec());
+        Ok(match stored {
+            None => Some(None),
+            Some(bytes) => self
+                .sealing
+                .open(code, &rid(id), &bytes)?
+                .map(|p| Some(p.into_owned())),
+        })
     }
 
     /// Sets a side-table value (feedback or subject state) of memory `id`.
