@@ -102,6 +102,17 @@ impl Sealer {
             .add_user_key(Label::User(user.to_string()), since)
     }
 
+    /// The latest time of `user`'s keys (0 for none, or none with a time).
+    pub(crate) fn newest_user_key(&self, user: &str) -> i64 {
+        self.ring
+            .read()
+            .all(&Label::User(user.to_string()))
+            .iter()
+            .map(|k| k.since)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The ids of `user`'s keys made after `at` (what an erasure bound at `at` keeps).
     pub(crate) fn user_keys_after(&self, user: &str, at: i64) -> Vec<KeyId> {
         self.ring

@@ -55,6 +55,12 @@ struct PendingErasure {
     /// key of the user before the keys they were sealed under are destroyed.
     #[serde(default)]
     rekey: Vec<MemoryId>,
+    /// The newest time of what this erasure covers here: the latest creation time of the
+    /// memories it erased and the latest time of the user's keys it destroys. An erasure made
+    /// here is bound by it when this device's clock is behind it (what it held came from a
+    /// device whose clock runs ahead), so every device erases what it erased here.
+    #[serde(default)]
+    newest: i64,
 }
 
 /// The user whose key an erasure of `scope` destroys: a scope of a whole user only.
@@ -115,6 +121,10 @@ impl Memory {
         // Kept memories move to a new key only where keys are destroyed: an encrypted store
         // erasing a whole user.
         let moves_keys = self.inner.store.sealing.0.is_some() && erased_user(scope).is_some();
+        let newest_key = match (&self.inner.store.sealing.0, erased_user(scope)) {
+            (Some(sealer), Some(u)) => sealer.newest_user_key(u),
+            _ => 0,
+        };
         let pending = self.inner.write(|inner, tx, applied| {
             let first = tx.seq_after() + 1;
             let ids: Vec<MemoryId> = {
@@ -144,6 +154,10 @@ impl Memory {
                 }
             }
             let ids = erased;
+            let mut newest = newest_key;
+            for item in inner.store.items(&ids)? {
+                newest = newest.max(item.created);
+            }
             // Events of memories erased now, and of the scope's memories forgotten before (an
             // event names its scope; one that cannot be read is dropped too, not trusted).
             let gone: FxHashSet<MemoryId> = ids.iter().copied().collect();
@@ -166,6 +180,7 @@ impl Memory {
                 keep: keep.iter().map(hex::encode).collect(),
                 bound,
                 rekey,
+                newest,
             };
             // The rows and the intent go together: from here the erasure is completed, at the
             // next open if this process dies (`Memory::complete_pending_erasure`).
@@ -196,17 +211,29 @@ impl Memory {
                     })
                     .collect();
                 if let (Some(at), Some(user)) = (p.bound, erased_user(&p.scope)) {
-                    if !p.rekey.is_empty() {
+                    let now = self.inner.options.clock.now();
+                    if !p.rekey.is_empty() || now <= at {
                         // A new key of the user, stamped after the erasure whatever this
-                        // device's clock says, seals the kept memories: one transaction.
-                        let now = self.inner.options.clock.now();
+                        // device's clock says, seals the kept memories (one transaction) and
+                        // what is written for the user here from now on.
                         sealer.new_user_key(user, now.max(at.saturating_add(1)))?;
-                        self.reseal_kept(&p.rekey)?;
+                        if !p.rekey.is_empty() {
+                            self.reseal_kept(&p.rekey)?;
+                        }
                     }
                     keep.extend(sealer.user_keys_after(user, at));
                 }
-                let key =
-                    sealer.destroy(erased_user(&p.scope), &keep, self.inner.options.clock.now())?;
+                let now = self.inner.options.clock.now();
+                let key = sealer.destroy(erased_user(&p.scope), &keep, now)?;
+                if let (None, Some(user)) = (p.bound, erased_user(&p.scope)) {
+                    if p.newest >= now {
+                        // This erasure is bound past this device's clock (by what it held
+                        // from a device whose clock runs ahead): what it writes for the user
+                        // from here is sealed under a key stamped after it, which every device
+                        // keeps.
+                        sealer.new_user_key(user, p.newest.saturating_add(1))?;
+                    }
+                }
                 self.inner.checkpoint_with(false, true)?;
                 let key = key.map(hex::encode).or(p.user_key.clone());
                 (key, Some(sealer.destroyed_count() as u64))
@@ -221,7 +248,17 @@ impl Memory {
             ("hashes", p.current),
             ("forget_log", p.log_events as u64),
         ];
-        let receipt = self.sign_receipt(&p.scope, counts, destroyed, p.changes, ring_destroyed)?;
+        // An erasure made here is bound by its time, or by the newest thing it covered here
+        // when that is later (this device's clock is behind the device that made it).
+        let floor = if p.bound.is_none() { p.newest } else { 0 };
+        let receipt = self.sign_receipt(
+            &p.scope,
+            counts,
+            destroyed,
+            p.changes,
+            ring_destroyed,
+            floor,
+        )?;
         Ok(ScopeErasure {
             scope: p.scope,
             memories: p.memories,
@@ -284,6 +321,7 @@ impl Memory {
         destroyed_key: Option<String>,
         changes: [u64; 2],
         ring_destroyed: Option<u64>,
+        floor: i64,
     ) -> Result<ErasureReceipt> {
         let store = &self.inner.store;
         let previous = store.last_receipt()?;
@@ -294,7 +332,7 @@ impl Memory {
             user: scope.user.clone(),
             agent: scope.agent.clone(),
             session: scope.session.clone(),
-            at: self.inner.options.clock.now(),
+            at: self.inner.options.clock.now().max(floor),
             counts: counts.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             encrypted: store.sealing.on(),
             destroyed_key,
@@ -320,6 +358,7 @@ impl Memory {
             }
             tx.set_pending_erasure(None)
         })?;
+        self.inner.erasures_changed();
         Ok(receipt)
     }
 

@@ -50,6 +50,48 @@ impl Inner {
         self.options.clock.now()
     }
 
+    /// The creation time of a version of scope `fields` made now: now, but never at or before
+    /// an erasure of its scope this store made or carried out. A device whose clock runs
+    /// behind the one that erased does not stamp what it writes after carrying the erasure out
+    /// as made before it (which every other device would drop).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`]; a receipt of the log that fails to verify is corruption.
+    pub(crate) fn created_now(
+        &self,
+        fields: [Option<&str>; 3],
+    ) -> crate::error::Result<crate::clock::Timestamp> {
+        let now = self.now();
+        let mut bounds = self.erasure_bounds.lock();
+        if bounds.is_none() {
+            let mut read = Vec::new();
+            for (n, line) in self.store.receipts()? {
+                let r = crate::crypt::verify_receipt(&line)
+                    .map_err(|e| self.store.corrupt(format!("erasure receipt {n}: {e}")))?;
+                let at = self
+                    .store
+                    .meta(&crate::store::receipt_echo_key(n))?
+                    .and_then(|b| crate::store::Echo::decode(&b))
+                    .map_or(r.at, |e| e.at);
+                read.push(([r.user, r.agent, r.session], at));
+            }
+            *bounds = Some(read);
+        }
+        Ok(bounds
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .filter(|([u, a, s], _)| {
+                crate::item::scope_covers([u.as_deref(), a.as_deref(), s.as_deref()], fields)
+            })
+            .fold(now, |t, (_, at)| t.max(at.saturating_add(1))))
+    }
+
+    /// Drops what [`Inner::created_now`] read of the receipt log (a receipt was logged).
+    pub(crate) fn erasures_changed(&self) {
+        *self.erasure_bounds.lock() = None;
+    }
+
     /// Runs `f` in one write transaction under the writer lock, commits it, then applies what
     /// it recorded to the index and the catalog.
     pub(crate) fn write<T>(

@@ -85,8 +85,15 @@ pub(crate) struct Inner {
     /// succeeds.
     pub(crate) background_error: Mutex<Option<String>>,
     pub(crate) open_report: OpenReport,
+    /// The scopes this store erased or carried an erasure out for, each with its bound (the
+    /// time of the device that made it), read from the receipt log on first use and dropped
+    /// whenever a receipt is logged: [`Inner::created_now`].
+    pub(crate) erasure_bounds: Mutex<Option<Vec<ErasureBound>>>,
     _lock: ProcessLock,
 }
+
+/// An erasure's scope (user, agent, session) and its bound.
+pub(crate) type ErasureBound = ([Option<String>; 3], crate::clock::Timestamp);
 
 /// A recall's effect on a memory, kept in memory until the next write.
 #[derive(Debug, Clone, Copy)]

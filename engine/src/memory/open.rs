@@ -157,6 +157,7 @@ impl Memory {
             accessed: Mutex::default(),
             store_id,
             background_error: Mutex::new(None),
+            erasure_bounds: Mutex::new(None),
             lexical: RwLock::new(None),
             observing: Mutex::new(()),
             _lock: lock,

@@ -216,7 +216,7 @@ impl Memory {
                     tx.unhash(&old.content_hash(), old.id, old.scope_fields()[0])?;
                     new.id = tx.allocate_id()?;
                     new.text = text;
-                    new.created = now;
+                    new.created = inner.created_now(new.scope_fields())?;
                     new.count = 1;
                     new.tier = crate::item::Tier::Working;
                     new.decay_anchor = now;
@@ -334,6 +334,7 @@ impl Inner {
             None => tx.allocate_id()?,
         };
         let mut item = m.into_item(id, self.now());
+        item.created = self.created_now(item.scope_fields())?;
         item.supersedes = supersedes;
         item.strength = self
             .options

@@ -260,6 +260,7 @@ impl Memory {
                         .encode(),
                     )
                 })?;
+                self.inner.erasures_changed();
                 out.erasures += 1;
             }
         }

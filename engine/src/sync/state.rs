@@ -125,43 +125,7 @@ pub(crate) fn pulled_digest_key(device: u64) -> String {
     format!("sync_pulled_digest:{}", hex(device))
 }
 
-/// The metadata key marking receipt `n` of this store as an erasure a pull carried out (its
-/// value: [`Echo`]; `1` before erasures were bound by their own time).
-pub(crate) fn receipt_echo_key(n: u64) -> String {
-    format!("sync_receipt_echo:{n}")
-}
-
-/// The erasure another device made that this store's receipt carried out: its time (the
-/// bound), that device, and its receipt number there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Echo {
-    pub(crate) at: i64,
-    pub(crate) device: u64,
-    pub(crate) receipt: u64,
-}
-
-impl Echo {
-    /// 24 bytes: `at`, `device`, `receipt`, little-endian.
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        [
-            self.at.to_le_bytes(),
-            self.device.to_le_bytes(),
-            self.receipt.to_le_bytes(),
-        ]
-        .concat()
-    }
-
-    /// [`Echo::encode`]'s bytes; `None` for any other value (the `1` of an older store).
-    pub(crate) fn decode(b: &[u8]) -> Option<Echo> {
-        let b: &[u8; 24] = b.try_into().ok()?;
-        let word = |i: usize| <[u8; 8]>::try_from(&b[i * 8..i * 8 + 8]).expect("8 bytes");
-        Some(Echo {
-            at: i64::from_le_bytes(word(0)),
-            device: u64::from_le_bytes(word(1)),
-            receipt: u64::from_le_bytes(word(2)),
-        })
-    }
-}
+pub(crate) use crate::store::{receipt_echo_key, Echo};
 
 /// The metadata key marking `device`'s erasure (its receipt `n`) as carried out here.
 pub(crate) fn erasure_key(device: u64, n: u64) -> String {
