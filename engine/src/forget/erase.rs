@@ -43,8 +43,8 @@ struct PendingErasure {
     before: u64,
     /// The id (hex) of the user key to destroy, as the ring named it before.
     user_key: Option<String>,
-    /// The user's keys (hex) it keeps: for an erasure another device made, carried out here
-    /// by a sync, the keys that device made after it (a new life) and this sync adopted.
+    /// The user's keys (hex) it keeps, as an intent written before erasures had a `bound`
+    /// names them (a new life's keys a sync adopted with the erasure); empty since.
     #[serde(default)]
     keep: Vec<String>,
     /// For an erasure another device made, carried out here by a sync: its time. Only what
@@ -82,7 +82,7 @@ impl Memory {
     /// with no field (that would erase everything: use a new store); as
     /// [`crate::Admin::checkpoint`] and [`crate::Admin::compact`].
     pub(crate) fn forget_scope(&self, scope: &Scope) -> Result<ScopeErasure> {
-        self.erase_scope(scope, &[], None)
+        self.erase_scope(scope, None)
     }
 
     /// Carries out here an erasure of `scope` another device made at `at` (a sync's pull):
@@ -92,15 +92,10 @@ impl Memory {
     /// made after it too. A kept memory sealed under a key the erasure destroys is moved to a
     /// new key of the user first (and so sent again by the next sync).
     pub(crate) fn forget_scope_before(&self, scope: &Scope, at: i64) -> Result<ScopeErasure> {
-        self.erase_scope(scope, &[], Some(at))
+        self.erase_scope(scope, Some(at))
     }
 
-    fn erase_scope(
-        &self,
-        scope: &Scope,
-        keep: &[crate::crypt::ring::KeyId],
-        bound: Option<i64>,
-    ) -> Result<ScopeErasure> {
+    fn erase_scope(&self, scope: &Scope, bound: Option<i64>) -> Result<ScopeErasure> {
         scope.require_named("forget_scope")?;
         let before = self.disk_usage()?.database;
         let filter = MemoryFilter::new()
@@ -113,7 +108,7 @@ impl Memory {
                 let after = bound.map_or_else(Vec::new, |at| sealer.user_keys_after(u, at));
                 sealer
                     .existing_key_id(&crate::crypt::ring::Label::User(u.to_string()))
-                    .filter(|id| !keep.contains(id) && !after.contains(id))
+                    .filter(|id| !after.contains(id))
                     .map(hex::encode)
             }),
             None => None,
@@ -177,7 +172,7 @@ impl Memory {
                 changes: [first.min(last), last],
                 before,
                 user_key: user_key.clone(),
-                keep: keep.iter().map(hex::encode).collect(),
+                keep: Vec::new(),
                 bound,
                 rekey,
                 newest,
