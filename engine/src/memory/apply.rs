@@ -62,6 +62,22 @@ impl Inner {
         fields: [Option<&str>; 3],
     ) -> crate::error::Result<crate::clock::Timestamp> {
         let now = self.now();
+        Ok(self
+            .erasure_bounds()?
+            .iter()
+            .filter(|([u, a, s], _)| {
+                crate::item::scope_covers([u.as_deref(), a.as_deref(), s.as_deref()], fields)
+            })
+            .fold(now, |t, (_, at)| t.max(at.saturating_add(1))))
+    }
+
+    /// Every erasure this store made or carried out, with its bound (its time, or for one a
+    /// sync carried out, the time of the device that made it): read from the receipt log
+    /// once, kept until a receipt is logged.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`]; a receipt of the log that fails to verify is corruption.
+    pub(crate) fn erasure_bounds(&self) -> crate::error::Result<Vec<super::ErasureBound>> {
         let mut bounds = self.erasure_bounds.lock();
         if bounds.is_none() {
             let mut read = Vec::new();
@@ -77,14 +93,7 @@ impl Inner {
             }
             *bounds = Some(read);
         }
-        Ok(bounds
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .filter(|([u, a, s], _)| {
-                crate::item::scope_covers([u.as_deref(), a.as_deref(), s.as_deref()], fields)
-            })
-            .fold(now, |t, (_, at)| t.max(at.saturating_add(1))))
+        Ok(bounds.clone().unwrap_or_default())
     }
 
     /// Drops what [`Inner::created_now`] read of the receipt log (a receipt was logged).

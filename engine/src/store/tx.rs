@@ -221,19 +221,7 @@ impl Tx {
             .map_err(db)?
             .remove(item.id)
             .map_err(db)?;
-        let user = item.scope_fields()[0];
-        self.unhash(&item.content_hash(), item.id, user)?;
-        for key in [subject_key(item), legacy_subject_key(item)]
-            .into_iter()
-            .flatten()
-            .filter_map(|k| self.sealing.subject_key(user, k))
-        {
-            let mut subjects = self.tx.open_table(SUBJECTS).map_err(db)?;
-            let owner = subjects.get(key.as_str()).map_err(db)?.map(|v| v.value());
-            if owner == Some(item.id) {
-                subjects.remove(key.as_str()).map_err(db)?;
-            }
-        }
+        self.unindex(item)?;
         for table in [FEEDBACK, SUBJECT_STATE] {
             self.tx
                 .open_table(table)

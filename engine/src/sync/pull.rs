@@ -268,24 +268,10 @@ impl Memory {
         // keeps out the versions of its scope made before it, whenever they arrive (another
         // device's row written before it saw the erasure, pulled after it). An erasure carried
         // out here is bound by the time the device that made it gave it.
-        let mut erased: Vec<(Scope, i64)> = Vec::new();
-        for (n, line) in store.receipts()? {
-            let r = crate::crypt::verify_receipt(&line)
-                .map_err(|e| store.corrupt(format!("erasure receipt {n}: {e}")))?;
-            let scope = Scope {
-                user: r.user,
-                agent: r.agent,
-                session: r.session,
-            };
-            let at = store
-                .meta(&state::receipt_echo_key(n))?
-                .and_then(|b| state::Echo::decode(&b))
-                .map_or(r.at, |e| e.at);
-            erased.push((scope, at));
-        }
+        let erased = self.inner.erasure_bounds()?;
         acts.retain(|a| match a {
-            Act::Version { item, .. } => !erased.iter().any(|(s, at)| {
-                let want = [s.user.as_deref(), s.agent.as_deref(), s.session.as_deref()];
+            Act::Version { item, .. } => !erased.iter().any(|([u, g, s], at)| {
+                let want = [u.as_deref(), g.as_deref(), s.as_deref()];
                 scope_covers(want, item.scope_fields()) && item.created <= *at
             }),
             Act::Forgotten { .. } => true,
