@@ -19,9 +19,10 @@ if ! "$tools/bin/s3s-fs" --version 2>/dev/null | grep -qx "s3s-fs $version"; the
         "s3s-fs@$version" --features binary --root "$tools"
 fi
 export MEMLOOP_S3S_FS=$tools/bin/s3s-fs
-cargo test --locked -p memloop-cli --test sync -- --include-ignored
+# The workspace's features (the command alone would compile the engine again without some).
+cargo test --locked --workspace --test sync -- --include-ignored
 if [ "${1:-}" = --full ]; then
-    PROPTEST_CASES=10000 cargo test --locked -p memloop --lib sync::merge
+    PROPTEST_CASES=10000 cargo test --locked -p memloop --lib merge::
     MEMLOOP_SYNC_SEEDS=${MEMLOOP_SYNC_SEEDS:-10000} cargo test --locked -p memloop --test integration \
         sync_property -- --nocapture
     MEMLOOP_SYNC_KILL_ROUNDS=100 cargo test --locked -p memloop-cli --test sync kill_9 -- --nocapture

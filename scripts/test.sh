@@ -26,6 +26,19 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 export CARGO_BUILD_TARGET=$host
 # The command the suites drive (pytest's, node's, the aarch64 portability check).
 export MEMLOOP_BIN=$PWD/target/$host/debug/memloop
+# The aarch64 and Windows smoke sets' cross builds, and WebAssembly's smoke set (V8 under
+# Node's WASI needs no emulator) then the browser package built on the same target, start
+# now, beside everything below (they need nothing it builds, and fill the cores its long
+# single-crate compiles leave idle): their output in target/{arm64,windows,wasm}-smoke-build.log.
+mkdir -p target
+bash scripts/test-arm64.sh --smoke-build >target/arm64-smoke-build.log 2>&1 &
+arm64_build=$!
+bash scripts/test-windows.sh --smoke-build >target/windows-smoke-build.log 2>&1 &
+windows_build=$!
+{ bash scripts/test-wasm.sh --smoke && bash scripts/build-wasm.sh; } >target/wasm-smoke-build.log 2>&1 &
+wasm_build=$!
+# A step below that fails ends the script; the builds beside it end with it.
+trap '{ pkill -P "$arm64_build"; pkill -P "$windows_build"; pkill -P "$wasm_build"; kill "$arm64_build" "$windows_build" "$wasm_build"; } 2>/dev/null || true' EXIT
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 python3 scripts/check-layers.py
@@ -35,10 +48,15 @@ bash scripts/fetch-model.sh >/dev/null
 cargo test --workspace --locked
 # The encoder's vectors on each narrower tier this CPU can stand in for (MEMLOOP_SIMD caps the
 # kernels: an AVX2-only laptop's path, and AVX-VNNI's, run here when the CPU has more):
-# sentence-transformers' golden vectors in f32 and int8, and the kernels' equality tests.
+# sentence-transformers' golden vectors in f32 and int8, and the kernels' equality tests. The
+# encoder's test programs as the workspace built them (`-p memloop-embed` alone would compile
+# the encoder again without the features the workspace gives it).
+embed_tests=$(cargo test --workspace --locked --lib --test integration --no-run \
+    --message-format=json | python3 scripts/test-executables.py embed/Cargo.toml)
 for tier in avx2 avxvnni; do
-    MEMLOOP_SIMD=$tier cargo test -q -p memloop-embed --locked --test integration -- every_reference_text_matches batches_equal int8_vectors
-    MEMLOOP_SIMD=$tier cargo test -q -p memloop-embed --locked --lib -- cpu_bert
+    for t in $embed_tests; do
+        (cd embed && MEMLOOP_SIMD=$tier "$t" -q every_reference_text_matches batches_equal int8_vectors cpu_bert)
+    done
 done
 # The test matrix's encrypted run: the engine's tests again with every store encrypted
 # (tests that craft plaintext bytes say why they are skipped). Built with the whole
@@ -48,19 +66,6 @@ done
 encrypted=$(cargo test --workspace --locked --features memloop/test-encryption --lib \
     --test integration --no-run --message-format=json | python3 scripts/test-executables.py engine/Cargo.toml)
 for t in $encrypted; do (cd engine && "$t"); done
-# The aarch64 and Windows smoke sets' cross builds, beside the package suites below (they keep
-# about one core busy): their output in target/{arm64,windows}-smoke-build.log.
-bash scripts/test-arm64.sh --smoke-build >target/arm64-smoke-build.log 2>&1 &
-arm64_build=$!
-bash scripts/test-windows.sh --smoke-build >target/windows-smoke-build.log 2>&1 &
-windows_build=$!
-# WebAssembly's smoke set, built and run beside them (V8 under Node's WASI needs no
-# emulator), then the browser package built on the same target (with the model): its output
-# in target/wasm-smoke-build.log.
-{ bash scripts/test-wasm.sh --smoke && bash scripts/build-wasm.sh --model; } >target/wasm-smoke-build.log 2>&1 &
-wasm_build=$!
-# A suite below that fails ends the script; the builds beside it end with it.
-trap '{ pkill -P "$arm64_build"; pkill -P "$windows_build"; pkill -P "$wasm_build"; kill "$arm64_build" "$windows_build" "$wasm_build"; } 2>/dev/null || true' EXIT
 bash scripts/test-python.sh
 bash scripts/test-integrations.sh
 bash scripts/test-node.sh
@@ -69,8 +74,7 @@ bash scripts/test-ui.sh
 bash scripts/test-lancedb.sh
 # Sync through a real S3-compatible server (s3s-fs, built from crates.io).
 bash scripts/test-sync.sh
-# aarch64 under qemu: the NEON kernels against the portable ones, the memloop command
-# cross-built, and stores and exports read on the other architecture.
+# The builds started beside the suites, awaited.
 for build in arm64 windows wasm; do
     pid=${build}_build
     if ! wait "${!pid}"; then
@@ -80,9 +84,13 @@ for build in arm64 windows wasm; do
     fi
 done
 trap - EXIT
+# The browser package with the default model beside it (the build is done: this copies).
+bash scripts/build-wasm.sh --model >/dev/null
 # The browser package in headless Chromium: the contract, reload, a second tab, the quota, the
 # golden vectors, the example page offline.
 bash scripts/test-browser.sh
+# aarch64 under qemu: the NEON kernels against the portable ones, the memloop command
+# cross-built, and stores and exports read on the other architecture.
 bash scripts/test-arm64.sh --smoke
 # Windows under Wine: the index's and the engine's unit tests (its Windows platform module),
 # and stores and exports read on the other platform.
