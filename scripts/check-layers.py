@@ -39,7 +39,7 @@ FLOORS = [
     ["platform"],  # what differs between operating systems
     ["codec", "clock", "time", "invalid", "in_call", "crypt", "contained"],  # bytes, time, bad requests, re-entry, keys, contained panics
     ["item", "error"],  # the memory item and the error type
-    ["decay"],  # decay models, the policy, the kinetic queue
+    ["decay", "merge"],  # decay models, the policy, the kinetic queue; sync's merge rules
     ["store", "filter", "embedder", "error_code"],  # the database; filters; the model seam
     ["vocabulary", "lexical"],  # requests and answers; the BM25 index
     ["hooks", "catalog"],  # replaceable parts; the in-memory catalog

@@ -60,6 +60,7 @@ mod invalid;
 mod item;
 mod lexical;
 mod memory;
+mod merge;
 mod operations;
 mod options;
 mod platform;

@@ -11,6 +11,7 @@ use crate::filter::MemoryFilter;
 use crate::forget::ForgetEvent;
 use crate::item::{scope_covers, MemoryId, Scope};
 use crate::memory::Memory;
+use crate::merge::{erases, erasure_bound};
 
 /// What [`crate::Scoped::erase`] erased.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -133,7 +134,11 @@ impl Memory {
             let mut erased = Vec::with_capacity(ids.len());
             for &id in &ids {
                 if let Some(item) = inner.store.item(id)? {
-                    if bound.is_some_and(|at| item.created > at) {
+                    // Carried out for another device: bound by its time (the merge rule).
+                    let kept = bound.is_some_and(|at| {
+                        !erases(scope.fields(), at, item.scope_fields(), item.created)
+                    });
+                    if kept {
                         if moves_keys {
                             // Its lookup entries go under the key they were made with; the
                             // memory is sealed again under a new key before that one goes.
@@ -327,7 +332,7 @@ impl Memory {
             user: scope.user.clone(),
             agent: scope.agent.clone(),
             session: scope.session.clone(),
-            at: self.inner.options.clock.now().max(floor),
+            at: erasure_bound(self.inner.options.clock.now(), floor),
             counts: counts.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             encrypted: store.sealing.on(),
             destroyed_key,

@@ -6,6 +6,7 @@ use memloop_index::{UnitVector, UnitVectors};
 use super::{Inner, Memory, WriterState};
 use crate::error::{Error, Result};
 use crate::item::{scope_covers, MemoryId, MemoryItem, Scope};
+use crate::merge::ErasureBound;
 use crate::options::Durability;
 use crate::store::Tx;
 
@@ -51,7 +52,8 @@ impl Inner {
     }
 
     /// The creation time of a version of scope `fields` made now: now, but never at or before
-    /// an erasure of its scope this store made or carried out. A device whose clock runs
+    /// an erasure of its scope this store made or carried out (the merge rule
+    /// [`crate::merge::created_after`]). A device whose clock runs
     /// behind the one that erased does not stamp what it writes after carrying the erasure out
     /// as made before it (which every other device would drop).
     ///
@@ -61,14 +63,11 @@ impl Inner {
         &self,
         fields: [Option<&str>; 3],
     ) -> crate::error::Result<crate::clock::Timestamp> {
-        let now = self.now();
-        Ok(self
-            .erasure_bounds()?
-            .iter()
-            .filter(|([u, a, s], _)| {
-                crate::item::scope_covers([u.as_deref(), a.as_deref(), s.as_deref()], fields)
-            })
-            .fold(now, |t, (_, at)| t.max(at.saturating_add(1))))
+        Ok(crate::merge::created_after(
+            self.now(),
+            &self.erasure_bounds()?,
+            fields,
+        ))
     }
 
     /// Every erasure this store made or carried out, with its bound (its time, or for one a
@@ -77,7 +76,7 @@ impl Inner {
     ///
     /// # Errors
     /// [`crate::Error::Store`]; a receipt of the log that fails to verify is corruption.
-    pub(crate) fn erasure_bounds(&self) -> crate::error::Result<Vec<super::ErasureBound>> {
+    pub(crate) fn erasure_bounds(&self) -> crate::error::Result<Vec<ErasureBound>> {
         let mut bounds = self.erasure_bounds.lock();
         if bounds.is_none() {
             let mut read = Vec::new();

@@ -35,6 +35,7 @@ use crate::catalog::CatalogSlot;
 use crate::clock::{Clock, Timestamp};
 use crate::embedder::TextEmbedder;
 use crate::item::MemoryId;
+use crate::merge::ErasureBound;
 use crate::options::Options;
 use crate::store::lock::ProcessLock;
 use crate::store::Store;
@@ -91,9 +92,6 @@ pub(crate) struct Inner {
     pub(crate) erasure_bounds: Mutex<Option<Vec<ErasureBound>>>,
     _lock: ProcessLock,
 }
-
-/// An erasure's scope (user, agent, session) and its bound.
-pub(crate) type ErasureBound = ([Option<String>; 3], crate::clock::Timestamp);
 
 /// A recall's effect on a memory, kept in memory until the next write.
 #[derive(Debug, Clone, Copy)]

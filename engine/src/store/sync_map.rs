@@ -8,6 +8,7 @@ use redb::ReadableTable;
 use super::{db, Tx, SYNC_COUNTS, SYNC_GIDS, SYNC_LOCALS};
 use crate::error::Result;
 use crate::item::MemoryId;
+use crate::merge::Counts;
 
 /// What this store knows of one memory version by its id on every device.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -139,16 +140,31 @@ pub(crate) struct Counter {
 }
 
 impl Counter {
-    /// The totals of `counters` over their devices (the device left 0).
+    /// `device`'s counters, `counts`.
+    pub(crate) fn of(device: u64, counts: Counts) -> Counter {
+        Counter {
+            device,
+            count: counts.feedback,
+            sum: counts.level_sum,
+            reinforced: counts.reinforced,
+        }
+    }
+
+    /// Its totals as the merge rules weigh them.
+    pub(crate) fn counts(&self) -> Counts {
+        Counts {
+            feedback: self.count,
+            level_sum: self.sum,
+            reinforced: self.reinforced,
+        }
+    }
+
+    /// The totals of `counters` over their devices ([`Counts::add`]; the device left 0).
     pub(crate) fn total<'a>(counters: impl IntoIterator<Item = &'a Counter>) -> Counter {
-        counters
+        let sum = counters
             .into_iter()
-            .fold(Counter::default(), |t, c| Counter {
-                count: t.count.saturating_add(c.count),
-                sum: t.sum.saturating_add(c.sum),
-                reinforced: t.reinforced.saturating_add(c.reinforced),
-                ..t
-            })
+            .fold(Counts::default(), |t, c| t.add(c.counts()));
+        Counter::of(0, sum)
     }
 }
 

@@ -1,13 +1,12 @@
 //! Sync (docs/sync.md): one memory on every device of its user, through object storage that
-//! sees only sealed, signed segments. The merge rules, pure ([`merge`]); the rows
+//! sees only sealed, signed segments. The merge rules, pure, are `crate::merge` (the memory
+//! handle stamps and erases by them too); the rows
 //! ([`payload`]) and segments ([`segment`]) a remote holds; the remote itself ([`remote`]);
 //! what a store remembers of its syncs ([`state`]); the key directory ([`keys`]); and a sync:
 //! keys, push ([`push`]), then pull ([`pull`]).
 
 mod compact;
 mod keys;
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) mod merge;
 mod payload;
 mod pull;
 mod push;

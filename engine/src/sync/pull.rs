@@ -16,8 +16,9 @@ use super::state::{self, SyncState};
 use crate::crypt::seal::{Opened, Sealer, Table};
 use crate::crypt::KeyError;
 use crate::error::{Error, Result};
-use crate::item::{scope_covers, MemoryId, MemoryItem, Scope};
+use crate::item::{MemoryId, MemoryItem, Scope};
 use crate::memory::Memory;
+use crate::merge::{erases, scope_fields, setting_wins, Counts};
 use crate::store::{Counter, SyncEntry, Tx};
 use crate::vocabulary::Synced;
 
@@ -270,9 +271,8 @@ impl Memory {
         // out here is bound by the time the device that made it gave it.
         let erased = self.inner.erasure_bounds()?;
         acts.retain(|a| match a {
-            Act::Version { item, .. } => !erased.iter().any(|([u, g, s], at)| {
-                let want = [u.as_deref(), g.as_deref(), s.as_deref()];
-                scope_covers(want, item.scope_fields()) && item.created <= *at
+            Act::Version { item, .. } => !erased.iter().any(|(scope, at)| {
+                erases(scope_fields(scope), *at, item.scope_fields(), item.created)
             }),
             Act::Forgotten { .. } => true,
         });
@@ -647,13 +647,13 @@ impl Writer<'_> {
                 .iter()
                 .find(|k| k.device == device)
                 .copied()
-                .unwrap_or_default();
-            let joined = Counter {
-                device,
-                count: had.count.max(count),
-                sum: had.sum.max(sum),
-                reinforced: had.reinforced.max(reinforced),
+                .unwrap_or(Counter::of(device, Counts::default()));
+            let read = Counts {
+                feedback: count,
+                level_sum: sum,
+                reinforced,
             };
+            let joined = Counter::of(device, had.counts().join(read));
             if joined != had {
                 self.tx.set_sync_count(gid, &joined)?;
             }
@@ -732,7 +732,7 @@ impl Writer<'_> {
             }
             if e.local != 0 {
                 // Held already: its metadata, last writer wins; its feedback counters join.
-                let newer = meta > e.meta;
+                let newer = setting_wins(state::hlc(meta), state::hlc(e.meta));
                 if newer {
                     if let Some(mut local) = self.get(e.local)? {
                         crate::transfer::take_metadata(&mut local, &item);

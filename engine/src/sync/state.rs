@@ -1,11 +1,11 @@
 //! What a store remembers of its syncs, in its metadata: its device id, its clock, how far it
 //! pushed, and how far it pulled each other device.
 
-use super::merge::{Hlc, HlcClock};
 use super::payload::Clock;
 use super::remote::Remote;
 use crate::error::Result;
 use crate::memory::Memory;
+use crate::merge::{Hlc, HlcClock};
 use crate::store::Tx;
 
 /// The record key every sealed row of a segment is sealed under (its associated data).

@@ -1,94 +1,12 @@
-//! The merge rules of sync (docs/sync.md), pure: what every device's changes become once
-//! they meet, whatever order they meet in.
-//!
-//! A replica's sync state is a join-semilattice: [`Replica::apply`] of one change is
-//! commutative, associative and idempotent, so replicas that have seen the same changes hold
-//! the same state, in whatever order, however often, and through whichever devices they came.
-//! What recall sees ([`Replica::view`]) is a function of that state alone:
-//! - a version of a memory is immutable and kept once it exists (union): an update makes a
-//!   new version of the same lineage;
-//! - of a lineage's live versions, the one made last (by hybrid logical clock, the device id
-//!   breaking ties) is current and the others are its history, never dropped;
-//! - feedback and reinforcement are per-device counters (each device only raises its own),
-//!   and a memory's count is their sum;
-//! - `forget(id)` is a tombstone that beats every copy of that version, whenever it arrives;
-//! - erasing a user tombstones every version of theirs made before the erasure, wherever it
-//!   was made; a version made after it (a new life) stays;
-//! - decay state and tier are not merged: each device recomputes them from this view.
+//! The model of a replica the property test runs (`super::tests`): every device's changes
+//! joined into one state, by the merge rules of `super` and nothing else. A pull applies the
+//! same rules to the store's rows (`crate::sync`), so what the test shows of the model holds
+//! of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A device's id: random, registered in the remote so that no two devices hold the same one.
-pub(crate) type DeviceId = u64;
-
-/// A hybrid logical clock reading (Kulkarni et al., "Logical physical clocks", 2014): the
-/// wall clock in ms as this device last knew it, a counter for changes within one such
-/// millisecond, and the device. Ordered by the three in turn: a total order every device
-/// agrees on, which follows causality (a change made after seeing another orders after it)
-/// even between devices whose clocks disagree.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct Hlc {
-    /// Milliseconds since the Unix epoch.
-    pub(crate) wall: i64,
-    /// Changes within the same `wall`.
-    pub(crate) counter: u32,
-    /// The device that read it.
-    pub(crate) device: DeviceId,
-}
-
-/// One device's hybrid logical clock.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct HlcClock {
-    last: Hlc,
-}
-
-impl HlcClock {
-    /// The clock of `device`, last at `last` (its stored reading, or the default).
-    pub(crate) fn new(device: DeviceId, last: Hlc) -> HlcClock {
-        HlcClock {
-            last: Hlc { device, ..last },
-        }
-    }
-
-    /// The reading for a change made now, `wall_now` being the device's wall clock: later
-    /// than every reading this clock gave or saw.
-    pub(crate) fn tick(&mut self, wall_now: i64) -> Hlc {
-        let wall = self.last.wall.max(wall_now);
-        let counter = if wall == self.last.wall {
-            self.last.counter.saturating_add(1)
-        } else {
-            0
-        };
-        self.last = Hlc {
-            wall,
-            counter,
-            device: self.last.device,
-        };
-        self.last
-    }
-
-    /// Takes in a reading `seen` from another device (a change pulled), so that every change
-    /// made here later orders after it.
-    pub(crate) fn observe(&mut self, seen: Hlc, wall_now: i64) {
-        let wall = self.last.wall.max(seen.wall).max(wall_now);
-        let counter = match (wall == self.last.wall, wall == seen.wall) {
-            (true, true) => self.last.counter.max(seen.counter),
-            (true, false) => self.last.counter,
-            (false, true) => seen.counter,
-            (false, false) => 0,
-        };
-        self.last = Hlc {
-            wall,
-            counter,
-            device: self.last.device,
-        };
-    }
-
-    /// The last reading given or seen.
-    pub(crate) fn last(&self) -> Hlc {
-        self.last
-    }
-}
+use super::{erases, scope_fields, setting_wins, Counts, DeviceId, ErasedScope, Hlc};
+use crate::clock::Timestamp;
 
 /// A version's id in every replica: the device that made it and the id it had there. Local
 /// ids are minted by each store as it likes; no two devices mint the same pair.
@@ -109,41 +27,13 @@ pub(crate) struct Version<B> {
     pub(crate) lineage: GlobalId,
     /// When it was made.
     pub(crate) made: Hlc,
-    /// The user it belongs to, if any (what an erasure names).
-    pub(crate) user: Option<String>,
+    /// Its scope: user, agent and session (what an erasure names).
+    pub(crate) scope: ErasedScope,
+    /// When it was created on the device that made it, by [`created_after`] (what an
+    /// erasure's bound is weighed against).
+    pub(crate) created: Timestamp,
     /// Its content: text, kind, vector, … (sealed in transit).
     pub(crate) body: B,
-}
-
-/// A device's totals for one version: each only ever grows, and only its device raises it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Counts {
-    /// Feedback calls.
-    pub(crate) feedback: u32,
-    /// The sum of their levels.
-    pub(crate) level_sum: u32,
-    /// Reinforcements by recall.
-    pub(crate) reinforced: u32,
-}
-
-impl Counts {
-    /// The larger of each total (the later of two readings of one device's counters).
-    fn join(self, other: Counts) -> Counts {
-        Counts {
-            feedback: self.feedback.max(other.feedback),
-            level_sum: self.level_sum.max(other.level_sum),
-            reinforced: self.reinforced.max(other.reinforced),
-        }
-    }
-
-    /// Both added (two devices' counters of one version).
-    fn add(self, other: Counts) -> Counts {
-        Counts {
-            feedback: self.feedback.saturating_add(other.feedback),
-            level_sum: self.level_sum.saturating_add(other.level_sum),
-            reinforced: self.reinforced.saturating_add(other.reinforced),
-        }
-    }
 }
 
 /// One change as it travels between devices.
@@ -177,12 +67,12 @@ pub(crate) enum Change<B, M> {
         /// When.
         at: Hlc,
     },
-    /// Every version of `user` made before `at` was erased.
+    /// Every version of `scope` created at or before `at` was erased ([`erases`]).
     Erase {
-        /// The user.
-        user: String,
-        /// When.
-        at: Hlc,
+        /// What it erased.
+        scope: ErasedScope,
+        /// Its bound, by [`erasure_bound`].
+        at: Timestamp,
     },
 }
 
@@ -193,7 +83,7 @@ pub(crate) struct Replica<B, M> {
     meta: BTreeMap<GlobalId, (Hlc, M)>,
     counts: BTreeMap<(GlobalId, DeviceId), Counts>,
     forgotten: BTreeMap<GlobalId, Hlc>,
-    erased: BTreeMap<String, Hlc>,
+    erased: BTreeMap<ErasedScope, Timestamp>,
 }
 
 impl<B, M> Default for Replica<B, M> {
@@ -237,7 +127,7 @@ impl<B: Clone + Eq, M: Clone + Eq> Replica<B, M> {
                 }
             },
             Change::Meta { id, at, meta } => match self.meta.get(id) {
-                Some((had, _)) if had >= at => false,
+                Some((had, _)) if !setting_wins(*at, *had) => false,
                 _ => {
                     self.meta.insert(*id, (*at, meta.clone()));
                     true
@@ -251,17 +141,16 @@ impl<B: Clone + Eq, M: Clone + Eq> Replica<B, M> {
                 news
             }
             Change::Forget { id, at } => join_max(&mut self.forgotten, *id, *at),
-            Change::Erase { user, at } => join_max(&mut self.erased, user.clone(), *at),
+            Change::Erase { scope, at } => join_max(&mut self.erased, scope.clone(), *at),
         }
     }
 
-    /// True when version `v` is gone: forgotten, or its user's erased after it was made.
+    /// True when version `v` is gone: forgotten, or taken by an erasure ([`erases`]).
     fn gone(&self, v: &Version<B>) -> bool {
         self.forgotten.contains_key(&v.id)
-            || v.user
-                .as_ref()
-                .and_then(|u| self.erased.get(u))
-                .is_some_and(|erased| v.made < *erased)
+            || self.erased.iter().any(|(scope, at)| {
+                erases(scope_fields(scope), *at, scope_fields(&v.scope), v.created)
+            })
     }
 
     /// Every memory as recall sees it, by lineage.
@@ -298,14 +187,14 @@ impl<B: Clone + Eq, M: Clone + Eq> Replica<B, M> {
         self.versions.get(id)
     }
 
-    /// The tombstones: versions forgotten, and the users erased with when.
-    pub(crate) fn tombstones(&self) -> (BTreeSet<GlobalId>, &BTreeMap<String, Hlc>) {
+    /// The tombstones: versions forgotten, and the scopes erased with their bounds.
+    pub(crate) fn tombstones(&self) -> (BTreeSet<GlobalId>, &BTreeMap<ErasedScope, Timestamp>) {
         (self.forgotten.keys().copied().collect(), &self.erased)
     }
 }
 
 /// Keeps the later of `at` and what `map` holds for `key`; true when that was news.
-fn join_max<K: Ord>(map: &mut BTreeMap<K, Hlc>, key: K, at: Hlc) -> bool {
+fn join_max<K: Ord, T: Ord + Copy>(map: &mut BTreeMap<K, T>, key: K, at: T) -> bool {
     match map.get(&key) {
         Some(had) if *had >= at => false,
         _ => {
@@ -314,6 +203,3 @@ fn join_max<K: Ord>(map: &mut BTreeMap<K, Hlc>, key: K, at: Hlc) -> bool {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

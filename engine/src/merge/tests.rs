@@ -4,13 +4,18 @@
 //! pull killed before it records its progress applies the same changes again);
 //! then every device pushes and pulls everything. Every replica must hold the same state and
 //! the same view, and every version any device made must be there, live unless a tombstone
-//! names it. `PROPTEST_CASES=10000` for the closing run (256 by default).
+//! names it; an erasure takes every version of its scope its eraser held, and no version
+//! made by a device that had seen the erasure. The devices stamp and erase by the functions
+//! the engine runs ([`created_after`], [`erasure_bound`], [`erases`]).
+//! `PROPTEST_CASES=10000` for the closing run (256 by default).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 
+use super::model::*;
 use super::*;
+use crate::item::scope_covers;
 
 type Body = String;
 type Meta = Vec<String>;
@@ -100,6 +105,8 @@ struct Device {
     pulled: BTreeMap<usize, usize>,
     next_local: u64,
     counts: BTreeMap<GlobalId, Counts>,
+    /// Every erasure it has applied (made here or pulled).
+    seen: BTreeSet<ErasureBound>,
 }
 
 impl Device {
@@ -120,6 +127,10 @@ struct World {
     bucket: Vec<Vec<C>>,
     now: i64,
     versions: Vec<Version<Body>>,
+    /// Each version's id with the erasures its maker had seen when it made it.
+    seen_at_making: BTreeMap<GlobalId, BTreeSet<ErasureBound>>,
+    /// Each erasure with the versions its maker held when it made it.
+    held_at_erasing: Vec<(ErasureBound, Vec<GlobalId>)>,
 }
 
 impl World {
@@ -140,6 +151,7 @@ impl World {
                     pulled: BTreeMap::new(),
                     next_local: 1,
                     counts: BTreeMap::new(),
+                    seen: BTreeSet::new(),
                 }
             })
             .collect::<Vec<_>>();
@@ -148,6 +160,8 @@ impl World {
             devices,
             now: 1_767_225_600_000,
             versions: Vec::new(),
+            seen_at_making: BTreeMap::new(),
+            held_at_erasing: Vec::new(),
         }
     }
 
@@ -161,29 +175,36 @@ impl World {
         let change = match op {
             Op::Remember { user } => {
                 let id = dev.mint();
+                let scope = [user.map(|u| USERS[u].to_string()), None, None];
+                let seen: Vec<ErasureBound> = dev.seen.iter().cloned().collect();
                 let v = Version {
                     id,
                     lineage: id,
                     made: dev.clock.tick(wall),
-                    user: user.map(|u| USERS[u].to_string()),
+                    created: created_after(wall, &seen, scope_fields(&scope)),
+                    scope,
                     body: format!("memory {id:?}"),
                 };
                 self.versions.push(v.clone());
+                self.seen_at_making.insert(id, dev.seen.clone());
                 Change::Version(v)
             }
             Op::Update { pick } => {
                 let Some(lineage) = picked(*pick) else { return };
                 let current = view[&lineage].current;
-                let user = dev.replica.version(&current).expect("held").user.clone();
+                let scope = dev.replica.version(&current).expect("held").scope.clone();
+                let seen: Vec<ErasureBound> = dev.seen.iter().cloned().collect();
                 let id = dev.mint();
                 let v = Version {
                     id,
                     lineage,
                     made: dev.clock.tick(wall),
-                    user,
+                    created: created_after(wall, &seen, scope_fields(&scope)),
+                    scope,
                     body: format!("update {id:?} of {lineage:?}"),
                 };
                 self.versions.push(v.clone());
+                self.seen_at_making.insert(id, dev.seen.clone());
                 Change::Version(v)
             }
             Op::Tag { pick, tag } => {
@@ -224,11 +245,26 @@ impl World {
                     at: dev.clock.tick(wall),
                 }
             }
-            Op::Erase { user } => Change::Erase {
-                user: USERS[*user].to_string(),
-                at: dev.clock.tick(wall),
-            },
+            Op::Erase { user } => {
+                let scope = [Some(USERS[*user].to_string()), None, None];
+                // What it takes here: the scope's live versions (the engine erases what its
+                // catalog holds), the newest of which bounds it.
+                let held: Vec<&Version<Body>> = view
+                    .values()
+                    .flat_map(|m| m.history.iter().chain([&m.current]))
+                    .filter_map(|id| dev.replica.version(id))
+                    .filter(|v| scope_covers(scope_fields(&scope), scope_fields(&v.scope)))
+                    .collect();
+                let newest = held.iter().map(|v| v.created).max().unwrap_or(i64::MIN);
+                let at = erasure_bound(wall, newest);
+                let ids = held.iter().map(|v| v.id).collect();
+                self.held_at_erasing.push(((scope.clone(), at), ids));
+                Change::Erase { scope, at }
+            }
         };
+        if let Change::Erase { scope, at } = &change {
+            dev.seen.insert((scope.clone(), *at));
+        }
         dev.replica.apply(&change);
         dev.made.push(change);
     }
@@ -251,6 +287,9 @@ impl World {
                 if let Some(at) = stamp(change) {
                     dev.clock.observe(at, wall);
                 }
+                if let Change::Erase { scope, at } = change {
+                    dev.seen.insert((scope.clone(), *at));
+                }
                 dev.replica.apply(change);
             }
             if recorded {
@@ -263,8 +302,8 @@ impl World {
 fn stamp(change: &C) -> Option<Hlc> {
     match change {
         Change::Version(v) => Some(v.made),
-        Change::Meta { at, .. } | Change::Forget { at, .. } | Change::Erase { at, .. } => Some(*at),
-        Change::Counts { .. } => None,
+        Change::Meta { at, .. } | Change::Forget { at, .. } => Some(*at),
+        Change::Counts { .. } | Change::Erase { .. } => None,
     }
 }
 
@@ -301,9 +340,26 @@ proptest! {
         for v in &w.versions {
             prop_assert_eq!(first.version(&v.id), Some(v));
             let gone = forgotten.contains(&v.id)
-                || v.user.as_ref().and_then(|u| erased.get(u)).is_some_and(|e| v.made < *e);
+                || erased.iter().any(|(s, at)| {
+                    erases(scope_fields(s), *at, scope_fields(&v.scope), v.created)
+                });
             let shown = view.get(&v.lineage).is_some_and(|m| m.current == v.id || m.history.contains(&v.id));
             prop_assert_eq!(shown, !gone, "{:?}", v.id);
+        }
+        // An erasure takes what its eraser held of its scope, and nothing made by a device
+        // that had seen it, whatever the clocks said.
+        for (erasure, held) in &w.held_at_erasing {
+            for id in held {
+                let v = first.version(id).unwrap();
+                prop_assert!(!view.get(&v.lineage).is_some_and(|m| m.current == *id || m.history.contains(id)),
+                    "{:?} held by the eraser of {:?} survived", id, erasure);
+            }
+        }
+        for v in &w.versions {
+            for (scope, at) in &w.seen_at_making[&v.id] {
+                prop_assert!(!erases(scope_fields(scope), *at, scope_fields(&v.scope), v.created),
+                    "{:?} made after its maker saw {:?} erased at {}", v.id, scope, at);
+            }
         }
         // The current version is the live one made last; the counters add up over devices.
         for (lineage, m) in &view {
@@ -357,7 +413,8 @@ fn a_forget_beats_a_copy_that_arrives_later_and_an_erase_spares_a_later_life() {
             id: id(local),
             lineage: id(local),
             made: at(made),
-            user: Some(user.to_string()),
+            scope: [Some(user.to_string()), None, None],
+            created: made,
             body: "x".to_string(),
         })
     };
@@ -375,8 +432,8 @@ fn a_forget_beats_a_copy_that_arrives_later_and_an_erase_spares_a_later_life() {
     r.apply(&version(2, 3, "bob"));
     r.apply(&version(3, 9, "bob"));
     r.apply(&Change::Erase {
-        user: "bob".into(),
-        at: at(6),
+        scope: [Some("bob".into()), None, None],
+        at: 6,
     });
     let view = r.view();
     assert_eq!(view.keys().copied().collect::<Vec<_>>(), [id(3)]);
