@@ -26,6 +26,22 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 export CARGO_BUILD_TARGET=$host
 # The command the suites drive (pytest's, node's, the aarch64 portability check).
 export MEMLOOP_BIN=$PWD/target/$host/debug/memloop
+# The aarch64 and Windows smoke sets' cross builds, and WebAssembly's smoke set (V8 under
+# Node's WASI needs no emulator) then the browser package built on the same target, start
+# now, beside everything below (they need nothing it builds): their output in
+# target/{arm64,windows,wasm}-smoke-build.log. They hold clippy up (24 minutes instead of 7 on
+# a 2-core EPYC Zen 5) but leave the package suites the whole machine: a cold run took 57
+# minutes this way and 63 started beside the package suites (with 5 minutes of compiling
+# since removed from the encoder's tier runs and the S3 suite).
+mkdir -p target
+bash scripts/test-arm64.sh --smoke-build >target/arm64-smoke-build.log 2>&1 &
+arm64_build=$!
+bash scripts/test-windows.sh --smoke-build >target/windows-smoke-build.log 2>&1 &
+windows_build=$!
+{ bash scripts/test-wasm.sh --smoke && bash scripts/build-wasm.sh; } >target/wasm-smoke-build.log 2>&1 &
+wasm_build=$!
+# A step below that fails ends the script; the builds beside it end with it.
+trap '{ pkill -P "$arm64_build"; pkill -P "$windows_build"; pkill -P "$wasm_build"; kill "$arm64_build" "$windows_build" "$wasm_build"; } 2>/dev/null || true' EXIT
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 python3 scripts/check-layers.py
@@ -53,21 +69,6 @@ done
 encrypted=$(cargo test --workspace --locked --features memloop/test-encryption --lib \
     --test integration --no-run --message-format=json | python3 scripts/test-executables.py engine/Cargo.toml)
 for t in $encrypted; do (cd engine && "$t"); done
-# The aarch64 and Windows smoke sets' cross builds, beside the package suites below (they keep
-# about one core busy): their output in target/{arm64,windows}-smoke-build.log. (Started
-# beside clippy and the host build instead, they held clippy up: 24 minutes instead of 7 on a
-# 2-core EPYC Zen 5, the cores being busy all along.)
-bash scripts/test-arm64.sh --smoke-build >target/arm64-smoke-build.log 2>&1 &
-arm64_build=$!
-bash scripts/test-windows.sh --smoke-build >target/windows-smoke-build.log 2>&1 &
-windows_build=$!
-# WebAssembly's smoke set, built and run beside them (V8 under Node's WASI needs no
-# emulator), then the browser package built on the same target (with the model): its output
-# in target/wasm-smoke-build.log.
-{ bash scripts/test-wasm.sh --smoke && bash scripts/build-wasm.sh --model; } >target/wasm-smoke-build.log 2>&1 &
-wasm_build=$!
-# A suite below that fails ends the script; the builds beside it end with it.
-trap '{ pkill -P "$arm64_build"; pkill -P "$windows_build"; pkill -P "$wasm_build"; kill "$arm64_build" "$windows_build" "$wasm_build"; } 2>/dev/null || true' EXIT
 bash scripts/test-python.sh
 bash scripts/test-integrations.sh
 bash scripts/test-node.sh
@@ -86,6 +87,8 @@ for build in arm64 windows wasm; do
     fi
 done
 trap - EXIT
+# The browser package with the default model beside it (the build is done: this copies).
+bash scripts/build-wasm.sh --model >/dev/null
 # The browser package in headless Chromium: the contract, reload, a second tab, the quota, the
 # golden vectors, the example page offline.
 bash scripts/test-browser.sh
