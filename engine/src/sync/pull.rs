@@ -25,6 +25,12 @@ use crate::vocabulary::Synced;
 /// Texts embedded per call when a device used another model.
 const EMBED_CHUNK: usize = 256;
 
+/// Rows a pull holds before it applies them: past this many, what the segments read so far
+/// hold is applied (with how far each device's chain got) in its own write, so a first pull
+/// of a large store holds one part of it at a time, and a pull cut short keeps what it
+/// applied.
+const APPLY_ROWS: usize = 4096;
+
 /// A version or tombstone to apply.
 enum Act {
     Version {
@@ -189,6 +195,20 @@ impl Memory {
                 last_good = Some(file.to_string());
                 at = header.through;
                 digest = Some(segment::digest(&bytes));
+                if c.acts.len() >= APPLY_ROWS {
+                    // Whole segments only: this device's chain is recorded up to this one.
+                    cursors.retain(|(d, _)| *d != device);
+                    cursors.push((device, file.to_string()));
+                    if let Some(d) = &digest {
+                        digests.push((device, d.clone()));
+                    }
+                    let progress = Progress {
+                        cursors: std::mem::take(&mut cursors),
+                        digests: std::mem::take(&mut digests),
+                        heads: &heads.newer,
+                    };
+                    self.apply_pulled(std::mem::take(&mut c), &progress, st, out)?;
+                }
             }
             applied_to.insert(device, at);
             if let Some(f) = last_good {
@@ -218,6 +238,24 @@ impl Memory {
                 out.missing.push(format!("segments/{hex}/{through:020}"));
             }
         }
+        let progress = Progress {
+            cursors,
+            digests,
+            heads: &heads.newer,
+        };
+        self.apply_pulled(c, &progress, st, out)
+    }
+
+    /// Applies what a pull read (`c`): its erasures first, then its versions and tombstones
+    /// in one write, which records `progress` too.
+    fn apply_pulled(
+        &self,
+        c: Collected,
+        progress: &Progress<'_>,
+        st: &mut SyncState,
+        out: &mut Synced,
+    ) -> Result<()> {
+        let store = self.store();
         let Collected {
             mut acts,
             erasures,
@@ -322,13 +360,13 @@ impl Memory {
                     }
                 }
             }
-            for (d, f) in &cursors {
+            for (d, f) in &progress.cursors {
                 w.tx.set_meta(&state::pulled_key(*d), f.as_bytes())?;
             }
-            for (d, h) in &digests {
+            for (d, h) in &progress.digests {
                 w.tx.set_meta(&state::pulled_digest_key(*d), h.as_bytes())?;
             }
-            for (d, t) in &heads.newer {
+            for (d, t) in progress.heads {
                 w.tx.set_meta(&head_seen_key(*d), &t.to_le_bytes())?;
             }
             st.save_clock(w.tx, clock)
@@ -424,6 +462,15 @@ impl Collected {
         self.reembed
             .extend(other.reembed.into_iter().map(|i| base + i));
     }
+}
+
+/// How far a pull got, recorded by the write that applies what it read up to there: each
+/// device's last segment applied (its name and digest), and the heads further than those
+/// recorded before.
+struct Progress<'a> {
+    cursors: Vec<(u64, String)>,
+    digests: Vec<(u64, String)>,
+    heads: &'a [(u64, u64)],
 }
 
 /// The scope an erasure row names (user, agent, session).

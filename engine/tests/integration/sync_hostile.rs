@@ -9,7 +9,8 @@
 //! erased key; a tail rolled back is reported from the writer's head; an erasure carried out
 //! is bound by its own time, keeps a new-life key adopted before it (K5, F5) and a write made
 //! before the device saw it (K5b, F12); a device that starts from a snapshot carries out the
-//! erasures it relays. Each failed on the code before these fixes.
+//! erasures it relays. Each failed on the code before these fixes; a pull larger than one
+//! part applies every part once (a regression test of applying in parts).
 
 use std::path::{Path, PathBuf};
 
@@ -919,4 +920,32 @@ fn a_tail_rolled_back_is_reported_from_the_writers_head_even_when_the_head_rolls
     assert_eq!((r.pulled, r.missing.len()), (1, 0), "{r:?}");
     assert_eq!(texts(&b.memory), ["one", "two"]);
     assert!(sync(b, &remote).missing.is_empty());
+}
+
+#[test]
+fn a_pull_larger_than_one_part_applies_every_part_once() {
+    let two = Bucket::new(&[0, 0]);
+    let (a, b, remote) = (&two.d[0], &two.d[1], &two.remote);
+    let n = 5000;
+    let many: Vec<NewMemory> = (0..n)
+        .map(|i| NewMemory::new(format!("note {i} about parcel {}", i * 7919 % 10007)))
+        .collect();
+    let ids = a.memory.remember_batch(many).unwrap();
+    sync(a, remote);
+    // Changes to memories of the first part and of the last, in a later segment.
+    a.memory.forget(ids[0]).unwrap();
+    a.memory.forget(ids[n - 1]).unwrap();
+    a.memory.remember(NewMemory::new("the last note")).unwrap();
+    sync(a, remote);
+    // More rows than one part: applied in parts, each with how far it got.
+    let r = sync(b, remote);
+    assert!(r.missing.is_empty() && r.refused.is_empty(), "{r:?}");
+    assert_eq!(r.pulled_segments, 2, "{r:?}");
+    assert_eq!(texts(&b.memory), texts(&a.memory));
+    assert_eq!(texts(&b.memory).len(), n - 1);
+    assert_eq!(
+        sync(b, remote).pulled_segments,
+        0,
+        "nothing is applied twice"
+    );
 }
