@@ -26,7 +26,7 @@
 //! - decay state and tier are not merged: each device recomputes them from this view.
 
 use crate::clock::Timestamp;
-use crate::item::scope_covers;
+use crate::item::{fields_of, scope_covers};
 
 /// A scope an erasure names: user, agent and session, each named or not (each named must
 /// match; at least one is named).
@@ -38,7 +38,7 @@ pub(crate) type ErasureBound = (ErasedScope, Timestamp);
 /// The scope's three fields as [`scope_covers`] reads them.
 pub(crate) fn scope_fields(scope: &ErasedScope) -> [Option<&str>; 3] {
     let [u, a, s] = scope;
-    [u.as_deref(), a.as_deref(), s.as_deref()]
+    fields_of(u, a, s)
 }
 
 /// Whether an erasure of `scope` bound at `at` takes a version of scope `has` created at

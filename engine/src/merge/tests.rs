@@ -118,6 +118,27 @@ impl Device {
             local: self.next_local - 1,
         }
     }
+
+    /// Version `id` of `lineage` made now (`wall`, this device's clock) in `scope`: stamped
+    /// and created as the engine does ([`created_after`] the erasures seen here).
+    fn version(
+        &mut self,
+        id: GlobalId,
+        lineage: GlobalId,
+        wall: i64,
+        scope: ErasedScope,
+        body: Body,
+    ) -> Version<Body> {
+        let seen: Vec<ErasureBound> = self.seen.iter().cloned().collect();
+        Version {
+            id,
+            lineage,
+            made: self.clock.tick(wall),
+            created: created_after(wall, &seen, scope_fields(&scope)),
+            scope,
+            body,
+        }
+    }
 }
 
 /// What the whole run made: every version, for the no-write-lost check.
@@ -176,35 +197,20 @@ impl World {
             Op::Remember { user } => {
                 let id = dev.mint();
                 let scope = [user.map(|u| USERS[u].to_string()), None, None];
-                let seen: Vec<ErasureBound> = dev.seen.iter().cloned().collect();
-                let v = Version {
-                    id,
-                    lineage: id,
-                    made: dev.clock.tick(wall),
-                    created: created_after(wall, &seen, scope_fields(&scope)),
-                    scope,
-                    body: format!("memory {id:?}"),
-                };
+                let v = dev.version(id, id, wall, scope, format!("memory {id:?}"));
                 self.versions.push(v.clone());
-                self.seen_at_making.insert(id, dev.seen.clone());
+                self.seen_at_making.insert(v.id, dev.seen.clone());
                 Change::Version(v)
             }
             Op::Update { pick } => {
                 let Some(lineage) = picked(*pick) else { return };
                 let current = view[&lineage].current;
                 let scope = dev.replica.version(&current).expect("held").scope.clone();
-                let seen: Vec<ErasureBound> = dev.seen.iter().cloned().collect();
                 let id = dev.mint();
-                let v = Version {
-                    id,
-                    lineage,
-                    made: dev.clock.tick(wall),
-                    created: created_after(wall, &seen, scope_fields(&scope)),
-                    scope,
-                    body: format!("update {id:?} of {lineage:?}"),
-                };
+                let body = format!("update {id:?} of {lineage:?}");
+                let v = dev.version(id, lineage, wall, scope, body);
                 self.versions.push(v.clone());
-                self.seen_at_making.insert(id, dev.seen.clone());
+                self.seen_at_making.insert(v.id, dev.seen.clone());
                 Change::Version(v)
             }
             Op::Tag { pick, tag } => {

@@ -88,8 +88,11 @@ impl Memory {
             detail,
         };
         let mut c = Collected::default();
-        let mut cursors: Vec<(u64, String)> = Vec::new();
-        let mut digests: Vec<(u64, String)> = Vec::new();
+        let mut progress = Progress {
+            cursors: Vec::new(),
+            digests: Vec::new(),
+            heads: &heads.newer,
+        };
         // A device that never pulled starts from the latest snapshot, when a compaction left
         // one (the segments it covers may be gone). Never one that did: a listing that comes
         // back empty (a rolled-back or failing remote) must not move its cursors back.
@@ -117,7 +120,9 @@ impl Memory {
                     covered.clear();
                 } else {
                     c.take(one);
-                    cursors.extend(covered.iter().map(|(d, f)| (*d, f.clone())));
+                    progress
+                        .cursors
+                        .extend(covered.iter().map(|(d, f)| (*d, f.clone())));
                 }
             }
         }
@@ -197,26 +202,14 @@ impl Memory {
                 digest = Some(segment::digest(&bytes));
                 if c.acts.len() >= APPLY_ROWS {
                     // Whole segments only: this device's chain is recorded up to this one.
-                    cursors.retain(|(d, _)| *d != device);
-                    cursors.push((device, file.to_string()));
-                    if let Some(d) = &digest {
-                        digests.push((device, d.clone()));
-                    }
-                    let progress = Progress {
-                        cursors: std::mem::take(&mut cursors),
-                        digests: std::mem::take(&mut digests),
-                        heads: &heads.newer,
-                    };
-                    self.apply_pulled(std::mem::take(&mut c), &progress, st, out)?;
+                    progress.reached(device, file, digest.as_ref());
+                    let part = progress.take();
+                    self.apply_pulled(std::mem::take(&mut c), &part, st, out)?;
                 }
             }
             applied_to.insert(device, at);
             if let Some(f) = last_good {
-                cursors.retain(|(d, _)| *d != device);
-                cursors.push((device, f));
-                if let Some(d) = &digest {
-                    digests.push((device, d.clone()));
-                }
+                progress.reached(device, &f, digest.as_ref());
             }
         }
         // The tail a head names but the remote did not serve (rolled back, or withheld with
@@ -238,11 +231,6 @@ impl Memory {
                 out.missing.push(format!("segments/{hex}/{through:020}"));
             }
         }
-        let progress = Progress {
-            cursors,
-            digests,
-            heads: &heads.newer,
-        };
         self.apply_pulled(c, &progress, st, out)
     }
 
@@ -471,6 +459,26 @@ struct Progress<'a> {
     cursors: Vec<(u64, String)>,
     digests: Vec<(u64, String)>,
     heads: &'a [(u64, u64)],
+}
+
+impl<'a> Progress<'a> {
+    /// `device`'s chain is applied up to its segment `file`, whose digest is `digest`.
+    fn reached(&mut self, device: u64, file: &str, digest: Option<&String>) {
+        self.cursors.retain(|(d, _)| *d != device);
+        self.cursors.push((device, file.to_string()));
+        self.digests.retain(|(d, _)| *d != device);
+        self.digests.extend(digest.map(|h| (device, h.clone())));
+    }
+
+    /// What is recorded so far, to be written with the part applied now; this starts again
+    /// empty (the heads are written with every part).
+    fn take(&mut self) -> Progress<'a> {
+        Progress {
+            cursors: std::mem::take(&mut self.cursors),
+            digests: std::mem::take(&mut self.digests),
+            heads: self.heads,
+        }
+    }
 }
 
 /// The scope an erasure row names (user, agent, session).
