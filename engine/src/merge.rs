@@ -73,6 +73,16 @@ pub(crate) fn erasure_bound(now: Timestamp, newest: Timestamp) -> Timestamp {
     now.max(newest)
 }
 
+/// Whether the erasures `seen` destroyed `user`'s data key stamped `since` (the time it was
+/// made): an erasure of the whole user destroys every key of theirs made at or before its
+/// bound, the ones it never held too (a key another device made earlier, learned later), and
+/// keeps the keys made after it (the user's new life).
+pub(crate) fn key_erased(seen: &[ErasureBound], user: &str, since: Timestamp) -> bool {
+    seen.iter().any(|([u, a, s], at)| {
+        u.as_deref() == Some(user) && a.is_none() && s.is_none() && since <= *at
+    })
+}
+
 /// Whether a setting of a version's metadata made at `at` replaces the one made at `had`:
 /// the later one wins (the hybrid logical clock orders every two settings).
 pub(crate) fn setting_wins(at: Hlc, had: Hlc) -> bool {

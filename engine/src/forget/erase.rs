@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::forget::ForgetEvent;
 use crate::item::{scope_covers, MemoryId, Scope};
+use crate::memory::lineage::Unlinker;
 use crate::memory::Memory;
 use crate::merge::{erases, erasure_bound};
 
@@ -130,32 +131,45 @@ impl Memory {
                     .unwrap_or_default()
             };
             let mut current = 0;
-            let mut rekey = Vec::new();
+            let mut kept = Vec::new();
             let mut erased = Vec::with_capacity(ids.len());
-            for &id in &ids {
-                if let Some(item) = inner.store.item(id)? {
-                    // Carried out for another device: bound by its time (the merge rule).
-                    let kept = bound.is_some_and(|at| {
-                        !erases(scope.fields(), at, item.scope_fields(), item.created)
-                    });
-                    if kept {
-                        if moves_keys {
-                            // Its lookup entries go under the key they were made with; the
-                            // memory is sealed again under a new key before that one goes.
-                            tx.unindex(&item)?;
-                            rekey.push(id);
-                        }
-                        continue;
-                    }
-                    current += u64::from(!item.is_superseded());
-                    tx.delete(&item)?;
-                    applied.removed.push(id);
-                    erased.push(id);
+            for item in inner.store.items(&ids)? {
+                // Carried out for another device: bound by its time (the merge rule).
+                if bound.is_some_and(|at| {
+                    !erases(scope.fields(), at, item.scope_fields(), item.created)
+                }) {
+                    kept.push(item.id);
+                } else {
+                    erased.push(item);
                 }
             }
-            let ids = erased;
+            // Each erased version leaves its lineage as a forgotten one does: a version
+            // kept (made after the erasure) follows the one before it that stays, and a
+            // sync places it in the same lineage on every device.
+            let mut lineage = Unlinker::new(&inner.store);
+            for item in &erased {
+                current += u64::from(!item.is_superseded());
+                lineage.unlink(tx, item.id)?;
+            }
+            lineage.finish(tx, applied)?;
+            let mut rekey = Vec::new();
+            if moves_keys {
+                for &id in &kept {
+                    // Its lookup entries go under the key they were made with; the memory is
+                    // sealed again under a new key before that one goes.
+                    if let Some(item) = inner.store.item(id)? {
+                        tx.unindex(&item)?;
+                        rekey.push(id);
+                    }
+                }
+            }
+            for item in &erased {
+                tx.delete(item)?;
+                applied.removed.push(item.id);
+            }
+            let ids: Vec<MemoryId> = erased.iter().map(|i| i.id).collect();
             let mut newest = newest_key;
-            for item in inner.store.items(&ids)? {
+            for item in &erased {
                 newest = newest.max(item.created);
             }
             // Events of memories erased now, and of the scope's memories forgotten before (an
@@ -270,19 +284,13 @@ impl Memory {
     }
 
     /// Seals the memories `ids` (kept by an erasure carried out here) under their user's
-    /// current key, in one transaction, each marked to be sent again by the next sync. A
-    /// link to an erased version is dropped.
+    /// current key, in one transaction, each marked to be sent again by the next sync.
     fn reseal_kept(&self, ids: &[MemoryId]) -> Result<()> {
         self.inner.write(|inner, tx, applied| {
             for &id in ids {
-                let Some(mut item) = inner.store.item(id)? else {
+                let Some(item) = inner.store.item(id)? else {
                     continue;
                 };
-                for link in [&mut item.supersedes, &mut item.superseded_by] {
-                    if link.is_some_and(|l| inner.store.item(l).ok().flatten().is_none()) {
-                        *link = None;
-                    }
-                }
                 if tx.reseal(&item)? {
                     tx.send_again(id)?;
                     applied.items.push(item);

@@ -6,6 +6,7 @@ use crate::clock::Timestamp;
 use crate::decay::ForgetReason;
 use crate::error::Result;
 use crate::item::{Kind, MemoryId, Scope, Tier};
+use crate::memory::lineage::Unlinker;
 use crate::memory::{Inner, Memory};
 
 /// What one sweep moved.
@@ -252,8 +253,11 @@ impl Inner {
         let catalog = self.catalog.get()?;
         self.write(|inner, tx, applied| {
             let moves = catalog.write().plan_sweep(now, scope);
+            // A version forgotten closes the gap it leaves in its lineage (sync's merge
+            // rules); a demoted one is read as that left it.
+            let mut lineage = Unlinker::new(&inner.store);
             for m in moves {
-                let Some(mut item) = inner.store.item(m.id)? else {
+                let Some(mut item) = lineage.get(m.id)? else {
                     continue;
                 };
                 let event = ForgetEvent {
@@ -274,11 +278,11 @@ impl Inner {
                 match m.reason {
                     ForgetReason::Demoted | ForgetReason::Expired => {
                         item.tier = Tier::LongTerm;
-                        tx.put(&item, None)?;
-                        applied.items.push(item);
+                        lineage.change(item);
                         report.demoted += 1;
                     }
                     ForgetReason::Decayed | ForgetReason::Evicted => {
+                        lineage.unlink(tx, item.id)?;
                         tx.delete(&item)?;
                         applied.removed.push(m.id);
                         if m.reason == ForgetReason::Decayed {
@@ -289,6 +293,7 @@ impl Inner {
                     }
                 }
             }
+            lineage.finish(tx, applied)?;
             tx.prune_forget_log(inner.options.forgetting.log_limit)?;
             Ok(())
         })?;

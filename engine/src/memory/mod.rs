@@ -16,6 +16,7 @@ mod embed;
 mod index_file;
 mod index_stamp;
 mod index_state;
+pub(crate) mod lineage;
 mod open;
 mod verify;
 

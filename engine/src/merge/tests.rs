@@ -444,3 +444,19 @@ fn a_forget_beats_a_copy_that_arrives_later_and_an_erase_spares_a_later_life() {
     let view = r.view();
     assert_eq!(view.keys().copied().collect::<Vec<_>>(), [id(3)]);
 }
+
+#[test]
+fn an_erasure_of_a_user_destroys_their_keys_made_before_it_and_no_other() {
+    let bo = |at| ([Some("bo".to_string()), None, None], at);
+    let bos_agent = ([Some("bo".to_string()), Some("a".to_string()), None], 100);
+    // Made before the bound (or at it), learned later or not: destroyed.
+    assert!(key_erased(&[bo(100)], "bo", 99));
+    assert!(key_erased(&[bo(100)], "bo", 100));
+    assert!(key_erased(&[bo(50), bo(100)], "bo", 99));
+    // Made after it (the user's new life), another user's, or an erasure of one of bo's
+    // agents only (which destroys no key): kept.
+    assert!(!key_erased(&[bo(100)], "bo", 101));
+    assert!(!key_erased(&[bo(100)], "cy", 1));
+    assert!(!key_erased(&[bos_agent], "bo", 1));
+    assert!(!key_erased(&[], "bo", 1));
+}

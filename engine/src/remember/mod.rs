@@ -16,6 +16,7 @@ use dedup::{Merging, Remembered};
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::item::{check_text, check_validity, MemoryId, MemoryItem, NewMemory, Scope};
+use crate::memory::lineage::Unlinker;
 use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
 
@@ -272,38 +273,10 @@ impl Memory {
                 .item(id)?
                 .filter(|i| crate::item::scope_covers(scope.fields(), i.scope_fields()))
                 .ok_or(Error::NotFound(id))?;
-            // Its neighbours in the lineage close the gap it leaves, as sync's merge rules
-            // say (of a lineage's live versions the one made last is current): forgetting a
-            // current version makes the one before it current again, here as on every device
-            // that applies the forget.
-            let store = &inner.store;
-            let prev = item
-                .supersedes
-                .map(|p| store.item(p))
-                .transpose()?
-                .flatten();
-            let next = item
-                .superseded_by
-                .map(|n| store.item(n))
-                .transpose()?
-                .flatten();
-            if let Some(mut p) = prev {
-                // Sent with the forget (a device that never held this version still places
-                // the versions after it): only what a later push reads.
-                tx.set_meta(&crate::store::forgotten_prev_key(id), &p.id.to_le_bytes())?;
-                p.superseded_by = next.as_ref().map(|n| n.id);
-                tx.put(&p, None)?;
-                applied.items.push(p);
-            }
-            if let Some(mut n) = next {
-                if item.supersedes.is_none() {
-                    // The first of its lineage: the one after it stands for the lineage.
-                    tx.set_meta(&crate::store::forgotten_next_key(id), &n.id.to_le_bytes())?;
-                }
-                n.supersedes = item.supersedes;
-                tx.put(&n, None)?;
-                applied.items.push(n);
-            }
+            // Its neighbours in the lineage close the gap it leaves (sync's merge rules).
+            let mut lineage = Unlinker::new(&inner.store);
+            lineage.unlink(tx, item.id)?;
+            lineage.finish(tx, applied)?;
             tx.delete(&item)?;
             // The forgetting log keeps the start of a demoted memory's text: forgotten for
             // good means gone from there too.

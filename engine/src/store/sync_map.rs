@@ -80,6 +80,13 @@ pub(crate) fn forgotten_next_key(id: MemoryId) -> String {
     format!("forgotten_next:{id}")
 }
 
+/// The metadata key of the local version that local memory `id` was made from, kept when
+/// that version was removed here (forgotten, swept or erased): a sync sends `id` with the
+/// version it was made from, so every device places it in the same lineage.
+pub(crate) fn lineage_prev_key(id: MemoryId) -> String {
+    format!("lineage_prev:{id}")
+}
+
 // local, two clock readings (wall, counter, device), echo_seq, tomb, carried.
 const ENTRY_LEN: usize = 8 + 2 * (8 + 4 + 8) + 8 + 1 + 8;
 

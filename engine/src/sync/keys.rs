@@ -18,6 +18,7 @@ use crate::crypt::ring::{key_of_plain, key_plain, open_with, seal_with, DataKey,
 use crate::crypt::seal::Sealer;
 use crate::error::Result;
 use crate::memory::Memory;
+use crate::merge::key_erased;
 
 /// The metadata key holding how many erasure receipts the store had at its last replacement
 /// of the sync key.
@@ -103,6 +104,7 @@ impl Memory {
             }
         }
         // 2. Data keys published under a sync key held.
+        let bounds = self.inner.erasure_bounds()?;
         for kek in sealer.sync_keks()? {
             for l in remote.list(&format!("keys/{}", hex::encode(kek.id)))? {
                 let Some(id) = l.name.rsplit('/').next().and_then(id_of) else {
@@ -119,7 +121,19 @@ impl Memory {
                     .and_then(|plain| key_of_plain(id, &zeroize::Zeroizing::new(plain)))
                     .filter(|k| matches!(k.label, Label::Unscoped | Label::User(_)));
                 if let Some(key) = key {
-                    sealer.adopt(key)?;
+                    // A key of a user made before an erasure of theirs seen here (another
+                    // device made it before it saw the erasure): destroyed by that erasure,
+                    // here as where it was made once that device carries it out, so nothing
+                    // is sealed under it from here.
+                    let erased = match &key.label {
+                        Label::User(u) => key_erased(&bounds, u, key.since),
+                        _ => false,
+                    };
+                    if erased {
+                        sealer.note_destroyed(id, self.inner.now())?;
+                    } else {
+                        sealer.adopt(key)?;
+                    }
                 }
             }
             // 3. Keys destroyed by an erasure: noted when never held here; when held, kept

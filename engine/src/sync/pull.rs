@@ -295,13 +295,30 @@ impl Memory {
         // keeps out the versions of its scope made before it, whenever they arrive (another
         // device's row written before it saw the erasure, pulled after it). An erasure carried
         // out here is bound by the time the device that made it gave it.
+        // Such a version stays only as a tombstone (with the version it followed), so the
+        // versions made after the erasure that followed it find their lineage here as on the
+        // devices that held it.
         let erased = self.inner.erasure_bounds()?;
-        acts.retain(|a| match a {
-            Act::Version { item, .. } => !erased.iter().any(|(scope, at)| {
-                erases(scope_fields(scope), *at, item.scope_fields(), item.created)
-            }),
-            Act::Forgotten { .. } => true,
-        });
+        for a in &mut acts {
+            if let Act::Version {
+                gid,
+                supersedes,
+                made,
+                item,
+                ..
+            } = a
+            {
+                if erased.iter().any(|(scope, at)| {
+                    erases(scope_fields(scope), *at, item.scope_fields(), item.created)
+                }) {
+                    *a = Act::Forgotten {
+                        gid: *gid,
+                        at: *made,
+                        prev: *supersedes,
+                    };
+                }
+            }
+        }
         acts.sort_by_key(Act::when);
         let now = self.inner.now();
         let device = st.device;
@@ -696,6 +713,7 @@ impl Writer<'_> {
         newer: bool,
         applied: &mut crate::memory::Applied,
     ) -> Result<()> {
+        let unsent = self.unsent(gid, local)?;
         let known = self.tx.sync_counts(gid)?;
         for &(device, count, sum, reinforced) in &counters.per_device {
             let had = known
@@ -741,9 +759,9 @@ impl Writer<'_> {
             for _ in item.reinforced..total.reinforced {
                 self.policy.reinforce(&mut item, self.now);
             }
-            return self.put(item, None, applied);
+            return self.put_as(item, None, unsent, applied);
         }
-        if changed {
+        if changed && !unsent {
             let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
             e.carried = self.carried(&item)?;
             self.tx.set_sync_entry(gid, &e)?;
@@ -751,20 +769,50 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Writes `item` (a pull's doing: a push does not send it back).
+    /// Whether held version `id` (of sync id `gid`) has a change of this device's own that
+    /// no push has sent yet: it was never pushed, what sync carries of it changed since it
+    /// was last sent or applied, or it is marked to be sent again. Such a change is sent by
+    /// the next push whatever a pull writes to the version meanwhile.
+    fn unsent(&mut self, gid: Gid, id: MemoryId) -> Result<bool> {
+        let Some(e) = self.tx.sync_entry(gid)? else {
+            return Ok(true);
+        };
+        let Some(item) = self.get(id)? else {
+            return Ok(false);
+        };
+        Ok(e.local == 0 || e.carried == 0 || e.carried != self.carried(&item)?)
+    }
+
+    /// Writes `item` (a pull's doing: a push does not send it back, unless it holds a change
+    /// of this device's own not sent yet).
     fn put(
         &mut self,
         item: MemoryItem,
         vector: Option<&UnitVector>,
         applied: &mut crate::memory::Applied,
     ) -> Result<()> {
-        self.tx.put(&item, vector.map(|v| v.as_slice()))?;
         let gid = self.gid(item.id)?;
-        let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
-        e.local = item.id;
-        e.echo_seq = self.tx.seq_after();
-        e.carried = self.carried(&item)?;
-        self.tx.set_sync_entry(gid, &e)?;
+        let unsent = self.unsent(gid, item.id)?;
+        self.put_as(item, vector, unsent, applied)
+    }
+
+    /// [`Writer::put`], told whether the version holds a change not sent yet.
+    fn put_as(
+        &mut self,
+        item: MemoryItem,
+        vector: Option<&UnitVector>,
+        unsent: bool,
+        applied: &mut crate::memory::Applied,
+    ) -> Result<()> {
+        self.tx.put(&item, vector.map(|v| v.as_slice()))?;
+        if !unsent {
+            let gid = self.gid(item.id)?;
+            let mut e = self.tx.sync_entry(gid)?.unwrap_or_default();
+            e.local = item.id;
+            e.echo_seq = self.tx.seq_after();
+            e.carried = self.carried(&item)?;
+            self.tx.set_sync_entry(gid, &e)?;
+        }
         applied.items.push(item.clone());
         self.staged.insert(item.id, item);
         Ok(())
@@ -888,8 +936,7 @@ impl Writer<'_> {
     fn live_before(&mut self, mut at: Option<Gid>) -> Result<(Option<MemoryId>, Option<Gid>)> {
         for _ in 0..MAX_CHAIN {
             let Some(g) = at else { return Ok((None, None)) };
-            match self.tx.sync_entry(g)? {
-                Some(e) if !e.tomb && e.local != 0 => return Ok((Some(e.local), None)),
+            let local = match self.tx.sync_entry(g)? {
                 Some(e) if e.tomb => {
                     at = self
                         .tx
@@ -901,32 +948,34 @@ impl Writer<'_> {
                             None => (None, Some(g)),
                         });
                     }
+                    continue;
                 }
-                _ if g.0 == self.device => {
-                    // One of this device's own versions never pushed: held, or forgotten
-                    // here (then the one it followed, as the forget recorded it, or for a
-                    // first version the one after it).
-                    if self.get(g.1)?.is_some() {
-                        return Ok((Some(g.1), None));
-                    }
-                    let local = |b: Option<Vec<u8>>| {
-                        b.and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
-                            .map(u64::from_le_bytes)
-                    };
-                    at = match local(self.tx.meta(&crate::store::forgotten_prev_key(g.1))?) {
-                        Some(p) => Some(self.gid(p)?),
-                        None => {
-                            let next = local(self.tx.meta(&crate::store::forgotten_next_key(g.1))?);
-                            let held = match next {
-                                Some(n) => self.get(n)?.map(|_| n),
-                                None => None,
-                            };
-                            return Ok((held, None));
-                        }
-                    };
-                }
+                Some(e) if e.local != 0 => e.local,
+                // One of this device's own versions never pushed.
+                _ if g.0 == self.device => g.1,
                 _ => return Ok((None, None)),
+            };
+            // Held; or removed here (forgotten, swept or erased) before a push sent its
+            // tombstone: then the one it followed, as the removal recorded it, or for a first
+            // version the one after it.
+            if self.get(local)?.is_some() {
+                return Ok((Some(local), None));
             }
+            let id_in = |b: Option<Vec<u8>>| {
+                b.and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+                    .map(u64::from_le_bytes)
+            };
+            at = match id_in(self.tx.meta(&crate::store::forgotten_prev_key(local))?) {
+                Some(p) => Some(self.gid(p)?),
+                None => {
+                    let next = id_in(self.tx.meta(&crate::store::forgotten_next_key(local))?);
+                    let held = match next {
+                        Some(n) => self.get(n)?.map(|_| n),
+                        None => None,
+                    };
+                    return Ok((held, None));
+                }
+            };
         }
         Ok((None, None))
     }
@@ -986,6 +1035,10 @@ impl Writer<'_> {
                         self.tx
                             .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
                     }
+                    let made_from = crate::store::lineage_prev_key(n.id);
+                    if self.tx.meta(&made_from)?.is_none() {
+                        self.tx.set_meta(&made_from, &it.id.to_le_bytes())?;
+                    }
                     n.supersedes = it.supersedes;
                     self.put(n, None, applied)?;
                 }
@@ -993,6 +1046,29 @@ impl Writer<'_> {
                 applied.removed.push(it.id);
                 self.staged.remove(&it.id);
                 self.gone.insert(it.id);
+            } else {
+                // Removed here already (forgotten, swept or erased) and not sent yet: its
+                // lineage as the removal recorded it.
+                let id_in = |b: Option<Vec<u8>>| {
+                    b.and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+                        .map(u64::from_le_bytes)
+                };
+                if before.is_none() {
+                    if let Some(p) =
+                        id_in(self.tx.meta(&crate::store::forgotten_prev_key(e.local))?)
+                    {
+                        before = Some(self.gid(p)?);
+                    }
+                }
+                if before.is_none() {
+                    if let Some(n) =
+                        id_in(self.tx.meta(&crate::store::forgotten_next_key(e.local))?)
+                    {
+                        let heir = self.gid(n)?;
+                        self.tx
+                            .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
+                    }
+                }
             }
         }
         if let Some(b) = before {

@@ -81,7 +81,7 @@ impl Memory {
                             entry.made = state::reading(clock.tick(now));
                         }
                         entry.meta = state::reading(clock.tick(now));
-                        let supersedes = match item.supersedes {
+                        let supersedes = match crate::memory::lineage::made_from(tx, item)? {
                             Some(l) => Some(gid_of(tx, l, device)?),
                             None => None,
                         };

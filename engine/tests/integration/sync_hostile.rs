@@ -949,3 +949,104 @@ fn a_pull_larger_than_one_part_applies_every_part_once() {
         "nothing is applied twice"
     );
 }
+
+#[test]
+fn versions_made_after_an_erasure_from_an_erased_one_stay_one_lineage_on_every_device() {
+    // Bo's note is on every device; C erases bo; A and B, not having seen it, each update the
+    // note a moment later (two versions made from it, after the erasure's bound). The note
+    // goes everywhere; the two updates stay, one lineage on every device (the one made last
+    // current), whatever each device held when the others' versions arrived.
+    let Bucket {
+        root: _root,
+        bucket: _,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0, 0]);
+    let (a, b, c) = (&d[0], &d[1], &d[2]);
+    let id = a
+        .memory
+        .remember(NewMemory::new("bo's note").scope(Scope::user("bo")))
+        .unwrap();
+    for x in &d {
+        sync(x, &remote);
+    }
+    for x in &d {
+        x.clock.advance(1_000).unwrap();
+    }
+    c.memory.scoped(&Scope::user("bo")).erase().unwrap();
+    sync(c, &remote);
+    let update = |x: &Device, text: &str| {
+        x.clock.advance(1_000).unwrap();
+        let local = x
+            .memory
+            .advanced()
+            .scan(&MemoryFilter::new(), usize::MAX)
+            .unwrap()
+            .into_iter()
+            .find(|i| i.text == "bo's note")
+            .map_or(id, |i| i.id);
+        x.memory
+            .update(
+                local,
+                memloop::requests::Update {
+                    text: Some(text.into()),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+    };
+    update(a, "a's update");
+    update(b, "b's update");
+    for _ in 0..2 {
+        for x in &d {
+            sync(x, &remote);
+        }
+    }
+    let first = crate::sync::view(&a.memory);
+    let texts: Vec<&str> = first.iter().map(|v| v.0.as_str()).collect();
+    assert_eq!(texts, ["a's update", "b's update"], "{first:?}");
+    assert!(
+        first
+            .iter()
+            .any(|v| v.0 == "b's update" && v.3 && v.4.as_deref() == Some("a's update")),
+        "one lineage, the later update current: {first:?}"
+    );
+    for x in [b, c] {
+        assert_eq!(crate::sync::view(&x.memory), first);
+    }
+}
+
+#[test]
+fn a_key_made_before_an_erasure_and_learned_after_it_seals_nothing_new() {
+    // B writes for bo (under a key B makes now) and has not synced when A, which never held
+    // a key of bo's, erases bo. A then learns B's key: the erasure destroyed it (made before
+    // the erasure), so A's new life for bo is sealed under a key of its own, which C, having
+    // destroyed B's key when it carried the erasure out, reads.
+    let Bucket {
+        root: _root,
+        bucket: _,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0, 0]);
+    let (a, b, c) = (&d[0], &d[1], &d[2]);
+    b.memory
+        .remember(NewMemory::new("b's old note for bo").scope(Scope::user("bo")))
+        .unwrap();
+    a.clock.advance(1_000).unwrap();
+    a.memory.scoped(&Scope::user("bo")).erase().unwrap();
+    sync(b, &remote);
+    sync(a, &remote);
+    let r = sync(c, &remote);
+    assert_eq!(r.erasures, 1, "{r:?}");
+    a.clock.advance(1_000).unwrap();
+    a.memory
+        .remember(NewMemory::new("bo's new life").scope(Scope::user("bo")))
+        .unwrap();
+    sync(a, &remote);
+    let r = sync(c, &remote);
+    assert_eq!((r.pulled, r.unreadable), (1, 0), "{r:?}");
+    assert_eq!(texts(&c.memory), ["bo's new life"]);
+    sync(b, &remote);
+    assert_eq!(texts(&b.memory), ["bo's new life"]);
+    assert_eq!(texts(&a.memory), ["bo's new life"]);
+}
