@@ -996,6 +996,9 @@ fn versions_made_after_an_erasure_from_an_erased_one_stay_one_lineage_on_every_d
             .unwrap();
     };
     update(a, "a's update");
+    // B's a second later by the clocks (equal readings would be ordered by the devices'
+    // random ids).
+    b.clock.advance(1_000).unwrap();
     update(b, "b's update");
     for _ in 0..2 {
         for x in &d {
