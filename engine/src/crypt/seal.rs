@@ -52,6 +52,11 @@ pub(crate) struct Sealer {
     /// The store's clock (ms since the Unix epoch): a user's key is stamped with the time it
     /// was made.
     now: Box<dyn Fn() -> i64 + Send + Sync>,
+    /// Per user, the latest bound of an erasure of theirs the store made or carried out (set
+    /// by the store's memory handle from its receipt log): a key of theirs made here is
+    /// stamped after it whatever the clock says, like a memory written for them
+    /// (`crate::merge::created_after`), so no erasure seen before the key was made destroys it.
+    floors: RwLock<std::collections::BTreeMap<String, i64>>,
 }
 
 /// A sealed record, opened.
@@ -71,6 +76,25 @@ impl Sealer {
         Sealer {
             ring: RwLock::new(ring),
             now,
+            floors: RwLock::new(std::collections::BTreeMap::new()),
+        }
+    }
+
+    /// Sets, per user, the latest bound of an erasure of theirs seen here ([`Sealer::floors`]).
+    pub(crate) fn set_erasure_floors(&self, floors: std::collections::BTreeMap<String, i64>) {
+        *self.floors.write() = floors;
+    }
+
+    /// The stamp of a key labelled `label` made at `since`: after every erasure of its user
+    /// seen here.
+    fn stamp(&self, label: &Label, since: i64) -> i64 {
+        match label {
+            Label::User(u) => self
+                .floors
+                .read()
+                .get(u)
+                .map_or(since, |f| since.max(f.saturating_add(1))),
+            _ => since,
         }
     }
 
@@ -90,16 +114,17 @@ impl Sealer {
         if let Some(k) = self.ring.read().find(&label) {
             return Ok(k.id);
         }
-        self.ring.write().ensure(label, (self.now)())
+        let since = self.stamp(&label, (self.now)());
+        self.ring.write().ensure(label, since)
     }
 
     /// A new key for `user` stamped `since` (a new life after an erasure bound at
     /// `since - 1`, whatever this device's clock says), written at once; it seals the user's
     /// records from here when the ring holds no other key of theirs.
     pub(crate) fn new_user_key(&self, user: &str, since: i64) -> Result<KeyId, KeyError> {
-        self.ring
-            .write()
-            .add_user_key(Label::User(user.to_string()), since)
+        let label = Label::User(user.to_string());
+        let since = self.stamp(&label, since);
+        self.ring.write().add_user_key(label, since)
     }
 
     /// The latest time of `user`'s keys (0 for none, or none with a time).

@@ -224,6 +224,9 @@ impl Memory {
                         hex::decode_to_slice(h, &mut id).ok().map(|()| id)
                     })
                     .collect();
+                // The erasures seen here so far, read again: a key this makes for the user is
+                // stamped after each of them.
+                self.inner.erasure_bounds()?;
                 if let (Some(at), Some(user)) = (p.bound, erased_user(&p.scope)) {
                     let now = self.inner.options.clock.now();
                     if !p.rekey.is_empty() || now <= at {

@@ -90,6 +90,17 @@ impl Inner {
                     .map_or(r.at, |e| e.at);
                 read.push(([r.user, r.agent, r.session], at));
             }
+            if let Some(sealer) = &self.store.sealing.0 {
+                // A user's key made here is stamped after every erasure of theirs seen here.
+                let mut floors = std::collections::BTreeMap::new();
+                for ([u, a, s], at) in &read {
+                    if let (Some(u), None, None) = (u, a, s) {
+                        let f = floors.entry(u.clone()).or_insert(*at);
+                        *f = (*f).max(*at);
+                    }
+                }
+                sealer.set_erasure_floors(floors);
+            }
             *bounds = Some(read);
         }
         Ok(bounds.clone().unwrap_or_default())

@@ -661,6 +661,27 @@ struct Writer<'a> {
 /// The longest lineage walked (a longer chain is a damaged one).
 const MAX_CHAIN: usize = 100_000;
 
+/// Where a version following a given one goes here ([`Writer::live_before`]).
+#[derive(Default)]
+struct Before {
+    /// The held version it follows (local id).
+    held: Option<MemoryId>,
+    /// The first version of its lineage, forgotten here with no version after it held: the
+    /// new version stands for that lineage.
+    heirless: Option<Gid>,
+    /// The version it follows, not arrived here yet (nor any version following it).
+    unknown: Option<Gid>,
+}
+
+impl Before {
+    fn held(id: MemoryId) -> Before {
+        Before {
+            held: Some(id),
+            ..Before::default()
+        }
+    }
+}
+
 impl Writer<'_> {
     fn get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
         if self.gone.contains(&id) {
@@ -854,7 +875,11 @@ impl Writer<'_> {
         item.supersedes = None;
         item.superseded_by = None;
         // Its lineage: the versions before and after it by clock reading.
-        let (pred, heirless) = self.live_before(supersedes)?;
+        let Before {
+            held: pred,
+            heirless,
+            unknown,
+        } = self.live_before(supersedes)?;
         let mut before = match pred {
             Some(p) => self.get(p)?,
             None => None,
@@ -919,10 +944,21 @@ impl Writer<'_> {
             self.tx
                 .set_meta(&state::tomb_heir_key(root), &state::gid_bytes(gid))?;
         }
+        if let Some(u) = unknown {
+            // Its predecessor has not arrived yet: it finds this lineage when it does.
+            if self.tx.meta(&state::awaited_key(u))?.is_none() {
+                self.tx
+                    .set_meta(&state::awaited_key(u), &state::gid_bytes(gid))?;
+            }
+        }
         applied.inserted.push((id, vector));
         applied.items.push(item.clone());
         self.staged.insert(id, item);
         self.merge_counters(gid, id, &counters, true, applied)?;
+        // Versions that arrived before this one, following it: one lineage with it.
+        if let Some(f) = self.awaiting(gid)? {
+            self.join(id, f, applied)?;
+        }
         Ok(())
     }
 
@@ -933,9 +969,11 @@ impl Writer<'_> {
     /// Where the way back ends at a forgotten first version, the lineage is found through
     /// its heir (a version that followed it); with none yet, that first version is returned
     /// beside `None`, and the caller's version becomes its heir.
-    fn live_before(&mut self, mut at: Option<Gid>) -> Result<(Option<MemoryId>, Option<Gid>)> {
+    fn live_before(&mut self, mut at: Option<Gid>) -> Result<Before> {
         for _ in 0..MAX_CHAIN {
-            let Some(g) = at else { return Ok((None, None)) };
+            let Some(g) = at else {
+                return Ok(Before::default());
+            };
             let local = match self.tx.sync_entry(g)? {
                 Some(e) if e.tomb => {
                     at = self
@@ -944,8 +982,11 @@ impl Writer<'_> {
                         .and_then(|b| state::gid_of_bytes(&b));
                     if at.is_none() {
                         return Ok(match self.heir_of(g)? {
-                            Some(h) => (Some(h), None),
-                            None => (None, Some(g)),
+                            Some(h) => Before::held(h),
+                            None => Before {
+                                heirless: Some(g),
+                                ..Before::default()
+                            },
                         });
                     }
                     continue;
@@ -953,13 +994,23 @@ impl Writer<'_> {
                 Some(e) if e.local != 0 => e.local,
                 // One of this device's own versions never pushed.
                 _ if g.0 == self.device => g.1,
-                _ => return Ok((None, None)),
+                // Not arrived here yet (another device relayed a version after it first): the
+                // lineage of a version that arrived following it before, if any.
+                _ => {
+                    return Ok(match self.awaiting(g)? {
+                        Some(f) => Before::held(f),
+                        None => Before {
+                            unknown: Some(g),
+                            ..Before::default()
+                        },
+                    })
+                }
             };
             // Held; or removed here (forgotten, swept or erased) before a push sent its
             // tombstone: then the one it followed, as the removal recorded it, or for a first
             // version the one after it.
             if self.get(local)?.is_some() {
-                return Ok((Some(local), None));
+                return Ok(Before::held(local));
             }
             let id_in = |b: Option<Vec<u8>>| {
                 b.and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
@@ -973,11 +1024,97 @@ impl Writer<'_> {
                         Some(n) => self.get(n)?.map(|_| n),
                         None => None,
                     };
-                    return Ok((held, None));
+                    return Ok(Before {
+                        held,
+                        ..Before::default()
+                    });
                 }
             };
         }
-        Ok((None, None))
+        Ok(Before::default())
+    }
+
+    /// The held version (local id) that arrived here following version `gid` before `gid`
+    /// did, if any.
+    fn awaiting(&mut self, gid: Gid) -> Result<Option<MemoryId>> {
+        let Some(f) = self
+            .tx
+            .meta(&state::awaited_key(gid))?
+            .and_then(|b| state::gid_of_bytes(&b))
+        else {
+            return Ok(None);
+        };
+        Ok(match self.tx.sync_entry(f)? {
+            Some(e) if !e.tomb && e.local != 0 && self.get(e.local)?.is_some() => Some(e.local),
+            _ => None,
+        })
+    }
+
+    /// Every version of the lineage of held version `id`, first to last (bounded: a longer
+    /// chain is a damaged one).
+    fn chain_of(&mut self, id: MemoryId) -> Result<Vec<MemoryItem>> {
+        let Some(mut first) = self.get(id)? else {
+            return Ok(Vec::new());
+        };
+        for _ in 0..MAX_CHAIN {
+            match first.supersedes.map(|p| self.get(p)).transpose()?.flatten() {
+                Some(p) if p.id != id => first = p,
+                _ => break,
+            }
+        }
+        let mut out = vec![first];
+        for _ in 0..MAX_CHAIN {
+            let next = match out.last().and_then(|l| l.superseded_by) {
+                Some(n) => self.get(n)?,
+                None => None,
+            };
+            match next {
+                Some(n) if !out.iter().any(|o| o.id == n.id) => out.push(n),
+                _ => break,
+            }
+        }
+        Ok(out)
+    }
+
+    /// Makes the lineages of held versions `a` and `b` one: their versions chained by when
+    /// each was made (the one made last current), as a device that saw them arrive in order
+    /// chained them.
+    fn join(
+        &mut self,
+        a: MemoryId,
+        b: MemoryId,
+        applied: &mut crate::memory::Applied,
+    ) -> Result<()> {
+        let mut chain = self.chain_of(a)?;
+        if chain.is_empty() || chain.iter().any(|i| i.id == b) {
+            return Ok(());
+        }
+        let other = self.chain_of(b)?;
+        if other.is_empty() {
+            return Ok(());
+        }
+        chain.extend(other);
+        let mut keyed = Vec::with_capacity(chain.len());
+        for item in chain {
+            keyed.push((self.made_of(&item)?, item));
+        }
+        keyed.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.id.cmp(&y.1.id)));
+        let ids: Vec<MemoryId> = keyed.iter().map(|(_, i)| i.id).collect();
+        for (k, (_, mut item)) in keyed.into_iter().enumerate() {
+            let supersedes = k.checked_sub(1).map(|j| ids[j]);
+            let superseded_by = ids.get(k + 1).copied();
+            if item.supersedes == supersedes && item.superseded_by == superseded_by {
+                continue;
+            }
+            if !item.is_superseded() && superseded_by.is_some() {
+                self.tx
+                    .unhash(&item.content_hash(), item.id, item.scope_fields()[0])?;
+            }
+            item.supersedes = supersedes;
+            item.superseded_by = superseded_by;
+            self.put(item, None, applied)?;
+        }
+        Ok(())
     }
 
     /// A live version of the lineage whose first version, `root`, was forgotten: its heir,
@@ -1075,9 +1212,33 @@ impl Writer<'_> {
             self.tx
                 .set_meta(&state::tomb_prev_key(gid), &state::gid_bytes(b))?;
         }
+        // Versions that arrived following it before it did (it never arrived here): they
+        // follow the version it followed, or stand for its lineage.
+        let awaiting = if e.local == 0 {
+            self.awaiting(gid)?
+        } else {
+            None
+        };
         e.tomb = true;
         e.meta = at;
         e.echo_seq = self.tx.seq_after();
-        self.tx.set_sync_entry(gid, &e)
+        self.tx.set_sync_entry(gid, &e)?;
+        if let Some(f) = awaiting {
+            match before {
+                Some(b) => {
+                    if let Some(p) = self.live_before(Some(b))?.held {
+                        self.join(p, f, applied)?;
+                    }
+                }
+                // A first version: they stand for its lineage.
+                None if self.tx.meta(&state::tomb_heir_key(gid))?.is_none() => {
+                    let heir = self.gid(f)?;
+                    self.tx
+                        .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
+                }
+                None => {}
+            }
+        }
+        Ok(())
     }
 }

@@ -105,6 +105,12 @@ pub(crate) fn tomb_heir_key(gid: (u64, u64)) -> String {
     format!("sync_tomb_heir:{}:{}", hex(gid.0), gid.1)
 }
 
+/// The metadata key of a version that arrived here following version `gid` before `gid`
+/// did (another device relayed it first): when `gid` arrives, the two lineages are one.
+pub(crate) fn awaited_key(gid: (u64, u64)) -> String {
+    format!("sync_awaited:{}:{}", hex(gid.0), gid.1)
+}
+
 /// A version id as [`tomb_prev_key`]'s value holds it.
 pub(crate) fn gid_bytes(gid: (u64, u64)) -> [u8; 16] {
     let mut b = [0u8; 16];

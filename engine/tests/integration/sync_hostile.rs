@@ -1053,3 +1053,63 @@ fn a_key_made_before_an_erasure_and_learned_after_it_seals_nothing_new() {
     assert_eq!(texts(&b.memory), ["bo's new life"]);
     assert_eq!(texts(&a.memory), ["bo's new life"]);
 }
+
+#[test]
+fn a_version_relayed_before_the_one_it_follows_joins_its_lineage_when_that_arrives() {
+    // A makes a memory and updates it; C, having pulled both, gives the update feedback, so
+    // its push carries the update again. B reads C's push while A's segments are withheld
+    // from it: the update arrives before the version it follows. Once A's segments are
+    // served, B holds one lineage, as A and C do.
+    let Bucket {
+        root,
+        bucket,
+        remote,
+        d,
+    } = Bucket::new(&[0, 0, 0]);
+    let (a, b, c) = (&d[0], &d[1], &d[2]);
+    let first = a
+        .memory
+        .remember(NewMemory::new("the parcel is in the shed"))
+        .unwrap();
+    a.clock.advance(1_000).unwrap();
+    a.memory
+        .update(
+            first,
+            memloop::requests::Update {
+                text: Some("the parcel is in the garage".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let hex = sync(a, &remote).device;
+    sync(c, &remote);
+    let current = c
+        .memory
+        .advanced()
+        .scan(&MemoryFilter::new(), usize::MAX)
+        .unwrap();
+    assert_eq!(current.len(), 1);
+    c.memory.feedback(current[0].id, 5).unwrap();
+    sync(c, &remote);
+    let folder = bucket.join("segments").join(&hex);
+    let aside = root.path().join("withheld");
+    std::fs::rename(&folder, &aside).unwrap();
+    let r = sync(b, &remote);
+    std::fs::rename(&aside, &folder).unwrap();
+    assert_eq!(texts(&b.memory), ["the parcel is in the garage"], "{r:?}");
+    for _ in 0..2 {
+        for x in &d {
+            sync(x, &remote);
+        }
+    }
+    let view = crate::sync::view(&a.memory);
+    assert!(
+        view.iter().any(|v| v.0 == "the parcel is in the garage"
+            && v.3
+            && v.4.as_deref() == Some("the parcel is in the shed")),
+        "{view:?}"
+    );
+    for x in [b, c] {
+        assert_eq!(crate::sync::view(&x.memory), view);
+    }
+}

@@ -153,10 +153,10 @@ fn run(seed: u64, steps: usize, erasures: bool) {
                     m = m.scope(Scope::user(u));
                 }
                 let id = x.memory.remember(m).unwrap();
-                if trace {
-                    eprintln!("  remember {text:?} for {user:?}");
-                }
                 let created = x.memory.get(id).unwrap().unwrap().created;
+                if trace {
+                    eprintln!("  remember {text:?} for {user:?} created {created}");
+                }
                 made.push((text.clone(), user.map(str::to_string), created));
                 written.insert(text);
             }
