@@ -13,6 +13,7 @@ use crate::item::{scope_covers, MemoryId, Scope};
 use crate::memory::lineage::Unlinker;
 use crate::memory::Memory;
 use crate::merge::{erases, erasure_bound};
+use crate::store::Carried;
 
 /// What [`crate::Scoped::erase`] erased.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -63,6 +64,12 @@ struct PendingErasure {
     /// device whose clock runs ahead), so every device erases what it erased here.
     #[serde(default)]
     newest: i64,
+    /// For an erasure carried out here by a sync: the metadata key that marks it carried out
+    /// and the device and receipt number it had there, recorded in the transaction that logs
+    /// this store's receipt (a process killed between the two would send the receipt as an
+    /// erasure of this device's own, bound at the time it was carried out here).
+    #[serde(default)]
+    carried: Option<Carried>,
 }
 
 /// The user whose key an erasure of `scope` destroys: a scope of a whole user only.
@@ -84,7 +91,7 @@ impl Memory {
     /// with no field (that would erase everything: use a new store); as
     /// [`crate::Admin::checkpoint`] and [`crate::Admin::compact`].
     pub(crate) fn forget_scope(&self, scope: &Scope) -> Result<ScopeErasure> {
-        self.erase_scope(scope, None)
+        self.erase_scope(scope, None, None)
     }
 
     /// Carries out here an erasure of `scope` another device made at `at` (a sync's pull):
@@ -93,11 +100,24 @@ impl Memory {
     /// before this device saw the erasure, or the user's new life) stays, and the user's keys
     /// made after it too. A kept memory sealed under a key the erasure destroys is moved to a
     /// new key of the user first (and so sent again by the next sync).
-    pub(crate) fn forget_scope_before(&self, scope: &Scope, at: i64) -> Result<ScopeErasure> {
-        self.erase_scope(scope, Some(at))
+    ///
+    /// `carried` names it; the receipt this store signs for it records it as carried out, in
+    /// one transaction.
+    pub(crate) fn forget_scope_before(
+        &self,
+        scope: &Scope,
+        at: i64,
+        carried: Carried,
+    ) -> Result<ScopeErasure> {
+        self.erase_scope(scope, Some(at), Some(carried))
     }
 
-    fn erase_scope(&self, scope: &Scope, bound: Option<i64>) -> Result<ScopeErasure> {
+    fn erase_scope(
+        &self,
+        scope: &Scope,
+        bound: Option<i64>,
+        carried: Option<Carried>,
+    ) -> Result<ScopeErasure> {
         scope.require_named("forget_scope")?;
         let before = self.disk_usage()?.database;
         let filter = MemoryFilter::new()
@@ -195,6 +215,7 @@ impl Memory {
                 bound,
                 rekey,
                 newest,
+                carried: carried.clone(),
             };
             // The rows and the intent go together: from here the erasure is completed, at the
             // next open if this process dies (`Memory::complete_pending_erasure`).
@@ -275,6 +296,7 @@ impl Memory {
             p.changes,
             ring_destroyed,
             floor,
+            p.bound.zip(p.carried.as_ref()),
         )?;
         Ok(ScopeErasure {
             scope: p.scope,
@@ -325,6 +347,7 @@ impl Memory {
     /// there how many keys its ring has destroyed (`ring_destroyed`): a key file rolled back
     /// past this erasure is refused at open. Until this commits the store's count is lower
     /// than the ring's, which refuses nothing.
+    #[allow(clippy::too_many_arguments)]
     fn sign_receipt(
         &self,
         scope: &Scope,
@@ -333,6 +356,7 @@ impl Memory {
         changes: [u64; 2],
         ring_destroyed: Option<u64>,
         floor: i64,
+        carried: Option<(i64, &Carried)>,
     ) -> Result<ErasureReceipt> {
         let store = &self.inner.store;
         let previous = store.last_receipt()?;
@@ -366,6 +390,20 @@ impl Memory {
             tx.put_receipt(n, line.as_bytes())?;
             if let Some(count) = ring_destroyed {
                 tx.set_meta(crate::store::RING_DESTROYED, &count.to_le_bytes())?;
+            }
+            if let Some((at, c)) = carried {
+                // Carried out for the device that made it: marked so, with its own bound, in
+                // the receipt's transaction (a push never sends it as this store's own).
+                tx.set_meta(&c.key, &at.to_le_bytes())?;
+                tx.set_meta(
+                    &crate::store::receipt_echo_key(n),
+                    &crate::store::Echo {
+                        at,
+                        device: c.device,
+                        receipt: c.receipt,
+                    }
+                    .encode(),
+                )?;
             }
             tx.set_pending_erasure(None)
         })?;

@@ -46,8 +46,8 @@ pub(crate) use changes::Change;
 pub(crate) use files::{decode_vector, encode_vector, open_database, write_atomic};
 pub(crate) use record::CatalogRecord;
 pub(crate) use sync_map::{
-    forgotten_next_key, forgotten_prev_key, lineage_prev_key, receipt_echo_key, Counter, Echo,
-    SyncEntry,
+    forgotten_next_key, forgotten_prev_key, lineage_prev_key, receipt_echo_key, Carried, Counter,
+    Echo, SyncEntry,
 };
 pub(crate) use tx::Tx;
 

@@ -36,6 +36,17 @@ pub(crate) fn receipt_echo_key(n: u64) -> String {
     format!("sync_receipt_echo:{n}")
 }
 
+/// An erasure another device made, as a sync carrying it out names it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Carried {
+    /// The metadata key marking it carried out here.
+    pub(crate) key: String,
+    /// The device that made it.
+    pub(crate) device: u64,
+    /// Its receipt number there.
+    pub(crate) receipt: u64,
+}
+
 /// The erasure another device made that this store's receipt carried out: its time (the
 /// bound), that device, and its receipt number there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

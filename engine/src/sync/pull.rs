@@ -273,20 +273,17 @@ impl Memory {
                 // Bound by the erasure's own time, not this device's: what was made after it
                 // (here before this device saw it, or the user's new life, adopted in this
                 // sync or an earlier one) stays, with the keys made after it.
-                self.forget_scope_before(&scope, at)?;
-                let n = store.receipts()?.last().map_or(0, |(n, _)| *n);
-                self.inner.write(|_, tx, _| {
-                    tx.set_meta(&key, &at.to_le_bytes())?;
-                    tx.set_meta(
-                        &state::receipt_echo_key(n),
-                        &state::Echo {
-                            at,
-                            device,
-                            receipt,
-                        }
-                        .encode(),
-                    )
-                })?;
+                // Marked carried out (with the device and receipt that made it) in the
+                // transaction that logs this store's receipt for it.
+                self.forget_scope_before(
+                    &scope,
+                    at,
+                    crate::store::Carried {
+                        key,
+                        device,
+                        receipt,
+                    },
+                )?;
                 self.inner.erasures_changed();
                 out.erasures += 1;
             }
