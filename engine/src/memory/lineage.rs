@@ -101,15 +101,29 @@ impl<'s> Unlinker<'s> {
     }
 }
 
+/// A local memory id as a lineage key holds it (8 bytes, little-endian).
+fn meta_id(tx: &mut Tx, key: &str) -> Result<Option<MemoryId>> {
+    Ok(tx
+        .meta(key)?
+        .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+        .map(u64::from_le_bytes))
+}
+
+/// What [`Unlinker::unlink`] recorded of local version `id`, removed here: the version it
+/// followed, and for a first version the one that followed it.
+pub(crate) fn removed_between(
+    tx: &mut Tx,
+    id: MemoryId,
+) -> Result<(Option<MemoryId>, Option<MemoryId>)> {
+    Ok((
+        meta_id(tx, &forgotten_prev_key(id))?,
+        meta_id(tx, &forgotten_next_key(id))?,
+    ))
+}
+
 /// The local version that version `item` was made from, as a sync sends it: the one it
 /// follows now, or, when versions between were removed here, the one it followed when made
 /// ([`Unlinker::unlink`]).
 pub(crate) fn made_from(tx: &mut Tx, item: &MemoryItem) -> Result<Option<MemoryId>> {
-    Ok(match tx.meta(&lineage_prev_key(item.id))? {
-        Some(b) => <[u8; 8]>::try_from(b.as_slice())
-            .ok()
-            .map(u64::from_le_bytes)
-            .or(item.supersedes),
-        None => item.supersedes,
-    })
+    Ok(meta_id(tx, &lineage_prev_key(item.id))?.or(item.supersedes))
 }

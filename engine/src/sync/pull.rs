@@ -17,6 +17,7 @@ use crate::crypt::seal::{Opened, Sealer, Table};
 use crate::crypt::KeyError;
 use crate::error::{Error, Result};
 use crate::item::{MemoryId, MemoryItem, Scope};
+use crate::memory::lineage::removed_between;
 use crate::memory::Memory;
 use crate::merge::{erases, scope_fields, setting_wins, Counts};
 use crate::store::{Counter, SyncEntry, Tx};
@@ -973,10 +974,7 @@ impl Writer<'_> {
             };
             let local = match self.tx.sync_entry(g)? {
                 Some(e) if e.tomb => {
-                    at = self
-                        .tx
-                        .meta(&state::tomb_prev_key(g))?
-                        .and_then(|b| state::gid_of_bytes(&b));
+                    at = self.meta_gid(&state::tomb_prev_key(g))?;
                     if at.is_none() {
                         return Ok(match self.heir_of(g)? {
                             Some(h) => Before::held(h),
@@ -1009,14 +1007,9 @@ impl Writer<'_> {
             if self.get(local)?.is_some() {
                 return Ok(Before::held(local));
             }
-            let id_in = |b: Option<Vec<u8>>| {
-                b.and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
-                    .map(u64::from_le_bytes)
-            };
-            at = match id_in(self.tx.meta(&crate::store::forgotten_prev_key(local))?) {
-                Some(p) => Some(self.gid(p)?),
-                None => {
-                    let next = id_in(self.tx.meta(&crate::store::forgotten_next_key(local))?);
+            at = match removed_between(self.tx, local)? {
+                (Some(p), _) => Some(self.gid(p)?),
+                (None, next) => {
                     let held = match next {
                         Some(n) => self.get(n)?.map(|_| n),
                         None => None,
@@ -1031,14 +1024,15 @@ impl Writer<'_> {
         Ok(Before::default())
     }
 
+    /// A version id as a lineage key (`sync_tomb_*`, `sync_awaited`) holds it.
+    fn meta_gid(&mut self, key: &str) -> Result<Option<Gid>> {
+        Ok(self.tx.meta(key)?.and_then(|b| state::gid_of_bytes(&b)))
+    }
+
     /// The held version (local id) that arrived here following version `gid` before `gid`
     /// did, if any.
     fn awaiting(&mut self, gid: Gid) -> Result<Option<MemoryId>> {
-        let Some(f) = self
-            .tx
-            .meta(&state::awaited_key(gid))?
-            .and_then(|b| state::gid_of_bytes(&b))
-        else {
+        let Some(f) = self.meta_gid(&state::awaited_key(gid))? else {
             return Ok(None);
         };
         Ok(match self.tx.sync_entry(f)? {
@@ -1118,11 +1112,7 @@ impl Writer<'_> {
     /// or its heir's heir, as far as they were forgotten too.
     fn heir_of(&mut self, mut root: Gid) -> Result<Option<MemoryId>> {
         for _ in 0..MAX_CHAIN {
-            let Some(h) = self
-                .tx
-                .meta(&state::tomb_heir_key(root))?
-                .and_then(|b| state::gid_of_bytes(&b))
-            else {
+            let Some(h) = self.meta_gid(&state::tomb_heir_key(root))? else {
                 return Ok(None);
             };
             match self.tx.sync_entry(h)? {
@@ -1183,24 +1173,15 @@ impl Writer<'_> {
             } else {
                 // Removed here already (forgotten, swept or erased) and not sent yet: its
                 // lineage as the removal recorded it.
-                let id_in = |b: Option<Vec<u8>>| {
-                    b.and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
-                        .map(u64::from_le_bytes)
-                };
                 if before.is_none() {
-                    if let Some(p) =
-                        id_in(self.tx.meta(&crate::store::forgotten_prev_key(e.local))?)
-                    {
-                        before = Some(self.gid(p)?);
-                    }
-                }
-                if before.is_none() {
-                    if let Some(n) =
-                        id_in(self.tx.meta(&crate::store::forgotten_next_key(e.local))?)
-                    {
-                        let heir = self.gid(n)?;
-                        self.tx
-                            .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
+                    match removed_between(self.tx, e.local)? {
+                        (Some(p), _) => before = Some(self.gid(p)?),
+                        (None, Some(n)) => {
+                            let heir = self.gid(n)?;
+                            self.tx
+                                .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
+                        }
+                        (None, None) => {}
                     }
                 }
             }
