@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the release wheel of the Python package into dist/: one abi3 wheel (CPython >= 3.9)
 # for this platform. On Linux (x86-64 and aarch64) zig links it against glibc 2.17's symbols
-# (maturin --zig --compatibility manylinux2014, as scripts/build-arm64.sh does for the arm64
-# one), so pip installs it on Debian 10+, Ubuntu 18.04+, RHEL/Alma 8+ and Amazon Linux 2, and
+# (maturin --zig --compatibility manylinux2014, as scripts/build-linux.sh does for both
+# architectures), so pip installs it on Debian 10+, Ubuntu 18.04+, RHEL/Alma 8+ and Amazon Linux 2, and
 # auditwheel checks the tag; elsewhere it is tagged as far as its symbol versions allow.
 # Needs Rust and Python 3; maturin, ziglang and auditwheel come pinned from PyPI
 # (scripts/maturin.sh, target/py-build).

@@ -8,7 +8,11 @@
 #
 #   bash scripts/pack-node.sh linux-x64-gnu     # scripts/test-node.sh
 #   bash scripts/pack-node.sh linux-arm64-gnu   # scripts/test-arm64-packages.sh (the arm64
-#                                               # addon itself: scripts/build-arm64.sh)
+#                                               # addon itself: scripts/build-linux.sh aarch64)
+#   bash scripts/pack-node.sh win32-x64-msvc    # scripts/test-windows.sh --npm
+#   bash scripts/pack-node.sh linux-x64-gnu linux-arm64-gnu win32-x64-msvc
+#                                               # scripts/release.sh: the main package naming
+#                                               # every platform package
 #
 # `npm ci` installs the pinned @napi-rs/cli first. Prints the main tarball's path last.
 set -euo pipefail
@@ -16,8 +20,10 @@ cd "$(dirname "$0")/.."
 root=$PWD
 # What npm and napi print goes to stderr: stdout carries the tarball's path alone.
 exec 3>&1 1>&2
-platform=${1:?which platform package the main one names: linux-x64-gnu or linux-arm64-gnu}
-[ -f "node/npm/$platform/package.json" ] || { echo "no platform package node/npm/$platform" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "which platform packages the main one names: linux-x64-gnu, linux-arm64-gnu, win32-x64-msvc" >&2; exit 2; }
+for platform in "$@"; do
+    [ -f "node/npm/$platform/package.json" ] || { echo "no platform package node/npm/$platform" >&2; exit 2; }
+done
 (cd node && npm ci --no-audit --no-fund --loglevel=error)
 (cd node && npx napi build --platform --js native.js --dts native.d.ts)
 # The dev profile's debug info is for the Rust tests; the package carries none.
@@ -30,8 +36,10 @@ cp node/package.json node/index.js node/index.d.ts node/native.js node/native.d.
 cp node/npm/linux-x64-gnu/package.json node/npm/linux-x64-gnu/README.md \
     node/memloop.linux-x64-gnu.node "$pack/platform/"
 version=$(node -p 'require("./node/package.json").version')
-(cd "$pack/main" && npm pkg delete devDependencies scripts \
-    && npm pkg set "optionalDependencies.memloop-$platform=$version")
+(cd "$pack/main" && npm pkg delete devDependencies scripts)
+for platform in "$@"; do
+    (cd "$pack/main" && npm pkg set "optionalDependencies.memloop-$platform=$version")
+done
 tarball=$(cd "$pack/main" && npm pack --silent --pack-destination "$pack")
 platform_tarball=$(cd "$pack/platform" && npm pack --silent --pack-destination "$pack")
 for t in "$tarball" "$platform_tarball"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The aarch64 packages scripts/build-arm64.sh made, installed and tested under qemu-aarch64
+# The aarch64 packages `scripts/build-linux.sh aarch64` made, installed and tested under qemu-aarch64
 # in Debian's own arm64 interpreters (scripts/arm64-sysroot.sh: Debian 13's Python 3.13 and
 # Node 20), with no cargo on PATH:
 #   - the wheel, in a fresh virtual environment of the arm64 Python: the Python suite's core
@@ -8,7 +8,7 @@
 #   - the npm packages (the main one and memloop-linux-arm64-gnu, packed), installed into a
 #     clean project for arm64: `node --test` of the API, hostile-input, encryption and model
 #     suites under the arm64 node.
-# Run by scripts/test-arm64.sh (full run); needs `bash scripts/build-arm64.sh` first.
+# Run by scripts/test-arm64.sh (full run); needs `bash scripts/build-linux.sh aarch64` first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

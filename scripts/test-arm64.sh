@@ -17,7 +17,7 @@
 # Full: the smoke set, then under emulation the index's, the encoder's (the golden embedding
 # tests against sentence-transformers on the default model) and the engine's whole suites, the
 # C programs against the aarch64 library, and 100 rounds of the kill -9 soak
-# (cli/tests/crash.rs); then the release builds (scripts/build-arm64.sh) and the packages'
+# (cli/tests/crash.rs); then the release builds (`scripts/build-linux.sh aarch64`) and the packages'
 # suites in Debian's arm64 Python and Node (scripts/test-arm64-packages.sh). Child processes
 # the tests start (the engine's crash child, `memloop`, the C programs) are aarch64 programs
 # too: the script registers qemu-aarch64 with the kernel's binfmt_misc when it is not
@@ -42,8 +42,17 @@ esac
 # shellcheck source=scripts/arm64-env.sh
 source scripts/arm64-env.sh
 cross=(--locked --target "$target")
+cargo_test=(cargo test)
 if $smoke; then
     export CARGO_TARGET_DIR=target/cross-smoke
+    # Linked by zig against glibc 2.17's symbols, as the released aarch64 binaries are
+    # (scripts/build-linux.sh): a dependency that needs a newer glibc fails this build in CI.
+    # shellcheck source=scripts/zig-env.sh
+    source scripts/zig-env.sh
+    unset CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER CC_aarch64_unknown_linux_gnu \
+        CXX_aarch64_unknown_linux_gnu AR_aarch64_unknown_linux_gnu
+    cargo_test=(cargo-zigbuild test)
+    cross=(--locked --target "$target.2.17")
     # The dependencies unoptimised but gemm's (its fp16 assembly does not assemble for aarch64
     # at opt-level 0), the workspace's tests at 1; the index and the encoder keep their own 3.
     cross+=(--config 'profile.dev.package."*".opt-level=0' --config 'profile.test.opt-level=1')
@@ -72,13 +81,20 @@ binfmt() {
 # only so that cargo builds the `memloop` binary in the same pass; it does not run here.
 smoke_set=(-p memloop-index -p memloop-embed -p memloop-cli --lib)
 echo "== aarch64: the index, the encoder and the memloop command, cross-built"
-cargo test "${cross[@]}" "${smoke_set[@]}" --test embed --no-run
+"${cargo_test[@]}" "${cross[@]}" "${smoke_set[@]}" --test embed --no-run
+if $smoke; then
+    # What the command needs of glibc (readelf reads either architecture's files).
+    newest=$(readelf --dyn-syms --wide "$bin/memloop" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+    echo "aarch64 memloop: newest glibc symbol $newest"
+    printf '%s\n' "$newest" | grep -qx 'GLIBC_2\.\(1[0-7]\|[0-9]\)\(\.[0-9]*\)\?' \
+        || { echo "the aarch64 build needs a glibc newer than 2.17" >&2; exit 1; }
+fi
 $build_only && exit 0
 echo "== aarch64: the index's and the encoder's unit tests on qemu's max CPU (NEON, sdot, smmla)"
-cargo test "${cross[@]}" "${smoke_set[@]}" -- --nocapture
+"${cargo_test[@]}" "${cross[@]}" "${smoke_set[@]}" -- --nocapture
 echo "== aarch64: the portable distance kernels forced, then the encoder on a Cortex-A72 (no sdot)"
-MEMLOOP_SIMD=scalar cargo test "${cross[@]}" "${smoke_set[@]}" -- simd
-QEMU_CPU=cortex-a72 cargo test "${cross[@]}" "${smoke_set[@]}" -- --nocapture int8
+MEMLOOP_SIMD=scalar "${cargo_test[@]}" "${cross[@]}" "${smoke_set[@]}" -- simd
+QEMU_CPU=cortex-a72 "${cargo_test[@]}" "${cross[@]}" "${smoke_set[@]}" -- --nocapture int8
 echo "== aarch64: files written on one machine read on the other"
 host_bin=${MEMLOOP_BIN:-target/debug/memloop}
 [ -x "$host_bin" ] || cargo build --workspace --locked
@@ -100,6 +116,6 @@ CC=aarch64-linux-gnu-gcc cargo test "${cross[@]}" -p memloop-ffi --test c_progra
 echo "== aarch64: 100 rounds of kill -9 during synced ingest"
 MEMLOOP_CRASH_ROUNDS=100 cargo test "${cross[@]}" -p memloop-cli --test crash -- --nocapture
 echo "== aarch64: the release builds, and the wheel and the npm package in arm64 Python and Node"
-bash scripts/build-arm64.sh
+bash scripts/build-linux.sh aarch64
 bash scripts/test-arm64-packages.sh
 echo "aarch64: every emulated suite passed"

