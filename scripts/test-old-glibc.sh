@@ -28,22 +28,30 @@ fi
 as_root() { if [ -n "$sudo" ]; then sudo -E "$@"; else "$@"; fi; }
 in_jail() { $sudo chroot "$jail" env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin "$@"; }
 echo "== Debian 11: $(in_jail /usr/bin/ldd --version | head -1), $(in_jail python3 -V)"
-$sudo cp /etc/resolv.conf "$jail/etc/resolv.conf"
 work=$jail/root/memloop-check
 $sudo rm -rf "$work"
 $sudo mkdir -p "$work"
 model=$(MEMLOOP_BIN=$host_bin bash scripts/fetch-model.sh | tail -1)
-$sudo cp -r "$model" "$work/model"
-$sudo cp -r python/tests "$work/tests"
+# The model under its own folder's name (the store's model fingerprint carries it); the
+# Python suite where it finds the repository's test data (ROOT: two folders up).
+$sudo cp -r "$model" "$work/"
+jail_model=/root/memloop-check/$(basename "$model")
+$sudo mkdir -p "$work/python" "$work/ffi/tests"
+$sudo cp -r python/tests "$work/python/tests"
+$sudo cp -r ffi/tests/data "$work/ffi/tests/data"
 $sudo cp "$dist"/memloop-*-manylinux*_x86_64.whl "$dist/memloop" "$work/"
 wheel=$(basename "$(ls "$dist"/memloop-*-manylinux*_x86_64.whl)")
 
 echo "== the wheel in Debian 11's Python"
-in_jail sh -c "command -v cargo && exit 1; python3 -m venv /root/memloop-check/env"
-in_jail /root/memloop-check/env/bin/pip install -q --disable-pip-version-check \
-    "/root/memloop-check/$wheel" pytest==8.3.4 iniconfig==2.0.0 packaging==24.2 pluggy==1.5.0 \
+in_jail sh -c "command -v cargo && exit 1; python3 -m venv --without-pip /root/memloop-check/env"
+# This machine's pip installs for Debian 11's interpreter (its site-packages, its tags; the root
+# has no network of its own): the wheel and pytest's pure-Python wheels, all pinned.
+site=$(ls -d "$work"/env/lib/python3.*/site-packages)
+as_root python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --only-binary=:all: \
+    --platform manylinux2014_x86_64 --python-version 3.9 --implementation cp --target "$site" \
+    "$work/$wheel" pytest==8.3.4 iniconfig==2.0.0 packaging==24.2 pluggy==1.5.0 \
     exceptiongroup==1.2.2 tomli==2.2.1
-in_jail sh -c "cd /root/memloop-check/tests && MEMLOOP_MODEL_DIR=/root/memloop-check/model \
+in_jail sh -c "cd /root/memloop-check/python/tests && MEMLOOP_MODEL_DIR=$jail_model \
     /root/memloop-check/env/bin/python -m pytest -q -p no:cacheprovider test_api.py test_async.py \
     test_errors.py test_hostile.py test_list_and_embedder.py test_conversations.py \
     test_encryption.py test_callbacks.py"
@@ -52,7 +60,7 @@ echo "== the static command on a store the glibc build made"
 corpus=$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/memloop/corpora/sotu-*/ | tail -1)
 store=$work/store
 $sudo mkdir -p "$work/corpus"
-for year in 1790 1830 1862 1901 1933 1962 1983 2009; do
+for year in 1790 1830 1862 1901 1934 1962 1983 2009; do
     $sudo cp "$corpus/$year"_*.txt "$work/corpus/"
 done
 MEMLOOP_MODEL_DIR=$model as_root "$host_bin" ingest --store "$store" "$work/corpus" >/dev/null
@@ -63,7 +71,7 @@ for q in "${queries[@]}"; do
     MEMLOOP_MODEL_DIR=$model as_root "$host_bin" recall --store "$store" --k 3 --kind chunk --json "$q"
 done >"$root/target/old-glibc-recall-host.jsonl"
 for q in "${queries[@]}"; do
-    in_jail env MEMLOOP_MODEL_DIR=/root/memloop-check/model /root/memloop-check/memloop recall \
+    in_jail env MEMLOOP_MODEL_DIR="$jail_model" /root/memloop-check/memloop recall \
         --store /root/memloop-check/store --k 3 --kind chunk --json "$q"
 done >"$root/target/old-glibc-recall-musl.jsonl"
 python3 - "$root/target/old-glibc-recall-host.jsonl" "$root/target/old-glibc-recall-musl.jsonl" <<'EOF'

