@@ -41,10 +41,6 @@ musl=$arch-unknown-linux-musl
 bash scripts/rustup-target.sh "$gnu" "$musl"
 # shellcheck source=scripts/zig-env.sh
 source scripts/zig-env.sh
-# A build for the other architecture uses its own cross compiler only for the C check below;
-# what scripts/arm64-env.sh may have exported for Debian's toolchain would override zig.
-unset CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER CC_aarch64_unknown_linux_gnu \
-    CXX_aarch64_unknown_linux_gnu AR_aarch64_unknown_linux_gnu CARGO_BUILD_TARGET
 export CARGO_TARGET_DIR=$root/target/zig
 out=$root/dist/$gnu
 rm -rf "$out"
@@ -64,8 +60,11 @@ cp "$rel/libmemloop_ffi.a" ffi/include/memloop.h "$out/"
 python3 -m ziglang objcopy --strip-all "$rel/libmemloop_ffi.so" "$out/libmemloop_ffi.so"
 
 echo "== the wheel (manylinux2014 $arch)"
-bash scripts/maturin.sh build --locked --release --strip --manifest-path python/Cargo.toml \
-    --target "$gnu" --zig --compatibility manylinux2014 --out "$out"
+# In a target directory of its own: maturin's zig wrappers differ from cargo-zigbuild's, and
+# cargo rebuilds everything whose linker or C compiler changed, so sharing one directory would
+# rebuild the wheel's and the addon's dependencies on every run.
+CARGO_TARGET_DIR=$root/target/zig-wheel bash scripts/maturin.sh build --locked --release --strip \
+    --manifest-path python/Cargo.toml --target "$gnu" --zig --compatibility manylinux2014 --out "$out"
 wheel=$(ls "$out"/memloop-*-manylinux*_"$arch".whl)
 auditwheel show "$wheel" | tee "$out/auditwheel.txt"
 grep -q "manylinux_2_17_$arch" "$out/auditwheel.txt"
@@ -74,18 +73,17 @@ echo "== the npm platform package memloop-$npm (glibc 2.17)"
 (cd node && npm ci --no-audit --no-fund --loglevel=error)
 stage=$root/target/node-pack-$npm
 rm -rf "$stage"
-mkdir -p "$stage/build" "$stage/package"
+mkdir -p "$stage"
 # The addon alone, built where nothing of node/ is overwritten: napi's generated types are the
 # main package's (scripts/pack-node.sh makes them, the same on every platform).
 (cd node && npx napi build --platform --release --cross-compile --target "$gnu.2.17" \
-    --output-dir "$stage/build" --no-js --dts native.d.ts)
-cp "node/npm/$npm/package.json" "node/npm/$npm/README.md" "$stage/package/"
-python3 -m ziglang objcopy --strip-all "$stage/build/memloop.$npm.node" "$stage/package/memloop.$npm.node"
-(cd "$stage/package" && npm pack --silent --pack-destination "$out") >/dev/null
+    --output-dir "$stage" --no-js --dts native.d.ts)
+addon=$stage/memloop.$npm.stripped.node
+python3 -m ziglang objcopy --strip-all "$stage/memloop.$npm.node" "$addon"
+bash scripts/pack-node-platform.sh "$npm" "$addon" "$out" >/dev/null
 
 echo "== what each binary needs of the C library"
-# readelf reads either architecture's ELF files.
-newest() { readelf --dyn-syms --wide "$1" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1; }
+python3 -m zipfile -e "$wheel" "$stage/wheel"
 {
     # A static program asks for no program interpreter and no shared library.
     if readelf --program-headers --dynamic "$out/memloop" | grep -q 'INTERP\|(NEEDED)'; then
@@ -93,18 +91,10 @@ newest() { readelf --dyn-syms --wide "$1" | grep -o 'GLIBC_[0-9.]*' | sort -uV |
     else
         echo "memloop: statically linked"
     fi
-    echo "libmemloop_ffi.so: $(newest "$out/libmemloop_ffi.so")"
-    echo "memloop.$npm.node: $(newest "$stage/package/memloop.$npm.node")"
-    python3 -m zipfile -e "$wheel" "$stage/wheel"
-    echo "wheel: $(newest "$(ls "$stage"/wheel/memloop/*.so)")"
+    bash scripts/glibc-floor.sh "$out/libmemloop_ffi.so" "$addon" "$stage"/wheel/memloop/*.so
 } | tee "$out/glibc.txt"
 grep -q '^memloop: statically linked' "$out/glibc.txt" \
     || { echo "the command is not linked statically" >&2; exit 1; }
-if grep -o 'GLIBC_[0-9.]*' "$out/glibc.txt" | sort -uV | tail -1 | grep -vqx 'GLIBC_2\.\(1[0-7]\|[0-9]\)\(\.[0-9]*\)\?'; then
-    echo "a binary needs a glibc newer than 2.17" >&2
-    exit 1
-fi
-
 echo "== the C example linked against the static library"
 # What rustc names for a static library on Linux (`--print native-static-libs`).
 libs=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)

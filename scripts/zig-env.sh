@@ -13,3 +13,7 @@ if ! target/py-build/bin/python -m pip show cargo-zigbuild 2>/dev/null | grep -q
 fi
 PATH="$PWD/target/py-build/bin:$PATH"
 export PATH
+# What scripts/arm64-env.sh exports for Debian's cross toolchain would override zig's linker and
+# C compiler for aarch64.
+unset CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER CC_aarch64_unknown_linux_gnu \
+    CXX_aarch64_unknown_linux_gnu AR_aarch64_unknown_linux_gnu
