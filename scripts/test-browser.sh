@@ -7,7 +7,8 @@
 # second tab's locked error, 10,000 memories ingested and recalled, the origin's quota used up
 # mid-write (a typed error, no acknowledged write lost), export and import, bad input, no
 # request leaving the origin, and, when the package holds the model, the golden vectors (f32
-# and int8 against sentence-transformers') and the example page, offline after its first load.
+# and int8 against sentence-transformers') and the example page, offline after its first load and
+# online on a quota that keeps nothing.
 #
 #   bash scripts/test-browser.sh            # with the model when it is fetched (CI: it is)
 #   bash scripts/test-browser.sh --no-model # the test embedder only

@@ -17,7 +17,9 @@ self.addEventListener('fetch', (e) => {
     try {
       // With a cached copy, a network that stalls (connected, answering nothing) gets WAIT_MS.
       const fresh = await fetch(e.request, cached ? { signal: AbortSignal.timeout(WAIT_MS) } : {})
-      if (fresh.ok) await cache.put(e.request, fresh.clone())
+      // A copy that cannot be kept (the origin's quota, which follows the disk's free space)
+      // still answers: the page works online, only not offline.
+      if (fresh.ok) await cache.put(e.request, fresh.clone()).catch(() => {})
       return fresh
     } catch (err) {
       if (cached) return cached
