@@ -2,7 +2,11 @@
 //! (`s3s-fs` on loopback: scripts/test-sync.sh builds it into target/tools/): the first sync
 //! of a store of `--memories` memories (device A's push, device B's pull), then a delta of
 //! `--delta` changes (half new memories, a third updates, the rest forgotten), time and bytes
-//! of each, and how many rows the delta moved.
+//! of each, how many rows the delta moved, and (on Linux with glibc) what the first pull held
+//! in the process's heap: its peak (`RssAnon` sampled every 2 ms, above the live heap before
+//! it), what stays live after it (the store's own caches: redb keeps the pages it wrote, up to
+//! its cache size), and the difference, what the pull held only while it ran (the rows it read
+//! and had not applied yet).
 //!
 //! ```text
 //! cargo build --release --locked -p memloop-benches --bin sync-bench
@@ -110,9 +114,13 @@ fn main() -> Result<()> {
     };
     let (ka, kb) = (dir.path().join("a.key"), dir.path().join("b.key"));
     let a = Memory::open(dir.path().join("a"), options(&ka))?;
+    // The same memories written here, for scale: what the store's own writes hold in the heap
+    // (the index's nodes until a checkpoint, redb's pages).
+    let sampler = PeakSampler::start();
     for chunk in (0..args.memories).collect::<Vec<_>>().chunks(10_000) {
         a.remember_batch(chunk.iter().map(|&i| NewMemory::new(sentence(i))).collect())?;
     }
+    let ingest_heap = sampler.stop();
     Encryption::key_file(&kb)
         .import_ring(&Encryption::key_file(&ka).export_ring("bench")?, "bench")?;
     let b = Memory::open(dir.path().join("b"), options(&kb))?;
@@ -122,7 +130,9 @@ fn main() -> Result<()> {
         Ok((r, t.elapsed().as_secs_f64()))
     };
     let (push, push_s) = timed(&a)?;
+    let sampler = PeakSampler::start();
     let (pull, pull_s) = timed(&b)?;
+    let heap = sampler.stop();
     if pull.pulled != args.memories {
         bail!("B pulled {} of {}", pull.pulled, args.memories);
     }
@@ -165,8 +175,12 @@ fn main() -> Result<()> {
     }
     let out = json!({
         "memories": args.memories,
+        "ingest": {"heap_peak_bytes": ingest_heap.map(|h| h.peak), "heap_retained_bytes": ingest_heap.map(|h| h.retained)},
         "first": {"push_s": push_s, "push_rows": push.pushed, "push_bytes": push.pushed_bytes, "push_segments": push.pushed_segments,
-                  "pull_s": pull_s, "pull_rows": pull.pulled, "pull_bytes": pull.pulled_bytes},
+                  "pull_s": pull_s, "pull_rows": pull.pulled, "pull_bytes": pull.pulled_bytes,
+                  "pull_heap_peak_bytes": heap.map(|h| h.peak),
+                  "pull_heap_retained_bytes": heap.map(|h| h.retained),
+                  "pull_heap_transient_bytes": heap.map(|h| h.peak.saturating_sub(h.retained))},
         "delta": {"changes": args.delta, "push_s": dpush_s, "push_rows": dpush.pushed, "push_bytes": dpush.pushed_bytes,
                   "pull_s": dpull_s, "pull_rows": dpull.pulled, "pull_bytes": dpull.pulled_bytes},
         "current_memories_each": na,
@@ -177,4 +191,65 @@ fn main() -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&out)?);
     }
     Ok(())
+}
+
+/// A field of `/proc/self/status` in KiB (`RssAnon`); None where there is none.
+fn status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The process's live anonymous memory in KiB: its heap once freed memory is handed back.
+fn live_anon_kib() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointer and only returns free heap pages to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    status_kib("RssAnon")
+}
+
+/// What a step held in the heap: its peak and what stayed live after it, in bytes above the
+/// live heap before it.
+#[derive(Clone, Copy)]
+struct Heap {
+    peak: u64,
+    retained: u64,
+}
+
+/// The peak of the process's anonymous resident memory above the live heap when started,
+/// sampled by a thread of its own.
+struct PeakSampler {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Option<(u64, u64)>>,
+}
+
+impl PeakSampler {
+    fn start() -> PeakSampler {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let base = live_anon_kib();
+        let thread = std::thread::spawn(move || {
+            let base = base?;
+            let mut peak = base;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(status_kib("RssAnon")?);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Some((base, peak.max(status_kib("RssAnon")?)))
+        });
+        PeakSampler { stop, thread }
+    }
+
+    /// The step's heap; None where it cannot be read (not Linux).
+    fn stop(self) -> Option<Heap> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (base, peak) = self.thread.join().ok().flatten()?;
+        let live = live_anon_kib()?;
+        Some(Heap {
+            peak: peak.saturating_sub(base) * 1024,
+            retained: live.saturating_sub(base) * 1024,
+        })
+    }
 }
