@@ -8,6 +8,7 @@ inspector's process, as it would to `memloop mcp`). Screenshots go to target/ui-
 import http.cookiejar
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -140,6 +141,28 @@ def test_search_shows_the_top_hit_and_its_score_parts(served, browser):
     assert parts["cosine"] > 0.3 and parts["BM25"] > 0, parts
     assert top.locator(".chart svg").count() == 1
     assert "Key Reference" in page.locator("#context").inner_text()
+    assert errors == []
+
+
+def test_the_search_form_offers_the_engines_strategies_and_each_one_searches(served, browser):
+    # The engine's list, from its own refusal of a name that is none (the CLI forwards to the
+    # inspector's process).
+    refused = cli(served["store"], "recall", "tea", "--strategy", "magic", check=False)
+    assert refused.returncode != 0, refused.stdout
+    listed = re.search(r'unknown strategy "magic" \(([^)]*)\)', refused.stderr)
+    assert listed, refused.stderr
+    engine = listed.group(1).split(", ")
+    page, errors = open_page(browser, served)
+    page.goto(served["base"] + "/search")
+    offered = page.eval_on_selector_all("#search select[name=strategy] option", "os => os.map((o) => o.value)")
+    assert offered == [""] + engine, (offered, refused.stderr)
+    for strategy in offered:
+        page.goto(served["base"] + "/search")
+        page.fill("#search input[name=q]", "who is allergic to peanuts")
+        page.select_option("#search select[name=strategy]", strategy)
+        page.click("#search button")
+        assert "Not done" not in page.content(), strategy
+        assert "allergic to peanuts" in page.locator(".hit .text").all_inner_texts()[0], strategy
     assert errors == []
 
 

@@ -188,15 +188,18 @@ impl Strategy {
         per_round: 5,
     };
 
+    /// Every strategy, with the defaults above: what the doors offer by name (the inspector's
+    /// list, [`Strategy::parse`]).
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Single,
+        Strategy::Lexical,
+        Strategy::RERANK,
+        Strategy::ITERATIVE,
+    ];
+
     /// Parses `single`, `lexical`, `rerank` or `iterative` (with the defaults above).
     pub fn parse(name: &str) -> Option<Strategy> {
-        match name {
-            "single" => Some(Strategy::Single),
-            "lexical" => Some(Strategy::Lexical),
-            "rerank" => Some(Strategy::RERANK),
-            "iterative" => Some(Strategy::ITERATIVE),
-            _ => None,
-        }
+        Strategy::ALL.into_iter().find(|s| s.name() == name)
     }
 
     /// Checks the strategy's own numbers (an iterative round returns at most [`MAX_K`]).
@@ -344,4 +347,22 @@ pub struct TimeMatch {
     pub cue: String,
     /// The fraction the score was raised by.
     pub boost: f32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_strategy_is_parsed_by_its_name_and_named_by_the_refusal() {
+        for s in Strategy::ALL {
+            assert_eq!(Strategy::parse(s.name()), Some(s));
+        }
+        let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+        let refusal = Strategy::named("magic").unwrap_err().to_string();
+        assert!(
+            refusal.ends_with(&format!("({})", names.join(", "))),
+            "{refusal}"
+        );
+    }
 }

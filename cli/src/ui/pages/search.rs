@@ -69,10 +69,11 @@ pub(crate) async fn search(State(ui): State<Arc<Ui>>, Query(f): Query<SearchForm
          context budget <input name=\"budget\" type=\"number\" min=\"1\" value=\"{budget}\" style=\"width:5em\"> \
          <button>Search</button></form>",
         esc(&f.q),
-        ["", "exact", "hybrid", "lexical", "rerank", "iterative"]
-            .iter()
+        // The engine's own list: a strategy the engine does not know is never offered.
+        std::iter::once("")
+            .chain(memloop::Strategy::ALL.iter().map(|s| s.name()))
             .map(|s| {
-                let selected = if strategy.as_deref().unwrap_or("") == *s { " selected" } else { "" };
+                let selected = if strategy.as_deref().unwrap_or("") == s { " selected" } else { "" };
                 let label = if s.is_empty() { "default strategy" } else { s };
                 format!("<option value=\"{s}\"{selected}>{label}</option>")
             })
