@@ -50,7 +50,8 @@ cp wasm/js/*.js wasm/js/*.d.ts wasm/js/package.json wasm/js/README.md "$out/"
 cp "$wasm" "$out/memloop.wasm"
 if [ -n "$model" ]; then
     if [ "$model" = default ]; then
-        model=$(bash scripts/fetch-model.sh)
+        # The command's own build (or $MEMLOOP_BIN), not one in this script's target directory.
+        model=$(env -u CARGO_TARGET_DIR bash scripts/fetch-model.sh)
     fi
     mkdir -p "$out/model"
     python3 - "$model" "$out/model" <<'PY'

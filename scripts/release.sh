@@ -32,6 +32,11 @@ step() { echo "== release: $1 ($(($(date +%s) - start)) s in)"; }
 
 step "Linux x86-64"
 bash scripts/build-linux.sh x86_64
+# The default model for the browser package is fetched by the command just built (no build of
+# the command's test profile for that alone), where it runs.
+if [ "$(uname -m)" = x86_64 ] && [ -z "${MEMLOOP_BIN:-}" ]; then
+    export MEMLOOP_BIN=$root/dist/x86_64-unknown-linux-gnu/memloop
+fi
 step "Linux aarch64"
 bash scripts/build-linux.sh aarch64
 step "Windows x86-64"
