@@ -101,12 +101,22 @@ impl<'s> Unlinker<'s> {
     }
 }
 
+/// [`made_from`] read outside a write (a snapshot sends each version with the predecessor a
+/// push would send it with, whatever was removed since it was made).
+pub(crate) fn stored_made_from(store: &Store, item: &MemoryItem) -> Result<Option<MemoryId>> {
+    Ok(id_of(store.meta(&lineage_prev_key(item.id))?).or(item.supersedes))
+}
+
+/// A local memory id as a lineage key's value holds it (8 bytes, little-endian).
+fn id_of(bytes: Option<Vec<u8>>) -> Option<MemoryId> {
+    bytes
+        .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+        .map(u64::from_le_bytes)
+}
+
 /// A local memory id as a lineage key holds it (8 bytes, little-endian).
 fn meta_id(tx: &mut Tx, key: &str) -> Result<Option<MemoryId>> {
-    Ok(tx
-        .meta(key)?
-        .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
-        .map(u64::from_le_bytes))
+    Ok(id_of(tx.meta(key)?))
 }
 
 /// What [`Unlinker::unlink`] recorded of local version `id`, removed here: the version it

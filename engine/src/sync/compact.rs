@@ -213,8 +213,9 @@ impl Memory {
                 let label = Label::of_user(item.user.as_deref());
                 let p = Payload::Version {
                     gid: *gid,
-                    supersedes: item
-                        .supersedes
+                    // The version it was made from, as a push sends it (its predecessor here
+                    // may have been forgotten since: the lineage still travels).
+                    supersedes: crate::memory::lineage::stored_made_from(&store, &item)?
                         .map(|l| gid_of.get(&l).copied().unwrap_or((st.device, l))),
                     made: e.made,
                     meta: e.meta,

@@ -651,3 +651,66 @@ fn a_new_device_from_a_snapshot_keeps_a_lineage_whose_first_version_was_tagged_l
     let current: Vec<_> = seen.iter().filter(|v| v.3).map(|v| v.0.as_str()).collect();
     assert_eq!(current, ["the boat is moored at pier 9"], "{seen:?}");
 }
+
+/// The lineage of a version whose predecessor was forgotten (on another device) before the
+/// version's first push travels in a snapshot as a push sends it: with the version it was
+/// made from. (Found by the erasure property run, seed 3,110: a snapshot sent the version
+/// as a lineage of its own, so a device holding a concurrent update of the forgotten first
+/// version kept both current, and the devices diverged.)
+#[test]
+fn a_snapshot_keeps_the_lineage_of_an_update_whose_first_version_was_forgotten_elsewhere() {
+    let root = crate::common::tempdir();
+    let remote = remote_of(&root.path().join("bucket"));
+    let mut compact = remote.clone();
+    compact.compact = true;
+    let hour = 3_600_000;
+    let d = devices(root.path(), &[0, -hour, 45_000]);
+    let first = d[1]
+        .memory
+        .remember(NewMemory::new("the spare key is under the blue pot"))
+        .unwrap();
+    sync(&d[1], &remote);
+    sync(&d[0], &remote);
+    sync(&d[2], &remote);
+    let held = |x: &Device| {
+        x.memory
+            .advanced()
+            .scan(&MemoryFilter::new(), usize::MAX)
+            .unwrap()[0]
+            .id
+    };
+    let update = |x: &Device, id, text: &str| {
+        x.clock.advance(2_000).unwrap();
+        x.memory
+            .update(
+                id,
+                Update {
+                    text: Some(text.into()),
+                    ..Update::default()
+                },
+            )
+            .unwrap();
+    };
+    // Device 0 updates it; device 2 forgets the first version and sends that; device 1, its
+    // clock an hour behind and having seen neither, updates the first version too.
+    update(&d[0], held(&d[0]), "the spare key is under the red pot");
+    d[2].clock.advance(2_000).unwrap();
+    d[2].memory.forget(held(&d[2])).unwrap();
+    sync(&d[2], &remote);
+    update(&d[1], first, "the spare key is with the neighbour");
+    // Device 0 learns of the forget before its update's first push, then compacts.
+    sync(&d[0], &remote);
+    d[0].memory.transfer().sync(&compact).unwrap();
+    for _ in 0..2 {
+        for x in &d {
+            sync(x, &remote);
+        }
+    }
+    let seen = view(&d[0].memory);
+    for (i, x) in d.iter().enumerate().skip(1) {
+        assert_eq!(view(&x.memory), seen, "device {i} differs from device 0");
+    }
+    // One lineage: the update made last (by device 0, an hour ahead of device 1) is current.
+    let current: Vec<_> = seen.iter().filter(|v| v.3).map(|v| v.0.as_str()).collect();
+    assert_eq!(current, ["the spare key is under the red pot"], "{seen:?}");
+}

@@ -211,13 +211,17 @@ fn run(seed: u64, steps: usize, erasures: bool) {
                         "{:020}-000000.seg",
                         9_000_000_000_000_000_000u64 + rng.below(1000) as u64
                     ));
-                    std::fs::copy(src, &far).unwrap();
-                    undo.added.push(far);
+                    // (Not onto itself: a copy onto its own name empties it.)
+                    if far != *src {
+                        std::fs::copy(src, &far).unwrap();
+                        undo.added.push(far);
+                    }
                 }
             }
             7 => {
-                // A tampered byte.
-                let segs = segments(&bucket);
+                // A tampered byte (of an object that has one).
+                let mut segs = segments(&bucket);
+                segs.retain(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0));
                 if let Some(p) = (!segs.is_empty()).then(|| segs[rng.below(segs.len())].clone()) {
                     let before = std::fs::read(&p).unwrap();
                     let mut b = before.clone();
