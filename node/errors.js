@@ -11,25 +11,31 @@ class MemloopError extends Error {
   }
 }
 
+// generated from the engine's error table (engine/src/error_code.rs) by `MEMLOOP_REGENERATE=1 cargo test -p memloop --test integration door_errors`: edit the table, not this
+const TABLE = [
+  ['invalid_input', 'InvalidInputError', null],
+  ['not_found', 'NotFoundError', null],
+  ['locked', 'LockedError', null],
+  ['model_mismatch', 'ModelMismatchError', null],
+  ['corrupt', 'CorruptError', null],
+  ['unsupported_version', 'UnsupportedVersionError', null],
+  ['io', 'StorageIOError', null],
+  ['store', 'StoreError', null],
+  ['index', 'VectorIndexError', null],
+  ['embed', 'EmbedError', null],
+  ['callback', 'CallbackError', null],
+  ['panic', 'PanicError', null],
+  ['poisoned', 'PoisonedError', 'store'],
+  ['background', 'BackgroundError', 'store'],
+  ['key', 'StoreKeyError', null],
+]
+// end of generated
+
+/** The error class of each code, each a kind of its parent's class or of `MemloopError`. */
 const classes = {}
-const names = {
-  invalid_input: 'InvalidInputError',
-  not_found: 'NotFoundError',
-  locked: 'LockedError',
-  model_mismatch: 'ModelMismatchError',
-  corrupt: 'CorruptError',
-  unsupported_version: 'UnsupportedVersionError',
-  io: 'StorageIOError',
-  store: 'StoreError',
-  index: 'VectorIndexError',
-  embed: 'EmbedError',
-  poisoned: 'PoisonedError',
-  background: 'BackgroundError',
-  key: 'StoreKeyError',
-  panic: 'PanicError',
-}
-for (const [code, name] of Object.entries(names)) {
-  classes[code] = { [name]: class extends MemloopError {} }[name]
+for (const [code, name, parent] of TABLE) {
+  const base = parent ? classes[parent] : MemloopError
+  classes[code] = { [name]: class extends base {} }[name]
 }
 
 const PREFIX = /^memloop:([a-z_]+): ([\s\S]*)$/
@@ -48,4 +54,4 @@ function typed(e) {
   return e
 }
 
-module.exports = { MemloopError, typed, ...Object.fromEntries(Object.values(names).map((n, i) => [n, classes[Object.keys(names)[i]]])) }
+module.exports = { MemloopError, typed, ...Object.fromEntries(TABLE.map(([code, name]) => [name, classes[code]])) }

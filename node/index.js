@@ -105,6 +105,7 @@ function fetchModel(dir) {
 exports.Memory = Memory
 exports.fetchModel = fetchModel
 exports.MemloopError = errors.MemloopError
+// generated from the engine's error table (engine/src/error_code.rs) by `MEMLOOP_REGENERATE=1 cargo test -p memloop --test integration door_errors`: edit the table, not this
 exports.InvalidInputError = errors.InvalidInputError
 exports.NotFoundError = errors.NotFoundError
 exports.LockedError = errors.LockedError
@@ -115,7 +116,9 @@ exports.StorageIOError = errors.StorageIOError
 exports.StoreError = errors.StoreError
 exports.VectorIndexError = errors.VectorIndexError
 exports.EmbedError = errors.EmbedError
+exports.CallbackError = errors.CallbackError
+exports.PanicError = errors.PanicError
 exports.PoisonedError = errors.PoisonedError
 exports.BackgroundError = errors.BackgroundError
 exports.StoreKeyError = errors.StoreKeyError
-exports.PanicError = errors.PanicError
+// end of generated

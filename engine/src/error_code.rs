@@ -139,6 +139,171 @@ impl ErrorCategory {
     }
 }
 
+/// A language's own error that a door's class also is, where the language has one (Python's
+/// `except ValueError` catches an [`ErrorCode::InvalidInput`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    /// A bad value (Python's `ValueError`).
+    Value,
+    /// A missing key (Python's `LookupError`).
+    Lookup,
+    /// An operating-system failure (Python's `OSError`).
+    Os,
+}
+
+/// One error class as every door names it: the table Python's exceptions, Node's and the
+/// browser's error classes are generated from (`engine/tests/integration/door_errors.rs`
+/// checks, and with `MEMLOOP_REGENERATE=1` writes, the generated parts of their files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorClass {
+    /// The code's name: [`ErrorCode::name`], or `callback` and `panic`, the doors' own.
+    pub code: &'static str,
+    /// Its number: the C ABI's status (`MEMLOOP_ERR_*`).
+    pub number: u32,
+    /// The class a door raises.
+    pub class: &'static str,
+    /// What it means, one sentence: the class's documentation on every door.
+    pub doc: &'static str,
+    /// The code of the class it is a kind of, where that is not the doors' base class.
+    pub parent: Option<&'static str>,
+    /// The language's own error it also is, where the language has one.
+    pub builtin: Option<Builtin>,
+}
+
+/// Every error class, by number: the engine's codes and the doors' two (11, a caller's
+/// callback failed; 12, a panic caught at the boundary).
+pub const ERROR_CLASSES: [ErrorClass; 15] = {
+    const fn class(
+        code: &'static str,
+        number: u32,
+        class: &'static str,
+        doc: &'static str,
+    ) -> ErrorClass {
+        ErrorClass {
+            code,
+            number,
+            class,
+            doc,
+            parent: None,
+            builtin: None,
+        }
+    }
+    const fn builtin(c: ErrorClass, b: Builtin) -> ErrorClass {
+        ErrorClass {
+            builtin: Some(b),
+            ..c
+        }
+    }
+    const fn kind_of(c: ErrorClass, parent: &'static str) -> ErrorClass {
+        ErrorClass {
+            parent: Some(parent),
+            ..c
+        }
+    }
+    [
+        builtin(
+            class(
+                "invalid_input",
+                1,
+                "InvalidInputError",
+                "A wrong argument: empty text, a bad value, an unknown field or operation, a closed store; nothing changed.",
+            ),
+            Builtin::Value,
+        ),
+        builtin(
+            class(
+                "not_found",
+                2,
+                "NotFoundError",
+                "No memory has the given id (in the caller's scope).",
+            ),
+            Builtin::Lookup,
+        ),
+        class("locked", 3, "LockedError", "Another process holds the store open."),
+        class(
+            "model_mismatch",
+            4,
+            "ModelMismatchError",
+            "The store was built with another embedding model.",
+        ),
+        class(
+            "corrupt",
+            5,
+            "CorruptError",
+            "A file of the store is damaged: refused before it was believed.",
+        ),
+        class(
+            "unsupported_version",
+            6,
+            "UnsupportedVersionError",
+            "A file was written by a newer memloop.",
+        ),
+        builtin(
+            class(
+                "io",
+                7,
+                "StorageIOError",
+                "The file system refused a read or a write.",
+            ),
+            Builtin::Os,
+        ),
+        class("store", 8, "StoreError", "The embedded database failed."),
+        class("index", 9, "VectorIndexError", "The vector index failed."),
+        class(
+            "embed",
+            10,
+            "EmbedError",
+            "The embedding model failed or could not be loaded.",
+        ),
+        class(
+            "callback",
+            11,
+            "CallbackError",
+            "A caller's callback (a reranker, refiner, summarizer or token counter) failed; the cause is its error.",
+        ),
+        class(
+            "panic",
+            12,
+            "PanicError",
+            "memloop hit an internal bug, reported instead of crashing: stored data is unharmed and the store stays usable.",
+        ),
+        kind_of(
+            class(
+                "poisoned",
+                13,
+                "PoisonedError",
+                "A commit failed and the database could not be reopened for writing yet (a full disk): reads go on, writes are refused until storage recovers.",
+            ),
+            "store",
+        ),
+        kind_of(
+            class(
+                "background",
+                14,
+                "BackgroundError",
+                "The background thread's last checkpoint or flush failed.",
+            ),
+            "store",
+        ),
+        class(
+            "key",
+            15,
+            "StoreKeyError",
+            "The store is encrypted and its key file is missing, wrong or damaged, or a passphrase is wrong; nothing was written.",
+        ),
+    ]
+};
+
+impl ErrorCode {
+    /// Its class on every door ([`ERROR_CLASSES`]).
+    pub fn class(self) -> &'static ErrorClass {
+        ERROR_CLASSES
+            .iter()
+            .find(|c| c.number == self as u32)
+            .expect("every code has a class (tested)")
+    }
+}
+
 impl crate::error::Error {
     /// This error's stable code.
     pub fn code(&self) -> ErrorCode {
@@ -191,6 +356,29 @@ mod tests {
             assert_eq!(ErrorCode::from_name(code.name()), Some(code));
             assert_eq!(serde_json::to_value(code).unwrap(), code.name());
             assert!((3..=10).contains(&code.category().exit_status()));
+            assert_eq!(code.class().code, code.name());
+        }
+    }
+
+    #[test]
+    fn the_class_table_holds_every_code_once_by_number_with_its_parents_first() {
+        let numbers: Vec<u32> = ERROR_CLASSES.iter().map(|c| c.number).collect();
+        assert_eq!(numbers, (1..=15).collect::<Vec<_>>());
+        for code in ErrorCode::ALL {
+            assert_eq!(code.class().number, code as u32);
+        }
+        let doors: Vec<&str> = ERROR_CLASSES
+            .iter()
+            .filter(|c| ErrorCode::from_name(c.code).is_none())
+            .map(|c| c.code)
+            .collect();
+        assert_eq!(doors, ["callback", "panic"]);
+        for (i, c) in ERROR_CLASSES.iter().enumerate() {
+            assert!(c.class.ends_with("Error") && c.doc.ends_with('.'), "{c:?}");
+            if let Some(p) = c.parent {
+                // Defined before it, so a door can make the parent's class first.
+                assert!(ERROR_CLASSES[..i].iter().any(|q| q.code == p), "{c:?}");
+            }
         }
     }
 }

@@ -83,7 +83,7 @@ pub use crypt::Encryption;
 pub use dedup::{RememberAction, Remembered};
 pub use embedder::{HashingEmbedder, TextEmbedder};
 pub use error::{Error, Result, StoreError};
-pub use error_code::{ErrorCategory, ErrorCode};
+pub use error_code::{Builtin, ErrorCategory, ErrorClass, ErrorCode, ERROR_CLASSES};
 pub use filter::MemoryFilter;
 pub use invalid::InvalidInput;
 pub use item::{Kind, MemoryId, MemoryItem, NewMemory, Scope, Tier};

@@ -6,25 +6,6 @@ code the C ABI reports for the same failure.
 
 from typing import Optional
 
-__all__ = [
-    "MemloopError",
-    "InvalidArgumentError",
-    "NotFoundError",
-    "LockedError",
-    "ModelMismatchError",
-    "CorruptError",
-    "UnsupportedVersionError",
-    "StorageIOError",
-    "StoreError",
-    "VectorIndexError",
-    "EmbedError",
-    "CallbackError",
-    "PanicError",
-    "PoisonedError",
-    "BackgroundError",
-    "StoreKeyError",
-]
-
 
 class MemloopError(Exception):
     """An error reported by the memloop library; ``code`` is its status code."""
@@ -37,14 +18,17 @@ class MemloopError(Exception):
             self.code = code
 
 
-class InvalidArgumentError(MemloopError, ValueError):
-    """A wrong argument: empty text, a bad value, an unknown field, a closed store."""
+# generated from the engine's error table (engine/src/error_code.rs) by `MEMLOOP_REGENERATE=1 cargo test -p memloop --test integration door_errors`: edit the table, not this
+
+
+class InvalidInputError(MemloopError, ValueError):
+    """A wrong argument: empty text, a bad value, an unknown field or operation, a closed store; nothing changed."""
 
     code = 1
 
 
 class NotFoundError(MemloopError, LookupError):
-    """No memory has the given id."""
+    """No memory has the given id (in the caller's scope)."""
 
     code = 2
 
@@ -62,7 +46,7 @@ class ModelMismatchError(MemloopError):
 
 
 class CorruptError(MemloopError):
-    """A file of the store is corrupt."""
+    """A file of the store is damaged: refused before it was believed."""
 
     code = 5
 
@@ -74,7 +58,7 @@ class UnsupportedVersionError(MemloopError):
 
 
 class StorageIOError(MemloopError, OSError):
-    """An I/O operation failed."""
+    """The file system refused a read or a write."""
 
     code = 7
 
@@ -98,32 +82,57 @@ class EmbedError(MemloopError):
 
 
 class CallbackError(MemloopError):
-    """A reranker, refiner, summarizer or token counter failed; ``__cause__`` is its exception."""
+    """A caller's callback (a reranker, refiner, summarizer or token counter) failed; the cause is its error."""
 
     code = 11
 
 
 class PanicError(MemloopError):
-    """memloop hit an internal bug; stored data is unharmed and the store stays usable."""
+    """memloop hit an internal bug, reported instead of crashing: stored data is unharmed and the store stays usable."""
 
     code = 12
 
 
 class PoisonedError(StoreError):
-    """A commit failed and the database could not be reopened for writing yet (a full disk):
-    reads go on, writes are refused until storage recovers."""
+    """A commit failed and the database could not be reopened for writing yet (a full disk): reads go on, writes are refused until storage recovers."""
 
     code = 13
 
 
 class BackgroundError(StoreError):
-    """The background thread's last checkpoint or flush failed (raised by ``flush``)."""
+    """The background thread's last checkpoint or flush failed."""
 
     code = 14
 
 
 class StoreKeyError(MemloopError):
-    """The store is encrypted and its key file is missing, wrong or damaged, or a passphrase
-    is wrong; nothing was written. (Not named ``KeyError``, which would shadow the built-in.)"""
+    """The store is encrypted and its key file is missing, wrong or damaged, or a passphrase is wrong; nothing was written."""
 
     code = 15
+
+
+__all__ = [
+    "MemloopError",
+    "InvalidInputError",
+    "NotFoundError",
+    "LockedError",
+    "ModelMismatchError",
+    "CorruptError",
+    "UnsupportedVersionError",
+    "StorageIOError",
+    "StoreError",
+    "VectorIndexError",
+    "EmbedError",
+    "CallbackError",
+    "PanicError",
+    "PoisonedError",
+    "BackgroundError",
+    "StoreKeyError",
+]
+# end of generated
+
+
+#: The name :class:`InvalidInputError` had before every door took its classes from one table
+#: (kept, the same class: ``except memloop.InvalidArgumentError`` goes on working).
+InvalidArgumentError = InvalidInputError
+__all__ += ["InvalidArgumentError"]

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use pyo3::prelude::*;
 
 pyo3::import_exception!(memloop._errors, MemloopError);
-pyo3::import_exception!(memloop._errors, InvalidArgumentError);
+pyo3::import_exception!(memloop._errors, InvalidInputError);
 pyo3::import_exception!(memloop._errors, NotFoundError);
 pyo3::import_exception!(memloop._errors, LockedError);
 pyo3::import_exception!(memloop._errors, ModelMismatchError);
@@ -28,9 +28,9 @@ thread_local! {
     static CALLBACK_FAILURE: RefCell<Option<(String, PyErr)>> = const { RefCell::new(None) };
 }
 
-/// An [`InvalidArgumentError`] with this message.
+/// An [`InvalidInputError`] with this message.
 pub(crate) fn invalid(message: impl Into<String>) -> PyErr {
-    InvalidArgumentError::new_err(message.into())
+    InvalidInputError::new_err(message.into())
 }
 
 /// Records a callback's failure for the call in progress on this thread (the first one wins)
@@ -75,7 +75,7 @@ pub(crate) fn to_python(e: memloop::Error) -> PyErr {
     let message = e.to_string();
     // The engine's code, one class per code: no fallback, so a new code fails to build.
     match e.code() {
-        C::InvalidInput => InvalidArgumentError::new_err(message),
+        C::InvalidInput => InvalidInputError::new_err(message),
         C::NotFound => NotFoundError::new_err(message),
         C::Locked => LockedError::new_err(message),
         C::ModelMismatch => ModelMismatchError::new_err(message),

@@ -8,34 +8,38 @@ export class MemloopError extends Error {
   /** The engine's error code: `invalid_input`, `not_found`, `locked`, `io`, … */
   readonly code: string
 }
-/** A bad argument: an unknown field or operation, a wrong type, a value out of range. */
+// generated from the engine's error table (engine/src/error_code.rs) by `MEMLOOP_REGENERATE=1 cargo test -p memloop --test integration door_errors`: edit the table, not this
+/** A wrong argument: empty text, a bad value, an unknown field or operation, a closed store; nothing changed. */
 export class InvalidInputError extends MemloopError {}
 /** No memory has the given id (in the caller's scope). */
 export class NotFoundError extends MemloopError {}
-/** The store is open in another tab or worker. */
+/** Another process holds the store open. */
 export class LockedError extends MemloopError {}
 /** The store was built with another embedding model. */
 export class ModelMismatchError extends MemloopError {}
-/** A file of the store is corrupt. */
+/** A file of the store is damaged: refused before it was believed. */
 export class CorruptError extends MemloopError {}
 /** A file was written by a newer memloop. */
 export class UnsupportedVersionError extends MemloopError {}
-/** Storage failed: among others the origin's quota used up (nothing acknowledged is lost). */
+/** The file system refused a read or a write. */
 export class StorageIOError extends MemloopError {}
 /** The embedded database failed. */
 export class StoreError extends MemloopError {}
 /** The vector index failed. */
 export class VectorIndexError extends MemloopError {}
-/** The model could not be fetched, checked or run. */
+/** The embedding model failed or could not be loaded. */
 export class EmbedError extends MemloopError {}
-/** The WebAssembly instance stopped; open the store again (flushed writes are kept). */
+/** A caller's callback (a reranker, refiner, summarizer or token counter) failed; the cause is its error. */
+export class CallbackError extends MemloopError {}
+/** memloop hit an internal bug, reported instead of crashing: stored data is unharmed and the store stays usable. */
 export class PanicError extends MemloopError {}
-/** A commit failed (storage full): reads go on, writes are refused until storage recovers. */
-export class PoisonedError extends MemloopError {}
-/** A background checkpoint failed. */
-export class BackgroundError extends MemloopError {}
-/** The store's key or passphrase is missing or wrong. */
+/** A commit failed and the database could not be reopened for writing yet (a full disk): reads go on, writes are refused until storage recovers. */
+export class PoisonedError extends StoreError {}
+/** The background thread's last checkpoint or flush failed. */
+export class BackgroundError extends StoreError {}
+/** The store is encrypted and its key file is missing, wrong or damaged, or a passphrase is wrong; nothing was written. */
 export class StoreKeyError extends MemloopError {}
+// end of generated
 
 /** Options of `Memory.open`: the engine's open options, camelCase, and where the files come from. */
 export interface OpenOptions {

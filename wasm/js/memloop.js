@@ -20,26 +20,38 @@ export class MemloopError extends Error {
   }
 }
 
-const NAMES = {
-  invalid_input: 'InvalidInputError',
-  not_found: 'NotFoundError',
-  locked: 'LockedError',
-  model_mismatch: 'ModelMismatchError',
-  corrupt: 'CorruptError',
-  unsupported_version: 'UnsupportedVersionError',
-  io: 'StorageIOError',
-  store: 'StoreError',
-  index: 'VectorIndexError',
-  embed: 'EmbedError',
-  callback: 'CallbackError',
-  panic: 'PanicError',
-  poisoned: 'PoisonedError',
-  background: 'BackgroundError',
-  key: 'StoreKeyError',
+/** The error classes of `table`'s `[code, class, parent code]` rows, by code: each a kind of its
+ * parent's class or of `MemloopError`. */
+function classesOf (table) {
+  const classes = {}
+  for (const [code, name, parent] of table) {
+    const base = parent ? classes[parent] : MemloopError
+    classes[code] = { [name]: class extends base {} }[name]
+  }
+  return classes
 }
 
+// generated from the engine's error table (engine/src/error_code.rs) by `MEMLOOP_REGENERATE=1 cargo test -p memloop --test integration door_errors`: edit the table, not this
+const TABLE = [
+  ['invalid_input', 'InvalidInputError', null],
+  ['not_found', 'NotFoundError', null],
+  ['locked', 'LockedError', null],
+  ['model_mismatch', 'ModelMismatchError', null],
+  ['corrupt', 'CorruptError', null],
+  ['unsupported_version', 'UnsupportedVersionError', null],
+  ['io', 'StorageIOError', null],
+  ['store', 'StoreError', null],
+  ['index', 'VectorIndexError', null],
+  ['embed', 'EmbedError', null],
+  ['callback', 'CallbackError', null],
+  ['panic', 'PanicError', null],
+  ['poisoned', 'PoisonedError', 'store'],
+  ['background', 'BackgroundError', 'store'],
+  ['key', 'StoreKeyError', null],
+]
+
 /** The error class of each code. */
-const CLASSES = Object.fromEntries(Object.entries(NAMES).map(([code, name]) => [code, { [name]: class extends MemloopError {} }[name]]))
+const CLASSES = classesOf(TABLE)
 
 export const InvalidInputError = CLASSES.invalid_input
 export const NotFoundError = CLASSES.not_found
@@ -51,10 +63,12 @@ export const StorageIOError = CLASSES.io
 export const StoreError = CLASSES.store
 export const VectorIndexError = CLASSES.index
 export const EmbedError = CLASSES.embed
+export const CallbackError = CLASSES.callback
 export const PanicError = CLASSES.panic
 export const PoisonedError = CLASSES.poisoned
 export const BackgroundError = CLASSES.background
 export const StoreKeyError = CLASSES.key
+// end of generated
 
 function typed ({ code, message }) {
   return new (CLASSES[code] || MemloopError)(message, code)

@@ -215,7 +215,7 @@ impl Memory {
                     gid: *gid,
                     // The version it was made from, as a push sends it (its predecessor here
                     // may have been forgotten since: the lineage still travels).
-                    supersedes: crate::memory::lineage::stored_made_from(&store, &item)?
+                    supersedes: crate::memory::lineage::stored_made_from(store, &item)?
                         .map(|l| gid_of.get(&l).copied().unwrap_or((st.device, l))),
                     made: e.made,
                     meta: e.meta,

@@ -7,6 +7,7 @@ mod contract;
 mod conversations;
 mod cross_encoder;
 mod dedup;
+mod door_errors;
 mod embedder_contract;
 mod encryption;
 mod faults;
