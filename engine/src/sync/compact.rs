@@ -170,6 +170,24 @@ impl Memory {
         remote.put(&format!("heads/{}", state::hex(st.device)), bytes)
     }
 
+    /// Whether a complete snapshot (its manifest signed by this ring) covers a device other
+    /// than `me`.
+    fn others_snapshot(&self, remote: &Remote, seed: &[u8; 32], me: u64) -> Result<bool> {
+        for l in remote.list("snapshots")? {
+            if !l.name.ends_with("/manifest") {
+                continue;
+            }
+            if let Some(Ok((h, _))) =
+                readable(remote.get(&l.name, l.size))?.map(|b| segment::decode(&b, seed))
+            {
+                if h.is(Kind::Manifest) && covers_of(&h).keys().any(|d| *d != me) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
     /// Writes a snapshot of this store's state, then deletes what every device and every
     /// snapshot has passed (see the module's doc).
     pub(super) fn compact_remote(
@@ -180,6 +198,16 @@ impl Memory {
     ) -> Result<Compacted> {
         let store = self.store();
         let seed = sealer.signing_seed()?;
+        if store.meta_with_prefix(state::PULLED_PREFIX)?.is_empty()
+            && self.others_snapshot(remote, &seed, st.device)?
+        {
+            // This device never pulled (it waits for a snapshot's keys, or has not synced
+            // since it joined) while a snapshot holds other devices' state: what compactions
+            // deleted is in no store here, so a snapshot of this one would lack it, and a new
+            // device starting from that snapshot would never get it. It compacts once it has
+            // pulled.
+            return Ok(Compacted::default());
+        }
         let entries = store.sync_entries()?;
         let gid_of: BTreeMap<u64, Gid> = entries
             .iter()

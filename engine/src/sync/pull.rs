@@ -116,9 +116,14 @@ impl Memory {
                     )?;
                 }
                 if missing {
-                    // Read again whole at the next sync, once the key directory has its keys.
+                    // Read again whole at the next sync, once the key directory has its keys;
+                    // until then nothing is applied and no cursor recorded, so this device
+                    // stays one that never pulled and starts from a snapshot then (applying
+                    // another device's segments now would make it start from their cursors,
+                    // and what the compaction deleted, which only the snapshot holds, would
+                    // never reach it).
                     out.waiting.push(name);
-                    covered.clear();
+                    return Ok(());
                 } else {
                     c.take(one);
                     progress

@@ -134,6 +134,14 @@ fn run(seed: u64, steps: usize, erasures: bool) {
             .unwrap();
         let op = rng.below(if erasures { 14 } else { 13 });
         if trace {
+            let names: Vec<String> = segments(&bucket)
+                .iter()
+                .map(|p| p.strip_prefix(&bucket).unwrap().display().to_string())
+                .filter(|n| !n.contains("deadbeef") && !n.contains("/09"))
+                .collect();
+            eprintln!("  segments: {names:?}");
+        }
+        if trace {
             eprintln!(
                 "step {step}: device {xi} op {op}; key directory {} files",
                 if bucket.join("keys").is_dir() {
@@ -267,6 +275,9 @@ fn run(seed: u64, steps: usize, erasures: bool) {
                     }
                     std::fs::rename(&aside, &keys).unwrap();
                 }
+                if trace {
+                    eprintln!("  sync without keys: {r:?}");
+                }
                 r.unwrap_or_else(|e| panic!("seed {seed} step {step}: {e}"));
             }
             11 => {
@@ -280,6 +291,9 @@ fn run(seed: u64, steps: usize, erasures: bool) {
                 let r = x.memory.transfer().sync(&remote);
                 if let Some(h) = &hidden {
                     std::fs::rename(&aside, h).unwrap();
+                }
+                if trace {
+                    eprintln!("  sync withheld {hidden:?}: {r:?}");
                 }
                 r.unwrap_or_else(|e| panic!("seed {seed} step {step}: {e}"));
             }
@@ -299,10 +313,14 @@ fn run(seed: u64, steps: usize, erasures: bool) {
                 erasures_made.push((u, at));
             }
             10 => {
-                x.memory
+                let r = x
+                    .memory
                     .transfer()
                     .sync(&compact)
                     .unwrap_or_else(|e| panic!("seed {seed} step {step}: {e}"));
+                if trace {
+                    eprintln!("  compacting sync: {r:?}");
+                }
             }
             _ => {
                 let r = x
