@@ -932,6 +932,20 @@ impl Writer<'_> {
             self.put(a, None, applied)?;
         }
         self.tx.put(&item, Some(vector.as_slice()))?;
+        // The version it was made from, where that one has a place here (held, or removed
+        // here since): what a push or a snapshot sends it with, as its origin did, whatever
+        // this store chains it after (`lineage::made_from`).
+        if let Some(g) = supersedes {
+            let local = match self.tx.sync_entry(g)? {
+                Some(e) if e.local != 0 => Some(e.local),
+                _ if g.0 == self.device => Some(g.1),
+                _ => None,
+            };
+            if let Some(l) = local.filter(|&l| Some(l) != item.supersedes) {
+                self.tx
+                    .set_meta(&crate::store::lineage_prev_key(id), &l.to_le_bytes())?;
+            }
+        }
         let e = SyncEntry {
             local: id,
             made,
@@ -1019,7 +1033,11 @@ impl Writer<'_> {
                         Some(n) => self.get(n)?.map(|_| n),
                         None => None,
                     };
+                    // A first version removed here with no version after it held: the new
+                    // version stands for its lineage (as for one forgotten by a tombstone),
+                    // so versions that follow it later, from anywhere, join this one.
                     return Ok(Before {
+                        heirless: held.is_none().then_some(g),
                         held,
                         ..Before::default()
                     });
