@@ -833,3 +833,70 @@ fn a_version_pulled_after_its_predecessor_was_forgotten_here_keeps_its_lineage()
     let current: Vec<_> = seen.iter().filter(|v| v.3).map(|v| v.0.as_str()).collect();
     assert_eq!(current.len(), 1, "one lineage: {seen:?}");
 }
+
+/// A device whose snapshot waits for a key applies no other device's chain meanwhile: had it
+/// applied one (recording how far), it would be a device that has pulled, which never reads a
+/// snapshot, and what the compaction deleted would never reach it.
+#[test]
+fn a_device_waiting_for_a_snapshots_key_applies_nothing_until_it_can_read_it() {
+    let root = crate::common::tempdir();
+    let bucket = root.path().join("bucket");
+    let remote = remote_of(&bucket);
+    let mut compact = remote.clone();
+    compact.compact = true;
+    let d = devices(root.path(), &[0, 0, 0]);
+    let keys = bucket.join("keys");
+    let listed = || -> BTreeSet<PathBuf> {
+        if keys.exists() {
+            files(&keys).into_iter().collect()
+        } else {
+            BTreeSet::new()
+        }
+    };
+    // Device 0 alone: a memory under the shared key, then one under a user's key (made after
+    // the ring was exported, so only the key directory has it); its compaction deletes its
+    // segments (no other device is registered yet).
+    d[0].memory
+        .remember(NewMemory::new("the boiler is serviced in May"))
+        .unwrap();
+    sync(&d[0], &remote);
+    let before = listed();
+    d[0].memory
+        .remember(NewMemory::new("ana's locker code is 4711").scope(Scope::user("ana")))
+        .unwrap();
+    let c = d[0].memory.transfer().sync(&compact).unwrap();
+    assert!(c.deleted_segments > 0, "{c:?}");
+    let ana: Vec<PathBuf> = listed().difference(&before).cloned().collect();
+    assert!(!ana.is_empty(), "ana's key is published");
+    // Device 1 joins and writes a chain of its own, under keys the directory serves.
+    d[1].memory
+        .remember(NewMemory::new("the spare tyre is in the garage"))
+        .unwrap();
+    sync(&d[1], &remote);
+    // Device 2 joins while the directory does not serve ana's key yet: the snapshot waits,
+    // and device 1's chain, readable, is not applied either.
+    let aside = root.path().join("aside");
+    std::fs::create_dir_all(&aside).unwrap();
+    for (n, f) in ana.iter().enumerate() {
+        std::fs::rename(f, aside.join(n.to_string())).unwrap();
+    }
+    let r = sync(&d[2], &remote);
+    assert!(!r.waiting.is_empty(), "{r:?}");
+    assert_eq!(r.pulled, 0, "{r:?}");
+    for (n, f) in ana.iter().enumerate() {
+        std::fs::rename(aside.join(n.to_string()), f).unwrap();
+    }
+    for x in &d {
+        sync(x, &remote);
+    }
+    let want = view(&d[1].memory);
+    assert_eq!(want.len(), 3, "{want:?}");
+    for (i, x) in d.iter().enumerate() {
+        let r = sync(x, &remote);
+        assert!(
+            r.missing.is_empty() && r.waiting.is_empty(),
+            "device {i}: {r:?}"
+        );
+        assert_eq!(view(&x.memory), want, "device {i}");
+    }
+}
