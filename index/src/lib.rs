@@ -43,6 +43,7 @@ mod format;
 mod graph;
 mod mmap;
 mod params;
+mod platform;
 mod search;
 pub mod simd;
 mod unit;

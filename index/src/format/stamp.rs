@@ -21,23 +21,15 @@ pub const FILE_STAMP_LEN: usize = 56;
 
 impl FileStamp {
     /// The stamp of a file from its metadata (`None` off Unix: no change time to trust).
-    #[cfg(unix)]
     pub(crate) fn of(meta: &Metadata) -> Option<FileStamp> {
-        use std::os::unix::fs::MetadataExt;
-        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        let id = crate::platform::file_identity(meta)?;
         Some(FileStamp {
             len: meta.len(),
-            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
-            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
-            ino: meta.ino(),
-            dev: meta.dev(),
+            mtime_ns: id.mtime_ns,
+            ctime_ns: id.ctime_ns,
+            ino: id.ino,
+            dev: id.dev,
         })
-    }
-
-    /// No stamp off Unix: such files are always verified before use.
-    #[cfg(not(unix))]
-    pub(crate) fn of(_meta: &Metadata) -> Option<FileStamp> {
-        None
     }
 
     /// The stamp as bytes (little-endian fields in declaration order).

@@ -186,8 +186,7 @@ impl SectionWriter {
 pub(crate) fn create_private(path: &Path) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
     options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    crate::platform::owner_only(&mut options);
     options.open(path)
 }
 
@@ -197,13 +196,5 @@ pub(crate) fn sync_dir(path: &Path) -> Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    #[cfg(unix)]
-    {
-        let d = File::open(dir).map_err(|e| IndexError::io(dir, "open directory for fsync", e))?;
-        d.sync_all()
-            .map_err(|e| IndexError::io(dir, "fsync directory", e))?;
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
+    crate::platform::sync_dir(dir).map_err(|(op, e)| IndexError::io(dir, op, e))
 }
