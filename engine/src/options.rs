@@ -17,7 +17,7 @@ use crate::hooks::{
 };
 use crate::invalid::InvalidInput;
 use crate::store::faults::StorageFaults;
-use crate::vocabulary::OpenRequest;
+use crate::vocabulary::{Cues, OpenRequest};
 
 /// [`Options::max_text_bytes`]'s default: 512 KiB.
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 512 * 1024;
@@ -106,6 +106,10 @@ pub struct Options {
     pub forgetting: ForgetPolicy,
     /// The replaceable parts of retrieval and context assembly.
     pub hooks: Hooks,
+    /// The cues recall applies ([`crate::retrieve::Cue`]: a time the query names, advice,
+    /// quantities, things got, the asker's age, the asker's deeds, the newest value of a fact
+    /// first). Default: all.
+    pub cues: Cues,
     /// A storage fault seam for tests: every file operation of the store goes through it, so
     /// a test can fail any one ([`crate::faults::StorageFaults`]). `None` (default) in real use.
     pub storage_faults: Option<Arc<StorageFaults>>,
@@ -187,6 +191,7 @@ impl Default for Options {
             verify_index: false,
             forgetting: ForgetPolicy::default(),
             hooks: Hooks::default(),
+            cues: Cues::ALL,
             storage_faults: None,
             allow_unsafe_directory: false,
             encryption: None,

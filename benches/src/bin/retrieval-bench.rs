@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use memloop::retrieve::{CrossEncoderReranker, Reranker, ScoreFusion};
+use memloop::retrieve::{CrossEncoderReranker, Cue, Cues, Reranker, ScoreFusion};
 use memloop::{
     context::ContextRequest, forget::ForgetPolicy, plug::Turn, Clock, Durability, Kind, Memory,
     MemoryFilter, MemoryId, NewMemory, Options, Query, Scope, Strategy, TextEmbedder,
@@ -179,9 +179,30 @@ struct Args {
     /// batches in their own process).
     #[arg(long, requires = "longmemeval")]
     per_question: Option<PathBuf>,
+    /// Recall's cues switched off, comma-separated (`memloop::retrieve::Cue`: time,
+    /// preference, quantity, acquired, age, event, newest-first; `all` for every one): each
+    /// measured alone by the figures it moves.
+    #[arg(long, value_delimiter = ',')]
+    cues_off: Vec<String>,
     /// Print JSON lines only.
     #[arg(long)]
     json: bool,
+}
+
+/// The cues recall applies: all but those `--cues-off` names.
+fn cues(a: &Args) -> Result<Cues> {
+    let mut on = Cues::ALL;
+    for name in &a.cues_off {
+        if name == "all" {
+            on = Cues::NONE;
+            continue;
+        }
+        let names: Vec<&str> = Cue::ALL.iter().map(|c| c.name()).collect();
+        let cue = Cue::parse(name)
+            .with_context(|| format!("unknown cue {name:?} ({})", names.join(", ")))?;
+        on = on.without(cue);
+    }
+    Ok(on)
 }
 
 /// The reranker the arguments ask for, if not the engine's default: a cross-encoder after the
@@ -217,8 +238,9 @@ fn reranker(a: &Args) -> Result<Option<Arc<dyn Reranker>>> {
     })
 }
 
-/// `options` with `reranker`, if any.
-fn fused(mut options: Options, reranker: Option<&Arc<dyn Reranker>>) -> Options {
+/// `options` with `reranker`, if any, and `cues`.
+fn fused(mut options: Options, reranker: Option<&Arc<dyn Reranker>>, cues: Cues) -> Options {
+    options.cues = cues;
     if let Some(r) = reranker {
         options.hooks.reranker = r.clone();
     }
@@ -241,6 +263,7 @@ fn store_conversation(
     model: Arc<dyn memloop::TextEmbedder>,
     sessions: &[Session],
     reranker: Option<&Arc<dyn Reranker>>,
+    cues: Cues,
 ) -> Result<(Memory, Vec<MemoryId>, MemoryFilter)> {
     let clock = Clock::manual(sessions.first().map_or(0, |s| s.time));
     let options = Options {
@@ -250,7 +273,7 @@ fn store_conversation(
         clock: clock.clone(),
         ..Options::with_embedder(model)
     };
-    let memory = Memory::open(dir, fused(options, reranker))?;
+    let memory = Memory::open(dir, fused(options, reranker, cues))?;
     let mut ids = Vec::new();
     for (i, session) in sessions.iter().enumerate() {
         clock
@@ -295,6 +318,7 @@ fn main() -> Result<()> {
             limit: a.limit_queries,
             all_turns: a.all_turns,
             reranker: reranker(&a)?,
+            cues: cues(&a)?,
             json: a.json,
             per_question: a.per_question.clone(),
         });
@@ -330,6 +354,7 @@ fn main() -> Result<()> {
         dir_of(&a.cache)?.as_deref(),
     )?);
     let chosen = reranker(&a)?;
+    let cues = cues(&a)?;
     let mut totals: Vec<Totals> = (0..rankers.len()).map(|_| Totals::default()).collect();
     let mut lancedb_version = None;
     // Per budget: questions, carried by memloop's context, carried by the naive one.
@@ -356,6 +381,7 @@ fn main() -> Result<()> {
                 cached.clone(),
                 &corpus.sessions,
                 chosen.as_ref(),
+                cues,
             )?
         } else {
             let options = Options {
@@ -364,7 +390,7 @@ fn main() -> Result<()> {
                 forgetting: ForgetPolicy::disabled(),
                 ..Options::with_embedder(cached.clone())
             };
-            let memory = Memory::open(dir.path(), fused(options, chosen.as_ref()))?;
+            let memory = Memory::open(dir.path(), fused(options, chosen.as_ref(), cues))?;
             // Through the engine's own embedding (read from the cache): each memory keeps
             // its sentences' vectors, as an application's would.
             let batch: Vec<NewMemory> = corpus

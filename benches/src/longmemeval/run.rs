@@ -58,6 +58,8 @@ pub struct LmeArgs {
     pub all_turns: bool,
     /// The reranker, when not the engine's default.
     pub reranker: Option<Arc<dyn Reranker>>,
+    /// The cues recall applies.
+    pub cues: memloop::retrieve::Cues,
     /// JSON lines only.
     pub json: bool,
     /// Where to write each (question, system)'s ranking beside its evidence, one JSON line
@@ -193,6 +195,7 @@ fn store(
     q: &LmeQuestion,
     all_turns: bool,
     reranker: Option<&Arc<dyn Reranker>>,
+    cues: memloop::retrieve::Cues,
 ) -> Result<(Memory, HashMap<MemoryId, String>)> {
     let mut sessions: Vec<&super::LmeSession> = q.sessions.iter().collect();
     sessions.sort_by_key(|s| s.time);
@@ -202,6 +205,7 @@ fn store(
         dedup_threshold: None,
         forgetting: ForgetPolicy::disabled(),
         clock: clock.clone(),
+        cues,
         ..Options::with_embedder(embedder)
     };
     if let Some(r) = reranker {
@@ -321,6 +325,7 @@ pub fn run(a: &LmeArgs) -> Result<()> {
                 q,
                 a.all_turns,
                 a.reranker.as_ref(),
+                a.cues,
             )?)
         } else {
             None

@@ -12,8 +12,10 @@
 
 use crate::vocabulary::{EventMatch, Hit};
 
+use super::cue_step::{Asked, CueStep};
 use super::preferences::{fraction, raise_stating, FIRST_PERSON};
 use super::time_cues::word_iter;
+use crate::vocabulary::Cue;
 
 /// The fraction an event's score is raised by, for a query in the first person (measured on
 /// LongMemEval-S dev, docs/bench-log/2026-11.md: 0.05 to 0.4 all raise ndcg_any@10, 0.1 the
@@ -110,10 +112,23 @@ pub(super) fn said_by_speaker(text: &str, is_verb: impl Fn(&str) -> bool) -> Opt
     })
 }
 
+/// The `event` cue ([`boost_events`]).
+pub(super) struct Events;
+
+impl CueStep for Events {
+    fn cue(&self) -> Cue {
+        Cue::Event
+    }
+
+    fn apply(&self, asked: &Asked<'_>, hits: &mut [Hit]) {
+        boost_events(hits, asked.text);
+    }
+}
+
 /// Raises by [`EVENT_BOOST`], for a query in the first person that does not ask how a thing is
 /// done, the score of each hit that says what its speaker did (explained in `explain.event`),
 /// and re-orders.
-pub(crate) fn boost_events(hits: &mut [Hit], query: &str) {
+fn boost_events(hits: &mut [Hit], query: &str) {
     let w: Vec<String> = word_iter(query).take(MAX_QUERY_WORDS).collect();
     let mine = w.iter().any(|x| FIRST_PERSON.contains(&x.as_str()));
     // "How do I reset my router?" asks how a thing is done, not what its asker did.

@@ -13,6 +13,7 @@ use crate::hooks::{RefineInput, Refinement};
 use crate::invalid::InvalidInput;
 use crate::item::{MemoryId, MemoryItem};
 use crate::memory::Memory;
+use crate::vocabulary::Cue;
 use crate::vocabulary::{Explanation, Hit, Query, MAX_K};
 
 impl Memory {
@@ -52,7 +53,7 @@ impl Memory {
         // The memories of the window stay past the cut: the time boost, after this, lifts
         // them from wherever the reranker put them; so do those stating the asker's age, for a
         // query asking it.
-        let asks_age = asks_age(&query.text).is_some();
+        let asks_age = self.asks_age(query);
         let mut kept = 0;
         hits.retain(|h| {
             let of_window = window.is_some_and(|(s, e)| (s..e).contains(&h.item.valid_from));
@@ -219,7 +220,7 @@ impl Memory {
         // A question asking an age is answered by a memory stating one, which shares neither
         // words nor much meaning with it ("how old was I when Alex was born?" and "by the
         // way, I just turned 32 last month"): the memories that best match an age stated join.
-        if asks_age(&query.text).is_some() {
+        if self.asks_age(query) {
             let mut seen: FxHashSet<MemoryId> = at
                 .keys()
                 .chain(extra.iter().map(|e| &e.0))
@@ -253,6 +254,11 @@ impl Memory {
             });
         }
         Ok(hits)
+    }
+
+    /// Whether `query` asks its asker's age and the `age` cue is on.
+    fn asks_age(&self, query: &Query) -> bool {
+        self.inner.options.cues.has(Cue::Age) && asks_age(&query.text).is_some()
     }
 
     /// For a query asking an age: the [`AGE_CANDIDATES`] nearest to [`AGE_PROBE`] and the

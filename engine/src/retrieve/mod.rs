@@ -22,7 +22,11 @@
 //! (`preference`); one asking how many or how much of the asker's, those that state a number,
 //! and one asking the asker's age finds and raises where they said it (`quantities`); any query
 //! of its asker's (in the first person), those saying what their speaker did (`events`).
+//! Each of these is a [`Cue`], a named step that [`crate::Options::cues`] switches off
+//! (`cues`).
 
+mod cue_step;
+mod cues;
 mod events;
 mod hybrid;
 mod list;
@@ -36,6 +40,7 @@ mod serve;
 mod time_cues;
 mod vector;
 
+pub use crate::vocabulary::{Cue, Cues};
 pub(crate) use newest_first::{fact_key, states_another_value};
 
 pub use crate::hooks::{

@@ -23,8 +23,9 @@ use rustc_hash::FxHashSet;
 
 use crate::clock::Timestamp;
 use crate::item::{Kind, MemoryItem, Triple};
-use crate::vocabulary::{Hit, NewestFirst};
+use crate::vocabulary::{Cue, Hit, NewestFirst};
 
+use super::cue_step::{Asked, CueStep};
 use super::time_cues::{word_iter, words};
 
 /// Most words of either text left over past the words two values of one fact share.
@@ -221,6 +222,23 @@ fn common_subsequence(a: &[String], b: &[String]) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// The newest-first step, for a query that names no time window: a query naming one is about
+/// that time (the time boost orders); one about now (or its as-of), asking when or not, ranks
+/// the newest value of a fact first.
+pub(super) struct NewestFirstStep;
+
+impl CueStep for NewestFirstStep {
+    fn cue(&self) -> Cue {
+        Cue::NewestFirst
+    }
+
+    fn apply(&self, asked: &Asked<'_>, hits: &mut [Hit]) {
+        if asked.time.window.is_none() {
+            newest_first(hits, asked.reference, asked.text);
+        }
+    }
 }
 
 #[cfg(test)]

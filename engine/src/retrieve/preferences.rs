@@ -10,7 +10,9 @@
 use crate::vocabulary::{Explanation, Hit, PreferenceMatch};
 
 use super::best_first;
+use super::cue_step::{Asked, CueStep};
 use super::time_cues::word_iter;
+use crate::vocabulary::Cue;
 
 /// The fraction a preference's score is raised by, for a query asking for advice (measured on
 /// LongMemEval-S dev, BENCHMARKS.md).
@@ -132,9 +134,22 @@ pub(crate) fn states_preference(text: &str) -> Option<String> {
     None
 }
 
+/// The `preference` cue ([`boost_preferences`]).
+pub(super) struct Preferences;
+
+impl CueStep for Preferences {
+    fn cue(&self) -> Cue {
+        Cue::Preference
+    }
+
+    fn apply(&self, asked: &Asked<'_>, hits: &mut [Hit]) {
+        boost_preferences(hits, asked.text);
+    }
+}
+
 /// Raises by [`PREFERENCE_BOOST`], for a query asking for advice, the score of each hit that
 /// states a preference (explained in `explain.preference`), and re-orders.
-pub(crate) fn boost_preferences(hits: &mut [Hit], query: &str) {
+fn boost_preferences(hits: &mut [Hit], query: &str) {
     let Some(asked) = asks_advice(query) else {
         return;
     };

@@ -21,9 +21,12 @@
 //! asks for a span between events the memories date, not a number they state: it is not read
 //! as one.
 //!
-//! Pure steps over the ranked pool; [`super::recall`] calls them before the cut to `k`.
+//! Three cue steps over the ranked pool ([`super::cues`]): `age`, `quantity` and `acquired`.
 
 use crate::vocabulary::{Explanation, Hit, QuantityMatch};
+
+use super::cue_step::{Asked, CueStep};
+use crate::vocabulary::Cue;
 
 use super::events::said_by_speaker;
 use super::preferences::{fraction, raise_stating, FIRST_PERSON};
@@ -281,46 +284,107 @@ pub(crate) fn states_acquired(text: &str) -> Option<String> {
     said_by_speaker(text, |verb| ACQUIRED.contains(&verb))
 }
 
-/// Raises by [`QUANTITY_BOOST`], for a query asking for a quantity, the score of each hit that
-/// states one (explained in `explain.quantity`), and re-orders. For a query asking an age, the
-/// hits stating one rise instead, and a hit stating the asker's own age rises above the best
-/// hit (by the best score less its own plus its own magnitude; the boost explained is that
-/// score added): "how old was I when …?" is answered by the one memory that says how old the
-/// asker is, which shares nothing else with the question.
-pub(crate) fn boost_quantities(hits: &mut [Hit], query: &str) {
-    let mark = |asked: &str| {
-        let asked = asked.to_owned();
-        move |e: &mut Explanation, said: String, boost: f32| {
-            e.quantity = Some(QuantityMatch {
-                cue: format!("asks {asked:?}; it says {said:?}"),
-                boost,
-            });
-        }
-    };
-    if let Some(asked) = asks_age(query) {
+/// How a step explains what it raised: the query asked `asked`, the memory says `said`.
+fn mark(asked: &str) -> impl Fn(&mut Explanation, String, f32) + '_ {
+    move |e: &mut Explanation, said: String, boost: f32| {
+        e.quantity = Some(QuantityMatch {
+            cue: format!("asks {asked:?}; it says {said:?}"),
+            boost,
+        });
+    }
+}
+
+/// The `age` cue: for a query asking an age, the hits stating one rise by [`QUANTITY_BOOST`],
+/// and a hit stating the asker's own age rises above the best hit (by the best score less its
+/// own plus its own magnitude; the boost explained is that score added): "how old was I when
+/// …?" is answered by the one memory that says how old the asker is, which shares nothing else
+/// with the question. Explained in `explain.quantity`; re-orders.
+pub(super) struct Ages;
+
+impl CueStep for Ages {
+    fn cue(&self) -> Cue {
+        Cue::Age
+    }
+
+    fn apply(&self, asked: &Asked<'_>, hits: &mut [Hit]) {
+        let Some(age) = asks_age(asked.text) else {
+            return;
+        };
         let others = |t: &str| states_age(t).filter(|_| states_own_age(t).is_none());
-        raise_stating(hits, fraction(QUANTITY_BOOST), others, mark(&asked));
+        raise_stating(hits, fraction(QUANTITY_BOOST), others, mark(&age));
         // Above the best hit, whatever its own score (a lexical-only candidate's may be 0).
         let head = hits.first().map_or(0.0, |h| h.score);
         let above_head = |s: f32| {
             let added = head - s + s.abs().max(f32::EPSILON);
             (added, added)
         };
-        raise_stating(hits, above_head, states_own_age, mark(&asked));
-    } else if let Some(asked) = asks_quantity(query) {
-        // "How many pieces of jewelry did I acquire?": each thing got is one, said in passing
-        // ("I'm glad I got those emerald earrings"), often without a number.
-        if asks_acquired(query) {
-            let states = |t: &str| states_quantity(t).or_else(|| states_acquired(t));
-            raise_stating(hits, fraction(QUANTITY_BOOST), states, mark(&asked));
-        } else {
-            raise_stating(
-                hits,
-                fraction(QUANTITY_BOOST),
-                states_quantity,
-                mark(&asked),
-            );
+        raise_stating(hits, above_head, states_own_age, mark(&age));
+    }
+}
+
+/// What a query asks the count of, when it asks one and the `age` cue does not take it.
+fn counted(asked: &Asked<'_>) -> Option<String> {
+    if asked.cues.has(Cue::Age) && asks_age(asked.text).is_some() {
+        return None;
+    }
+    asks_quantity(asked.text)
+}
+
+/// The `quantity` cue: for a query asking for a quantity, the score of each hit that states
+/// one rises by [`QUANTITY_BOOST`] (explained in `explain.quantity`); re-orders.
+pub(super) struct Quantities;
+
+impl CueStep for Quantities {
+    fn cue(&self) -> Cue {
+        Cue::Quantity
+    }
+
+    fn apply(&self, asked: &Asked<'_>, hits: &mut [Hit]) {
+        if let Some(q) = counted(asked) {
+            raise_stating(hits, fraction(QUANTITY_BOOST), states_quantity, mark(&q));
         }
+    }
+}
+
+/// The `acquired` cue: "how many pieces of jewelry did I acquire?" counts things got, each
+/// said in passing ("I'm glad I got those emerald earrings"), often without a number: the hits
+/// saying their speaker got something rise by [`QUANTITY_BOOST`] (those stating a number
+/// already rose by the `quantity` cue when it is on); re-orders.
+pub(super) struct Acquisitions;
+
+impl CueStep for Acquisitions {
+    fn cue(&self) -> Cue {
+        Cue::Acquired
+    }
+
+    fn apply(&self, asked: &Asked<'_>, hits: &mut [Hit]) {
+        let Some(q) = counted(asked).filter(|_| asks_acquired(asked.text)) else {
+            return;
+        };
+        let by_quantity = asked.cues.has(Cue::Quantity);
+        let got = |t: &str| {
+            if by_quantity && states_quantity(t).is_some() {
+                return None;
+            }
+            states_acquired(t)
+        };
+        raise_stating(hits, fraction(QUANTITY_BOOST), got, mark(&q));
+    }
+}
+
+/// The three quantity cues with every cue on, as recall runs them: the tests' step.
+#[cfg(test)]
+fn boost_quantities(hits: &mut [Hit], query: &str) {
+    use crate::vocabulary::Cues;
+    let time = super::time_cues::TimeCues::default();
+    let asked = Asked {
+        text: query,
+        reference: 0,
+        time: &time,
+        cues: Cues::ALL,
+    };
+    for step in [&Ages as &dyn CueStep, &Quantities, &Acquisitions] {
+        step.apply(&asked, hits);
     }
 }
 

@@ -1,21 +1,19 @@
 //! The entry points of retrieval: `get`, `scan`, and every recall. A recall reads top to
 //! bottom: the request is checked once here, the query embedded, candidates searched by the
-//! strategy (`vector.rs`, `hybrid.rs`), and the final hits served (`serve.rs`: explained, then
+//! strategy (`vector.rs`, `hybrid.rs`), the cues that are on applied (`cues.rs`), and the final hits served (`serve.rs`: explained, then
 //! touched). None of them takes the writer lock.
 
 use memloop_index::UnitVector;
 
-use super::best_first;
-use super::events::boost_events;
-use super::newest_first::newest_first;
-use super::preferences::boost_preferences;
-use super::quantities::boost_quantities;
+use super::cue_step::Asked;
+use super::cues::apply_cues;
 use super::time_cues::TimeCues;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::item::{MemoryId, MemoryItem};
 use crate::memory::Memory;
 use crate::vocabulary::check_k;
+use crate::vocabulary::Cue;
 use crate::vocabulary::{Hit, Query, Strategy, MAX_K};
 
 impl Memory {
@@ -81,7 +79,12 @@ impl Memory {
         query.check()?;
         strategy.check()?;
         let reference = query.filter.as_of.unwrap_or_else(|| self.inner.now());
-        let cues = TimeCues::parse(&query.text, reference);
+        let on = self.inner.options.cues;
+        let cues = if on.has(Cue::Time) {
+            TimeCues::parse(&query.text, reference)
+        } else {
+            TimeCues::default()
+        };
         // A wider pool is ranked than the `k` kept: with a time in the query the time boost
         // picks from it, and the newer value of a fact ranked just below the cut can take its
         // older value's place. The pool never widens a reranking strategy's candidates.
@@ -123,17 +126,13 @@ impl Memory {
                 self.rerank(pool, &text, &vector, Strategy::DEFAULT_CANDIDATES, window)?
             }
         };
-        boost_preferences(&mut hits, &query.text);
-        boost_quantities(&mut hits, &query.text);
-        boost_events(&mut hits, &query.text);
-        if !cues.is_empty() {
-            boost_for_time(&mut hits, &cues);
-        }
-        // A query naming a time window is about that time: its boost orders. One about now
-        // (or its as_of), asking when or not, ranks the newest value of a fact first.
-        if cues.window.is_none() {
-            newest_first(&mut hits, reference, &query.text);
-        }
+        let asked = Asked {
+            text: &query.text,
+            reference,
+            time: &cues,
+            cues: on,
+        };
+        apply_cues(&asked, &mut hits);
         hits.truncate(query.k);
         for (rank, h) in hits.iter_mut().enumerate() {
             h.rank = rank;
@@ -169,15 +168,3 @@ const TIME_POOL: usize = 3;
 const NEWEST_POOL: usize = 2;
 /// … and at least this many more than `k`.
 const NEWEST_POOL_MIN: usize = 8;
-
-/// Raises the score of hits the query's time cues match (explained in `explain.time`), and
-/// re-orders.
-fn boost_for_time(hits: &mut [Hit], cues: &TimeCues) {
-    for h in hits.iter_mut() {
-        if let Some(m) = cues.matches(&h.item) {
-            h.score += m.boost * h.score.abs();
-            h.explain.time = Some(m);
-        }
-    }
-    best_first(hits);
-}

@@ -9,6 +9,7 @@ mod by_id;
 mod context;
 mod context_params;
 mod conversation_request;
+mod cue;
 mod list_request;
 mod observe;
 mod open_request;
@@ -29,6 +30,7 @@ pub use context::{
 };
 pub use context_params::ContextParams;
 pub use conversation_request::{ConversationRequest, TurnRequest};
+pub use cue::{Cue, Cues};
 pub use list_request::{ListRequest, Listing, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
 pub use observe::{ObserveRequest, SubjectEvent};
 pub use open_request::OpenRequest;

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use memloop::time::parse_rfc3339;
 use memloop::{
-    context::ContextRequest, plug::Extracted, plug::Extractor, plug::Turn, Clock, Error,
-    InvalidInput, Kind, Memory, MemoryFilter, NewMemory, Options, Query, Scope, Strategy,
+    context::ContextRequest, plug::Extracted, plug::Extractor, plug::Turn, retrieve::Cue,
+    retrieve::Cues, Clock, Error, InvalidInput, Kind, Memory, MemoryFilter, MemoryId, NewMemory,
+    Options, Query, Scope, Strategy,
 };
 
 use crate::common::hashing;
@@ -433,11 +434,19 @@ fn a_question_asking_for_advice_prefers_what_the_user_likes() {
     assert!(hits.iter().all(|h| h.explain.preference.is_none()));
 }
 
-#[test]
-fn a_question_asking_the_users_age_finds_where_they_said_it() {
-    let dir = crate::common::tempdir();
+/// A store of 301 turns, one of which says the user's age and shares no word with a question
+/// asking it, opened with `cues`; the store and that turn's id.
+fn told_age(dir: &std::path::Path, cues: Cues) -> (Memory, MemoryId) {
     let clock = Clock::manual(at("2023-05-30T12:00:00Z"));
-    let m = open_with(dir.path(), &clock, None);
+    let m = Memory::open(
+        dir,
+        Options {
+            dedup_threshold: Some(0.75),
+            cues,
+            ..hashing(256, &clock)
+        },
+    )
+    .unwrap();
     let said = |text: &str| Turn::new("user", text, at("2023-05-24T12:00:00Z"));
     // Many turns about Alex, which share the question's words; one, among other chat, says
     // how old the user is and shares none of them.
@@ -456,6 +465,13 @@ fn a_question_asking_the_users_age_finds_where_they_said_it() {
         .remember_conversation("s", &turns, &Scope::default())
         .unwrap();
     let age = *report.turns.last().unwrap();
+    (m, age)
+}
+
+#[test]
+fn a_question_asking_the_users_age_finds_where_they_said_it() {
+    let dir = crate::common::tempdir();
+    let (m, age) = told_age(dir.path(), Cues::default());
     let filter = MemoryFilter::new().kind(Kind::Turn);
     for strategy in [Strategy::RERANK, Strategy::ITERATIVE] {
         let hits = m
@@ -482,6 +498,67 @@ fn a_question_asking_the_users_age_finds_where_they_said_it() {
             )
             .unwrap();
         assert!(hits.iter().all(|h| h.item.id != age), "{strategy:?}");
+    }
+}
+
+#[test]
+fn a_cue_switched_off_is_not_applied() {
+    // The age cue off: the question asking the user's age no longer finds where they said it
+    // (it shares no word with it), and nothing is explained by an age.
+    let dir = crate::common::tempdir();
+    let (m, age) = told_age(dir.path(), Cues::ALL.without(Cue::Age));
+    for strategy in [Strategy::RERANK, Strategy::ITERATIVE, Strategy::Single] {
+        let hits = m
+            .retrieve(
+                &Query::new("How old was I when Alex was born?")
+                    .k(5)
+                    .filter(MemoryFilter::new().kind(Kind::Turn)),
+                strategy,
+            )
+            .unwrap();
+        assert!(hits.iter().all(|h| h.item.id != age), "{strategy:?}");
+        assert!(
+            hits.iter().all(|h| h.explain.quantity.is_none()),
+            "{strategy:?}"
+        );
+    }
+    // No cue at all: a question asking for advice raises no stated preference, which it
+    // raises with every cue on.
+    drop(m);
+    for cues in [Cues::ALL, Cues::NONE] {
+        let dir = crate::common::tempdir();
+        let clock = Clock::manual(at("2023-05-30T12:00:00Z"));
+        let m = Memory::open(
+            dir.path(),
+            Options {
+                cues,
+                ..hashing(256, &clock)
+            },
+        )
+        .unwrap();
+        let said = |text: &str| Turn::new("user", text, at("2023-05-24T12:00:00Z"));
+        m.remember_conversation(
+            "s",
+            &[
+                said("I went out for dinner at an Italian place downtown"),
+                said("I prefer quiet dinner places with vegetarian dishes"),
+            ],
+            &Scope::default(),
+        )
+        .unwrap();
+        let hits = m
+            .retrieve(
+                &Query::new("can you suggest a place for dinner for me?")
+                    .k(2)
+                    .filter(MemoryFilter::new().kind(Kind::Turn)),
+                Strategy::RERANK,
+            )
+            .unwrap();
+        let raised = hits
+            .iter()
+            .filter(|h| h.explain.preference.is_some())
+            .count();
+        assert_eq!(raised, usize::from(cues == Cues::ALL), "{cues:?}: {hits:?}");
     }
 }
 
