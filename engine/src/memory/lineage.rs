@@ -44,9 +44,10 @@ impl<'s> Unlinker<'s> {
     /// after it are linked to each other, so forgetting a current version makes the one
     /// before it current again, here as on every device that applies the forget. Recorded
     /// for sync: the version it followed (sent with the forget, so a device that never held
-    /// it still places the versions after it), for a first version the one after it (which
-    /// stands for the lineage), and for the version after it the one it followed when first
-    /// made (a sync sends a version with the predecessor it was made from, whatever was
+    /// it still places the versions after it; for a version first here only because the
+    /// versions before it were removed, the one it was made from), for a first version the one
+    /// after it (which stands for the lineage), and for the version after it the one it
+    /// followed when first made (a sync sends a version with the predecessor it was made from, whatever was
     /// removed since). Returns the version as it stood; `None` when it is not stored.
     pub(crate) fn unlink(&mut self, tx: &mut Tx, id: MemoryId) -> Result<Option<MemoryItem>> {
         let Some(item) = self.get(id)? else {
@@ -62,6 +63,12 @@ impl<'s> Unlinker<'s> {
             tx.set_meta(&forgotten_prev_key(id), &p.id.to_le_bytes())?;
             p.superseded_by = next.as_ref().map(|n| n.id);
             self.changed.insert(p.id, p);
+        } else if let Some(from) = meta_id(tx, &lineage_prev_key(id))? {
+            // First here only because the versions before it were removed here (or it stands
+            // for a lineage whose first version was forgotten before it arrived): the version
+            // it was made from, as a sync sent it, so the forget is sent with the same
+            // predecessor from here as from every device that held it in its lineage.
+            tx.set_meta(&forgotten_prev_key(id), &from.to_le_bytes())?;
         }
         if let Some(mut n) = next {
             if item.supersedes.is_none() {
