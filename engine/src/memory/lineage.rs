@@ -45,10 +45,11 @@ impl<'s> Unlinker<'s> {
     /// before it current again, here as on every device that applies the forget. Recorded
     /// for sync: the version it followed (sent with the forget, so a device that never held
     /// it still places the versions after it; for a version first here only because the
-    /// versions before it were removed, the one it was made from), for a first version the one
-    /// after it (which stands for the lineage), and for the version after it the one it
-    /// followed when first made (a sync sends a version with the predecessor it was made from, whatever was
-    /// removed since). Returns the version as it stood; `None` when it is not stored.
+    /// versions before it were removed, the one it was made from), the one after it (which
+    /// stands for it: for a first version, for the lineage), and for the version after it
+    /// the one it followed when first made (a sync sends a version with the predecessor it
+    /// was made from, whatever was removed since). Returns the version as it stood; `None`
+    /// when it is not stored.
     pub(crate) fn unlink(&mut self, tx: &mut Tx, id: MemoryId) -> Result<Option<MemoryItem>> {
         let Some(item) = self.get(id)? else {
             return Ok(None);
@@ -71,9 +72,7 @@ impl<'s> Unlinker<'s> {
             tx.set_meta(&forgotten_prev_key(id), &from.to_le_bytes())?;
         }
         if let Some(mut n) = next {
-            if item.supersedes.is_none() {
-                tx.set_meta(&forgotten_next_key(id), &n.id.to_le_bytes())?;
-            }
+            tx.set_meta(&forgotten_next_key(id), &n.id.to_le_bytes())?;
             if tx.meta(&lineage_prev_key(n.id))?.is_none() {
                 tx.set_meta(&lineage_prev_key(n.id), &id.to_le_bytes())?;
             }
@@ -127,7 +126,7 @@ fn meta_id(tx: &mut Tx, key: &str) -> Result<Option<MemoryId>> {
 }
 
 /// What [`Unlinker::unlink`] recorded of local version `id`, removed here: the version it
-/// followed, and for a first version the one that followed it.
+/// followed, and the one that followed it.
 pub(crate) fn removed_between(
     tx: &mut Tx,
     id: MemoryId,

@@ -85,8 +85,8 @@ pub(crate) fn forgotten_prev_key(id: MemoryId) -> String {
     format!("forgotten_prev:{id}")
 }
 
-/// The metadata key of the local version that followed local memory `id`, forgotten here
-/// when it was the first of its lineage.
+/// The metadata key of the local version that followed local memory `id` when `id` was
+/// forgotten here (it stands for `id`: for a first version, for its lineage).
 pub(crate) fn forgotten_next_key(id: MemoryId) -> String {
     format!("forgotten_next:{id}")
 }

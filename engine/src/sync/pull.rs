@@ -1132,18 +1132,38 @@ impl Writer<'_> {
     }
 
     /// A live version of the lineage whose first version, `root`, was forgotten: its heir,
-    /// or its heir's heir, as far as they were forgotten too.
-    fn heir_of(&mut self, mut root: Gid) -> Result<Option<MemoryId>> {
+    /// or, as far as the heirs were forgotten or removed here too, the version that stood
+    /// beside each when it went (its own heir, else the version it followed), each version
+    /// visited once.
+    fn heir_of(&mut self, root: Gid) -> Result<Option<MemoryId>> {
+        let mut seen = FxHashSet::default();
+        seen.insert(root);
+        let mut at = self.meta_gid(&state::tomb_heir_key(root))?;
         for _ in 0..MAX_CHAIN {
-            let Some(h) = self.meta_gid(&state::tomb_heir_key(root))? else {
+            let Some(h) = at.filter(|h| seen.insert(*h)) else {
                 return Ok(None);
             };
-            match self.tx.sync_entry(h)? {
-                Some(e) if !e.tomb && e.local != 0 => return Ok(Some(e.local)),
-                Some(e) if e.tomb => root = h,
-                _ if h.0 == self.device && self.get(h.1)?.is_some() => return Ok(Some(h.1)),
+            let local = match self.tx.sync_entry(h)? {
+                Some(e) if e.tomb => {
+                    at = match self.meta_gid(&state::tomb_heir_key(h))? {
+                        Some(n) => Some(n),
+                        None => self.meta_gid(&state::tomb_prev_key(h))?,
+                    };
+                    continue;
+                }
+                Some(e) if e.local != 0 => e.local,
+                _ if h.0 == self.device => h.1,
                 _ => return Ok(None),
+            };
+            if self.get(local)?.is_some() {
+                return Ok(Some(local));
             }
+            // Removed here, its tombstone not sent yet: the version after it, else the one
+            // before it, as the removal recorded them.
+            at = match removed_between(self.tx, local)? {
+                (_, Some(n)) | (Some(n), None) => Some(self.gid(n)?),
+                (None, None) => None,
+            };
         }
         Ok(None)
     }
@@ -1171,17 +1191,20 @@ impl Writer<'_> {
                 // Its neighbours in the lineage close the gap it leaves.
                 let prev = it.supersedes.map(|p| self.get(p)).transpose()?.flatten();
                 let next = it.superseded_by.map(|n| self.get(n)).transpose()?.flatten();
+                // The one after it, else the one before it, stands for it here: for a first
+                // version, for its lineage; for any version, on the way to the lineage
+                // through a forgotten first version whose heir it was (the version it was
+                // sent with may be that first version, not its neighbour here).
+                if let Some(s) = next.as_ref().or(prev.as_ref()) {
+                    let heir = self.gid(s.id)?;
+                    self.tx
+                        .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
+                }
                 if let Some(mut p) = prev {
                     p.superseded_by = next.as_ref().map(|n| n.id);
                     self.put(p, None, applied)?;
                 }
                 if let Some(mut n) = next {
-                    if it.supersedes.is_none() {
-                        // A first version: the one after it stands for the lineage.
-                        let heir = self.gid(n.id)?;
-                        self.tx
-                            .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
-                    }
                     let made_from = crate::store::lineage_prev_key(n.id);
                     if self.tx.meta(&made_from)?.is_none() {
                         self.tx.set_meta(&made_from, &it.id.to_le_bytes())?;
@@ -1196,16 +1219,14 @@ impl Writer<'_> {
             } else {
                 // Removed here already (forgotten, swept or erased) and not sent yet: its
                 // lineage as the removal recorded it.
-                if before.is_none() {
-                    match removed_between(self.tx, e.local)? {
-                        (Some(p), _) => before = Some(self.gid(p)?),
-                        (None, Some(n)) => {
-                            let heir = self.gid(n)?;
-                            self.tx
-                                .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
-                        }
-                        (None, None) => {}
-                    }
+                let (p, n) = removed_between(self.tx, e.local)?;
+                if let (None, Some(p)) = (before, p) {
+                    before = Some(self.gid(p)?);
+                }
+                if let Some(n) = n {
+                    let heir = self.gid(n)?;
+                    self.tx
+                        .set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
                 }
             }
         }

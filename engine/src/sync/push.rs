@@ -128,15 +128,12 @@ impl Memory {
                             },
                             None => None,
                         };
-                        if prev.is_none() {
-                            if let Some(b) = tx.meta(&crate::store::forgotten_next_key(*id))? {
-                                if let Ok(b) = <[u8; 8]>::try_from(b.as_slice()) {
-                                    let heir = gid_of(tx, u64::from_le_bytes(b), device)?;
-                                    tx.set_meta(
-                                        &state::tomb_heir_key(gid),
-                                        &state::gid_bytes(heir),
-                                    )?;
-                                }
+                        // The version after it, recorded by the forget: it stands for it
+                        // here (for a first version, for the lineage).
+                        if let Some(b) = tx.meta(&crate::store::forgotten_next_key(*id))? {
+                            if let Ok(b) = <[u8; 8]>::try_from(b.as_slice()) {
+                                let heir = gid_of(tx, u64::from_le_bytes(b), device)?;
+                                tx.set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
                             }
                         }
                         let payload = match prev {

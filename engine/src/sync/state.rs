@@ -98,9 +98,11 @@ pub(crate) fn tomb_prev_key(gid: (u64, u64)) -> String {
     format!("sync_tomb_prev:{}:{}", hex(gid.0), gid.1)
 }
 
-/// The metadata key of a version that followed forgotten version `gid` when `gid` was the
-/// first of its lineage (an heir: any later version of the same lineage), so the versions
-/// that followed `gid` stay one lineage wherever `gid` was forgotten first.
+/// The metadata key of a version that stood beside forgotten version `gid` in its lineage
+/// here when it was forgotten (an heir: the one after it, else the one before it; for a first
+/// version any later version of the same lineage), so the versions that followed `gid` stay
+/// one lineage wherever `gid` was forgotten first, and a way to the lineage through a
+/// forgotten first version's heir goes on when that heir is forgotten in turn.
 pub(crate) fn tomb_heir_key(gid: (u64, u64)) -> String {
     format!("sync_tomb_heir:{}:{}", hex(gid.0), gid.1)
 }

@@ -861,6 +861,70 @@ fn a_forgotten_heir_of_a_forgotten_first_version_keeps_the_versions_made_from_it
     assert_eq!(current.len(), 1, "one lineage: {seen:?}");
 }
 
+/// A version that stood here for a lineage whose first version was forgotten, and that came to
+/// follow concurrent updates pulled after it (made earlier), is forgotten by a tombstone sent
+/// with the forgotten first version: the version the lineage's forgotten first version is
+/// found through here is then itself forgotten, and the lineage is found through the version
+/// it followed here. A version made from it elsewhere joins that lineage. Without that, the
+/// way back ended at the forgotten first version, whose stand-in was forgotten too: the version
+/// stood alone, current beside the concurrent updates (the plain property run's seed 1,944).
+#[test]
+fn a_version_made_from_a_forgotten_stand_in_joins_the_updates_it_followed() {
+    let root = crate::common::tempdir();
+    let remote = remote_of(&root.path().join("bucket"));
+    // Device 2's clock runs 45 s ahead: what it makes follows what the others make meanwhile.
+    let d = devices(root.path(), &[0, 0, 45_000]);
+    let first = d[2]
+        .memory
+        .remember(NewMemory::new("the spare key is under the mat"))
+        .unwrap();
+    sync(&d[2], &remote);
+    for x in &d[..2] {
+        sync(x, &remote);
+    }
+    // Device 1 forgets the first version and sends that; device 2 updates it and pulls the
+    // forget (its update stands for the lineage there); device 1 pulls the update (it stands
+    // for the lineage there too).
+    d[1].memory.forget(first_held(&d[1])).unwrap();
+    sync(&d[1], &remote);
+    update_text(&d[2], first, "the spare key is in the shed");
+    sync(&d[2], &remote);
+    sync(&d[1], &remote);
+    // Device 0, which pulled nothing since, updates the first version twice (made before
+    // device 2's update by the clocks) and sends that; device 2 pulls both: they come before
+    // its update in the lineage.
+    let second = update_text(
+        &d[0],
+        first_held(&d[0]),
+        "the spare key is with the neighbour",
+    );
+    update_text(&d[0], second, "the spare key is in the letterbox");
+    sync(&d[0], &remote);
+    sync(&d[2], &remote);
+    // Device 1 forgets device 2's update (a lineage of its own there, sent with the forgotten
+    // first version it was made from); device 2 pulls the forget.
+    d[1].clock.advance(2_000).unwrap();
+    d[1].memory.forget(first_held(&d[1])).unwrap();
+    sync(&d[1], &remote);
+    sync(&d[2], &remote);
+    // Device 0, which still holds device 2's update as current, updates it and sends that.
+    let held = d[0]
+        .memory
+        .advanced()
+        .scan(&MemoryFilter::new(), usize::MAX)
+        .unwrap();
+    assert_eq!(held.len(), 1, "device 0: one current version");
+    assert_eq!(held[0].text, "the spare key is in the shed");
+    update_text(&d[0], held[0].id, "the spare key is on the hook");
+    sync(&d[0], &remote);
+    let (current, seen) = settle(&d, &remote, 2);
+    assert_eq!(
+        current,
+        vec!["the spare key is on the hook".to_string()],
+        "one lineage: {seen:?}"
+    );
+}
+
 /// A device whose snapshot waits for a key applies no other device's chain meanwhile: had it
 /// applied one (recording how far), it would be a device that has pulled, which never reads a
 /// snapshot, and what the compaction deleted would never reach it.
