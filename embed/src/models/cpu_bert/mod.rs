@@ -21,6 +21,8 @@ mod simd;
 mod attention;
 #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
 mod attention_avx512;
+#[cfg(target_arch = "x86_64")]
+mod gelu_avx2;
 #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
 mod gelu_avx512;
 mod int8;
@@ -411,7 +413,7 @@ impl CpuBert {
 }
 
 /// GELU (the erf form) in place: in AVX-512 intrinsics (`gelu_avx512.rs`) where the CPU has
-/// them, else `kernels::gelu_erf`.
+/// them, else in AVX2 ones (`gelu_avx2.rs`), else `kernels::gelu_erf`.
 fn gelu_erf(xs: &mut [f32]) {
     #[cfg(all(target_arch = "x86_64", feature = "avx512"))]
     if simd::allows(simd::Tier::Avx512)
@@ -422,6 +424,16 @@ fn gelu_erf(xs: &mut [f32]) {
         // both were just detected on this one.
         #[allow(unsafe_code)]
         return unsafe { gelu_avx512::gelu_erf(xs) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if simd::allows(simd::Tier::Avx2)
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: `gelu_avx2::gelu_erf` may only run on a CPU with AVX2 and FMA, and both
+        // were just detected on this one.
+        #[allow(unsafe_code)]
+        return unsafe { gelu_avx2::gelu_erf(xs) };
     }
     kernels::gelu_erf(xs);
 }
