@@ -66,7 +66,9 @@ def code_of(path):
     if cut:
         text = text[: cut.start()]
     text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+    # A string's escapes include a backslash before a line break (a string continued on the
+    # next line).
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text, flags=re.S)
     return text
 
 
