@@ -88,11 +88,13 @@ pub use filter::MemoryFilter;
 pub use invalid::InvalidInput;
 pub use item::{Kind, MemoryId, MemoryItem, NewMemory, Scope, Tier};
 pub use memory::{Memory, Stats};
-pub use operations::{Admin, Advanced, Answer, Scoped, Transfer};
+pub use operations::{
+    Admin, Advanced, Answer, Operate, Operation, Request, Scoped, Told, Transfer,
+};
 pub use options::{Durability, Hooks, Options};
 pub use retrieve::{Hit, Query, Strategy};
 pub use transfer::salvage;
-pub use vocabulary::{Door, Operation, Request};
+pub use vocabulary::Door;
 
 /// Every request of the vocabulary, as the doors parse them (one per operation of
 /// [`Operation`], and the options of an open), with the parts they share.
@@ -112,7 +114,7 @@ pub mod answers {
     pub use crate::conversation::ConversationReport;
     pub use crate::forget::{DecayReport, ScopeErasure, SweepReport};
     pub use crate::memory::{CheckReport, DiskUsage, IndexRecovery, OpenReport};
-    pub use crate::operations::{Forgotten, Listed, Observed, Recalled, Updated};
+    pub use crate::operations::{ForgetAnswer, Forgotten, Listed, Observed, Recalled, Updated};
     pub use crate::retrieve::{Explanation, FeedbackState};
     pub use crate::store::salvage::SalvageReport;
     pub use crate::transfer::{ChangeExport, ColumnarFormat, ImportReport};

@@ -32,11 +32,10 @@ use crate::remember::dedup::Remembered;
 use crate::retrieve::{FeedbackState, Hit, Query, Strategy};
 use crate::transfer::{ChangeExport, ColumnarFormat, ImportReport};
 use crate::vocabulary::{
-    ExportRequest, Exported, ImportRequest, ListRequest, Request, SubjectEvent, SyncRequest,
-    Synced, Update,
+    ExportRequest, Exported, ImportRequest, ListRequest, SubjectEvent, SyncRequest, Synced, Update,
 };
 
-use super::Answer;
+use super::registry::{self, Answer, Request, Told};
 
 impl Memory {
     /// Opens the store in `dir`, creating it if needed.
@@ -264,7 +263,16 @@ impl Memory {
     /// The operation's own: [`crate::Error::InvalidInput`] for a request that does not check,
     /// [`crate::Error::NotFound`] for an id outside the store or the scope, and the store's.
     pub fn call(&self, request: Request) -> Result<Answer> {
-        super::run(self, request)
+        registry::run(self, request)
+    }
+
+    /// Runs one operation as [`Memory::call`] does, and writes its answer as text for a model
+    /// too (what MCP sends beside the structured answer), from the operation's own rendering.
+    ///
+    /// # Errors
+    /// As [`Memory::call`].
+    pub fn call_told(&self, request: Request) -> Result<Told> {
+        registry::run_told(self, request)
     }
 
     /// A view of this store confined to `scope`: every call made through it acts within the

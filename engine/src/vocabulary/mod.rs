@@ -34,7 +34,7 @@ pub use cue::{Cue, Cues};
 pub use list_request::{ListRequest, Listing, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
 pub use observe::{ObserveRequest, SubjectEvent};
 pub use open_request::OpenRequest;
-pub use operation::{Door, NoFields, Operation, Request};
+pub use operation::{Door, NoFields};
 pub(crate) use recall::check_k;
 pub use recall::{
     EventMatch, Explanation, FeedbackState, Hit, NewestFirst, PreferenceMatch, QuantityMatch,

@@ -82,7 +82,7 @@ fn contract_store(dir: &std::path::Path, table: &Value) -> Memory {
     let memory = Memory::open(dir, Options::from_request(request).unwrap()).unwrap();
     for (i, seed) in table["memories"].as_array().unwrap().iter().enumerate() {
         let request = memloop::Request::parse("remember", seed.clone()).unwrap();
-        let Ok(memloop::Answer::Remembered(done)) = memory.call(request) else {
+        let Ok(memloop::Answer::Remember(done)) = memory.call(request) else {
             panic!("seed {i}")
         };
         assert_eq!(done.id, i as u64 + 1, "ids follow the seeds");
