@@ -2,22 +2,23 @@
 //! its answer's JSON (`--json`) or text rendered from that JSON, the same whether the store was
 //! opened here or the call was forwarded to the process serving it.
 
-use memloop::MemoryItem;
+use memloop::{MemoryItem, Operation};
 use serde_json::Value;
 
 use crate::mcp::tools::Reply;
 
 /// Prints the reply of operation `op`, asked with `arguments`: the answer's JSON with `json`,
 /// else text for people (a recall's hits as rows, with `explain` lines when asked; a remember's
-/// id alone on stdout, what de-duplication did on stderr; the model's text otherwise).
+/// id alone on stdout, what de-duplication did on stderr; the operation's own text otherwise,
+/// each operation named so that a new one must choose).
 pub fn print_reply(op: &str, arguments: &Value, reply: &Reply, json: bool) {
     if json {
         println!("{}", reply.structured);
         return;
     }
     let a = &reply.structured;
-    match op {
-        "recall" => {
+    match Operation::named(op) {
+        Ok(Operation::Recall) => {
             let hits = a["hits"].as_array().map(Vec::as_slice).unwrap_or_default();
             if hits.is_empty() {
                 println!("no memories match");
@@ -36,7 +37,7 @@ pub fn print_reply(op: &str, arguments: &Value, reply: &Reply, json: bool) {
                 }
             }
         }
-        "remember" => {
+        Ok(Operation::Remember) => {
             println!("{}", a["id"]);
             match a["action"].as_str() {
                 Some("merged") => eprintln!("memloop: merged into memory {} (it says the same)", a["id"]),
@@ -47,16 +48,16 @@ pub fn print_reply(op: &str, arguments: &Value, reply: &Reply, json: bool) {
                 _ => {}
             }
         }
-        "get" => match serde_json::from_value::<MemoryItem>(a.clone()) {
+        Ok(Operation::Get) => match serde_json::from_value::<MemoryItem>(a.clone()) {
             Ok(item) => print!("{}", item_text(&item)),
             Err(_) => println!("{}", reply.text),
         },
-        "stats" => println!(
+        Ok(Operation::Stats) => println!(
             "{} memories ({} working, {} long-term), {} indexed\nchange {} (index checkpoint {})\nmodel {}",
             a["memories"], a["working"], a["long_term"], a["indexed"], a["seq"], a["checkpoint"],
             a["model"].as_str().unwrap_or("")
         ),
-        "list" => {
+        Ok(Operation::List) => {
             for m in a["memories"].as_array().map(Vec::as_slice).unwrap_or_default() {
                 println!(
                     "#{:<6} {:<10} {}",
@@ -66,7 +67,21 @@ pub fn print_reply(op: &str, arguments: &Value, reply: &Reply, json: bool) {
                 );
             }
         }
-        _ => println!("{}", reply.text),
+        // The operation's own text, written for a model, reads as well for a person.
+        Ok(Operation::Update
+        | Operation::RememberConversation
+        | Operation::Context
+        | Operation::Feedback
+        | Operation::RecordTask
+        | Operation::Observe
+        | Operation::Forget
+        | Operation::ExplainDecay
+        | Operation::Sweep
+        | Operation::Export
+        | Operation::Import
+        | Operation::Sync)
+        // The shared store's own calls (a check), which are not operations of the registry.
+        | Err(_) => println!("{}", reply.text),
     }
 }
 
