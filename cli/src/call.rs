@@ -54,14 +54,11 @@ impl CallArgs {
     }
 
     /// This command as the operation it names, printed as JSON (run here or by the process
-    /// serving the store). `None` for a name that is no operation: the call is refused here.
+    /// serving the store). `None` for a name that is no operation or fields it does not take:
+    /// the call is refused here, with the error saying which.
     pub fn as_tool(&self) -> Option<ToolCall> {
-        let op = memloop::Operation::named(&self.operation).ok()?;
-        Some(ToolCall {
-            tool: op.name(),
-            arguments: self.fields().ok()?,
-            json: true,
-        })
+        let request = memloop::Request::parse(&self.operation, self.fields().ok()?).ok()?;
+        Some(ToolCall::operation(request, true))
     }
 }
 
@@ -70,11 +67,7 @@ pub fn call(store: &StoreArgs, a: &CallArgs) -> Result<()> {
     let op = memloop::Operation::named(&a.operation).map_err(memloop::Error::from)?;
     let fields = a.fields().map_err(memloop::Error::from)?;
     // The request is checked before a store is opened or created.
-    memloop::Request::parse(op.name(), fields.clone()).map_err(memloop::Error::from)?;
-    let call = ToolCall {
-        tool: op.name(),
-        arguments: fields,
-        json: true,
-    };
+    let request = memloop::Request::parse(op.name(), fields).map_err(memloop::Error::from)?;
+    let call = ToolCall::operation(request, true);
     crate::commands::run_on(store, call, op == memloop::Operation::Remember)
 }

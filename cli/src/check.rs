@@ -63,8 +63,7 @@ impl CheckArgs {
     /// the database file without opening the store and cannot run beside its holder.
     pub fn as_tool(&self) -> Option<crate::forward::ToolCall> {
         self.salvage.is_none().then_some(crate::forward::ToolCall {
-            tool: crate::share::CHECK,
-            arguments: serde_json::Value::Null,
+            asked: crate::forward::Asked::Check,
             json: self.json,
         })
     }

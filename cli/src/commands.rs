@@ -4,11 +4,15 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use memloop::Durability;
-use serde_json::json;
+use memloop::requests::{
+    ExportRequest, ForgetRequest, IdRequest, NoFields, RecallRequest, RememberRequest, Selection,
+    UpdateRequest, When,
+};
+use memloop::{Durability, Request, Scope};
+use serde_json::{json, Value};
 
 use crate::filter_args::FilterArgs;
-use crate::forward::ToolCall;
+use crate::forward::{Asked, ToolCall};
 use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
 use crate::time_arg::parse_time;
@@ -54,10 +58,7 @@ pub struct RememberArgs {
 
 /// `memloop remember`: the `remember` operation on the store opened (or created) here.
 pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
-    // The request is checked before the store is created, so a bad one leaves no store behind.
-    let call = a.as_tool();
-    memloop::Request::parse(call.tool, call.arguments.clone()).map_err(memloop::Error::from)?;
-    run_on(store, call, true)
+    run_on(store, a.as_tool(), true)
 }
 
 /// `memloop get`.
@@ -112,18 +113,28 @@ pub struct UpdateArgs {
     json: bool,
 }
 
-impl UpdateArgs {
-    /// This command as the `update` tool: run by the same code here and in a serving process.
-    pub fn as_tool(&self) -> ToolCall {
-        let mut arguments = json!({"id": self.id, "text": self.text, "concise": self.concise,
-            "brief": self.brief, "tags": self.tags, "importance": self.importance,
-            "pinned": self.pinned, "valid_from": self.valid_from, "valid_until": self.valid_until});
-        self.scope.add_to(&mut arguments);
-        ToolCall {
-            tool: "update",
-            arguments,
-            json: self.json,
+impl From<&UpdateArgs> for UpdateRequest {
+    fn from(a: &UpdateArgs) -> UpdateRequest {
+        UpdateRequest {
+            id: a.id,
+            text: a.text.clone(),
+            concise: a.concise.clone(),
+            brief: a.brief.clone(),
+            tags: a.tags.clone(),
+            importance: a.importance,
+            pinned: a.pinned,
+            valid_from: a.valid_from.clone().map(When::Text),
+            valid_until: a.valid_until.clone().map(When::Text),
+            scope: a.scope.scope(),
         }
+    }
+}
+
+impl UpdateArgs {
+    /// This command as the `update` operation: run by the same code here and in a serving
+    /// process.
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall::operation(Request::Update(self.into()), self.json)
     }
 }
 
@@ -147,10 +158,13 @@ pub fn run_on(store: &StoreArgs, call: ToolCall, create: bool) -> Result<()> {
     };
     // The commit was synced: the answer is durable before closing, whatever closing (saving
     // the index) meets.
-    let reply = crate::mcp::tools::call(&memory, call.tool, call.arguments.clone());
+    let reply = match &call.asked {
+        Asked::Operation(request) => crate::mcp::tools::run(&memory, request.as_ref().clone()),
+        Asked::Check => crate::share::admin_call(&memory, crate::share::CHECK, Value::Null),
+    };
     crate::store_args::close(memory);
     let reply = reply.map_err(|e| anyhow::anyhow!("{e}"))?;
-    crate::output::print_reply(call.tool, &call.arguments, &reply, call.json);
+    crate::output::print_reply(&call, &reply);
     Ok(())
 }
 
@@ -165,13 +179,13 @@ pub struct DecayArgs {
 }
 
 impl DecayArgs {
-    /// This command as the `explain_decay` tool.
+    /// This command as the `explain_decay` operation.
     pub fn as_tool(&self) -> ToolCall {
-        ToolCall {
-            tool: "explain_decay",
-            arguments: json!({"id": self.id}),
-            json: self.json,
-        }
+        let request = IdRequest {
+            id: self.id,
+            scope: Scope::default(),
+        };
+        ToolCall::operation(Request::ExplainDecay(request), self.json)
     }
 }
 
@@ -254,8 +268,8 @@ pub struct ExportArgs {
 }
 
 pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
-    // The same request the serving process parses, so a forwarded export is this one.
-    let request: memloop::requests::ExportRequest = serde_json::from_value(a.as_tool().arguments)?;
+    // The same request a forwarded export sends.
+    let request = ExportRequest::from(a);
     request.format().map_err(memloop::Error::from)?;
     let memory = store.open_existing(Durability::Synced)?;
     let out = memory.transfer().export_request(&request);
@@ -264,21 +278,27 @@ pub fn export(store: &StoreArgs, a: &ExportArgs) -> Result<()> {
     Ok(())
 }
 
-impl ExportArgs {
-    /// This command for the process serving the store (the path made absolute: that process
-    /// has its own working directory).
-    pub fn as_tool(&self) -> ToolCall {
-        let scope = self.scope.scope();
-        let path = std::path::absolute(&self.path).unwrap_or_else(|_| self.path.clone());
-        ToolCall {
-            tool: "export",
-            arguments: json!({
-                "path": path, "format": self.format, "namespace": self.namespace,
-                "user": scope.user, "agent": scope.agent, "session": scope.session,
-                "since": self.since, "plaintext": self.plaintext,
-            }),
-            json: true,
+impl From<&ExportArgs> for ExportRequest {
+    /// The path made absolute: a serving process has its own working directory.
+    fn from(a: &ExportArgs) -> ExportRequest {
+        ExportRequest {
+            path: std::path::absolute(&a.path).unwrap_or_else(|_| a.path.clone()),
+            format: a.format.clone(),
+            selection: Selection {
+                namespace: a.namespace.clone(),
+                ..Selection::default()
+            },
+            scope: a.scope.scope(),
+            since: a.since,
+            plaintext: a.plaintext,
         }
+    }
+}
+
+impl ExportArgs {
+    /// This command for the process serving the store.
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall::operation(Request::Export(self.into()), true)
     }
 }
 
@@ -438,67 +458,84 @@ pub fn stats(store: &StoreArgs, a: &StatsArgs) -> Result<()> {
     run_here(store, a.as_tool())
 }
 
-impl RememberArgs {
-    /// This command as the `remember` tool (run by the process serving the store).
-    pub fn as_tool(&self) -> ToolCall {
-        let mut arguments = json!({"text": self.text, "kind": self.kind,
-            "namespace": self.namespace, "tags": self.tags, "importance": self.importance,
-            "valid_from": self.valid_from, "valid_until": self.valid_until,
-            "head": self.head, "relation": self.relation, "tail": self.tail});
-        self.scope.add_to(&mut arguments);
-        ToolCall {
-            tool: "remember",
-            arguments,
-            json: self.json,
+impl From<&RememberArgs> for RememberRequest {
+    fn from(a: &RememberArgs) -> RememberRequest {
+        RememberRequest {
+            text: a.text.clone(),
+            kind: a.kind.clone(),
+            concise: None,
+            brief: None,
+            tags: a.tags.clone(),
+            namespace: a.namespace.clone(),
+            importance: a.importance,
+            head: a.head.clone(),
+            relation: a.relation.clone(),
+            tail: a.tail.clone(),
+            scope: a.scope.scope(),
+            valid_from: a.valid_from.clone().map(When::Text),
+            valid_until: a.valid_until.clone().map(When::Text),
         }
     }
 }
 
-impl GetArgs {
-    /// This command as the `get` tool.
+impl RememberArgs {
+    /// This command as the `remember` operation (run here or by the process serving the
+    /// store).
     pub fn as_tool(&self) -> ToolCall {
-        ToolCall {
-            tool: "get",
-            arguments: json!({"id": self.id}),
-            json: self.json,
+        ToolCall::operation(Request::Remember(self.into()), self.json)
+    }
+}
+
+impl GetArgs {
+    /// This command as the `get` operation.
+    pub fn as_tool(&self) -> ToolCall {
+        let request = IdRequest {
+            id: self.id,
+            scope: Scope::default(),
+        };
+        ToolCall::operation(Request::Get(request), self.json)
+    }
+}
+
+impl From<&RecallArgs> for RecallRequest {
+    fn from(a: &RecallArgs) -> RecallRequest {
+        RecallRequest {
+            query: a.query.clone(),
+            k: a.k,
+            strategy: a.strategy.clone(),
+            explain: a.explain,
+            selection: a.filter.selection(),
+            scope: a.filter.scope(),
         }
     }
 }
 
 impl RecallArgs {
-    /// This command as the `recall` tool.
+    /// This command as the `recall` operation.
     pub fn as_tool(&self) -> ToolCall {
-        let mut arguments = json!({"query": self.query, "k": self.k,
-            "strategy": self.strategy, "explain": self.explain});
-        self.filter.add_to(&mut arguments);
-        ToolCall {
-            tool: "recall",
-            arguments,
-            json: self.json,
+        ToolCall::operation(Request::Recall(self.into()), self.json)
+    }
+}
+
+impl From<&ForgetArgs> for ForgetRequest {
+    fn from(a: &ForgetArgs) -> ForgetRequest {
+        ForgetRequest {
+            id: a.id,
+            scope: a.scope.scope(),
         }
     }
 }
 
 impl ForgetArgs {
-    /// This command as the `forget` tool.
+    /// This command as the `forget` operation.
     pub fn as_tool(&self) -> ToolCall {
-        let mut arguments = json!({"id": self.id});
-        self.scope.add_to(&mut arguments);
-        ToolCall {
-            tool: "forget",
-            arguments,
-            json: self.json,
-        }
+        ToolCall::operation(Request::Forget(self.into()), self.json)
     }
 }
 
 impl StatsArgs {
-    /// This command as the `stats` tool.
+    /// This command as the `stats` operation.
     pub fn as_tool(&self) -> ToolCall {
-        ToolCall {
-            tool: "stats",
-            arguments: json!({}),
-            json: self.json,
-        }
+        ToolCall::operation(Request::Stats(NoFields {}), self.json)
     }
 }

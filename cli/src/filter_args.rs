@@ -1,7 +1,8 @@
 //! The filter flags `recall` and `list` share: namespace, kinds, tags, history, scope, as-of.
 
 use clap::Args;
-use serde_json::{json, Value};
+use memloop::requests::{Selection, When};
+use memloop::Scope;
 
 use crate::scope_args::ScopeArgs;
 
@@ -28,13 +29,19 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
-    /// Adds the flags a tool takes to its arguments.
-    pub fn add_to(&self, arguments: &mut Value) {
-        arguments["namespace"] = json!(self.namespace);
-        arguments["history"] = json!(self.history);
-        arguments["kinds"] = json!(self.kinds);
-        arguments["tags"] = json!(self.tags);
-        arguments["as_of"] = json!(self.as_of);
-        self.scope.add_to(arguments);
+    /// The selection these flags make (the scope apart: [`FilterArgs::scope`]).
+    pub fn selection(&self) -> Selection {
+        Selection {
+            namespace: self.namespace.clone(),
+            kinds: self.kinds.clone(),
+            tags: self.tags.clone(),
+            history: self.history,
+            as_of: self.as_of.clone().map(When::Text),
+        }
+    }
+
+    /// The scope these flags name.
+    pub fn scope(&self) -> Scope {
+        self.scope.scope()
     }
 }

@@ -8,14 +8,48 @@ use serde_json::Value;
 
 use crate::share::Peer;
 
-/// A command expressed as one of the MCP tools.
+/// What a command asks of a store, typed: run here, or sent to the process serving it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asked {
+    /// An operation of the registry.
+    Operation(Box<memloop::Request>),
+    /// `memloop check`, a request of the shared store's own (not an operation).
+    Check,
+}
+
+/// A command as it is run here or sent to the process serving the store.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
-    /// The tool.
-    pub tool: &'static str,
-    /// Its arguments.
-    pub arguments: Value,
-    /// Print the tool's JSON rather than its text.
+    /// What it asks.
+    pub asked: Asked,
+    /// Print the answer's JSON rather than its text.
     pub json: bool,
+}
+
+impl ToolCall {
+    /// Operation `request`, its answer printed as JSON with `json`.
+    pub fn operation(request: memloop::Request, json: bool) -> ToolCall {
+        ToolCall {
+            asked: Asked::Operation(Box::new(request)),
+            json,
+        }
+    }
+
+    /// Its name on the socket.
+    pub fn name(&self) -> &'static str {
+        match &self.asked {
+            Asked::Operation(request) => request.operation().name(),
+            Asked::Check => crate::share::CHECK,
+        }
+    }
+
+    /// Its fields as the socket carries them.
+    pub fn arguments(&self) -> Value {
+        match &self.asked {
+            Asked::Operation(request) => request.fields(),
+            Asked::Check => Value::Null,
+        }
+    }
 }
 
 /// True if `e` says the store is open in another process.
@@ -51,9 +85,9 @@ pub fn run(dir: &Path, call: ToolCall) -> Result<bool> {
         Err(_) => return Ok(false),
     };
     let reply = peer
-        .call(call.tool, call.arguments.clone())
+        .call(call.name(), call.arguments())
         .map_err(|e| anyhow!("the process serving store {} went away: {e}", dir.display()))?
         .map_err(|e| anyhow!("{e}"))?;
-    crate::output::print_reply(call.tool, &call.arguments, &reply, call.json);
+    crate::output::print_reply(&call, &reply);
     Ok(true)
 }

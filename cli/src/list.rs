@@ -3,7 +3,8 @@
 
 use anyhow::Result;
 use clap::Args;
-use serde_json::json;
+use memloop::requests::ListRequest;
+use memloop::Request;
 
 use crate::filter_args::FilterArgs;
 use crate::forward::ToolCall;
@@ -25,16 +26,21 @@ pub struct ListArgs {
     json: bool,
 }
 
+impl From<&ListArgs> for ListRequest {
+    fn from(a: &ListArgs) -> ListRequest {
+        ListRequest {
+            selection: a.filter.selection(),
+            scope: a.filter.scope(),
+            limit: a.limit,
+            offset: a.offset,
+        }
+    }
+}
+
 impl ListArgs {
     /// This command as the `list` operation (run here or by the process serving the store).
     pub fn as_tool(&self) -> ToolCall {
-        let mut arguments = json!({"limit": self.limit, "offset": self.offset});
-        self.filter.add_to(&mut arguments);
-        ToolCall {
-            tool: "list",
-            arguments,
-            json: self.json,
-        }
+        ToolCall::operation(Request::List(self.into()), self.json)
     }
 }
 

@@ -2,7 +2,9 @@
 
 use anyhow::Result;
 use clap::Args;
-use memloop::{items::Outcome, requests::SubjectEvent, Durability, Task};
+use memloop::context::ContextMode;
+use memloop::requests::{ContextParams, FeedbackRequest, ObserveRequest, SubjectEvent};
+use memloop::{items::Outcome, Durability, Request, Scope, Task};
 use serde_json::json;
 
 use crate::forward::ToolCall;
@@ -38,9 +40,8 @@ pub struct ContextArgs {
 }
 
 pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
-    // The same request the `context` tool parses, so a forwarded context is this one.
-    let request: memloop::requests::ContextParams = serde_json::from_value(a.as_tool().arguments)?;
-    let request = request.into_request()?;
+    // The same request a forwarded context sends.
+    let request = ContextParams::from(a).into_request()?;
     let memory = store.open_existing(Durability::Synced)?;
     let ctx = memory.context(&request)?;
     crate::store_args::close(memory);
@@ -141,14 +142,7 @@ pub struct TaskArgs {
 
 pub fn task(store: &StoreArgs, a: &TaskArgs) -> Result<()> {
     let memory = store.open(Durability::Synced)?;
-    let outcome = if a.outcome == "success" {
-        Outcome::Success
-    } else {
-        Outcome::Failure
-    };
-    let mut task = Task::new(a.request.as_str(), outcome);
-    task.steps.clone_from(&a.steps);
-    task.reflection.clone_from(&a.reflection);
+    let task = Task::from(a);
     let ids = memory.record_task(&task)?;
     crate::store_args::close(memory);
     if a.json {
@@ -159,51 +153,77 @@ pub fn task(store: &StoreArgs, a: &TaskArgs) -> Result<()> {
     Ok(())
 }
 
-impl ContextArgs {
-    /// This command as the `context` tool (run by the process serving the store).
-    pub fn as_tool(&self) -> ToolCall {
-        let mut arguments = json!({"query": self.query, "budget": self.budget, "k": self.k,
-            "strategy": self.strategy, "key_share": self.key_share,
-            "mode": if self.documents { "documents" } else { "memories" }});
-        self.filter.add_to(&mut arguments);
-        ToolCall {
-            tool: "context",
-            arguments,
-            json: self.json,
+impl From<&ContextArgs> for ContextParams {
+    fn from(a: &ContextArgs) -> ContextParams {
+        ContextParams {
+            query: a.query.clone(),
+            budget: a.budget,
+            mode: Some(if a.documents {
+                ContextMode::Documents
+            } else {
+                ContextMode::Memories
+            }),
+            key_share: a.key_share,
+            k: a.k,
+            strategy: a.strategy.clone(),
+            selection: a.filter.selection(),
+            scope: a.filter.scope(),
         }
+    }
+}
+
+impl ContextArgs {
+    /// This command as the `context` operation (run by the process serving the store).
+    pub fn as_tool(&self) -> ToolCall {
+        ToolCall::operation(Request::Context(self.into()), self.json)
     }
 }
 
 impl FeedbackArgs {
-    /// This command as the `feedback` tool.
+    /// This command as the `feedback` operation.
     pub fn as_tool(&self) -> ToolCall {
-        ToolCall {
-            tool: "feedback",
-            arguments: json!({"id": self.id, "level": self.level}),
-            json: self.json,
-        }
+        let request = FeedbackRequest {
+            id: self.id,
+            level: self.level,
+            scope: Scope::default(),
+        };
+        ToolCall::operation(Request::Feedback(request), self.json)
     }
 }
 
 impl ObserveArgs {
-    /// This command as the `observe` tool.
+    /// This command as the `observe` operation.
     pub fn as_tool(&self) -> ToolCall {
-        ToolCall {
-            tool: "observe",
-            arguments: json!({"subject": self.subject, "event": self.event, "content": self.content}),
-            json: false,
+        let request = ObserveRequest {
+            subject: self.subject.clone(),
+            event: self.event.clone(),
+            content: self.content.clone(),
+        };
+        ToolCall::operation(Request::Observe(request), false)
+    }
+}
+
+impl From<&TaskArgs> for Task {
+    fn from(a: &TaskArgs) -> Task {
+        Task {
+            request: a.request.clone(),
+            steps: a.steps.clone(),
+            // clap admits only these two.
+            outcome: if a.outcome == "success" {
+                Outcome::Success
+            } else {
+                Outcome::Failure
+            },
+            reflection: a.reflection.clone(),
+            namespace: None,
+            tags: Vec::new(),
         }
     }
 }
 
 impl TaskArgs {
-    /// This command as the `record_task` tool.
+    /// This command as the `record_task` operation.
     pub fn as_tool(&self) -> ToolCall {
-        ToolCall {
-            tool: "record_task",
-            arguments: json!({"request": self.request, "outcome": self.outcome, "steps": self.steps,
-                "reflection": self.reflection}),
-            json: self.json,
-        }
+        ToolCall::operation(Request::RecordTask(self.into()), self.json)
     }
 }

@@ -2,23 +2,29 @@
 //! its answer's JSON (`--json`) or text rendered from that JSON, the same whether the store was
 //! opened here or the call was forwarded to the process serving it.
 
-use memloop::{MemoryItem, Operation};
+use memloop::{MemoryItem, Request};
 use serde_json::Value;
 
+use crate::forward::{Asked, ToolCall};
 use crate::mcp::tools::Reply;
 
-/// Prints the reply of operation `op`, asked with `arguments`: the answer's JSON with `json`,
+/// Prints the reply to `call`: the answer's JSON when it asks for JSON,
 /// else text for people (a recall's hits as rows, with `explain` lines when asked; a remember's
 /// id alone on stdout, what de-duplication did on stderr; the operation's own text otherwise,
 /// each operation named so that a new one must choose).
-pub fn print_reply(op: &str, arguments: &Value, reply: &Reply, json: bool) {
-    if json {
+pub fn print_reply(call: &ToolCall, reply: &Reply) {
+    if call.json {
         println!("{}", reply.structured);
         return;
     }
     let a = &reply.structured;
-    match Operation::named(op) {
-        Ok(Operation::Recall) => {
+    let Asked::Operation(request) = &call.asked else {
+        // The shared store's own calls (a check) print their text.
+        println!("{}", reply.text);
+        return;
+    };
+    match request.as_ref() {
+        Request::Recall(recall) => {
             let hits = a["hits"].as_array().map(Vec::as_slice).unwrap_or_default();
             if hits.is_empty() {
                 println!("no memories match");
@@ -32,12 +38,12 @@ pub fn print_reply(op: &str, arguments: &Value, reply: &Reply, json: bool) {
                     h["kind"].as_str().unwrap_or(""),
                     shorten(h["text"].as_str().unwrap_or(""), 90)
                 );
-                if arguments["explain"].as_bool() == Some(true) {
+                if recall.explain {
                     println!("       {}", explain_json_line(&h["explain"]));
                 }
             }
         }
-        Ok(Operation::Remember) => {
+        Request::Remember(_) => {
             println!("{}", a["id"]);
             match a["action"].as_str() {
                 Some("merged") => eprintln!("memloop: merged into memory {} (it says the same)", a["id"]),
@@ -48,16 +54,16 @@ pub fn print_reply(op: &str, arguments: &Value, reply: &Reply, json: bool) {
                 _ => {}
             }
         }
-        Ok(Operation::Get) => match serde_json::from_value::<MemoryItem>(a.clone()) {
+        Request::Get(_) => match serde_json::from_value::<MemoryItem>(a.clone()) {
             Ok(item) => print!("{}", item_text(&item)),
             Err(_) => println!("{}", reply.text),
         },
-        Ok(Operation::Stats) => println!(
+        Request::Stats(_) => println!(
             "{} memories ({} working, {} long-term), {} indexed\nchange {} (index checkpoint {})\nmodel {}",
             a["memories"], a["working"], a["long_term"], a["indexed"], a["seq"], a["checkpoint"],
             a["model"].as_str().unwrap_or("")
         ),
-        Ok(Operation::List) => {
+        Request::List(_) => {
             for m in a["memories"].as_array().map(Vec::as_slice).unwrap_or_default() {
                 println!(
                     "#{:<6} {:<10} {}",
@@ -68,20 +74,18 @@ pub fn print_reply(op: &str, arguments: &Value, reply: &Reply, json: bool) {
             }
         }
         // The operation's own text, written for a model, reads as well for a person.
-        Ok(Operation::Update
-        | Operation::RememberConversation
-        | Operation::Context
-        | Operation::Feedback
-        | Operation::RecordTask
-        | Operation::Observe
-        | Operation::Forget
-        | Operation::ExplainDecay
-        | Operation::Sweep
-        | Operation::Export
-        | Operation::Import
-        | Operation::Sync)
-        // The shared store's own calls (a check), which are not operations of the registry.
-        | Err(_) => println!("{}", reply.text),
+        Request::Update(_)
+        | Request::RememberConversation(_)
+        | Request::Context(_)
+        | Request::Feedback(_)
+        | Request::RecordTask(_)
+        | Request::Observe(_)
+        | Request::Forget(_)
+        | Request::ExplainDecay(_)
+        | Request::Sweep(_)
+        | Request::Export(_)
+        | Request::Import(_)
+        | Request::Sync(_) => println!("{}", reply.text),
     }
 }
 

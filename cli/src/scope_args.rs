@@ -2,7 +2,6 @@
 
 use clap::Args;
 use memloop::Scope;
-use serde_json::{json, Value};
 
 /// The scope flags shared by remember, recall, context, export and forget.
 #[derive(Args, Debug, Clone, Default)]
@@ -25,19 +24,6 @@ impl ScopeArgs {
             user: self.user.clone(),
             agent: self.agent.clone(),
             session: self.session.clone(),
-        }
-    }
-
-    /// Adds the set fields to a tool call's arguments.
-    pub fn add_to(&self, arguments: &mut Value) {
-        for (field, value) in [
-            ("user", &self.user),
-            ("agent", &self.agent),
-            ("session", &self.session),
-        ] {
-            if let Some(v) = value {
-                arguments[field] = json!(v);
-            }
         }
     }
 }

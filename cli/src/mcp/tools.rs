@@ -39,7 +39,14 @@ pub type ToolResult = Result<Reply, ToolError>;
 
 /// Runs operation `name` with `arguments` on `memory`.
 pub fn call(memory: &Memory, name: &str, arguments: Value) -> ToolResult {
-    let request = Request::parse(name, arguments).map_err(Error::from)?;
+    run(
+        memory,
+        Request::parse(name, arguments).map_err(Error::from)?,
+    )
+}
+
+/// Runs `request` on `memory`.
+pub fn run(memory: &Memory, request: Request) -> ToolResult {
     let told = memory.call_told(request)?;
     Ok(Reply {
         text: told.text,

@@ -26,7 +26,7 @@ use memloop::Memory;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-pub use admin::{check_on, CENSUS, CHECK, FEEDBACK_STATE, FORGOTTEN};
+pub use admin::{call as admin_call, check_on, CENSUS, CHECK, FEEDBACK_STATE, FORGOTTEN};
 pub use server::{socket_path, Listening};
 
 use crate::lines::BoundedLines;

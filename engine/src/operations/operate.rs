@@ -48,7 +48,7 @@ pub trait Operate {
     /// may be sent again.
     const READS_ONLY: bool;
     /// Its request, as every door parses it from JSON (unknown fields refused).
-    type Request: DeserializeOwned + JsonSchema + Clone + Debug + PartialEq;
+    type Request: Serialize + DeserializeOwned + JsonSchema + Clone + Debug + PartialEq;
     /// Its answer, as every door returns it.
     type Answer: Serialize + JsonSchema + Clone + Debug + PartialEq;
     /// `None` when it is on `door`, or the reason it is not.

@@ -162,6 +162,15 @@ macro_rules! operations {
                     $(Request::$variant(_) => Operation::$variant,)*
                 }
             }
+
+            /// Its fields as JSON, as [`Request::parse`] reads them back (what a door sends
+            /// to another process: the CLI to the one serving the store).
+            pub fn fields(&self) -> Value {
+                // Every request is plain data (no map with non-string keys).
+                match self {
+                    $(Request::$variant(r) => serde_json::to_value(r).unwrap_or(Value::Null),)*
+                }
+            }
         }
 
         /// Runs one operation of the registry on `memory` ([`crate::Memory::call`]).

@@ -78,3 +78,73 @@ fn the_doors_that_lack_an_operation_say_why() {
     assert!(!Operation::Export.on(Door::Mcp));
     assert!(Operation::List.on(Door::Mcp) && Operation::List.on(Door::Cli));
 }
+
+#[test]
+fn every_request_sent_as_its_fields_is_read_back_the_same() {
+    // What a door sends to another process (`Request::fields`) parses to the same request.
+    let mut covered = Vec::new();
+    for (op, fields) in [
+        (
+            "remember",
+            json!({"text": "t", "kind": "fact", "tags": ["a"], "importance": 0.5,
+                   "valid_from": "2024-05-01T00:00:00Z", "valid_until": 1714521600000_u64,
+                   "user": "u", "head": "h", "relation": "r", "tail": "x"}),
+        ),
+        (
+            "update",
+            json!({"id": 3, "text": "t", "tags": [], "pinned": true, "session": "s"}),
+        ),
+        (
+            "remember_conversation",
+            json!({"session": "s", "turns": [{"speaker": "ana", "text": "hi",
+                   "time": "2024-05-01T00:00:00Z"}]}),
+        ),
+        (
+            "recall",
+            json!({"query": "q", "k": 3, "strategy": "rerank", "explain": true,
+                   "kinds": ["fact"], "history": true, "as_of": "1714521600", "agent": "a"}),
+        ),
+        (
+            "context",
+            json!({"query": "q", "budget": 100, "mode": "documents", "key_share": 0.5,
+                   "namespace": "n"}),
+        ),
+        ("feedback", json!({"id": 1, "level": 4})),
+        (
+            "record_task",
+            json!({"request": "r", "steps": ["a", "b"], "outcome": "failure",
+                   "reflection": "x"}),
+        ),
+        (
+            "observe",
+            json!({"subject": "f.rs", "event": "modified", "content": "c"}),
+        ),
+        ("get", json!({"id": 7, "user": "u"})),
+        ("list", json!({"limit": 3, "offset": 2, "tags": ["t"]})),
+        ("forget", json!({"user": "u"})),
+        ("explain_decay", json!({"id": 2})),
+        ("stats", json!({})),
+        ("sweep", json!({"agent": "a"})),
+        (
+            "export",
+            json!({"path": "/tmp/x.mlx", "format": "parquet", "since": 4, "plaintext": true}),
+        ),
+        ("import", json!({"path": "/tmp/x.mlx"})),
+        ("sync", json!({"remote": "file:///tmp/r", "compact": true})),
+    ] {
+        let request = Request::parse(op, fields.clone()).unwrap_or_else(|e| panic!("{op}: {e}"));
+        assert_eq!(request.operation().name(), op);
+        let sent = request.fields();
+        assert_eq!(
+            Request::parse(op, sent.clone()).unwrap(),
+            request,
+            "{op}: {sent}"
+        );
+        covered.push(request.operation());
+    }
+    assert_eq!(
+        covered,
+        Operation::ALL,
+        "every operation, in the registry's order"
+    );
+}

@@ -20,8 +20,26 @@ pub struct ConversationRequest {
     /// The turns, in order.
     pub turns: Vec<TurnRequest>,
     /// Whose conversation it is (its user and agent; a session given must be `session`).
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "owner")]
     pub scope: Scope,
+}
+
+/// A conversation's scope as it is written beside its own `session`: its user and agent, each
+/// only when given (a `session` key written twice would be read back as the second).
+fn owner<S: serde::Serializer>(scope: &Scope, serializer: S) -> Result<S::Ok, S::Error> {
+    /// The user and agent of a conversation.
+    #[derive(Serialize)]
+    struct Owner<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        user: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<&'a str>,
+    }
+    Owner {
+        user: scope.user.as_deref(),
+        agent: scope.agent.as_deref(),
+    }
+    .serialize(serializer)
 }
 
 /// One turn of a conversation.
