@@ -10,8 +10,8 @@ use anyhow::Result;
 use clap::Args;
 use serde_json::Value;
 
-use crate::forward::ToolCall;
 use crate::store_args::StoreArgs;
+use crate::tool_call::ToolCall;
 
 /// `memloop call`.
 #[derive(Args, Debug)]

@@ -61,10 +61,12 @@ pub fn check(store: &StoreArgs, a: &CheckArgs) -> Result<()> {
 impl CheckArgs {
     /// This command for the process serving the store; `None` for `--salvage`, which reads
     /// the database file without opening the store and cannot run beside its holder.
-    pub fn as_tool(&self) -> Option<crate::forward::ToolCall> {
-        self.salvage.is_none().then_some(crate::forward::ToolCall {
-            asked: crate::forward::Asked::Check,
-            json: self.json,
-        })
+    pub fn as_tool(&self) -> Option<crate::tool_call::ToolCall> {
+        self.salvage
+            .is_none()
+            .then_some(crate::tool_call::ToolCall {
+                asked: crate::tool_call::Asked::Check,
+                json: self.json,
+            })
     }
 }

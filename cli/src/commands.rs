@@ -12,10 +12,10 @@ use memloop::{Durability, Request, Scope};
 use serde_json::{json, Value};
 
 use crate::filter_args::FilterArgs;
-use crate::forward::{Asked, ToolCall};
 use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
 use crate::time_arg::parse_time;
+use crate::tool_call::{Asked, ToolCall};
 
 /// `memloop remember`.
 #[derive(Args, Debug)]

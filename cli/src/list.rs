@@ -7,8 +7,8 @@ use memloop::requests::ListRequest;
 use memloop::Request;
 
 use crate::filter_args::FilterArgs;
-use crate::forward::ToolCall;
 use crate::store_args::StoreArgs;
+use crate::tool_call::ToolCall;
 
 /// `memloop list`.
 #[derive(Args, Debug)]

@@ -7,8 +7,8 @@ use memloop::requests::{ContextParams, FeedbackRequest, ObserveRequest, SubjectE
 use memloop::{items::Outcome, Durability, Request, Scope, Task};
 use serde_json::json;
 
-use crate::forward::ToolCall;
 use crate::store_args::StoreArgs;
+use crate::tool_call::ToolCall;
 
 /// `memloop context`.
 #[derive(Args, Debug)]

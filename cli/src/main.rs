@@ -23,6 +23,7 @@ mod setup_commands;
 mod share;
 mod store_args;
 mod time_arg;
+mod tool_call;
 mod ui;
 
 use std::process::ExitCode;
@@ -251,7 +252,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// A command that one of the MCP tools can run in the process serving the store.
-fn as_tool(command: &Command) -> Option<forward::ToolCall> {
+fn as_tool(command: &Command) -> Option<tool_call::ToolCall> {
     Some(match command {
         Command::Remember(a) => a.as_tool(),
         Command::Update(a) => a.as_tool(),

@@ -5,8 +5,8 @@
 use memloop::{MemoryItem, Request};
 use serde_json::Value;
 
-use crate::forward::{Asked, ToolCall};
 use crate::mcp::tools::Reply;
+use crate::tool_call::{Asked, ToolCall};
 
 /// Prints the reply to `call`: the answer's JSON when it asks for JSON,
 /// else text for people (a recall's hits as rows, with `explain` lines when asked; a remember's
