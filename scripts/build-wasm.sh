@@ -2,16 +2,20 @@
 # Builds the browser package, memloop-wasm, into target/wasm-pkg (an npm package folder):
 # memloop's C ABI built for WebAssembly with WASI (the `wasm/` crate, wasm32-wasip1 with
 # SIMD128) as memloop.wasm, the JavaScript of wasm/js (the page's API, the Worker, the WASI
-# layer over the Origin Private File System) and, with --model, the default model's files and
-# their manifest (model.json: each file's sha256, which the Worker checks before it uses a file).
+# layer over the Origin Private File System) and, with --model, a model's files and their
+# manifest (model.json: each file's sha256, which the Worker checks before it uses a file): by
+# default the default model's int8 copy (`memloop model quantize`: 23 MB of weights where the
+# f32 file has 91 MB; it runs at either precision, at int8's fidelity), or the folder named.
 #
 #   bash scripts/build-wasm.sh                  # the test build: what the Chromium tests run
 #                                               # (dependencies unoptimised, as the wasm smoke
 #                                               # set builds them, sharing its target/wasm-smoke)
 #   bash scripts/build-wasm.sh --release        # optimised (opt-level 3, thin LTO): the one to
 #                                               # ship and to measure
-#   bash scripts/build-wasm.sh [--release] --model [DIR]   # with the model's files (default:
-#                                               # the fetched default model, scripts/fetch-model.sh)
+#   bash scripts/build-wasm.sh [--release] --model [DIR]   # with a model's files (default:
+#                                               # the default model's int8 copy, made from the
+#                                               # fetched model, scripts/fetch-model.sh; the f32
+#                                               # one: --model "$(bash scripts/fetch-model.sh)")
 #   npm pack target/wasm-pkg                    # the npm tarball
 #
 # Installs rustup's wasm32-wasip1 target when missing.
@@ -51,7 +55,17 @@ cp "$wasm" "$out/memloop.wasm"
 if [ -n "$model" ]; then
     if [ "$model" = default ]; then
         # The command's own build (or $MEMLOOP_BIN), not one in this script's target directory.
-        model=$(env -u CARGO_TARGET_DIR bash scripts/fetch-model.sh)
+        f32=$(env -u CARGO_TARGET_DIR bash scripts/fetch-model.sh)
+        # Made anew each time (a second), so it is never older than the quantizer.
+        model=target/models/$(basename "$f32")-int8
+        rm -rf "$model"
+        mkdir -p target/models
+        if [ -n "${MEMLOOP_BIN:-}" ]; then
+            "$MEMLOOP_BIN" model quantize --from "$f32" --to "$model" >&2
+        else
+            env -u CARGO_TARGET_DIR cargo run --locked --profile test -p memloop-cli -- \
+                model quantize --from "$f32" --to "$model" >&2
+        fi
     fi
     mkdir -p "$out/model"
     python3 - "$model" "$out/model" <<'PY'
@@ -71,4 +85,11 @@ json.dump({"name": name, "files": files}, open(os.path.join(dst, "model.json"), 
 PY
 fi
 gz=$(gzip -9 -c "$out/memloop.wasm" | wc -c)
-echo "target/wasm-pkg: memloop.wasm $(stat -c %s "$out/memloop.wasm") bytes ($gz gzipped)${model:+, model from $model}"
+if [ -n "$model" ]; then
+    # What a page downloads the first time: the module (served compressed, as every web server
+    # and CDN does) and the model's files as they are.
+    files=$(cat "$out"/model/* | wc -c)
+    echo "target/wasm-pkg: memloop.wasm $(stat -c %s "$out/memloop.wasm") bytes ($gz gzipped), model from $model $files bytes; first load $((gz + files)) bytes"
+else
+    echo "target/wasm-pkg: memloop.wasm $(stat -c %s "$out/memloop.wasm") bytes ($gz gzipped)"
+fi

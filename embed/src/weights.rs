@@ -127,6 +127,111 @@ impl std::ops::Deref for Floats {
     }
 }
 
+/// What a matrix stored in 8-bit integers is named with beside its name: its rows' scales
+/// (`<name>_scale`, F32, one per row).
+pub(crate) const SCALE_SUFFIX: &str = "_scale";
+
+/// A matrix stored in 8-bit integers, one scale per row ([`MappedTensors::int8_rows`]): the
+/// integers in the mapping, the scales read out (checked finite and positive).
+#[derive(Clone)]
+pub(crate) struct Int8Rows {
+    map: std::sync::Arc<Map>,
+    /// Where the integers start in the mapping (rows × cols bytes, checked when made).
+    start: usize,
+    cols: usize,
+    scale: Vec<f32>,
+}
+
+impl std::fmt::Debug for Int8Rows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Int8Rows({} × {})", self.scale.len(), self.cols)
+    }
+}
+
+impl Int8Rows {
+    /// Every row's integers, row after row.
+    pub(crate) fn values(&self) -> &[i8] {
+        // Bounds were checked when the value was made; a failure here (impossible) yields an
+        // empty slice, never a panic.
+        self.map
+            .get(self.start..self.start + self.scale.len() * self.cols)
+            .map(bytemuck::cast_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Row `r`'s integers (empty past the last row).
+    pub(crate) fn row(&self, r: usize) -> &[i8] {
+        self.values()
+            .get(r * self.cols..(r + 1) * self.cols)
+            .unwrap_or(&[])
+    }
+
+    /// Every row's scale.
+    pub(crate) fn scales(&self) -> &[f32] {
+        &self.scale
+    }
+
+    /// The matrix in f32: `q · scale` row by row.
+    pub(crate) fn to_f32(&self) -> Vec<f32> {
+        let mut out = Vec::with_capacity(self.scale.len() * self.cols);
+        for (r, &s) in self.scale.iter().enumerate() {
+            out.extend(self.row(r).iter().map(|&q| f32::from(q) * s));
+        }
+        out
+    }
+}
+
+/// A matrix stored in 16-bit floats, read row by row from the mapping
+/// ([`MappedTensors::f16_rows`]): a table looked up a row at a time (the word embeddings of an
+/// int8 model file) stays at 2 bytes a value in memory.
+#[derive(Clone)]
+pub(crate) struct F16Rows {
+    map: std::sync::Arc<Map>,
+    /// Where the values start in the mapping (rows × cols × 2 bytes, checked when made).
+    start: usize,
+    rows: usize,
+    cols: usize,
+}
+
+impl std::fmt::Debug for F16Rows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "F16Rows({} × {})", self.rows, self.cols)
+    }
+}
+
+impl F16Rows {
+    /// Row `r`'s values in f32, one by one (none past the last row).
+    pub(crate) fn row(&self, r: usize) -> impl Iterator<Item = f32> + '_ {
+        let at = self.start + r * self.cols * 2;
+        let bytes = if r < self.rows {
+            self.map.get(at..at + self.cols * 2).unwrap_or(&[])
+        } else {
+            &[]
+        };
+        bytes
+            .chunks_exact(2)
+            .map(|b| half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
+    }
+}
+
+/// One row in symmetric 8-bit integers: `out[i] = round(row[i] / scale)` with
+/// `scale = max |row| / 127` (1 for a row of zeros or one that is not finite), returned. The one
+/// quantization of weights: the int8 encoder's dense layers at load and the int8 model files
+/// (`quantize.rs`) both take it, so a layer read from such a file holds exactly the integers
+/// the encoder would have made from the f32 weights.
+pub(crate) fn quantize_row(row: &[f32], out: &mut [i8]) -> f32 {
+    let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let scale = if max > 0.0 && max.is_finite() {
+        max / 127.0
+    } else {
+        1.0
+    };
+    for (q, &w) in out.iter_mut().zip(row) {
+        *q = (w / scale).round().clamp(-127.0, 127.0) as i8;
+    }
+    scale
+}
+
 impl MappedTensors {
     /// Maps `path` and reads its header (checked: every tensor lies inside the file).
     pub(crate) fn open(path: &Path) -> Result<Self> {
@@ -149,17 +254,49 @@ impl MappedTensors {
         })
     }
 
+    /// Every tensor's name, type and shape, in the order of their bytes in the file.
+    pub(crate) fn infos(&self) -> Vec<(String, safetensors::Dtype, Vec<usize>)> {
+        self.metadata
+            .offset_keys()
+            .into_iter()
+            .filter_map(|name| {
+                let info = self.metadata.info(&name)?;
+                Some((name, info.dtype, info.shape.clone()))
+            })
+            .collect()
+    }
+
+    /// Tensor `name`'s bytes as the file holds them (checked to lie inside the file).
+    pub(crate) fn raw(&self, name: &str) -> std::result::Result<&[u8], String> {
+        let info = self
+            .metadata
+            .info(name)
+            .ok_or_else(|| format!("{}: no tensor {name}", self.path.display()))?;
+        let (from, to) = info.data_offsets;
+        self.map
+            .get(self.data_start + from..self.data_start + to)
+            .ok_or_else(|| format!("{name}: data outside the file"))
+    }
+
+    /// The file's own metadata (safetensors' `__metadata__`; empty when it has none).
+    pub(crate) fn file_metadata(&self) -> std::collections::HashMap<String, String> {
+        self.metadata.metadata().clone().unwrap_or_default()
+    }
+
     /// True if the file holds a tensor of this name.
     pub(crate) fn contains(&self, name: &str) -> bool {
         self.metadata.info(name).is_some()
     }
 
-    /// The values of tensor `name` of `shape`, as f32 (f16 and bf16 converted).
-    pub(crate) fn floats(
+    /// The bytes of tensor `name`, checked to be `shape` and to hold `width` bytes a value,
+    /// with where they start in the mapping.
+    fn bytes(
         &self,
         name: &str,
         shape: &[usize],
-    ) -> std::result::Result<Floats, String> {
+        width: impl Fn(safetensors::Dtype) -> Option<usize>,
+        expected: &str,
+    ) -> std::result::Result<(&[u8], usize, safetensors::Dtype), String> {
         let info = self
             .metadata
             .info(name)
@@ -170,34 +307,114 @@ impl MappedTensors {
                 info.shape
             ));
         }
-        let (from, to) = info.data_offsets;
-        let bytes = self
-            .map
-            .get(self.data_start + from..self.data_start + to)
-            .ok_or_else(|| format!("{name}: data outside the file"))?;
+        let bytes = self.raw(name)?;
+        let start = self.data_start + info.data_offsets.0;
         let len: usize = shape.iter().product();
-        let width = match info.dtype {
-            safetensors::Dtype::F32 => 4,
-            safetensors::Dtype::F16 | safetensors::Dtype::BF16 => 2,
-            other => {
-                return Err(format!(
-                    "{name}: dtype {other:?}, expected F32, F16 or BF16"
-                ))
-            }
-        };
+        let width = width(info.dtype)
+            .ok_or_else(|| format!("{name}: dtype {:?}, expected {expected}", info.dtype))?;
         if bytes.len() != len * width {
             return Err(format!("{name}: {} bytes for {len} values", bytes.len()));
         }
+        Ok((bytes, start, info.dtype))
+    }
+
+    /// Whether tensor `name` is stored in 8-bit integers (with its rows' scales beside it,
+    /// [`MappedTensors::int8_rows`]).
+    pub(crate) fn is_int8(&self, name: &str) -> bool {
+        self.metadata
+            .info(name)
+            .is_some_and(|i| i.dtype == safetensors::Dtype::I8)
+    }
+
+    /// The 8-bit integers of the `rows × cols` tensor `name` and its rows' scales (the F32
+    /// tensor `name` + [`SCALE_SUFFIX`], each scale finite and positive): row `r`'s values are
+    /// `q · scale[r]`. The integers stay in the mapping.
+    pub(crate) fn int8_rows(
+        &self,
+        name: &str,
+        rows: usize,
+        cols: usize,
+    ) -> std::result::Result<Int8Rows, String> {
+        let i8_only = |d| (d == safetensors::Dtype::I8).then_some(1);
+        let (_, start, _) = self.bytes(name, &[rows, cols], i8_only, "I8")?;
+        let scale_name = format!("{name}{SCALE_SUFFIX}");
+        let (scale_bytes, _, _) = self.bytes(
+            &scale_name,
+            &[rows],
+            |d| (d == safetensors::Dtype::F32).then_some(4),
+            "F32",
+        )?;
+        let scale: Vec<f32> = scale_bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        if let Some(r) = scale.iter().position(|s| !(s.is_finite() && *s > 0.0)) {
+            return Err(format!(
+                "{scale_name}: row {r}'s scale is {}, not a positive finite number",
+                scale[r]
+            ));
+        }
+        Ok(Int8Rows {
+            map: self.map.clone(),
+            start,
+            cols,
+            scale,
+        })
+    }
+
+    /// The `rows × cols` tensor `name` where the file holds it in 16-bit floats (`None` for
+    /// another type), read from the mapping a row at a time.
+    pub(crate) fn f16_rows(
+        &self,
+        name: &str,
+        rows: usize,
+        cols: usize,
+    ) -> std::result::Result<Option<F16Rows>, String> {
+        let f16 = safetensors::Dtype::F16;
+        if self.metadata.info(name).is_none_or(|i| i.dtype != f16) {
+            return Ok(None);
+        }
+        let (_, start, _) = self.bytes(name, &[rows, cols], |d| (d == f16).then_some(2), "F16")?;
+        Ok(Some(F16Rows {
+            map: self.map.clone(),
+            start,
+            rows,
+            cols,
+        }))
+    }
+
+    /// The values of tensor `name` of `shape`, as f32 (f16 and bf16 converted, 8-bit integers
+    /// multiplied by their rows' scales).
+    pub(crate) fn floats(
+        &self,
+        name: &str,
+        shape: &[usize],
+    ) -> std::result::Result<Floats, String> {
+        if self.is_int8(name) {
+            let [rows, cols] = shape else {
+                return Err(format!(
+                    "{name}: 8-bit integers are stored for matrices only"
+                ));
+            };
+            return Ok(Floats::Owned(self.int8_rows(name, *rows, *cols)?.to_f32()));
+        }
+        let width = |d| match d {
+            safetensors::Dtype::F32 => Some(4),
+            safetensors::Dtype::F16 | safetensors::Dtype::BF16 => Some(2),
+            _ => None,
+        };
+        let (bytes, start, dtype) = self.bytes(name, shape, width, "F32, F16, BF16 or I8")?;
+        let len: usize = shape.iter().product();
         let halves = || {
             bytes
                 .chunks_exact(2)
                 .map(|b| u16::from_le_bytes([b[0], b[1]]))
         };
-        Ok(match info.dtype {
+        Ok(match dtype {
             safetensors::Dtype::F32 if bytemuck::try_cast_slice::<u8, f32>(bytes).is_ok() => {
                 Floats::Mapped {
                     map: self.map.clone(),
-                    start: self.data_start + from,
+                    start,
                     len,
                 }
             }
@@ -268,6 +485,7 @@ mod tests {
         assert!(t.floats("a", &[4]).unwrap_err().contains("shape"));
         assert!(t.floats("d", &[1]).unwrap_err().contains("dtype"));
         assert!(t.floats("z", &[1]).unwrap_err().contains("no tensor"));
+        assert!(!t.is_int8("a"));
         // A truncated file is refused when mapped, before any tensor is read (written once the
         // first mapping is gone: Windows refuses to cut a mapped file).
         drop((a, t));
@@ -277,5 +495,74 @@ mod tests {
             MappedTensors::open(&path),
             Err(EmbedError::MalformedFile { .. })
         ));
+    }
+
+    /// A matrix in 8-bit integers is read with its rows' scales (as integers and multiplied
+    /// out), and refused without them or with a scale that is not a positive finite number; a
+    /// matrix in 16-bit floats is read a row at a time.
+    #[test]
+    fn int8_and_f16_matrices_are_read_as_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.safetensors");
+        let rows = [[0.5f32, -1.0, 0.25], [3.0, 0.0, -0.75]];
+        let mut q = [0i8; 6];
+        let scales: Vec<f32> = rows
+            .iter()
+            .zip(q.chunks_exact_mut(3))
+            .map(|(r, q)| quantize_row(r, q))
+            .collect();
+        assert_eq!(q, [64, -127, 32, 127, 0, -32]);
+        let q_bytes: Vec<u8> = bytemuck::cast_slice(&q).to_vec();
+        let le = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let (good, zero, nan) = (le(&scales), le(&[scales[0], 0.0]), le(&[f32::NAN, 1.0]));
+        let view = |d, shape: Vec<usize>, b| TensorView::new(d, shape, b).unwrap();
+        let halves: Vec<u8> = rows
+            .iter()
+            .flatten()
+            .flat_map(|v| half::f16::from_f32(*v).to_bits().to_le_bytes())
+            .collect();
+        let tensors = [
+            ("m", view(Dtype::I8, vec![2, 3], &q_bytes)),
+            ("m_scale", view(Dtype::F32, vec![2], &good)),
+            ("z", view(Dtype::I8, vec![2, 3], &q_bytes)),
+            ("z_scale", view(Dtype::F32, vec![2], &zero)),
+            ("n", view(Dtype::I8, vec![2, 3], &q_bytes)),
+            ("n_scale", view(Dtype::F32, vec![2], &nan)),
+            ("alone", view(Dtype::I8, vec![2, 3], &q_bytes)),
+            ("v", view(Dtype::I8, vec![6], &q_bytes)),
+            ("h", view(Dtype::F16, vec![2, 3], &halves)),
+        ];
+        safetensors::serialize_to_file(tensors, None, &path).unwrap();
+        let t = MappedTensors::open(&path).unwrap();
+        assert!(t.is_int8("m") && !t.is_int8("m_scale"));
+        let m = t.int8_rows("m", 2, 3).unwrap();
+        assert_eq!(m.values(), &q);
+        assert_eq!(m.row(1), &q[3..]);
+        assert!(m.row(2).is_empty());
+        assert_eq!(m.scales(), &scales[..]);
+        let back = t.floats("m", &[2, 3]).unwrap();
+        for (got, want) in back.iter().zip(rows.iter().flatten()) {
+            assert!((got - want).abs() <= 0.5 * 3.0 / 127.0, "{got} vs {want}");
+        }
+        assert!(t.int8_rows("m", 3, 2).unwrap_err().contains("shape"));
+        assert!(t
+            .int8_rows("z", 2, 3)
+            .unwrap_err()
+            .contains("row 1's scale is 0"));
+        assert!(t
+            .int8_rows("n", 2, 3)
+            .unwrap_err()
+            .contains("row 0's scale is NaN"));
+        assert!(t
+            .int8_rows("alone", 2, 3)
+            .unwrap_err()
+            .contains("no tensor alone_scale"));
+        assert!(t.floats("v", &[6]).unwrap_err().contains("matrices only"));
+        // A 16-bit table is read a row at a time; another type is not one.
+        let h = t.f16_rows("h", 2, 3).unwrap().unwrap();
+        assert_eq!(h.row(1).collect::<Vec<_>>(), rows[1]);
+        assert_eq!(h.row(2).count(), 0);
+        assert!(t.f16_rows("m", 2, 3).unwrap().is_none());
+        assert!(t.f16_rows("h", 3, 2).unwrap_err().contains("shape"));
     }
 }

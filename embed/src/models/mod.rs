@@ -107,6 +107,12 @@ impl CpuKernels {
     }
 }
 
+/// Whether memloop's native encoder runs the BERT-family model `c` (absolute positions, heads
+/// a multiple of 8 wide).
+pub(crate) fn native_supports(c: &candle_transformers::models::bert::Config) -> bool {
+    cpu_bert::supports(c)
+}
+
 /// A loaded encoder.
 pub(crate) enum Encoder {
     Bert(bert::Bert),

@@ -297,7 +297,7 @@ pub(crate) fn quantize_rows(x: &[f32], k: usize, parallel: bool) -> QuantRows {
 
 impl QuantLinear {
     /// A layer from PyTorch's `nn.Linear` layout (`weight` is `out × inp`, row-major),
-    /// quantized per output channel, run by `kernel`.
+    /// quantized per output channel ([`crate::weights::quantize_row`]), run by `kernel`.
     pub(crate) fn new(
         weight: &[f32],
         bias: Vec<f32>,
@@ -306,31 +306,48 @@ impl QuantLinear {
         kernel: Kernel,
     ) -> Self {
         assert_eq!(weight.len(), out * inp, "weight is not out × in");
+        let mut q = vec![0i8; out * inp];
+        let scale: Vec<f32> = weight
+            .chunks_exact(inp.max(1))
+            .zip(q.chunks_exact_mut(inp.max(1)))
+            .map(|(row, q)| crate::weights::quantize_row(row, q))
+            .collect();
+        QuantLinear::from_rows(&q, &scale, bias, inp, out, kernel)
+    }
+
+    /// A layer from its weight already quantized per output channel: `q` is `out × inp`
+    /// (row-major, as PyTorch's `nn.Linear`), output channel `o`'s weights are
+    /// `q[o] · scale[o]`. What [`QuantLinear::new`] makes of the f32 weights, or what an int8
+    /// model file holds.
+    pub(crate) fn from_rows(
+        q: &[i8],
+        scale: &[f32],
+        bias: Vec<f32>,
+        inp: usize,
+        out: usize,
+        kernel: Kernel,
+    ) -> Self {
+        assert_eq!(q.len(), out * inp, "weight is not out × in");
+        assert_eq!(scale.len(), out, "scale is not out");
         assert_eq!(bias.len(), out, "bias is not out");
         let k4 = inp.div_ceil(4) * 4;
         let count = out.div_ceil(PANEL);
         let mut panels = vec![0i8; count * PANEL * k4];
-        let mut scale = vec![0f32; count * PANEL];
+        let mut padded_scale = vec![0f32; count * PANEL];
         let mut offset = vec![0i32; count * PANEL];
         let mut padded_bias = vec![0f32; count * PANEL];
         padded_bias[..out].copy_from_slice(&bias);
-        for (o, row) in weight.chunks_exact(inp).enumerate() {
-            let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
-            let s = if max > 0.0 && max.is_finite() {
-                max / 127.0
-            } else {
-                1.0
-            };
+        padded_scale[..out].copy_from_slice(scale);
+        for (o, row) in q.chunks_exact(inp.max(1)).take(out).enumerate() {
             let (p, c) = (o / PANEL, o % PANEL);
             let mut sum = 0i32;
-            for (i, &w) in row.iter().enumerate() {
-                let q = (w / s).round().clamp(-127.0, 127.0) as i8;
+            for (i, &q) in row.iter().enumerate() {
                 panels[p * PANEL * k4 + ((i / 4) * PANEL + c) * 4 + i % 4] = q;
                 sum += i32::from(q);
             }
-            scale[o] = s;
             offset[o] = 128 * sum;
         }
+        let scale = padded_scale;
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
         let panels = match kernel {
             Kernel::Simd128 => int8_wasm::reorder(&panels, k4),

@@ -45,7 +45,7 @@ use matmul::Linear;
 
 use super::Precision;
 
-use crate::weights::{Floats, MappedTensors};
+use crate::weights::{F16Rows, Floats, MappedTensors};
 
 /// A dense layer at the encoder's precision.
 #[derive(Debug, Clone)]
@@ -54,18 +54,62 @@ enum Dense {
     Int8(QuantLinear),
 }
 
+/// A dense layer's `out × inp` weight as the file holds it: f32 values, or 8-bit integers
+/// with one scale per output channel (an int8 model file, `quantize.rs`).
+enum Weight {
+    F32(Floats),
+    Int8 { q: Vec<i8>, scale: Vec<f32> },
+}
+
+impl Weight {
+    /// The weight's values in f32 (an int8 one multiplied out).
+    fn to_f32(&self) -> Vec<f32> {
+        match self {
+            Weight::F32(w) => w.to_vec(),
+            Weight::Int8 { q, scale } => {
+                let inp = q.len() / scale.len().max(1);
+                q.chunks_exact(inp.max(1))
+                    .zip(scale)
+                    .flat_map(|(row, &s)| row.iter().map(move |&q| f32::from(q) * s))
+                    .collect()
+            }
+        }
+    }
+
+    /// Weights of the same input width stacked by output channels (query, key and value in
+    /// one product): in 8-bit integers when every part is.
+    fn stack(parts: &[Weight]) -> Weight {
+        if parts.iter().all(|p| matches!(p, Weight::Int8 { .. })) {
+            let (mut q, mut scale) = (Vec::new(), Vec::new());
+            for p in parts {
+                if let Weight::Int8 { q: pq, scale: ps } = p {
+                    q.extend_from_slice(pq);
+                    scale.extend_from_slice(ps);
+                }
+            }
+            return Weight::Int8 { q, scale };
+        }
+        Weight::F32(Floats::Owned(
+            parts.iter().flat_map(Weight::to_f32).collect(),
+        ))
+    }
+}
+
 impl Dense {
-    /// From PyTorch's `out × inp` weight, at `precision`.
-    fn new(weight: &[f32], bias: Vec<f32>, inp: usize, out: usize, precision: Precision) -> Self {
-        match precision {
-            Precision::F32 => Dense::F32(Linear::new(weight, bias, inp, out)),
-            Precision::Int8 => Dense::Int8(QuantLinear::new(
-                weight,
-                bias,
-                inp,
-                out,
-                int8::Kernel::best(),
-            )),
+    /// From PyTorch's `out × inp` weight, at `precision`. A weight the file holds in 8-bit
+    /// integers is taken as it is at int8 (the integers [`QuantLinear::new`] would have made of
+    /// the f32 weight, [`crate::weights::quantize_row`]) and multiplied out at f32.
+    fn new(weight: Weight, bias: Vec<f32>, inp: usize, out: usize, precision: Precision) -> Self {
+        let kernel = int8::Kernel::best();
+        match (precision, weight) {
+            (Precision::F32, Weight::F32(w)) => Dense::F32(Linear::new(&w, bias, inp, out)),
+            (Precision::F32, w) => Dense::F32(Linear::new(&w.to_f32(), bias, inp, out)),
+            (Precision::Int8, Weight::F32(w)) => {
+                Dense::Int8(QuantLinear::new(&w, bias, inp, out, kernel))
+            }
+            (Precision::Int8, Weight::Int8 { q, scale }) => {
+                Dense::Int8(QuantLinear::from_rows(&q, &scale, bias, inp, out, kernel))
+            }
         }
     }
 
@@ -124,8 +168,9 @@ struct Layer {
 /// A BERT-family encoder (absolute positions) for the CPU.
 #[derive(Debug, Clone)]
 pub(crate) struct CpuBert {
-    /// The word-embedding table, read in place from the mapped weights when aligned.
-    word: Floats,
+    /// The word-embedding table, read in place from the mapped weights (f32 when aligned, or
+    /// 16-bit floats).
+    word: Table,
     position: Vec<f32>,
     /// The token-type (segment) table, `types × hidden`: an embedder's inputs are all segment
     /// 0, a cross-encoder's second text segment 1.
@@ -137,6 +182,14 @@ pub(crate) struct CpuBert {
     vocab: usize,
     max_positions: usize,
     act: HiddenAct,
+}
+
+/// An embedding table as the file holds it (read in place from the mapping).
+#[derive(Debug, Clone)]
+enum Table {
+    F32(Floats),
+    /// 16-bit floats, as an int8 model file holds the word table (`quantize.rs`).
+    F16(F16Rows),
 }
 
 /// The tensors under one name prefix (as candle's `VarBuilder::pp`).
@@ -163,6 +216,32 @@ impl Scope<'_> {
             .map_err(candle_core::Error::msg)
     }
 
+    /// A dense layer's `out × inp` weight, in 8-bit integers where the file holds it so.
+    fn weight(&self, out: usize, inp: usize) -> candle_core::Result<Weight> {
+        let name = format!("{}weight", self.prefix);
+        if !self.tensors.is_int8(&name) {
+            return Ok(Weight::F32(self.get(&[out, inp], "weight")?));
+        }
+        let rows = self
+            .tensors
+            .int8_rows(&name, out, inp)
+            .map_err(candle_core::Error::msg)?;
+        Ok(Weight::Int8 {
+            q: rows.values().to_vec(),
+            scale: rows.scales().to_vec(),
+        })
+    }
+
+    /// An embedding table of `rows × width`, kept in 16-bit floats where the file holds it so.
+    fn table(&self, rows: usize, width: usize) -> candle_core::Result<Table> {
+        let name = format!("{}weight", self.prefix);
+        let halves = self.tensors.f16_rows(&name, rows, width);
+        Ok(match halves.map_err(candle_core::Error::msg)? {
+            Some(t) => Table::F16(t),
+            None => Table::F32(self.get(&[rows, width], "weight")?),
+        })
+    }
+
     /// A small tensor, copied out of the mapping.
     fn vec(&self, shape: &[usize], name: &str) -> candle_core::Result<Vec<f32>> {
         Ok(self.get(shape, name)?.to_vec())
@@ -170,13 +249,13 @@ impl Scope<'_> {
 }
 
 /// The `out × inp` weight and the bias of a dense layer.
-fn dense(s: Scope, inp: usize, out: usize) -> candle_core::Result<(Floats, Vec<f32>)> {
-    Ok((s.get(&[out, inp], "weight")?, s.vec(&[out], "bias")?))
+fn dense(s: Scope, inp: usize, out: usize) -> candle_core::Result<(Weight, Vec<f32>)> {
+    Ok((s.weight(out, inp)?, s.vec(&[out], "bias")?))
 }
 
 fn linear(s: Scope, inp: usize, out: usize, precision: Precision) -> candle_core::Result<Dense> {
     let (w, b) = dense(s, inp, out)?;
-    Ok(Dense::new(&w, b, inp, out, precision))
+    Ok(Dense::new(w, b, inp, out, precision))
 }
 
 /// Layer norm under either naming (`weight`/`bias`, or the old `gamma`/`beta`).
@@ -256,7 +335,7 @@ impl CpuBert {
                 );
                 Ok(Layer {
                     qkv: Dense::new(
-                        &[&q.0[..], &k.0[..], &v.0[..]].concat(),
+                        Weight::stack(&[q.0, k.0, v.0]),
                         [q.1, k.1, v.1].concat(),
                         h,
                         3 * h,
@@ -276,9 +355,7 @@ impl CpuBert {
             })
             .collect::<candle_core::Result<Vec<_>>>()?;
         Ok(CpuBert {
-            word: emb
-                .pp("word_embeddings")
-                .get(&[c.vocab_size, h], "weight")?,
+            word: emb.pp("word_embeddings").table(c.vocab_size, h)?,
             position: emb
                 .pp("position_embeddings")
                 .vec(&[c.max_position_embeddings, h], "weight")?,
@@ -351,10 +428,20 @@ impl CpuBert {
                 }
                 let row = &mut x[at * h..(at + 1) * h];
                 let segment = usize::from(pos >= second);
-                let (w, p) = (&self.word[id * h..][..h], &self.position[pos * h..][..h]);
+                let p = &self.position[pos * h..][..h];
                 let t = &self.token_types[segment * h..][..h];
-                for (((r, w), p), t) in row.iter_mut().zip(w).zip(p).zip(t) {
-                    *r = w + p + t;
+                match &self.word {
+                    Table::F32(word) => {
+                        let w = &word[id * h..][..h];
+                        for (((r, w), p), t) in row.iter_mut().zip(w).zip(p).zip(t) {
+                            *r = w + p + t;
+                        }
+                    }
+                    Table::F16(word) => {
+                        for (((r, w), p), t) in row.iter_mut().zip(word.row(id)).zip(p).zip(t) {
+                            *r = w + p + t;
+                        }
+                    }
                 }
                 at += 1;
             }
