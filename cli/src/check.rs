@@ -65,7 +65,7 @@ impl CheckArgs {
         self.salvage
             .is_none()
             .then_some(crate::tool_call::ToolCall {
-                asked: crate::tool_call::Asked::Check,
+                asked: crate::tool_call::Asked::Admin(crate::share::AdminCall::Check),
                 json: self.json,
             })
     }

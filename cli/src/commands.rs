@@ -9,13 +9,13 @@ use memloop::requests::{
     UpdateRequest, When,
 };
 use memloop::{Durability, Request, Scope};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::filter_args::FilterArgs;
 use crate::scope_args::ScopeArgs;
 use crate::store_args::StoreArgs;
 use crate::time_arg::parse_time;
-use crate::tool_call::{Asked, ToolCall};
+use crate::tool_call::ToolCall;
 
 /// `memloop remember`.
 #[derive(Args, Debug)]
@@ -158,10 +158,7 @@ pub fn run_on(store: &StoreArgs, call: ToolCall, create: bool) -> Result<()> {
     };
     // The commit was synced: the answer is durable before closing, whatever closing (saving
     // the index) meets.
-    let reply = match &call.asked {
-        Asked::Operation(request) => crate::mcp::tools::run(&memory, request.as_ref().clone()),
-        Asked::Check => crate::share::admin_call(&memory, crate::share::CHECK, Value::Null),
-    };
+    let reply = call.asked.run(&memory);
     crate::store_args::close(memory);
     let reply = reply.map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::output::print_reply(&call, &reply);

@@ -40,7 +40,7 @@ pub fn run(dir: &Path, call: ToolCall) -> Result<bool> {
         Err(_) => return Ok(false),
     };
     let reply = peer
-        .call(call.name(), call.arguments())
+        .call(call.asked.name(), call.asked.arguments())
         .map_err(|e| anyhow!("the process serving store {} went away: {e}", dir.display()))?
         .map_err(|e| anyhow!("{e}"))?;
     crate::output::print_reply(&call, &reply);

@@ -26,7 +26,7 @@ use memloop::Memory;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-pub use admin::{call as admin_call, check_on, CENSUS, CHECK, FEEDBACK_STATE, FORGOTTEN};
+pub use admin::{check_on, AdminCall, CHECK};
 pub use server::{socket_path, Listening};
 
 use crate::lines::BoundedLines;
@@ -43,9 +43,49 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many times one call is sent again after its server went away.
 const MAX_RETRIES: usize = 3;
 
-/// The socket's own requests that change nothing (the registry says which operations do not):
-/// safe to run again when the server went away mid-call.
-const ADMIN_READS: [&str; 3] = [admin::CENSUS, admin::FORGOTTEN, admin::FEEDBACK_STATE];
+/// A call on a shared store, typed: an operation of the registry or one of the socket's own
+/// requests. Run here when this process serves the store, else sent by its name and fields.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asked {
+    /// An operation of the registry.
+    Operation(Box<memloop::Request>),
+    /// One of the socket's own requests (`memloop check`, the inspector's views).
+    Admin(AdminCall),
+}
+
+impl Asked {
+    /// Its name on the socket.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Asked::Operation(request) => request.operation().name(),
+            Asked::Admin(call) => call.name(),
+        }
+    }
+
+    /// Its fields as the socket carries them.
+    pub fn arguments(&self) -> Value {
+        match self {
+            Asked::Operation(request) => request.fields(),
+            Asked::Admin(call) => call.arguments(),
+        }
+    }
+
+    /// True when it changes nothing: safe to send again when the server went away mid-call.
+    pub fn reads_only(&self) -> bool {
+        match self {
+            Asked::Operation(request) => request.operation().reads_only(),
+            Asked::Admin(call) => call.reads_only(),
+        }
+    }
+
+    /// Runs it on `memory` (in the process that serves the store).
+    pub fn run(&self, memory: &Memory) -> ToolResult {
+        match self {
+            Asked::Operation(request) => tools::run(memory, (**request).clone()),
+            Asked::Admin(call) => call.run(memory),
+        }
+    }
+}
 
 /// Opens the store (taking its lock) with this process's settings.
 pub type Opener = Box<dyn Fn() -> memloop::Result<Memory> + Send + Sync>;
@@ -219,9 +259,48 @@ impl Shared {
         matches!(*self.role.lock(), Role::Serving { .. })
     }
 
-    /// Runs `tool` on the store, here or in the serving process, taking over serving when
-    /// that process is gone.
+    /// Runs `tool` with `arguments` (as an MCP client sent them) on the store, here or in the
+    /// serving process, taking over serving when that process is gone.
     pub fn call(&self, tool: &str, arguments: Value) -> ToolResult {
+        let reads_only = match admin::AdminCall::parse(tool, Value::Null) {
+            Some(_) => tool != CHECK,
+            None => memloop::Operation::named(tool).is_ok_and(memloop::Operation::reads_only),
+        };
+        self.dispatch(
+            tool,
+            reads_only,
+            |memory| {
+                if admin::handles(tool) {
+                    admin::call(memory, tool, arguments.clone())
+                } else {
+                    tools::call(memory, tool, arguments.clone())
+                }
+            },
+            || arguments.clone(),
+        )
+    }
+
+    /// Runs `asked` on the store, here or in the serving process, taking over serving when
+    /// that process is gone.
+    pub fn run(&self, asked: &Asked) -> ToolResult {
+        self.dispatch(
+            asked.name(),
+            asked.reads_only(),
+            |memory| asked.run(memory),
+            || asked.arguments(),
+        )
+    }
+
+    /// Runs a call named `tool`: `here` when this process serves the store, else sent with
+    /// `fields()` to the process that does; sent again after that process went away only if
+    /// it never left or `reads_only`.
+    fn dispatch(
+        &self,
+        tool: &str,
+        reads_only: bool,
+        here: impl Fn(&Memory) -> ToolResult,
+        fields: impl Fn() -> Value,
+    ) -> ToolResult {
         let mut role = self.role.lock();
         let mut retries = 0;
         loop {
@@ -229,12 +308,9 @@ impl Shared {
                 Role::Serving { memory, .. } => {
                     let memory = memory.clone();
                     drop(role); // calls on the store run concurrently
-                    if admin::handles(tool) {
-                        return admin::call(&memory, tool, arguments);
-                    }
-                    return tools::call(&memory, tool, arguments);
+                    return here(&memory);
                 }
-                Role::Forwarding(Some(peer)) => match peer.call(tool, arguments.clone()) {
+                Role::Forwarding(Some(peer)) => match peer.call(tool, fields()) {
                     Ok(result) => return result,
                     Err(lost) => {
                         *role = Role::Forwarding(None);
@@ -245,10 +321,7 @@ impl Shared {
                         }
                         // A request that never left can always be sent again; one that may
                         // have been applied only if it changes nothing.
-                        let again = matches!(lost, Lost::NotSent(_))
-                            || (ADMIN_READS.contains(&tool)
-                                || memloop::Operation::named(tool)
-                                    .is_ok_and(memloop::Operation::reads_only));
+                        let again = matches!(lost, Lost::NotSent(_)) || reads_only;
                         if !again || retries == MAX_RETRIES {
                             return Err(ToolError(format!(
                                 "the process serving the store went away during this call ({lost}); it may or may not have been applied. The store is served again: call again (a repeated remember merges into the same memory)"

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use axum::extract::{Form, Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
+use memloop::requests::{FeedbackRequest, ForgetRequest, UpdateRequest};
+use memloop::{Request, Scope};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::html::{esc, failure, page, url};
 use super::Ui;
@@ -52,19 +53,15 @@ fn done(path: &str, notice: &str) -> Response {
 
 /// Runs one operation of the registry that is on the inspector's door; its refusal as an error
 /// page.
-async fn run(
-    ui: &Arc<Ui>,
-    tool: &'static str,
-    arguments: serde_json::Value,
-) -> Result<serde_json::Value, Response> {
-    let on_door = memloop::Operation::named(tool).is_ok_and(|op| op.on(memloop::Door::Inspector));
-    if !on_door {
+async fn run(ui: &Arc<Ui>, request: Request) -> Result<serde_json::Value, Response> {
+    let op = request.operation();
+    if !op.on(memloop::Door::Inspector) {
         return Err(failure(
             StatusCode::BAD_REQUEST,
-            &format!("`{tool}` is not an action of the inspector"),
+            &format!("`{}` is not an action of the inspector", op.name()),
         ));
     }
-    ui.call(tool, arguments)
+    ui.operation(request)
         .await
         .map(|r| r.structured)
         .map_err(|e| failure(StatusCode::BAD_REQUEST, &e.0))
@@ -82,7 +79,16 @@ pub(crate) async fn pin(
     Path(id): Path<u64>,
     Form(f): Form<PinForm>,
 ) -> Response {
-    match run(&ui, "update", json!({ "id": id, "pinned": f.pinned })).await {
+    match run(
+        &ui,
+        Request::Update(UpdateRequest {
+            id,
+            pinned: Some(f.pinned),
+            ..Default::default()
+        }),
+    )
+    .await
+    {
         Ok(_) => done(
             &format!("/memory/{id}"),
             if f.pinned { "Pinned." } else { "Unpinned." },
@@ -93,7 +99,15 @@ pub(crate) async fn pin(
 
 /// `POST /memory/{id}/forget`: deletes it.
 pub(crate) async fn forget(State(ui): State<Arc<Ui>>, Path(id): Path<u64>) -> Response {
-    match run(&ui, "forget", json!({ "id": id })).await {
+    match run(
+        &ui,
+        Request::Forget(ForgetRequest {
+            id: Some(id),
+            ..Default::default()
+        }),
+    )
+    .await
+    {
         Ok(_) => done("/", &format!("Memory {id} forgotten.")),
         Err(r) => r,
     }
@@ -111,7 +125,16 @@ pub(crate) async fn rate(
     Path(id): Path<u64>,
     Form(f): Form<RateForm>,
 ) -> Response {
-    match run(&ui, "feedback", json!({ "id": id, "level": f.level })).await {
+    match run(
+        &ui,
+        Request::Feedback(FeedbackRequest {
+            id,
+            level: f.level,
+            ..Default::default()
+        }),
+    )
+    .await
+    {
         Ok(state) => done(
             &format!("/memory/{id}"),
             &format!("Rated {} ({} ratings so far).", f.level, state["count"]),
@@ -132,7 +155,16 @@ pub(crate) async fn edit(
     Path(id): Path<u64>,
     Form(f): Form<EditForm>,
 ) -> Response {
-    match run(&ui, "update", json!({ "id": id, "text": f.text })).await {
+    match run(
+        &ui,
+        Request::Update(UpdateRequest {
+            id,
+            text: Some(f.text.clone()),
+            ..Default::default()
+        }),
+    )
+    .await
+    {
         Ok(r) => {
             let new = r["id"].as_u64().unwrap_or(id);
             let notice = if new == id {
@@ -160,7 +192,18 @@ pub(crate) async fn erase(State(ui): State<Arc<Ui>>, Form(f): Form<EraseForm>) -
     if f.user.trim().is_empty() {
         return failure(StatusCode::BAD_REQUEST, "name the user to erase");
     }
-    match run(&ui, "forget", json!({ "user": f.user })).await {
+    match run(
+        &ui,
+        Request::Forget(ForgetRequest {
+            scope: Scope {
+                user: Some(f.user.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+    )
+    .await
+    {
         Ok(r) => {
             let notice = format!("Erased {} memories of user {}.", r["memories"], f.user);
             let line = r["receipt_line"].as_str().unwrap_or_default();

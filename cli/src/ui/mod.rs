@@ -24,10 +24,9 @@ use anyhow::{bail, Context, Result};
 use axum::routing::{get, post};
 use axum::Router;
 use clap::Args;
-use serde_json::Value;
 
 use crate::mcp::tools::{Reply, ToolError};
-use crate::share::Shared;
+use crate::share::{AdminCall, Asked, Shared};
 use crate::store_args::StoreArgs;
 
 /// `memloop ui`.
@@ -60,15 +59,24 @@ pub(crate) struct Ui {
 
 impl Ui {
     /// Runs one call on the store (here or in the process serving it) off the async threads.
-    pub(crate) async fn call(
-        self: &Arc<Self>,
-        tool: &'static str,
-        arguments: Value,
-    ) -> Result<Reply, ToolError> {
+    pub(crate) async fn run(self: &Arc<Self>, asked: Asked) -> Result<Reply, ToolError> {
         let ui = self.clone();
-        tokio::task::spawn_blocking(move || ui.shared.call(tool, arguments))
+        tokio::task::spawn_blocking(move || ui.shared.run(&asked))
             .await
             .unwrap_or_else(|e| Err(ToolError(format!("the call failed: {e}"))))
+    }
+
+    /// Runs operation `request` ([`Ui::run`]).
+    pub(crate) async fn operation(
+        self: &Arc<Self>,
+        request: memloop::Request,
+    ) -> Result<Reply, ToolError> {
+        self.run(Asked::Operation(Box::new(request))).await
+    }
+
+    /// Runs one of the socket's own requests ([`Ui::run`]).
+    pub(crate) async fn admin(self: &Arc<Self>, call: AdminCall) -> Result<Reply, ToolError> {
+        self.run(Asked::Admin(call)).await
     }
 }
 

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::share::AdminCall;
 
 use super::super::charts;
 use super::super::html::{day, esc, page, time};
@@ -36,10 +38,7 @@ pub(crate) async fn forgetting(
     let user = f.user.clone().filter(|s| !s.is_empty());
     let now = now_ms();
     let since = now - i64::from(days) * DAY_MS as i64;
-    let events = match ui
-        .call(crate::share::FORGOTTEN, json!({ "since": since }))
-        .await
-    {
+    let events = match ui.admin(AdminCall::Forgotten { since }).await {
         Ok(r) => r.structured,
         Err(e) => return refused(&e),
     };

@@ -7,6 +7,11 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
+use memloop::requests::IdRequest;
+use memloop::Request;
+
+use crate::share::AdminCall;
+
 use super::super::charts::{self, Retention};
 use super::super::html::{esc, page, time};
 use super::super::Ui;
@@ -19,18 +24,19 @@ pub(crate) async fn memory(
     Path(id): Path<u64>,
     Query(n): Query<Notice>,
 ) -> Response {
-    let item = match ui.call("get", json!({ "id": id })).await {
+    let by_id = IdRequest {
+        id,
+        ..Default::default()
+    };
+    let item = match ui.operation(Request::Get(by_id.clone())).await {
         Ok(r) => r.structured,
         Err(e) => return refused(&e),
     };
-    let decay = match ui.call("explain_decay", json!({ "id": id })).await {
+    let decay = match ui.operation(Request::ExplainDecay(by_id)).await {
         Ok(r) => r.structured,
         Err(e) => return refused(&e),
     };
-    let feedback = match ui
-        .call(crate::share::FEEDBACK_STATE, json!({ "id": id }))
-        .await
-    {
+    let feedback = match ui.admin(AdminCall::FeedbackState { id }).await {
         Ok(r) => r.structured,
         Err(e) => return refused(&e),
     };
@@ -108,7 +114,11 @@ pub(crate) async fn memory(
     let mut previous = item["supersedes"].as_u64();
     let mut shown = 0;
     while let Some(p) = previous.filter(|_| shown < 20) {
-        match ui.call("get", json!({ "id": p })).await {
+        let get = IdRequest {
+            id: p,
+            ..Default::default()
+        };
+        match ui.operation(Request::Get(get)).await {
             Ok(r) => {
                 let _ = write!(
                     body,

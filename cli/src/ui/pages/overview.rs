@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::share::AdminCall;
 
 use super::super::html::{esc, page, time};
 use super::super::Ui;
@@ -15,15 +17,12 @@ use super::{bytes, counts_table, now_ms, refused, Notice, DAY_MS, DEFAULT_DAYS};
 /// `/`: counts by tier, kind and scope, size on disk, model, the last sweeps, and erasing a
 /// scope.
 pub(crate) async fn overview(State(ui): State<Arc<Ui>>, Query(n): Query<Notice>) -> Response {
-    let census = match ui.call(crate::share::CENSUS, Value::Null).await {
+    let census = match ui.admin(AdminCall::Census).await {
         Ok(r) => r.structured,
         Err(e) => return refused(&e),
     };
     let since = now_ms() - i64::from(DEFAULT_DAYS) * DAY_MS as i64;
-    let events = match ui
-        .call(crate::share::FORGOTTEN, json!({ "since": since }))
-        .await
-    {
+    let events = match ui.admin(AdminCall::Forgotten { since }).await {
         Ok(r) => r.structured,
         Err(e) => return refused(&e),
     };

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use memloop::requests::{ContextParams, RecallRequest};
+use memloop::{Request, Scope};
 
 use super::super::charts;
 use super::super::html::{esc, page};
@@ -83,14 +86,19 @@ pub(crate) async fn search(State(ui): State<Arc<Ui>>, Query(f): Query<SearchForm
     if f.q.trim().is_empty() {
         return page("search", None, &body).into_response();
     }
-    let mut request = json!({ "query": f.q, "k": k, "explain": true });
-    if let Some(s) = &strategy {
-        request["strategy"] = json!(s);
-    }
-    if let Some(u) = &user {
-        request["user"] = json!(u);
-    }
-    let hits = match ui.call("recall", request.clone()).await {
+    let scope = Scope {
+        user,
+        ..Default::default()
+    };
+    let recall = RecallRequest {
+        query: f.q.clone(),
+        k: Some(k),
+        strategy: strategy.clone(),
+        explain: true,
+        scope: scope.clone(),
+        ..Default::default()
+    };
+    let hits = match ui.operation(Request::Recall(recall)).await {
         Ok(r) => r.structured,
         Err(e) => return refused(&e),
     };
@@ -119,10 +127,16 @@ pub(crate) async fn search(State(ui): State<Arc<Ui>>, Query(f): Query<SearchForm
             esc(&serde_json::to_string_pretty(&h["explain"]).unwrap_or_default()),
         );
     }
-    // The context `context` builds from the same request at the budget.
-    request["budget"] = json!(budget);
-    request.as_object_mut().map(|m| m.remove("explain"));
-    match ui.call("context", request).await {
+    // The context `context` builds from the same query, k, strategy and user at the budget.
+    let context = ContextParams {
+        query: f.q.clone(),
+        budget: Some(budget),
+        k: Some(k),
+        strategy,
+        scope,
+        ..Default::default()
+    };
+    match ui.operation(Request::Context(context)).await {
         Ok(r) => {
             let c = r.structured;
             let _ = write!(
