@@ -4,7 +4,7 @@
 # SIMD128) as memloop.wasm, the JavaScript of wasm/js (the page's API, the Worker, the WASI
 # layer over the Origin Private File System) and, with --model, a model's files and their
 # manifest (model.json: each file's sha256, which the Worker checks before it uses a file): by
-# default the default model's int8 copy (`memloop model quantize`: 23 MB of weights where the
+# default the default model's int8 copy (`memloop model quantize`: 35 MB of weights where the
 # f32 file has 91 MB; it runs at either precision, at int8's fidelity), or the folder named.
 #
 #   bash scripts/build-wasm.sh                  # the test build: what the Chromium tests run

