@@ -308,13 +308,13 @@ def main():
         tok = Tokenizer.from_file(os.path.join(args.model, "tokenizer.json"))
         tok.enable_truncation(256)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
-        onnx_dir = pathlib.Path(tempfile.mkdtemp(prefix="browser-bench-onnx-"))
+        # Each graph served from its own folder (the server serves nothing a link leads out to).
         onnx = {}
         for precision, path in (("f32", args.onnx), ("int8", args.onnx_int8)):
             if path:
-                os.symlink(os.path.abspath(path), onnx_dir / f"{precision}.onnx")
-                onnx[precision] = f"/onnx/{precision}.onnx"
-        folders["/onnx/"] = onnx_dir
+                path = pathlib.Path(path).resolve()
+                folders[f"/onnx-{precision}/"] = path.parent
+                onnx[precision] = f"/onnx-{precision}/{path.name}"
         folders["/ort/"] = ort_web(pathlib.Path(args.ort_web))
         peer_args = {
             "ortUrl": "/ort/",
