@@ -26,7 +26,7 @@ use memloop::Memory;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-pub use admin::{check_on, AdminCall, CHECK};
+pub use admin::{check_on, AdminCall};
 pub use server::{socket_path, Listening};
 
 use crate::lines::BoundedLines;
@@ -262,20 +262,14 @@ impl Shared {
     /// Runs `tool` with `arguments` (as an MCP client sent them) on the store, here or in the
     /// serving process, taking over serving when that process is gone.
     pub fn call(&self, tool: &str, arguments: Value) -> ToolResult {
-        let reads_only = match admin::AdminCall::parse(tool, Value::Null) {
-            Some(_) => tool != CHECK,
-            None => memloop::Operation::named(tool).is_ok_and(memloop::Operation::reads_only),
-        };
+        if let Some(call) = AdminCall::parse(tool, arguments.clone()) {
+            return self.run(&Asked::Admin(call?));
+        }
+        let reads_only = memloop::Operation::named(tool).is_ok_and(memloop::Operation::reads_only);
         self.dispatch(
             tool,
             reads_only,
-            |memory| {
-                if admin::handles(tool) {
-                    admin::call(memory, tool, arguments.clone())
-                } else {
-                    tools::call(memory, tool, arguments.clone())
-                }
-            },
+            |memory| tools::call(memory, tool, arguments.clone()),
             || arguments.clone(),
         )
     }
