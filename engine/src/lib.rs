@@ -87,10 +87,9 @@ pub use error_code::{Builtin, ErrorCategory, ErrorClass, ErrorCode, ERROR_CLASSE
 pub use filter::MemoryFilter;
 pub use invalid::InvalidInput;
 pub use item::{Kind, MemoryId, MemoryItem, NewMemory, Scope, Tier};
+pub use memory::views::{Admin, Advanced, Scoped, Transfer};
 pub use memory::{Memory, Stats};
-pub use operations::{
-    Admin, Advanced, Answer, Operate, Operation, Request, Scoped, Told, Transfer,
-};
+pub use operations::{Answer, Operate, Operation, Request, Told};
 pub use options::{Durability, Hooks, Options};
 pub use retrieve::{Hit, Query, Strategy};
 pub use transfer::salvage;

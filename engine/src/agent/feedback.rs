@@ -3,6 +3,7 @@
 use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::item::{MemoryId, Scope};
+use crate::memory::views::Scoped;
 use crate::memory::Memory;
 use crate::retrieve::FeedbackState;
 use crate::store::FEEDBACK;
@@ -21,50 +22,28 @@ impl Memory {
     /// | 4 | useful | reinforced, importance + 0.1 | unchanged: fine where it was |
     /// | 5 | decisive | reinforced, importance + 0.2 | unchanged |
     ///
-    /// Pinned memories keep their decay; their precision still moves. Returns the memory's
-    /// feedback so far.
+    /// Pinned memories keep their decay; their precision still moves. Returns the memory's feedback
+    /// so far.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for a level outside 1..=5; [`Error::NotFound`].
-    pub(crate) fn do_feedback(&self, id: MemoryId, level: u8) -> Result<FeedbackState> {
-        self.feedback_in(&Scope::default(), id, level)
+    /// [`crate::Error::InvalidInput`] for a level outside 1..=5; [`crate::Error::NotFound`].
+    pub fn feedback(&self, id: MemoryId, level: u8) -> Result<FeedbackState> {
+        self.scoped(&Scope::default()).feedback(id, level)
     }
+}
 
-    /// The feedback memory `id` received so far (`None`: none yet), as seen by a caller
-    /// confined to `scope`. Reads only.
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] for a memory that is not current in `scope`;
-    /// [`Error::Store`] / [`Error::Corrupt`].
-    pub(crate) fn feedback_state_in(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-    ) -> Result<Option<FeedbackState>> {
-        self.inner
-            .current_in(id, scope)?
-            .ok_or(Error::NotFound(id))?;
-        match self.inner.store.side(FEEDBACK, id)? {
-            Some(bytes) => Ok(Some(FeedbackState::decode(&self.inner.store, &bytes)?)),
-            None => Ok(None),
-        }
-    }
-
+impl<'a> Scoped<'a> {
     /// [`Memory::feedback`] for a caller confined to `scope`: a memory outside it is
-    /// [`Error::NotFound`], as if it did not exist.
+    /// [`crate::Error::NotFound`], as if it did not exist.
     ///
     /// # Errors
     /// As [`Memory::feedback`].
-    pub(crate) fn feedback_in(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        level: u8,
-    ) -> Result<FeedbackState> {
+    pub fn feedback(&self, id: MemoryId, level: u8) -> Result<FeedbackState> {
+        let scope = &self.scope;
         if !(1..=5).contains(&level) {
             return Err(InvalidInput::FeedbackLevel(level).into());
         }
-        self.inner.write(|inner, tx, applied| {
+        self.memory.inner.write(|inner, tx, applied| {
             let mut item = inner.current_in(id, scope)?.ok_or(Error::NotFound(id))?;
             let mut state = match inner.store.side(FEEDBACK, id)? {
                 Some(bytes) => FeedbackState::decode(&inner.store, &bytes)?,
@@ -101,5 +80,26 @@ impl Memory {
             applied.items.push(item);
             Ok(state)
         })
+    }
+
+    /// The feedback memory `id` received so far (`None`: none yet), as seen by a caller
+    /// confined to `scope`. Reads only.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for a memory that is not current in `scope`;
+    /// [`crate::Error::Store`] / [`crate::Error::Corrupt`].
+    pub fn feedback_state(&self, id: MemoryId) -> Result<Option<FeedbackState>> {
+        let scope = &self.scope;
+        self.memory
+            .inner
+            .current_in(id, scope)?
+            .ok_or(Error::NotFound(id))?;
+        match self.memory.inner.store.side(FEEDBACK, id)? {
+            Some(bytes) => Ok(Some(FeedbackState::decode(
+                &self.memory.inner.store,
+                &bytes,
+            )?)),
+            None => Ok(None),
+        }
     }
 }

@@ -15,7 +15,7 @@ impl Memory {
     /// # Errors
     /// [`crate::Error::InvalidInput`] for an empty request or step; the summarizer's error; as
     /// [`Memory::remember`].
-    pub(crate) fn do_record_task(&self, task: &Task) -> Result<TaskIds> {
+    pub fn record_task(&self, task: &Task) -> Result<TaskIds> {
         if task.request.trim().is_empty() {
             return Err(InvalidInput::EmptyTaskRequest.into());
         }

@@ -128,7 +128,7 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for an empty subject; as [`Memory::remember`].
-    pub(crate) fn do_observe(
+    pub fn observe(
         &self,
         subject: &str,
         event: SubjectEvent,

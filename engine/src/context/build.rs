@@ -6,6 +6,7 @@ use crate::hooks::{extract, extract_for};
 use crate::invalid::InvalidInput;
 use crate::item::{scope_covers, Kind, MemoryId, NewMemory, Scope};
 use crate::lexical::Analyzer;
+use crate::memory::views::Advanced;
 use crate::memory::Memory;
 use crate::retrieve::Hit;
 use crate::vocabulary::{
@@ -18,7 +19,7 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::retrieve`]; [`crate::Error::InvalidInput`] for a key share outside (0, 1].
-    pub(crate) fn do_context(&self, request: &ContextRequest) -> Result<Context> {
+    pub fn context(&self, request: &ContextRequest) -> Result<Context> {
         if !(request.key_share > 0.0 && request.key_share <= 1.0) {
             return Err(InvalidInput::KeyShare(request.key_share).into());
         }
@@ -37,20 +38,6 @@ impl Memory {
             request.mode,
             (query, &bound),
         )
-    }
-
-    /// Assembles given hits (best first) into at most `budget` tokens.
-    ///
-    /// # Errors
-    /// [`crate::Error::Store`]; the summarizer's error.
-    pub(crate) fn context_of(
-        &self,
-        hits: &[Hit],
-        budget: usize,
-        key_share: f32,
-        mode: ContextMode,
-    ) -> Result<Context> {
-        self.assemble_hits(hits, budget, key_share, mode, (None, &Scope::default()))
     }
 
     /// [`crate::Advanced::context_of`]; with the `query` known, a memory stored without lower
@@ -147,19 +134,10 @@ impl Memory {
         Ok(assemble(&candidates, budget, &count))
     }
 
-    /// Memory-Doc: the source documents the hits point to, in the order of their best hit,
-    /// each once. A hit without a source stands for itself.
-    ///
-    /// # Errors
-    /// [`crate::Error::Store`].
-    pub(crate) fn documents(&self, hits: &[Hit]) -> Result<Vec<DocumentRef>> {
-        self.documents_within(hits, &Scope::default())
-    }
-
-    /// [`crate::Advanced::documents`] for a caller confined to `bound`: a hit's document is looked up
-    /// among its own user's documents only — of the hit's exact scope, else of its user and
-    /// agent, else of its user — and served only if it lies within `bound` too. Another
-    /// user's document under the same key is neither read nor served in the hit's place.
+    /// [`crate::Advanced::documents`] for a caller confined to `bound`: a hit's document is looked
+    /// up among its own user's documents only — of the hit's exact scope, else of its user and
+    /// agent, else of its user — and served only if it lies within `bound` too. Another user's
+    /// document under the same key is neither read nor served in the hit's place.
     pub(crate) fn documents_within(&self, hits: &[Hit], bound: &Scope) -> Result<Vec<DocumentRef>> {
         let mut out: Vec<DocumentRef> = Vec::new();
         for h in hits {
@@ -218,60 +196,6 @@ impl Memory {
             }
         }
         Ok(None)
-    }
-
-    /// Mixed memory: stores document `text` under `key` (a [`Kind::Document`] memory), its
-    /// chunks ([`CHUNK_TOKENS`] tokens with [`CHUNK_OVERLAP`] overlap, each sourced to the
-    /// document with its byte span), and the caller's triples, facts and summaries, all sourced
-    /// to the document, in one transaction. Only exact duplicates merge (overlapping chunks stay
-    /// apart).
-    ///
-    /// # Errors
-    /// [`crate::Error::InvalidInput`] for an empty key or text; as [`Memory::remember_batch`].
-    pub(crate) fn remember_document(
-        &self,
-        key: &str,
-        text: &str,
-        structures: &Structures,
-    ) -> Result<DocumentIds> {
-        if key.trim().is_empty() || text.trim().is_empty() {
-            return Err(InvalidInput::EmptyDocument.into());
-        }
-        crate::item::check_text(text, self.inner.options.max_text_bytes)
-            .map_err(|e| e.at(format!("document {key:?}")))?;
-        let spans = self.chunk(text);
-        let summary = self.inner.options.hooks.summarizer.summarize(text)?;
-        let mut batch = vec![NewMemory::new(text)
-            .kind(Kind::Document)
-            .subject(key)
-            .precisions(summary.concise, summary.brief)];
-        for &(a, b) in &spans {
-            batch.push(
-                NewMemory::new(&text[a..b])
-                    .kind(Kind::Chunk)
-                    .source(key, Some((a as u64, b as u64))),
-            );
-        }
-        for (h, r, t) in &structures.triples {
-            batch.push(
-                NewMemory::new(format!("{h} {r} {t}"))
-                    .kind(Kind::Triple)
-                    .triple(h, r, t)
-                    .source(key, None),
-            );
-        }
-        for f in &structures.facts {
-            batch.push(NewMemory::new(f).kind(Kind::Fact).source(key, None));
-        }
-        for s in &structures.summaries {
-            batch.push(NewMemory::new(s).kind(Kind::Summary).source(key, None));
-        }
-        let ids = self.remember_distinct(batch)?;
-        Ok(DocumentIds {
-            document: ids[0],
-            chunks: ids[1..=spans.len()].to_vec(),
-            structures: ids[spans.len() + 1..].to_vec(),
-        })
     }
 
     /// Byte spans of `text` of at most [`CHUNK_TOKENS`] tokens each (a single word longer than
@@ -337,4 +261,84 @@ fn ended(item: &crate::item::MemoryItem, now: crate::clock::Timestamp) -> Option
             crate::time::format_rfc3339(until)
         )
     })
+}
+
+impl<'a> Advanced<'a> {
+    /// Assembles given hits (best first) into at most `budget` tokens.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`]; the summarizer's error.
+    pub fn context_of(
+        &self,
+        hits: &[Hit],
+        budget: usize,
+        key_share: f32,
+        mode: ContextMode,
+    ) -> Result<Context> {
+        self.memory
+            .assemble_hits(hits, budget, key_share, mode, (None, &Scope::default()))
+    }
+
+    /// Memory-Doc: the source documents the hits point to, in the order of their best hit,
+    /// each once. A hit without a source stands for itself.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`].
+    pub fn documents(&self, hits: &[Hit]) -> Result<Vec<DocumentRef>> {
+        self.memory.documents_within(hits, &Scope::default())
+    }
+
+    /// Mixed memory: stores document `text` under `key` (a [`crate::Kind::Document`] memory), its
+    /// chunks ([`crate::context::CHUNK_TOKENS`] tokens with [`crate::context::CHUNK_OVERLAP`]
+    /// overlap, each sourced to the document with its byte span), and the caller's triples, facts
+    /// and summaries, all sourced to the document, in one transaction. Only exact duplicates merge
+    /// (overlapping chunks stay apart).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for an empty key or text; as [`Memory::remember_batch`].
+    pub fn remember_document(
+        &self,
+        key: &str,
+        text: &str,
+        structures: &Structures,
+    ) -> Result<DocumentIds> {
+        if key.trim().is_empty() || text.trim().is_empty() {
+            return Err(InvalidInput::EmptyDocument.into());
+        }
+        crate::item::check_text(text, self.memory.inner.options.max_text_bytes)
+            .map_err(|e| e.at(format!("document {key:?}")))?;
+        let spans = self.memory.chunk(text);
+        let summary = self.memory.inner.options.hooks.summarizer.summarize(text)?;
+        let mut batch = vec![NewMemory::new(text)
+            .kind(Kind::Document)
+            .subject(key)
+            .precisions(summary.concise, summary.brief)];
+        for &(a, b) in &spans {
+            batch.push(
+                NewMemory::new(&text[a..b])
+                    .kind(Kind::Chunk)
+                    .source(key, Some((a as u64, b as u64))),
+            );
+        }
+        for (h, r, t) in &structures.triples {
+            batch.push(
+                NewMemory::new(format!("{h} {r} {t}"))
+                    .kind(Kind::Triple)
+                    .triple(h, r, t)
+                    .source(key, None),
+            );
+        }
+        for f in &structures.facts {
+            batch.push(NewMemory::new(f).kind(Kind::Fact).source(key, None));
+        }
+        for s in &structures.summaries {
+            batch.push(NewMemory::new(s).kind(Kind::Summary).source(key, None));
+        }
+        let ids = self.memory.remember_distinct(batch)?;
+        Ok(DocumentIds {
+            document: ids[0],
+            chunks: ids[1..=spans.len()].to_vec(),
+            structures: ids[spans.len() + 1..].to_vec(),
+        })
+    }
 }

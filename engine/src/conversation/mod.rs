@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::invalid::InvalidInput;
 use crate::item::{Kind, MemoryId, MemoryItem, NewMemory, Scope, Source};
+use crate::memory::views::Scoped;
 use crate::memory::Memory;
 use crate::remember::dedup::Remembered;
 use crate::vocabulary::Update;
@@ -73,22 +74,22 @@ fn turn_number(item: &MemoryItem, document: &str) -> Option<u64> {
 }
 
 impl Memory {
-    /// Remembers turns of conversation `session` for `scope` (its user and agent; its session,
-    /// if set, must be `session`). Each turn becomes a [`Kind::Turn`] memory ("speaker: text",
+    /// Remembers turns of conversation `session` for `scope` (its user and agent; its session, if
+    /// set, must be `session`). Each turn becomes a [`crate::Kind::Turn`] memory ("speaker: text",
     /// valid from the turn's time, numbered after the session's earlier turns); the session's
     /// summary memory is rewritten over all its turns by the summarizer hook; the
-    /// [`Extractor`] hook, if set, turns the new turns into facts sourced to their turn.
+    /// [`crate::plug::Extractor`] hook, if set, turns the new turns into facts sourced to their
+    /// turn.
     ///
     /// The hooks run before anything is written, so their errors store nothing. The turns are
-    /// written in one transaction, the extracted facts in a second (with the usual
-    /// de-duplication: a new value of a fact supersedes the old), the summary in a third.
+    /// written in one transaction, the extracted facts in a second (with the usual de-duplication:
+    /// a new value of a fact supersedes the old), the summary in a third.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] for an empty session, no turns, an empty speaker or
-    /// text, a scope of another session, or an extractor output naming no given turn;
-    /// the hooks' errors; [`crate::Error::Embed`], [`crate::Error::Store`],
-    /// [`crate::Error::Index`].
-    pub(crate) fn do_remember_conversation(
+    /// [`crate::Error::InvalidInput`] for an empty session, no turns, an empty speaker or text, a
+    /// scope of another session, or an extractor output naming no given turn; the hooks' errors;
+    /// [`crate::Error::Embed`], [`crate::Error::Store`], [`crate::Error::Index`].
+    pub fn remember_conversation(
         &self,
         session: &str,
         turns: &[Turn],
@@ -160,7 +161,7 @@ impl Memory {
         let extracted = if extracted.is_empty() {
             Vec::new()
         } else {
-            self.remember_batch_explained(extracted)?
+            self.advanced().remember_batch_explained(extracted)?
         };
         let summary = self.keep_summary(summary, &scope, &document)?;
         Ok(ConversationReport {
@@ -172,20 +173,10 @@ impl Memory {
         })
     }
 
-    /// The turns of conversation `session` remembered for `scope` (exactly that user and
-    /// agent), in the order they were spoken.
-    ///
-    /// # Errors
-    /// [`crate::Error::InvalidInput`] for an empty session or a scope of another session;
-    /// [`crate::Error::Store`].
-    pub(crate) fn conversation(&self, session: &str, scope: &Scope) -> Result<Vec<MemoryItem>> {
-        let scope = conversation_scope(session, scope)?;
-        self.session_turns(&scope, &session_document(session))
-    }
-
     /// The turns of exactly `scope` (its session set) sourced to `document`, in order.
     fn session_turns(&self, scope: &Scope, document: &str) -> Result<Vec<MemoryItem>> {
         let mut turns: Vec<(u64, MemoryItem)> = self
+            .advanced()
             .scan(
                 &MemoryFilter::new().kind(Kind::Turn).scope(scope.clone()),
                 usize::MAX,
@@ -251,6 +242,7 @@ impl Memory {
     /// Writes the session summary: a new version of the current one, or the first.
     fn keep_summary(&self, summary: NewMemory, scope: &Scope, document: &str) -> Result<MemoryId> {
         let current = self
+            .advanced()
             .scan(
                 &MemoryFilter::new().kind(Kind::Summary).scope(scope.clone()),
                 usize::MAX,
@@ -301,4 +293,19 @@ fn conversation_scope(session: &str, scope: &Scope) -> Result<Scope> {
     };
     scope.validate()?;
     Ok(scope)
+}
+
+impl<'a> Scoped<'a> {
+    /// The turns of conversation `session` remembered for `scope` (exactly that user and
+    /// agent), in the order they were spoken.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for an empty session or a scope of another session;
+    /// [`crate::Error::Store`].
+    pub fn conversation(&self, session: &str) -> Result<Vec<MemoryItem>> {
+        let scope = &self.scope;
+        let scope = conversation_scope(session, scope)?;
+        self.memory
+            .session_turns(&scope, &session_document(session))
+    }
 }

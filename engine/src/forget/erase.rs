@@ -11,6 +11,7 @@ use crate::filter::MemoryFilter;
 use crate::forget::ForgetEvent;
 use crate::item::{scope_covers, MemoryId, Scope};
 use crate::memory::lineage::Unlinker;
+use crate::memory::views::{Admin, Scoped};
 use crate::memory::Memory;
 use crate::merge::{erases, erasure_bound};
 use crate::store::Carried;
@@ -80,20 +81,6 @@ fn erased_user(scope: &Scope) -> Option<&str> {
 }
 
 impl Memory {
-    /// Erases every memory of `scope` (each field it sets must match; `Scope::user("ana")`
-    /// erases all of Ana's agents and sessions) in every namespace, superseded versions
-    /// included, then makes it physical: the forgetting log loses their events, the index is
-    /// saved without them and the database file is rewritten, so no file of the store keeps
-    /// their text or vectors. Durable on return.
-    ///
-    /// # Errors
-    /// [`crate::InvalidInput::EmptyScope`] for an empty name, [`crate::InvalidInput::Options`] for a scope
-    /// with no field (that would erase everything: use a new store); as
-    /// [`crate::Admin::checkpoint`] and [`crate::Admin::compact`].
-    pub(crate) fn forget_scope(&self, scope: &Scope) -> Result<ScopeErasure> {
-        self.erase_scope(scope, None, None)
-    }
-
     /// Carries out here an erasure of `scope` another device made at `at` (a sync's pull):
     /// what was made at or before `at` is erased and the user's keys made before it are
     /// destroyed, as [`Memory::forget_scope`] does; what was made after it (a write here
@@ -119,7 +106,7 @@ impl Memory {
         carried: Option<Carried>,
     ) -> Result<ScopeErasure> {
         scope.require_named("forget_scope")?;
-        let before = self.disk_usage()?.database;
+        let before = self.admin().disk_usage()?.database;
         let filter = MemoryFilter::new()
             .scope(scope.clone())
             .include_superseded(true);
@@ -231,7 +218,7 @@ impl Memory {
     fn finish_erasure(&self, p: PendingErasure) -> Result<ScopeErasure> {
         // The save leaves erased nodes out of the index file; the rewrite copies only live
         // records into a fresh database file.
-        self.compact()?;
+        self.admin().compact()?;
         // An encrypted store destroys the user's data key (when the scope is a whole user)
         // and replaces the index key, then saves the index again under the new one: copies
         // of the old files, wherever they are, cannot be read for this scope again.
@@ -302,7 +289,7 @@ impl Memory {
             scope: p.scope,
             memories: p.memories,
             log_events: p.log_events,
-            database_bytes: (p.before, self.disk_usage()?.database),
+            database_bytes: (p.before, self.admin().disk_usage()?.database),
             receipt_line: receipt.to_line(),
             receipt,
         })
@@ -436,21 +423,25 @@ impl Memory {
                 .map_err(|_| store.corrupt("meta `signing_seed` is not 32 bytes")),
         }
     }
+}
 
+impl<'a> Admin<'a> {
     /// Every erasure receipt this store logged, oldest first, each exactly as signed (one
     /// JSON line): what `memloop receipt list` prints again, and what
-    /// [`crate::verify_receipt_chain`] checks.
+    /// [`crate::privacy::verify_receipt_chain`] checks.
     ///
     /// # Errors
     /// [`crate::Error::Store`]; [`crate::Error::Key`] for a log entry that fails authentication.
-    pub(crate) fn receipt_log(&self) -> Result<Vec<String>> {
-        self.inner
+    pub fn receipt_log(&self) -> Result<Vec<String>> {
+        self.memory
+            .inner
             .store
             .receipts()?
             .into_iter()
             .map(|(n, bytes)| {
                 String::from_utf8(bytes).map_err(|_| {
-                    self.inner
+                    self.memory
+                        .inner
                         .store
                         .corrupt(format!("receipt {n} is not UTF-8"))
                 })
@@ -464,8 +455,8 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Key`] for a damaged key ring; [`crate::Error::Store`].
-    pub(crate) fn receipt_public_key(&self) -> Result<Option<String>> {
-        Ok(self.stored_signing_seed()?.map(|seed| {
+    pub fn receipt_public_key(&self) -> Result<Option<String>> {
+        Ok(self.memory.stored_signing_seed()?.map(|seed| {
             hex::encode(
                 ed25519_dalek::SigningKey::from_bytes(&seed)
                     .verifying_key()
@@ -474,21 +465,39 @@ impl Memory {
         }))
     }
 
-    /// Replaces the key that unlocks this encrypted store's key ring: a new random key in a
-    /// key file, or a new passphrase (`new` may also name another key file: the ring moves
-    /// there, and the old file still unlocks the data keys it held, so destroy it). Data keys
-    /// are rewrapped, records are not touched.
+    /// Replaces the key that unlocks this encrypted store's key ring: a new random key in a key
+    /// file, or a new passphrase (`new` may also name another key file: the ring moves there, and
+    /// the old file still unlocks the data keys it held, so destroy it). Data keys are rewrapped,
+    /// records are not touched.
     ///
     /// # Errors
-    /// [`crate::KeyError::NotEncrypted`] for a plain store; [`crate::KeyError::Io`].
-    pub(crate) fn rotate_key(&self, new: &crate::crypt::Encryption) -> Result<()> {
-        let _w = self.inner.writer.lock();
-        match &self.inner.store.sealing.0 {
+    /// [`crate::privacy::KeyError::NotEncrypted`] for a plain store;
+    /// [`crate::privacy::KeyError::Io`].
+    pub fn rotate_key(&self, new: &crate::crypt::Encryption) -> Result<()> {
+        let _w = self.memory.inner.writer.lock();
+        match &self.memory.inner.store.sealing.0 {
             Some(sealer) => Ok(sealer.rekey(new)?),
             None => Err(crate::crypt::KeyError::NotEncrypted {
-                path: self.inner.dir.clone(),
+                path: self.memory.inner.dir.clone(),
             }
             .into()),
         }
+    }
+}
+
+impl<'a> Scoped<'a> {
+    /// Erases every memory of `scope` (each field it sets must match; `Scope::user("ana")` erases
+    /// all of Ana's agents and sessions) in every namespace, superseded versions included, then
+    /// makes it physical: the forgetting log loses their events, the index is saved without them
+    /// and the database file is rewritten, so no file of the store keeps their text or vectors.
+    /// Durable on return.
+    ///
+    /// # Errors
+    /// [`crate::InvalidInput::EmptyScope`] for an empty name, [`crate::InvalidInput::Options`] for
+    /// a scope with no field (that would erase everything: use a new store); as
+    /// [`Admin::checkpoint`] and [`Admin::compact`].
+    pub fn erase(&self) -> Result<ScopeErasure> {
+        let scope = &self.scope;
+        self.memory.erase_scope(scope, None, None)
     }
 }

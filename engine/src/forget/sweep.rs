@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 use crate::clock::Timestamp;
 use crate::decay::ForgetReason;
 use crate::error::Result;
-use crate::item::{Kind, MemoryId, Scope, Tier};
+use crate::item::{Kind, MemoryId, Tier};
 use crate::memory::lineage::Unlinker;
+use crate::memory::views::{Admin, Scoped};
 use crate::memory::{Inner, Memory};
 
 /// What one sweep moved.
@@ -117,16 +118,6 @@ fn curve_end(
 }
 
 impl Memory {
-    /// Applies the forgetting policy at the clock's current time: demotes memories below θ1,
-    /// deletes those below θ2 and, over capacity, the least retained — durably, recording each
-    /// move (see [`crate::Admin::forgotten`]). Also runs after writes when something is due.
-    ///
-    /// # Errors
-    /// [`crate::Error::Store`] / [`crate::Error::Index`]; nothing moved then.
-    pub(crate) fn sweep(&self) -> Result<SweepReport> {
-        self.inner.sweep(None)
-    }
-
     /// [`crate::Admin::sweep`] for one scope's memories: demotions and deletions due to them, and
     /// [`crate::ForgetPolicy::capacity_per_user`] for the scope's user when it names one. The
     /// namespace and store-wide capacities span scopes: only [`crate::Admin::sweep`] applies them.
@@ -137,90 +128,6 @@ impl Memory {
     pub(crate) fn sweep_scope(&self, scope: &crate::item::Scope) -> Result<SweepReport> {
         scope.require_named("sweep_scope (Admin::sweep sweeps all)")?;
         self.inner.sweep(Some(scope))
-    }
-
-    /// A sweep as every door asks for it: [`crate::Scoped::sweep`] for the scope `scope` names, or
-    /// [`crate::Admin::sweep`] when it names none.
-    ///
-    /// # Errors
-    /// As [`crate::Scoped::sweep`] and [`crate::Admin::sweep`].
-    pub(crate) fn sweep_request(&self, scope: &Scope) -> Result<SweepReport> {
-        if scope.is_empty() {
-            self.sweep()
-        } else {
-            self.sweep_scope(scope)
-        }
-    }
-
-    /// The demotions and deletions recorded at or after `since`, oldest first.
-    ///
-    /// # Errors
-    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
-    pub(crate) fn forgotten(&self, since: Timestamp) -> Result<Vec<ForgetEvent>> {
-        let store = &self.inner.store;
-        store
-            .forget_log_since(since)?
-            .iter()
-            .map(|v| {
-                serde_json::from_slice(v).map_err(|e| store.corrupt(format!("forget log: {e}")))
-            })
-            .collect()
-    }
-
-    /// Memory `id`'s retention now, tier, and when it will cross θ1 and θ2.
-    ///
-    /// # Errors
-    /// [`crate::error::Error::NotFound`].
-    pub(crate) fn explain_decay(&self, id: MemoryId) -> Result<DecayReport> {
-        self.explain_decay_in(&crate::item::Scope::default(), id)
-    }
-
-    /// [`crate::Admin::explain_decay`] for a caller confined to `scope`: a memory outside it is
-    /// not found.
-    ///
-    /// # Errors
-    /// [`crate::error::Error::NotFound`].
-    pub(crate) fn explain_decay_in(
-        &self,
-        scope: &crate::item::Scope,
-        id: MemoryId,
-    ) -> Result<DecayReport> {
-        let item = self
-            .inner
-            .current_in(id, scope)?
-            .ok_or(crate::error::Error::NotFound(id))?;
-        let p = &self.inner.options.forgetting;
-        let now = self.inner.now();
-        let future = |t: Option<Timestamp>| t.filter(|&t| t > now);
-        let strength_s = p.strength_ms(&crate::decay::DecayFields::of(&item)) / 1000.0;
-        let forget_at = p.crossing(&item, p.forget_threshold);
-        let end = curve_end(item.decay_anchor, now, forget_at, strength_s);
-        let step = (end - item.decay_anchor) as f64 / (CURVE_POINTS - 1) as f64;
-        let curve = (0..CURVE_POINTS)
-            .map(|i| {
-                let at = item.decay_anchor + (step * i as f64).round() as Timestamp;
-                RetentionPoint {
-                    at,
-                    value: p.retention(&item, at),
-                }
-            })
-            .collect();
-        Ok(DecayReport {
-            id,
-            at: now,
-            value: p.retention(&item, now),
-            tier: item.tier,
-            strength_s,
-            anchor: item.decay_anchor,
-            reinforced: item.reinforced,
-            pinned: item.pinned,
-            demote_at: future(p.leaves_working(&crate::decay::DecayFields::of(&item))),
-            forget_at,
-            valid_until: item.valid_until,
-            working_threshold: p.working_threshold,
-            forget_threshold: p.forget_threshold,
-            curve,
-        })
     }
 }
 
@@ -298,5 +205,104 @@ impl Inner {
             Ok(())
         })?;
         Ok(report)
+    }
+}
+
+impl<'a> Admin<'a> {
+    /// The demotions and deletions recorded at or after `since`, oldest first.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
+    pub fn forgotten(&self, since: Timestamp) -> Result<Vec<ForgetEvent>> {
+        let store = &self.memory.inner.store;
+        store
+            .forget_log_since(since)?
+            .iter()
+            .map(|v| {
+                serde_json::from_slice(v).map_err(|e| store.corrupt(format!("forget log: {e}")))
+            })
+            .collect()
+    }
+
+    /// Applies the forgetting policy at the clock's current time: demotes memories below θ1,
+    /// deletes those below θ2 and, over capacity, the least retained — durably, recording each
+    /// move (see [`Admin::forgotten`]). Also runs after writes when something is due.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] / [`crate::Error::Index`]; nothing moved then.
+    pub fn sweep(&self) -> Result<SweepReport> {
+        self.memory.inner.sweep(None)
+    }
+
+    /// Memory `id`'s retention now, tier, and when it will cross θ1 and θ2.
+    ///
+    /// # Errors
+    /// [`crate::error::Error::NotFound`].
+    pub fn explain_decay(&self, id: MemoryId) -> Result<DecayReport> {
+        self.memory
+            .scoped(&crate::item::Scope::default())
+            .explain_decay(id)
+    }
+}
+
+impl<'a> Scoped<'a> {
+    /// [`Admin::explain_decay`] for a caller confined to `scope`: a memory outside it is
+    /// not found.
+    ///
+    /// # Errors
+    /// [`crate::error::Error::NotFound`].
+    pub fn explain_decay(&self, id: MemoryId) -> Result<DecayReport> {
+        let scope = &self.scope;
+        let item = self
+            .memory
+            .inner
+            .current_in(id, scope)?
+            .ok_or(crate::error::Error::NotFound(id))?;
+        let p = &self.memory.inner.options.forgetting;
+        let now = self.memory.inner.now();
+        let future = |t: Option<Timestamp>| t.filter(|&t| t > now);
+        let strength_s = p.strength_ms(&crate::decay::DecayFields::of(&item)) / 1000.0;
+        let forget_at = p.crossing(&item, p.forget_threshold);
+        let end = curve_end(item.decay_anchor, now, forget_at, strength_s);
+        let step = (end - item.decay_anchor) as f64 / (CURVE_POINTS - 1) as f64;
+        let curve = (0..CURVE_POINTS)
+            .map(|i| {
+                let at = item.decay_anchor + (step * i as f64).round() as Timestamp;
+                RetentionPoint {
+                    at,
+                    value: p.retention(&item, at),
+                }
+            })
+            .collect();
+        Ok(DecayReport {
+            id,
+            at: now,
+            value: p.retention(&item, now),
+            tier: item.tier,
+            strength_s,
+            anchor: item.decay_anchor,
+            reinforced: item.reinforced,
+            pinned: item.pinned,
+            demote_at: future(p.leaves_working(&crate::decay::DecayFields::of(&item))),
+            forget_at,
+            valid_until: item.valid_until,
+            working_threshold: p.working_threshold,
+            forget_threshold: p.forget_threshold,
+            curve,
+        })
+    }
+
+    /// A sweep as every door asks for it: [`Scoped::sweep`] for the scope `scope` names, or
+    /// [`Admin::sweep`] when it names none.
+    ///
+    /// # Errors
+    /// As [`Scoped::sweep`] and [`Admin::sweep`].
+    pub fn sweep(&self) -> Result<SweepReport> {
+        let scope = &self.scope;
+        if scope.is_empty() {
+            self.memory.admin().sweep()
+        } else {
+            self.memory.sweep_scope(scope)
+        }
     }
 }

@@ -6,6 +6,7 @@ use memloop_index::{UnitVector, UnitVectors};
 use super::{Inner, Memory, WriterState};
 use crate::error::{Error, Result};
 use crate::item::{scope_covers, MemoryId, MemoryItem, Scope};
+use crate::memory::views::Admin;
 use crate::merge::ErasureBound;
 use crate::options::Durability;
 use crate::store::Tx;
@@ -28,23 +29,7 @@ pub(crate) struct Applied {
     pub(crate) withdrawn: Vec<MemoryId>,
 }
 
-impl Memory {
-    /// Makes every write so far durable (a no-op in synced mode).
-    ///
-    /// # Errors
-    /// [`Error::Store`] / [`Error::Poisoned`] when the writes could not be made durable;
-    /// [`Error::Background`] when the background thread's last checkpoint or flush failed and
-    /// nothing has succeeded since.
-    pub(crate) fn flush(&self) -> Result<()> {
-        let mut w = self.inner.writer.lock();
-        self.inner.flush_locked(&mut w)?;
-        drop(w);
-        match self.inner.background_error.lock().take() {
-            Some(e) => Err(Error::Background(e)),
-            None => Ok(()),
-        }
-    }
-}
+impl Memory {}
 
 impl Inner {
     pub(crate) fn now(&self) -> crate::clock::Timestamp {
@@ -271,5 +256,23 @@ fn note_changes(w: &mut WriterState, n: u64, synced: bool) {
         w.unsaved += n;
         w.first_unsaved.get_or_insert_with(std::time::Instant::now);
         w.unflushed |= !synced;
+    }
+}
+
+impl<'a> Admin<'a> {
+    /// Makes every write so far durable (a no-op in synced mode).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] / [`crate::Error::Poisoned`] when the writes could not be made
+    /// durable; [`crate::Error::Background`] when the background thread's last checkpoint or flush
+    /// failed and nothing has succeeded since.
+    pub fn flush(&self) -> Result<()> {
+        let mut w = self.memory.inner.writer.lock();
+        self.memory.inner.flush_locked(&mut w)?;
+        drop(w);
+        match self.memory.inner.background_error.lock().take() {
+            Some(e) => Err(Error::Background(e)),
+            None => Ok(()),
+        }
     }
 }

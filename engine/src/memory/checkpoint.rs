@@ -4,34 +4,9 @@
 
 use super::{Inner, Memory};
 use crate::error::Result;
+use crate::memory::views::Admin;
 
-impl Memory {
-    /// Makes every write durable, saves the index (compacted, atomically replacing the old
-    /// file) and prunes the change log it covers. Writes wait while it runs; reads do not.
-    /// Also runs in the background (see [`crate::Options::checkpoint_every`]) and on close.
-    /// When live data fills less than a third of the database file (after much forgetting), the
-    /// file is rewritten here and on close (reads and writes wait meanwhile).
-    ///
-    /// # Errors
-    /// [`crate::Error::Index`] or [`crate::Error::Store`]; the previous checkpoint then stays
-    /// valid and nothing is lost.
-    pub(crate) fn checkpoint(&self) -> Result<()> {
-        self.inner.checkpoint(true)
-    }
-
-    /// Checkpoints, then rewrites the database file now whatever its free space (checkpoints
-    /// do it on their own when live data fills under a third of a file of 4 MiB or more):
-    /// every table is copied into a fresh file, which is synced and renamed over the old one.
-    /// A crash leaves the old file or the new one. Reads and writes wait meanwhile.
-    ///
-    /// # Errors
-    /// As [`crate::Admin::checkpoint`]; [`crate::Error::Io`] for the rename.
-    pub(crate) fn compact(&self) -> Result<()> {
-        self.inner.checkpoint(false)?;
-        let _w = self.inner.writer.lock();
-        self.inner.store.rewrite()
-    }
-}
+impl Memory {}
 
 impl Inner {
     /// Saves the index; with `compact`, also rewrites a mostly-free database file (seconds on
@@ -75,5 +50,33 @@ impl Inner {
             self.store.compact_if_sparse()?;
         }
         Ok(())
+    }
+}
+
+impl<'a> Admin<'a> {
+    /// Makes every write durable, saves the index (compacted, atomically replacing the old
+    /// file) and prunes the change log it covers. Writes wait while it runs; reads do not.
+    /// Also runs in the background (see [`crate::Options::checkpoint_every`]) and on close.
+    /// When live data fills less than a third of the database file (after much forgetting), the
+    /// file is rewritten here and on close (reads and writes wait meanwhile).
+    ///
+    /// # Errors
+    /// [`crate::Error::Index`] or [`crate::Error::Store`]; the previous checkpoint then stays
+    /// valid and nothing is lost.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.memory.inner.checkpoint(true)
+    }
+
+    /// Checkpoints, then rewrites the database file now whatever its free space (checkpoints
+    /// do it on their own when live data fills under a third of a file of 4 MiB or more):
+    /// every table is copied into a fresh file, which is synced and renamed over the old one.
+    /// A crash leaves the old file or the new one. Reads and writes wait meanwhile.
+    ///
+    /// # Errors
+    /// As [`Admin::checkpoint`]; [`crate::Error::Io`] for the rename.
+    pub fn compact(&self) -> Result<()> {
+        self.memory.inner.checkpoint(false)?;
+        let _w = self.memory.inner.writer.lock();
+        self.memory.inner.store.rewrite()
     }
 }

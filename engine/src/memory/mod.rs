@@ -19,6 +19,7 @@ mod index_state;
 pub(crate) mod lineage;
 mod open;
 mod verify;
+pub(crate) mod views;
 
 pub(crate) use apply::Applied;
 pub use verify::CheckReport;
@@ -45,6 +46,21 @@ use crate::store::Store;
 pub(crate) const INDEX_FILE: &str = "index.mlx";
 
 /// A memory store, open for reading and writing. `Send + Sync`: share it with an `Arc`.
+///
+/// Its face is this page: the calls most programs make (open, remember, get, update, forget,
+/// feedback, recall, context, conversations, tasks, subjects), each written in the feature
+/// folder that carries it out, and four views for the rest, so the handle itself stays small
+/// (tantivy's `Index` and redb's `Database` show their faces the same way):
+///
+/// - [`Memory::scoped`]: a caller confined to a user, agent or session, every call enforced
+///   in the engine (a memory outside the scope is not found);
+/// - [`Memory::admin`]: the store's upkeep: checkpoints, checks, sweeps, keys, receipts, what
+///   opening found;
+/// - [`Memory::advanced`]: the lower-level calls tools, importers and benchmarks make (a raw
+///   filter scan, recall by vector, contexts of given hits, documents);
+/// - [`Memory::transfer`]: exports, imports and sync.
+///
+/// Every operation of the registry is also one call: [`Memory::call`].
 ///
 /// ```no_run
 /// use memloop::{Memory, NewMemory, Options, Query};
@@ -182,49 +198,29 @@ pub struct DiskUsage {
 
 impl Memory {
     /// True if `dir` holds a store (so opening it reads it rather than creating one).
-    pub(crate) fn do_exists(dir: impl AsRef<Path>) -> bool {
+    pub fn exists(dir: impl AsRef<Path>) -> bool {
         crate::store::is_store(dir.as_ref())
     }
 
     /// The store directory.
-    pub(crate) fn do_dir(&self) -> &Path {
+    pub fn dir(&self) -> &Path {
         &self.inner.dir
     }
 
-    /// The longest text one memory may hold here ([`crate::Options::max_text_bytes`]).
-    pub(crate) fn max_text_bytes(&self) -> usize {
-        self.inner.options.max_text_bytes
-    }
-
     /// The clock all times come from.
-    pub(crate) fn do_clock(&self) -> &Clock {
+    pub fn clock(&self) -> &Clock {
         &self.inner.options.clock
-    }
-
-    /// The embedder.
-    pub(crate) fn embedder(&self) -> &Arc<dyn TextEmbedder> {
-        &self.inner.embedder
-    }
-
-    /// The embedding model's fingerprint recorded in the store.
-    pub(crate) fn fingerprint(&self) -> &str {
-        &self.inner.fingerprint
     }
 
     pub(crate) fn store(&self) -> &Store {
         &self.inner.store
     }
 
-    /// What opening found.
-    pub(crate) fn open_report(&self) -> &OpenReport {
-        &self.inner.open_report
-    }
-
     /// Counts.
     ///
     /// # Errors
     /// [`crate::Error::Store`].
-    pub(crate) fn do_stats(&self) -> crate::error::Result<Stats> {
+    pub fn stats(&self) -> crate::error::Result<Stats> {
         let tiers = self.inner.catalog.get()?.read().tiers();
         Ok(Stats {
             memories: self.inner.store.count()?,
@@ -237,35 +233,12 @@ impl Memory {
         })
     }
 
-    /// How the current memories divide by kind, tier, user and namespace (from the in-memory
-    /// catalog: no database read).
-    ///
-    /// # Errors
-    /// [`crate::Error::Store`] when the catalog failed to load.
-    pub(crate) fn census(&self) -> crate::error::Result<crate::catalog::Census> {
-        Ok(self.inner.catalog.get()?.read().census())
-    }
-
-    /// Bytes on disk, by file.
-    ///
-    /// # Errors
-    /// [`crate::Error::Io`] when the database file cannot be read.
-    pub(crate) fn disk_usage(&self) -> crate::error::Result<DiskUsage> {
-        let size = |path: &Path| std::fs::metadata(path).map(|m| m.len());
-        let (index, _) = index_file::current(&self.inner.dir, &self.inner.store)?;
-        Ok(DiskUsage {
-            database: size(&self.inner.store.path)
-                .map_err(|e| crate::error::Error::io(&self.inner.store.path, "stat", e))?,
-            index: size(&index).unwrap_or(0),
-        })
-    }
-
     /// Closes a store shared through an [`Arc`] once every other holder has let it go: calls
     /// in flight on other threads finish first (what a binding's close does).
     ///
     /// # Errors
     /// As [`Memory::close`].
-    pub(crate) fn do_close_shared(mut memory: Arc<Memory>) -> crate::error::Result<()> {
+    pub fn close_shared(mut memory: Arc<Memory>) -> crate::error::Result<()> {
         let memory = loop {
             match Arc::try_unwrap(memory) {
                 Ok(m) => break m,
@@ -281,9 +254,9 @@ impl Memory {
     /// Stops the background checkpointer and writes a final checkpoint.
     ///
     /// # Errors
-    /// As [`crate::Admin::checkpoint`]; the store is closed either way and nothing acknowledged is
-    /// lost (the next open replays what the checkpoint missed).
-    pub(crate) fn do_close(mut self) -> crate::error::Result<()> {
+    /// As [`Admin::checkpoint`](crate::Admin::checkpoint); the store is closed either way and
+    /// nothing acknowledged is lost (the next open replays what the checkpoint missed).
+    pub fn close(mut self) -> crate::error::Result<()> {
         if let Some(bg) = self.background.take() {
             bg.stop();
         }

@@ -29,10 +29,11 @@ impl Memory {
     /// Opens the store in `dir`, creating it if needed.
     ///
     /// # Errors
-    /// [`Error::Locked`] at once if another process has it open; [`Error::ModelMismatch`] if
-    /// it was built with another model; [`Error::UnsupportedVersion`] for a newer format;
-    /// [`Error::Embed`] if the model cannot be loaded; [`Error::Store`] / [`Error::Io`].
-    pub(crate) fn do_open(dir: impl AsRef<Path>, options: Options) -> Result<Memory> {
+    /// [`crate::Error::Locked`] at once if another process has it open;
+    /// [`crate::Error::ModelMismatch`] if it was built with another model;
+    /// [`crate::Error::UnsupportedVersion`] for a newer format; [`crate::Error::Embed`] if the
+    /// model cannot be loaded; [`crate::Error::Store`] / [`crate::Error::Io`].
+    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Memory> {
         let dir = dir.as_ref();
         options
             .forgetting

@@ -15,6 +15,7 @@ use memloop_index::Index;
 
 use super::{Inner, Memory};
 use crate::error::Result;
+use crate::memory::views::Admin;
 
 /// What [`crate::Admin::check`] found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -37,32 +38,7 @@ impl CheckReport {
     }
 }
 
-impl Memory {
-    /// Verifies the whole store now: the index file's checksums and links (rebuilding the
-    /// index from the database if they fail), then every item and vector in the database,
-    /// and that the index holds one vector per memory. Reads the whole store.
-    ///
-    /// # Errors
-    /// [`crate::Error::Store`] / [`crate::Error::Index`] when the check itself cannot run;
-    /// damage it finds is reported in [`CheckReport::problems`].
-    pub(crate) fn check(&self) -> Result<CheckReport> {
-        // Read the file again even if it passed at open: it may have changed on disk since.
-        self.inner.reverify_index()?;
-        let (memories, mut problems) = self.inner.store.check_records(self.inner.embedder.dim())?;
-        let indexed = self.inner.index.len();
-        if indexed != memories {
-            problems.push(format!(
-                "the index holds {indexed} vectors, the database {memories} memories"
-            ));
-        }
-        Ok(CheckReport {
-            memories,
-            indexed,
-            index_rebuilt: self.inner.index.rebuilt_because(),
-            problems,
-        })
-    }
-}
+impl Memory {}
 
 impl Inner {
     /// Makes sure the index may be searched and changed: verified, or trusted by its stamp
@@ -135,5 +111,36 @@ impl Inner {
     pub(crate) fn verified_index(&self) -> Result<Arc<Index>> {
         self.ensure_index_trusted()?;
         Ok(self.index.current())
+    }
+}
+
+impl<'a> Admin<'a> {
+    /// Verifies the whole store now: the index file's checksums and links (rebuilding the
+    /// index from the database if they fail), then every item and vector in the database,
+    /// and that the index holds one vector per memory. Reads the whole store.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] / [`crate::Error::Index`] when the check itself cannot run;
+    /// damage it finds is reported in [`crate::answers::CheckReport::problems`].
+    pub fn check(&self) -> Result<CheckReport> {
+        // Read the file again even if it passed at open: it may have changed on disk since.
+        self.memory.inner.reverify_index()?;
+        let (memories, mut problems) = self
+            .memory
+            .inner
+            .store
+            .check_records(self.memory.inner.embedder.dim())?;
+        let indexed = self.memory.inner.index.len();
+        if indexed != memories {
+            problems.push(format!(
+                "the index holds {indexed} vectors, the database {memories} memories"
+            ));
+        }
+        Ok(CheckReport {
+            memories,
+            indexed,
+            index_rebuilt: self.memory.inner.index.rebuilt_because(),
+            problems,
+        })
     }
 }

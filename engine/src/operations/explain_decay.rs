@@ -25,7 +25,7 @@ impl Operate for ExplainDecay {
 
     fn run(memory: &Memory, request: IdRequest) -> Result<Box<DecayReport>> {
         Ok(Box::new(
-            memory.explain_decay_in(&request.scope(), request.id)?,
+            memory.scoped(&request.scope()).explain_decay(request.id)?,
         ))
     }
 

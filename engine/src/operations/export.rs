@@ -27,7 +27,7 @@ impl Operate for Export {
     }
 
     fn run(memory: &Memory, request: ExportRequest) -> Result<Exported> {
-        memory.export_request(&request)
+        memory.transfer().export_request(&request)
     }
 
     fn text(_: &ExportRequest, exported: &Exported) -> String {

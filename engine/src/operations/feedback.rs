@@ -26,7 +26,9 @@ impl Operate for Feedback {
     }
 
     fn run(memory: &Memory, request: FeedbackRequest) -> Result<FeedbackState> {
-        memory.feedback_in(&request.scope(), request.id, request.level)
+        memory
+            .scoped(&request.scope())
+            .feedback(request.id, request.level)
     }
 
     fn text(request: &FeedbackRequest, state: &FeedbackState) -> String {

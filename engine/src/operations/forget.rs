@@ -51,13 +51,15 @@ impl Operate for Forget {
         match (request.id, scope.is_empty()) {
             // With a scope, the id must be a memory of that scope.
             (Some(id), _) => {
-                memory.forget_in(&scope, id)?;
+                memory.scoped(&scope).forget(id)?;
                 Ok(ForgetAnswer::Forgotten(Forgotten {
                     id,
                     forgotten: true,
                 }))
             }
-            (None, false) => Ok(ForgetAnswer::Erased(Box::new(memory.forget_scope(&scope)?))),
+            (None, false) => Ok(ForgetAnswer::Erased(Box::new(
+                memory.scoped(&scope).erase()?,
+            ))),
             (None, true) => Err(InvalidInput::Field {
                 field: "id",
                 reason: "give `id` (with a scope: a memory of that scope), or a scope alone to \

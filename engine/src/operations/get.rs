@@ -24,7 +24,8 @@ impl Operate for Get {
 
     fn run(memory: &Memory, request: IdRequest) -> Result<Box<MemoryItem>> {
         let item = memory
-            .get_in(&request.scope(), request.id)?
+            .scoped(&request.scope())
+            .get(request.id)?
             .ok_or(Error::NotFound(request.id))?;
         Ok(Box::new(item))
     }

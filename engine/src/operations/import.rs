@@ -27,7 +27,7 @@ impl Operate for Import {
     }
 
     fn run(memory: &Memory, request: ImportRequest) -> Result<ImportReport> {
-        memory.import_request(&request)
+        memory.transfer().import_request(&request)
     }
 
     fn text(_: &ImportRequest, report: &ImportReport) -> String {

@@ -32,7 +32,7 @@ impl Operate for List {
 
     fn run(memory: &Memory, request: ListRequest) -> Result<Listed> {
         Ok(Listed {
-            memories: memory.list_request(&request)?,
+            memories: memory.advanced().list(&request)?,
         })
     }
 

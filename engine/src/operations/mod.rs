@@ -16,7 +16,7 @@
 //! what serde writes) is MCP's output schema for the tool, so a client checks every answer
 //! against it.
 
-mod face;
+mod call;
 
 mod context;
 mod explain_decay;
@@ -39,7 +39,6 @@ mod update;
 mod operate;
 mod registry;
 
-pub use face::{Admin, Advanced, Scoped, Transfer};
 pub use forget::{ForgetAnswer, Forgotten};
 pub use list::Listed;
 pub use observe::Observed;

@@ -27,7 +27,7 @@ impl Operate for Sweep {
     }
 
     fn run(memory: &Memory, scope: Scope) -> Result<SweepReport> {
-        memory.sweep_request(&scope)
+        memory.scoped(&scope).sweep()
     }
 
     fn text(_: &Scope, r: &SweepReport) -> String {

@@ -37,7 +37,7 @@ impl Operate for Update {
     fn run(memory: &Memory, request: UpdateRequest) -> Result<Updated> {
         let given = request.id;
         let (scope, changes) = request.into_update()?;
-        let id = memory.update_in(&scope, given, changes)?;
+        let id = memory.scoped(&scope).update(given, changes)?;
         Ok(Updated {
             id,
             previous: (id != given).then_some(given),

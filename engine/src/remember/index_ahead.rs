@@ -187,7 +187,7 @@ mod tests {
         assert_eq!(ids[0], kept + 1);
         let stats = m.stats().unwrap();
         assert_eq!((stats.memories, stats.indexed), (151, 151));
-        assert!(m.check().unwrap().is_sound());
+        assert!(m.admin().check().unwrap().is_sound());
         for (text, id) in texts.iter().zip(&ids).step_by(29) {
             let hits = m.recall(&Query::new(text.as_str()).k(1)).unwrap();
             assert_eq!(hits[0].item.id, *id);

@@ -17,21 +17,22 @@ use crate::error::{Error, Result};
 use crate::invalid::InvalidInput;
 use crate::item::{check_text, check_validity, MemoryId, MemoryItem, NewMemory, Scope};
 use crate::memory::lineage::Unlinker;
+use crate::memory::views::{Advanced, Scoped};
 use crate::memory::{Applied, Inner, Memory};
 use crate::store::Tx;
 
 use crate::vocabulary::Update;
 
 impl Memory {
-    /// Remembers one memory; returns the id that now holds its text: a new memory's, the
-    /// existing memory's it merged into, or the new version's when it superseded a fact (see
+    /// Remembers one memory; returns the id that now holds its text: a new memory's, the existing
+    /// memory's it merged into, or the new version's when it superseded a fact (see
     /// [`Memory::remember_explained`] for which, and [`crate::dedup`] for the rule: nothing is
     /// merged that says something else).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for bad input; [`Error::Embed`] / [`Error::Store`] /
-    /// [`Error::Index`]. On error nothing was written.
-    pub(crate) fn do_remember(&self, memory: NewMemory) -> Result<MemoryId> {
+    /// [`crate::Error::InvalidInput`] for bad input; [`crate::Error::Embed`] /
+    /// [`crate::Error::Store`] / [`crate::Error::Index`]. On error nothing was written.
+    pub fn remember(&self, memory: NewMemory) -> Result<MemoryId> {
         Ok(self.remember_explained(memory)?.id)
     }
 
@@ -43,8 +44,8 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::remember`].
-    pub(crate) fn do_remember_explained(&self, memory: NewMemory) -> Result<Remembered> {
-        Ok(self.remember_batch_explained(vec![memory])?[0])
+    pub fn remember_explained(&self, memory: NewMemory) -> Result<Remembered> {
+        Ok(self.advanced().remember_batch_explained(vec![memory])?[0])
     }
 
     /// Remembers many memories: embedded together (the embedder batches and parallelises),
@@ -53,42 +54,8 @@ impl Memory {
     ///
     /// # Errors
     /// As [`Memory::remember`]; any invalid input rejects the whole batch.
-    pub(crate) fn do_remember_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
+    pub fn remember_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<MemoryId>> {
         let done = self.embed_and_remember(memories, Merging::Near)?;
-        Ok(done.into_iter().map(|r| r.id).collect())
-    }
-
-    /// [`Memory::remember_batch`], saying for each input what was done.
-    ///
-    /// # Errors
-    /// As [`Memory::remember_batch`].
-    pub(crate) fn remember_batch_explained(
-        &self,
-        memories: Vec<NewMemory>,
-    ) -> Result<Vec<Remembered>> {
-        self.embed_and_remember(memories, Merging::Near)
-    }
-
-    /// Remembers memories whose embeddings the caller computed with this store's model (bulk
-    /// loads, benchmarks). Vectors are normalised; de-duplication applies as in
-    /// [`Memory::remember_batch`].
-    ///
-    /// # Errors
-    /// [`Error::InvalidInput`] for a vector of the wrong dimension or that cannot be
-    /// normalised; otherwise as [`Memory::remember_batch`].
-    pub(crate) fn remember_embedded(
-        &self,
-        memories: Vec<(NewMemory, Vec<f32>)>,
-    ) -> Result<Vec<MemoryId>> {
-        let mut checked = Vec::with_capacity(memories.len());
-        for (i, (m, v)) in memories.into_iter().enumerate() {
-            let at = || format!("memory {i}");
-            m.validate(self.inner.options.max_text_bytes, self.inner.now())
-                .map_err(|e| e.at(at()))?;
-            let v = self.inner.unit(v).map_err(|e| e.at(at()))?;
-            checked.push((m, v));
-        }
-        let done = self.remember_checked(checked, Vec::new(), Merging::Near)?;
         Ok(done.into_iter().map(|r| r.id).collect())
     }
 
@@ -138,36 +105,113 @@ impl Memory {
         Ok(done)
     }
 
-    /// Changes memory `id`. A new text makes a new version: the old one stays, superseded
-    /// (out of default ranking, found with [`crate::MemoryFilter::include_superseded`]), and
-    /// the returned id is the new version's. Otherwise the memory is changed in place and its
-    /// id returned.
+    /// Changes memory `id`. A new text makes a new version: the old one stays, superseded (out of
+    /// default ranking, found with [`crate::MemoryFilter::include_superseded`]), and the returned
+    /// id is the new version's. Otherwise the memory is changed in place and its id returned.
     ///
     /// # Errors
-    /// [`Error::NotFound`]; [`Error::InvalidInput`] for bad values or when `id` was already
-    /// superseded (update the current version).
-    pub(crate) fn do_update(&self, id: MemoryId, update: Update) -> Result<MemoryId> {
-        self.update_in(&Scope::default(), id, update)
+    /// [`crate::Error::NotFound`]; [`crate::Error::InvalidInput`] for bad values or when `id` was
+    /// already superseded (update the current version).
+    pub fn update(&self, id: MemoryId, update: Update) -> Result<MemoryId> {
+        self.scoped(&Scope::default()).update(id, update)
     }
 
+    /// Deletes memory `id` from the store and the index, durably.
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] if there is no such memory.
+    pub fn forget(&self, id: MemoryId) -> Result<()> {
+        self.scoped(&Scope::default()).forget(id)
+    }
+}
+
+impl Inner {
+    /// Writes `m` as a new memory with unit vector `v` and its sentences' vectors (none for
+    /// an empty slice; no de-duplication), as the new version of `supersedes` when given (the
+    /// caller links the old version). With `indexed_as`, its vector is in the index already
+    /// under that id, which it takes; otherwise it gets a fresh id and goes into the index
+    /// after the commit.
+    pub(crate) fn insert_new(
+        &self,
+        tx: &mut Tx,
+        applied: &mut Applied,
+        m: NewMemory,
+        (v, sentences): (UnitVector, &[Vec<f32>]),
+        supersedes: Option<MemoryId>,
+        indexed_as: Option<MemoryId>,
+    ) -> Result<MemoryItem> {
+        let id = match indexed_as {
+            Some(id) => id,
+            None => tx.allocate_id()?,
+        };
+        let mut item = m.into_item(id, self.now());
+        item.created = self.created_now(item.scope_fields())?;
+        item.supersedes = supersedes;
+        item.strength = self
+            .options
+            .forgetting
+            .initial_strength_ms(item.kind, item.importance)
+            / 1000.0;
+        tx.put(&item, Some(&v))?;
+        tx.put_sentences(&item, sentences)?;
+        if indexed_as.is_none() {
+            applied.inserted.push((id, v));
+        }
+        applied.items.push(item.clone());
+        Ok(item)
+    }
+}
+
+impl<'a> Advanced<'a> {
+    /// [`Memory::remember_batch`], saying for each input what was done.
+    ///
+    /// # Errors
+    /// As [`Memory::remember_batch`].
+    pub fn remember_batch_explained(&self, memories: Vec<NewMemory>) -> Result<Vec<Remembered>> {
+        self.memory.embed_and_remember(memories, Merging::Near)
+    }
+
+    /// Remembers memories whose embeddings the caller computed with this store's model (bulk
+    /// loads, benchmarks). Vectors are normalised; de-duplication applies as in
+    /// [`Memory::remember_batch`].
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a vector of the wrong dimension or that cannot be
+    /// normalised; otherwise as [`Memory::remember_batch`].
+    pub fn remember_embedded(&self, memories: Vec<(NewMemory, Vec<f32>)>) -> Result<Vec<MemoryId>> {
+        let mut checked = Vec::with_capacity(memories.len());
+        for (i, (m, v)) in memories.into_iter().enumerate() {
+            let at = || format!("memory {i}");
+            m.validate(
+                self.memory.inner.options.max_text_bytes,
+                self.memory.inner.now(),
+            )
+            .map_err(|e| e.at(at()))?;
+            let v = self.memory.inner.unit(v).map_err(|e| e.at(at()))?;
+            checked.push((m, v));
+        }
+        let done = self
+            .memory
+            .remember_checked(checked, Vec::new(), Merging::Near)?;
+        Ok(done.into_iter().map(|r| r.id).collect())
+    }
+}
+
+impl<'a> Scoped<'a> {
     /// [`Memory::update`] for a caller confined to `scope`: a memory outside it is
-    /// [`Error::NotFound`] and stays as it is.
+    /// [`crate::Error::NotFound`] and stays as it is.
     ///
     /// # Errors
     /// As [`Memory::update`].
-    pub(crate) fn update_in(
-        &self,
-        scope: &Scope,
-        id: MemoryId,
-        update: Update,
-    ) -> Result<MemoryId> {
+    pub fn update(&self, id: MemoryId, update: Update) -> Result<MemoryId> {
+        let scope = &self.scope;
         if let Some(i) = update.importance {
             if !(0.0..=1.0).contains(&i) {
                 return Err(InvalidInput::Importance(i).into());
             }
         }
         if let Some(t) = &update.text {
-            check_text(t, self.inner.options.max_text_bytes)?;
+            check_text(t, self.memory.inner.options.max_text_bytes)?;
         }
         // Refused before the new text is embedded; the window the update leaves is checked
         // below, against the version's own bounds.
@@ -176,14 +220,18 @@ impl Memory {
         }
         let new_text = update.text.clone();
         let (vector, sentences) = match &new_text {
-            Some(t) if self.inner.sentences => {
-                let (v, s) = self.inner.embed_documents_with_sentences(&[t])?.remove(0);
+            Some(t) if self.memory.inner.sentences => {
+                let (v, s) = self
+                    .memory
+                    .inner
+                    .embed_documents_with_sentences(&[t])?
+                    .remove(0);
                 (Some(v), s)
             }
-            Some(t) => (Some(self.inner.embed_one(t)?), Vec::new()),
+            Some(t) => (Some(self.memory.inner.embed_one(t)?), Vec::new()),
             None => (None, Vec::new()),
         };
-        self.inner.write(|inner, tx, applied| {
+        self.memory.inner.write(|inner, tx, applied| {
             let mut old = inner
                 .store
                 .item(id)?
@@ -253,21 +301,14 @@ impl Memory {
         })
     }
 
-    /// Deletes memory `id` from the store and the index, durably.
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] if there is no such memory.
-    pub(crate) fn do_forget(&self, id: MemoryId) -> Result<()> {
-        self.forget_in(&Scope::default(), id)
-    }
-
     /// [`Memory::forget`] for a caller confined to `scope`: a memory outside it is
-    /// [`Error::NotFound`] and stays.
+    /// [`crate::Error::NotFound`] and stays.
     ///
     /// # Errors
-    /// [`Error::NotFound`] if there is no such memory in `scope`.
-    pub(crate) fn forget_in(&self, scope: &Scope, id: MemoryId) -> Result<()> {
-        self.inner.write(|inner, tx, applied| {
+    /// [`crate::Error::NotFound`] if there is no such memory in `scope`.
+    pub fn forget(&self, id: MemoryId) -> Result<()> {
+        let scope = &self.scope;
+        self.memory.inner.write(|inner, tx, applied| {
             let item = inner
                 .store
                 .item(id)?
@@ -284,42 +325,5 @@ impl Memory {
             applied.removed.push(id);
             Ok(())
         })
-    }
-}
-
-impl Inner {
-    /// Writes `m` as a new memory with unit vector `v` and its sentences' vectors (none for
-    /// an empty slice; no de-duplication), as the new version of `supersedes` when given (the
-    /// caller links the old version). With `indexed_as`, its vector is in the index already
-    /// under that id, which it takes; otherwise it gets a fresh id and goes into the index
-    /// after the commit.
-    pub(crate) fn insert_new(
-        &self,
-        tx: &mut Tx,
-        applied: &mut Applied,
-        m: NewMemory,
-        (v, sentences): (UnitVector, &[Vec<f32>]),
-        supersedes: Option<MemoryId>,
-        indexed_as: Option<MemoryId>,
-    ) -> Result<MemoryItem> {
-        let id = match indexed_as {
-            Some(id) => id,
-            None => tx.allocate_id()?,
-        };
-        let mut item = m.into_item(id, self.now());
-        item.created = self.created_now(item.scope_fields())?;
-        item.supersedes = supersedes;
-        item.strength = self
-            .options
-            .forgetting
-            .initial_strength_ms(item.kind, item.importance)
-            / 1000.0;
-        tx.put(&item, Some(&v))?;
-        tx.put_sentences(&item, sentences)?;
-        if indexed_as.is_none() {
-            applied.inserted.push((id, v));
-        }
-        applied.items.push(item.clone());
-        Ok(item)
     }
 }

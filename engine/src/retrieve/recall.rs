@@ -11,6 +11,7 @@ use super::time_cues::TimeCues;
 use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::item::{MemoryId, MemoryItem};
+use crate::memory::views::{Advanced, Scoped};
 use crate::memory::Memory;
 use crate::vocabulary::check_k;
 use crate::vocabulary::Cue;
@@ -21,50 +22,19 @@ impl Memory {
     ///
     /// # Errors
     /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
-    pub(crate) fn do_get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
+    pub fn get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
         self.inner.current(id)
-    }
-
-    /// [`Memory::get`] for a caller confined to `scope`: a memory outside it is `None`, as if
-    /// it did not exist.
-    ///
-    /// # Errors
-    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
-    pub(crate) fn get_in(
-        &self,
-        scope: &crate::item::Scope,
-        id: MemoryId,
-    ) -> Result<Option<MemoryItem>> {
-        self.inner.current_in(id, scope)
-    }
-
-    /// The memories passing `filter`, by ascending id, at most `limit`.
-    ///
-    /// # Errors
-    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
-    pub(crate) fn scan(&self, filter: &MemoryFilter, limit: usize) -> Result<Vec<MemoryItem>> {
-        let ids = {
-            let cat = self.inner.catalog.get()?.read();
-            match cat.compile(filter) {
-                Some(c) => cat.matching(&c),
-                None => Vec::new(),
-            }
-        };
-        let ids: Vec<MemoryId> = ids.into_iter().take(limit).collect();
-        let mut items = self.inner.store.items(&ids)?;
-        self.inner.apply_pending(items.iter_mut());
-        Ok(items)
     }
 
     /// Single-step recall: embeds the query and returns the `k` most similar memories that
     /// pass the filter, best first. Records the access time of each hit. The same as
-    /// [`Memory::retrieve`] with [`Strategy::Single`].
+    /// [`Memory::retrieve`] with [`crate::Strategy::Single`].
     ///
     /// # Errors
     /// [`crate::Error::InvalidInput`] for an empty query or `k` outside
-    /// 1..=[`super::MAX_K`]; [`crate::Error::Embed`], [`crate::Error::Index`],
+    /// 1..=[`crate::retrieve::MAX_K`]; [`crate::Error::Embed`], [`crate::Error::Index`],
     /// [`crate::Error::Store`].
-    pub(crate) fn do_recall(&self, query: &Query) -> Result<Vec<Hit>> {
+    pub fn recall(&self, query: &Query) -> Result<Vec<Hit>> {
         self.retrieve(query, Strategy::Single)
     }
 
@@ -75,7 +45,7 @@ impl Memory {
     /// As [`Memory::recall`]; a reranker or refiner error is returned as is, a reranker
     /// returning the wrong number of scores or a non-finite one, or a refiner returning an
     /// empty query or a bad vector, as [`crate::Error::InvalidInput`].
-    pub(crate) fn do_retrieve(&self, query: &Query, strategy: Strategy) -> Result<Vec<Hit>> {
+    pub fn retrieve(&self, query: &Query, strategy: Strategy) -> Result<Vec<Hit>> {
         query.check()?;
         strategy.check()?;
         let reference = query.filter.as_of.unwrap_or_else(|| self.inner.now());
@@ -140,25 +110,6 @@ impl Memory {
         self.inner.serve(&mut hits)?;
         Ok(hits)
     }
-
-    /// Recall by a query vector made with this store's model.
-    ///
-    /// # Errors
-    /// As [`Memory::recall`]; [`crate::Error::Index`] for a vector of the wrong dimension, or
-    /// zero, or not finite.
-    pub(crate) fn recall_vector(
-        &self,
-        vector: &[f32],
-        k: usize,
-        filter: &MemoryFilter,
-        ef: Option<usize>,
-    ) -> Result<Vec<Hit>> {
-        check_k(k)?;
-        let vector = UnitVector::with_dim(vector.to_vec(), self.inner.embedder.dim())?;
-        let mut hits = self.search_vector(&vector, k, filter, ef)?;
-        self.inner.serve(&mut hits)?;
-        Ok(hits)
-    }
 }
 
 /// How many times `k` hits are ranked before the time boost keeps `k` of them.
@@ -168,3 +119,54 @@ const TIME_POOL: usize = 3;
 const NEWEST_POOL: usize = 2;
 /// … and at least this many more than `k`.
 const NEWEST_POOL_MIN: usize = 8;
+
+impl<'a> Advanced<'a> {
+    /// The memories passing `filter`, by ascending id, at most `limit`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
+    pub fn scan(&self, filter: &MemoryFilter, limit: usize) -> Result<Vec<MemoryItem>> {
+        let ids = {
+            let cat = self.memory.inner.catalog.get()?.read();
+            match cat.compile(filter) {
+                Some(c) => cat.matching(&c),
+                None => Vec::new(),
+            }
+        };
+        let ids: Vec<MemoryId> = ids.into_iter().take(limit).collect();
+        let mut items = self.memory.inner.store.items(&ids)?;
+        self.memory.inner.apply_pending(items.iter_mut());
+        Ok(items)
+    }
+
+    /// Recall by a query vector made with this store's model.
+    ///
+    /// # Errors
+    /// As [`Memory::recall`]; [`crate::Error::Index`] for a vector of the wrong dimension, or
+    /// zero, or not finite.
+    pub fn recall_vector(
+        &self,
+        vector: &[f32],
+        k: usize,
+        filter: &MemoryFilter,
+        ef: Option<usize>,
+    ) -> Result<Vec<Hit>> {
+        check_k(k)?;
+        let vector = UnitVector::with_dim(vector.to_vec(), self.memory.inner.embedder.dim())?;
+        let mut hits = self.memory.search_vector(&vector, k, filter, ef)?;
+        self.memory.inner.serve(&mut hits)?;
+        Ok(hits)
+    }
+}
+
+impl<'a> Scoped<'a> {
+    /// [`Memory::get`] for a caller confined to `scope`: a memory outside it is `None`, as if
+    /// it did not exist.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] or [`crate::Error::Corrupt`].
+    pub fn get(&self, id: MemoryId) -> Result<Option<MemoryItem>> {
+        let scope = &self.scope;
+        self.memory.inner.current_in(id, scope)
+    }
+}

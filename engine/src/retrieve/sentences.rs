@@ -171,7 +171,7 @@ mod tests {
             other.explain.sentence, other.explain.vector,
             "its one sentence"
         );
-        assert!(m.check().unwrap().is_sound());
+        assert!(m.admin().check().unwrap().is_sound());
     }
 
     /// A reranker that does not read the sentence (the fusion at weight 0, reciprocal-rank
@@ -223,7 +223,7 @@ mod tests {
         let b2 = m.update(b, update).unwrap();
         assert_ne!(b2, b);
         assert_eq!(m.inner.store.sentences(&[b2], 64).unwrap().len(), 1);
-        assert!(m.check().unwrap().is_sound());
+        assert!(m.admin().check().unwrap().is_sound());
     }
 
     /// In an encrypted store the sentence vectors are sealed: no 16-byte run of a row as it

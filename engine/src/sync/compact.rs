@@ -148,8 +148,8 @@ impl Memory {
             kind: Some(kind),
             prev: None,
             parts: Vec::new(),
-            model: self.fingerprint().to_string(),
-            dim: self.embedder().dim(),
+            model: self.admin().fingerprint().to_string(),
+            dim: self.admin().embedder().dim(),
             covers,
         }
     }

@@ -536,10 +536,10 @@ impl Memory {
         c: &mut Collected,
         out: &mut Synced,
     ) -> Result<bool> {
-        let dim = self.embedder().dim();
+        let dim = self.admin().embedder().dim();
         let (mut unreadable, mut pulled) = (0, 0);
         let max_text = self.inner.options.max_text_bytes;
-        let same_model = header.model == self.fingerprint() && header.dim == dim;
+        let same_model = header.model == self.admin().fingerprint() && header.dim == dim;
         for (kind, sealed) in rows {
             let plain = match sealer.open(Table::Sync, state::ROW_RID, &sealed) {
                 Ok(Opened::Plain(p)) => p,

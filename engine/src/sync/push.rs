@@ -37,7 +37,7 @@ impl Memory {
         st: &mut SyncState,
     ) -> Result<Pushed> {
         let store = self.store();
-        let dim = self.embedder().dim();
+        let dim = self.admin().embedder().dim();
         // Every change after the last push, from the change log; the whole store at a first
         // push of a store whose log was pruned before it was kept.
         let since = (st.pushed > 0 || store.meta_u64("pruned_through")? == 0).then_some(st.pushed);

@@ -9,34 +9,10 @@ use crate::error::Result;
 use crate::filter::MemoryFilter;
 use crate::invalid::InvalidInput;
 use crate::item::MemoryId;
+use crate::memory::views::Transfer;
 use crate::memory::Memory;
 
 impl Memory {
-    /// Writes the memories passing `filter` (superseded versions included: history travels
-    /// with them) to one portable file at `path`, atomically. Returns how many were written.
-    ///
-    /// # Errors
-    /// [`crate::Error::InvalidInput`] for a path that would replace one of the store's own files
-    /// (`store.redb`, `index.mlx`, …); [`crate::Error::Io`] or [`crate::Error::Store`]; `path` is then
-    /// untouched.
-    pub(crate) fn export(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
-        self.export_with(path.as_ref(), filter, false)
-    }
-
-    /// [`crate::Transfer::export`] in the clear from an encrypted store (whose exports are otherwise
-    /// sealed with its key ring: only a store opened with the same key file imports them).
-    /// Only on explicit request: the file holds every exported memory's text and vector.
-    ///
-    /// # Errors
-    /// As [`crate::Transfer::export`].
-    pub(crate) fn export_plaintext(
-        &self,
-        path: impl AsRef<Path>,
-        filter: &MemoryFilter,
-    ) -> Result<usize> {
-        self.export_with(path.as_ref(), filter, true)
-    }
-
     pub(super) fn export_with(
         &self,
         path: &Path,
@@ -45,11 +21,11 @@ impl Memory {
     ) -> Result<usize> {
         self.refuse_inside_store(path)?;
         let filter = filter.clone().include_superseded(true);
-        let items = self.scan(&filter, usize::MAX)?;
-        let dim = self.embedder().dim();
+        let items = self.advanced().scan(&filter, usize::MAX)?;
+        let dim = self.admin().embedder().dim();
         let sealer = self.store().sealing.0.as_ref().filter(|_| !plaintext);
         let mut out = ExportWriter::new(
-            self.fingerprint(),
+            self.admin().fingerprint(),
             dim,
             items.len(),
             sealer.map(|s| s.ring_id()),
@@ -100,5 +76,28 @@ impl Memory {
             .into());
         }
         Ok(())
+    }
+}
+
+impl<'a> Transfer<'a> {
+    /// Writes the memories passing `filter` (superseded versions included: history travels with
+    /// them) to one portable file at `path`, atomically. Returns how many were written.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a path that would replace one of the store's own files
+    /// (`store.redb`, `index.mlx`, …); [`crate::Error::Io`] or [`crate::Error::Store`]; `path` is
+    /// then untouched.
+    pub fn export(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
+        self.memory.export_with(path.as_ref(), filter, false)
+    }
+
+    /// [`Transfer::export`] in the clear from an encrypted store (whose exports are otherwise
+    /// sealed with its key ring: only a store opened with the same key file imports them).
+    /// Only on explicit request: the file holds every exported memory's text and vector.
+    ///
+    /// # Errors
+    /// As [`Transfer::export`].
+    pub fn export_plaintext(&self, path: impl AsRef<Path>, filter: &MemoryFilter) -> Result<usize> {
+        self.memory.export_with(path.as_ref(), filter, true)
     }
 }

@@ -11,29 +11,13 @@ use super::ImportReport;
 use crate::error::{Error, Result};
 use crate::filter::MemoryFilter;
 use crate::item::{MemoryId, MemoryItem};
+use crate::memory::views::Transfer;
 use crate::memory::Memory;
 
 /// Texts re-embedded per call when a file comes from another model.
 const EMBED_CHUNK: usize = 512;
 
 impl Memory {
-    /// Merges an export file into this store, all or nothing: the whole file is read, checked
-    /// (checksums, every record decoded within its bounds, every vector finite) and, if it
-    /// came from another model, re-embedded with this store's model before one transaction
-    /// writes it. Memories already here (same namespace, kind and text) are not copied: their
-    /// metadata is replaced when the imported record is newer. New memories keep their ids
-    /// when those are free here; version links follow the ids.
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`] / [`Error::UnsupportedVersion`] for a bad file; [`Error::Embed`],
-    /// [`Error::Store`], [`Error::Index`]. On any error nothing was imported.
-    pub(crate) fn import(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
-        let file = parse(path, &bytes, self.store().sealing.0.as_deref())?;
-        self.import_parsed(path, &file.model, file.dim, file.records)
-    }
-
     /// Imports the decoded records of file `path` (of model `model`, vectors of `file_dim`):
     /// checked whole, re-embedded when the model is another, then merged in one transaction.
     pub(super) fn import_parsed(
@@ -43,8 +27,8 @@ impl Memory {
         file_dim: usize,
         rows: Vec<(MemoryItem, Vec<f32>)>,
     ) -> Result<ImportReport> {
-        let dim = self.embedder().dim();
-        let reembedded = model != self.fingerprint();
+        let dim = self.admin().embedder().dim();
+        let reembedded = model != self.admin().fingerprint();
         if !reembedded && file_dim != dim {
             return Err(corrupt(path, "dimension differs from the model it names"));
         }
@@ -187,6 +171,7 @@ impl Memory {
     pub(crate) fn superseded_versions(&self) -> Result<FxHashMap<[u8; 40], MemoryId>> {
         let filter = MemoryFilter::new().include_superseded(true);
         Ok(self
+            .advanced()
             .scan(&filter, usize::MAX)?
             .into_iter()
             .filter(MemoryItem::is_superseded)
@@ -212,5 +197,26 @@ pub(crate) fn take_metadata(local: &mut MemoryItem, newer: &MemoryItem) {
         if !local.sources.contains(s) {
             local.sources.push(s.clone());
         }
+    }
+}
+
+impl<'a> Transfer<'a> {
+    /// Merges an export file into this store, all or nothing: the whole file is read, checked
+    /// (checksums, every record decoded within its bounds, every vector finite) and, if it came
+    /// from another model, re-embedded with this store's model before one transaction writes it.
+    /// Memories already here (same namespace, kind and text) are not copied: their metadata is
+    /// replaced when the imported record is newer. New memories keep their ids when those are free
+    /// here; version links follow the ids.
+    ///
+    /// # Errors
+    /// [`crate::Error::Corrupt`] / [`crate::Error::UnsupportedVersion`] for a bad file;
+    /// [`crate::Error::Embed`], [`crate::Error::Store`], [`crate::Error::Index`]. On any error
+    /// nothing was imported.
+    pub fn import(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        let file = parse(path, &bytes, self.memory.store().sealing.0.as_deref())?;
+        self.memory
+            .import_parsed(path, &file.model, file.dim, file.records)
     }
 }

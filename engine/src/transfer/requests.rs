@@ -3,17 +3,21 @@
 
 use super::{ColumnarFormat, ImportReport};
 use crate::error::Result;
+use crate::memory::views::Transfer;
 use crate::memory::Memory;
 use crate::vocabulary::{ExportRequest, Exported, ImportRequest, TransferFormat};
 
-impl Memory {
-    /// Carries out an [`ExportRequest`]: an mlx file of the memories it selects, or a change
-    /// stream (arrow, parquet) of what changed after `since`.
+impl Memory {}
+
+impl<'a> Transfer<'a> {
+    /// Carries out an [`crate::requests::ExportRequest`]: an mlx file of the memories it selects,
+    /// or a change stream (arrow, parquet) of what changed after `since`.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] for a request that [`ExportRequest::format`] refuses or
-    /// a path inside the store; as [`crate::Transfer::export`] and [`crate::Transfer::export_changes`].
-    pub(crate) fn export_request(&self, r: &ExportRequest) -> Result<Exported> {
+    /// [`crate::Error::InvalidInput`] for a request that [`crate::requests::ExportRequest::format`]
+    /// refuses or a path inside the store; as [`Transfer::export`] and
+    /// [`Transfer::export_changes`].
+    pub fn export_request(&self, r: &ExportRequest) -> Result<Exported> {
         let format = r.format()?;
         let filter = r.selection.filter(&r.scope)?;
         let columnar = match format {
@@ -23,7 +27,7 @@ impl Memory {
         };
         let Some(format) = columnar else {
             return Ok(Exported {
-                exported: self.export_with(&r.path, &filter, r.plaintext)?,
+                exported: self.memory.export_with(&r.path, &filter, r.plaintext)?,
                 path: r.path.clone(),
                 upserts: None,
                 deletes: None,
@@ -33,13 +37,16 @@ impl Memory {
                 bytes: None,
             });
         };
-        if self.store().sealing.on() && !r.plaintext {
+        if self.memory.store().sealing.on() && !r.plaintext {
             return Err(crate::invalid::InvalidInput::Options(
                 "this store is encrypted and Arrow / Parquet files cannot be sealed: export mlx (sealed), or ask for the change stream in the clear with plaintext".into(),
             )
             .into());
         }
-        let c = self.export_changes(&r.path, r.since, &filter, format)?;
+        let c = self
+            .memory
+            .transfer()
+            .export_changes(&r.path, r.since, &filter, format)?;
         Ok(Exported {
             exported: c.upserts + c.deletes,
             path: r.path.clone(),
@@ -52,15 +59,17 @@ impl Memory {
         })
     }
 
-    /// Carries out an [`ImportRequest`]: merges the file in its format.
+    /// Carries out an [`crate::requests::ImportRequest`]: merges the file in its format.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidInput`] for an unknown format; as [`crate::Transfer::import`] and
-    /// [`crate::Transfer::import_columnar`].
-    pub(crate) fn import_request(&self, r: &ImportRequest) -> Result<ImportReport> {
+    /// [`crate::Error::InvalidInput`] for an unknown format; as [`Transfer::import`] and
+    /// [`Transfer::import_columnar`].
+    pub fn import_request(&self, r: &ImportRequest) -> Result<ImportReport> {
         match r.format()? {
-            TransferFormat::Mlx => self.import(&r.path),
-            TransferFormat::Arrow | TransferFormat::Parquet => self.import_columnar(&r.path),
+            TransferFormat::Mlx => self.memory.transfer().import(&r.path),
+            TransferFormat::Arrow | TransferFormat::Parquet => {
+                self.memory.transfer().import_columnar(&r.path)
+            }
         }
     }
 }

@@ -23,6 +23,7 @@ use super::ImportReport;
 use crate::error::{Error, Result};
 use crate::filter::MemoryFilter;
 use crate::item::MemoryItem;
+use crate::memory::views::Transfer;
 use crate::memory::Memory;
 use crate::store::Change;
 
@@ -74,117 +75,7 @@ const FILE_VERSION: u32 = 2;
 /// Rows per record batch (and Parquet row group page flush).
 const BATCH_ROWS: usize = 8_192;
 
-impl Memory {
-    /// Writes the memories passing `filter` (superseded versions included) as they are now —
-    /// all of them, or with `since` only those changed after that sequence number, plus a
-    /// `delete` row for each memory deleted or forgotten meanwhile (whatever its namespace) —
-    /// to `path`, atomically. The schema metadata names the model, the store and the sequence
-    /// range.
-    ///
-    /// # Errors
-    /// [`Error::InvalidInput`] for a path over the store's own files, or a `since` the change
-    /// log no longer reaches; [`Error::Io`], [`Error::Store`].
-    pub(crate) fn export_changes(
-        &self,
-        path: impl AsRef<Path>,
-        since: Option<u64>,
-        filter: &MemoryFilter,
-        format: ColumnarFormat,
-    ) -> Result<ChangeExport> {
-        let path = path.as_ref();
-        self.refuse_inside_store(path)?;
-        let dim = self.embedder().dim();
-        let filter = filter.clone().include_superseded(true);
-        let changes = self
-            .inner
-            .store
-            .changes(since, dim, |i| filter.matches(i))?;
-        let policy = &self.inner.options.forgetting;
-        let deadlines = |item: &MemoryItem| {
-            (
-                policy.crossing(item, policy.working_threshold),
-                policy.crossing(item, policy.forget_threshold),
-            )
-        };
-        let metadata = HashMap::from([
-            (MODEL.to_string(), self.fingerprint().to_string()),
-            (DIM.to_string(), dim.to_string()),
-            (STORE.to_string(), digest::hex(&self.inner.store_id)),
-            (SINCE.to_string(), since.unwrap_or(0).to_string()),
-            (THROUGH.to_string(), changes.through.to_string()),
-            (VERSION.to_string(), FILE_VERSION.to_string()),
-            (CHECKSUM.to_string(), {
-                let mut d = digest::RowDigest::default();
-                changes.rows.iter().for_each(|c| d.change(c));
-                d.hex()
-            }),
-        ]);
-        let schema = Arc::new(rows::schema(dim, metadata));
-        let arrow =
-            |e: arrow_schema::ArrowError| Error::io(path, "write", std::io::Error::other(e));
-        let pq =
-            |e: parquet::errors::ParquetError| Error::io(path, "write", std::io::Error::other(e));
-        // Built in memory, then saved as every other file of the engine is (temporary file,
-        // fsync, rename, directory fsync, through the fault seam), as `.mlx` exports are.
-        let batches = changes.rows.chunks(BATCH_ROWS);
-        let bytes = match format {
-            ColumnarFormat::Arrow => {
-                let mut w = StreamWriter::try_new(Vec::new(), &schema).map_err(arrow)?;
-                for chunk in batches {
-                    w.write(&rows::batch(&schema, dim, chunk, &deadlines).map_err(arrow)?)
-                        .map_err(arrow)?;
-                }
-                w.finish().map_err(arrow)?;
-                w.into_inner().map_err(arrow)?
-            }
-            ColumnarFormat::Parquet => {
-                let props = WriterProperties::builder()
-                    .set_compression(Compression::SNAPPY)
-                    .build();
-                let mut w =
-                    ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props)).map_err(pq)?;
-                for chunk in batches {
-                    w.write(&rows::batch(&schema, dim, chunk, &deadlines).map_err(arrow)?)
-                        .map_err(pq)?;
-                }
-                w.into_inner().map_err(pq)?
-            }
-        };
-        crate::store::write_atomic(path, &bytes, self.inner.store.faults.as_ref())?;
-        let deletes = changes
-            .rows
-            .iter()
-            .filter(|r| matches!(r, Change::Delete { .. }))
-            .count();
-        Ok(ChangeExport {
-            upserts: changes.rows.len() - deletes,
-            deletes,
-            since: since.unwrap_or(0),
-            through: changes.through,
-            bytes: bytes.len() as u64,
-        })
-    }
-
-    /// Merges the memories of an Arrow IPC stream or Parquet file written by
-    /// [`crate::Transfer::export_changes`] (a full export: only upsert rows), all or nothing, as
-    /// [`crate::Transfer::import`] merges an export file: checked whole first, re-embedded when it names
-    /// another model.
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`] for a file that is not such a stream (a missing or mistyped column,
-    /// a vector of the wrong length, no model in its metadata, a truncated file, a delete
-    /// row); [`Error::Io`], [`Error::Embed`], [`Error::Store`]. On error nothing was imported.
-    pub(crate) fn import_columnar(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
-        let path = path.as_ref();
-        let corrupt = |detail: String| Error::Corrupt {
-            path: path.to_path_buf(),
-            detail,
-        };
-        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-        let (model, file_dim, rows) = read_stream(file).map_err(corrupt)?;
-        self.import_parsed(path, &model, file_dim, rows)
-    }
-}
+impl Memory {}
 
 /// The rows of a change stream, read and checked whole (every batch bounded and fenced, the
 /// content checksum compared): its model, its vectors' dimension and its upsert rows.
@@ -234,4 +125,120 @@ pub(crate) fn read_stream(
         }
     }
     Ok((model, file_dim, rows))
+}
+
+impl<'a> Transfer<'a> {
+    /// Writes the memories passing `filter` (superseded versions included) as they are now — all of
+    /// them, or with `since` only those changed after that sequence number, plus a `delete` row for
+    /// each memory deleted or forgotten meanwhile (whatever its namespace) — to `path`, atomically.
+    /// The schema metadata names the model, the store and the sequence range.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a path over the store's own files, or a `since` the
+    /// change log no longer reaches; [`crate::Error::Io`], [`crate::Error::Store`].
+    pub fn export_changes(
+        &self,
+        path: impl AsRef<Path>,
+        since: Option<u64>,
+        filter: &MemoryFilter,
+        format: ColumnarFormat,
+    ) -> Result<ChangeExport> {
+        let path = path.as_ref();
+        self.memory.refuse_inside_store(path)?;
+        let dim = self.memory.admin().embedder().dim();
+        let filter = filter.clone().include_superseded(true);
+        let changes = self
+            .memory
+            .inner
+            .store
+            .changes(since, dim, |i| filter.matches(i))?;
+        let policy = &self.memory.inner.options.forgetting;
+        let deadlines = |item: &MemoryItem| {
+            (
+                policy.crossing(item, policy.working_threshold),
+                policy.crossing(item, policy.forget_threshold),
+            )
+        };
+        let metadata = HashMap::from([
+            (
+                MODEL.to_string(),
+                self.memory.admin().fingerprint().to_string(),
+            ),
+            (DIM.to_string(), dim.to_string()),
+            (STORE.to_string(), digest::hex(&self.memory.inner.store_id)),
+            (SINCE.to_string(), since.unwrap_or(0).to_string()),
+            (THROUGH.to_string(), changes.through.to_string()),
+            (VERSION.to_string(), FILE_VERSION.to_string()),
+            (CHECKSUM.to_string(), {
+                let mut d = digest::RowDigest::default();
+                changes.rows.iter().for_each(|c| d.change(c));
+                d.hex()
+            }),
+        ]);
+        let schema = Arc::new(rows::schema(dim, metadata));
+        let arrow =
+            |e: arrow_schema::ArrowError| Error::io(path, "write", std::io::Error::other(e));
+        let pq =
+            |e: parquet::errors::ParquetError| Error::io(path, "write", std::io::Error::other(e));
+        // Built in memory, then saved as every other file of the engine is (temporary file,
+        // fsync, rename, directory fsync, through the fault seam), as `.mlx` exports are.
+        let batches = changes.rows.chunks(BATCH_ROWS);
+        let bytes = match format {
+            ColumnarFormat::Arrow => {
+                let mut w = StreamWriter::try_new(Vec::new(), &schema).map_err(arrow)?;
+                for chunk in batches {
+                    w.write(&rows::batch(&schema, dim, chunk, &deadlines).map_err(arrow)?)
+                        .map_err(arrow)?;
+                }
+                w.finish().map_err(arrow)?;
+                w.into_inner().map_err(arrow)?
+            }
+            ColumnarFormat::Parquet => {
+                let props = WriterProperties::builder()
+                    .set_compression(Compression::SNAPPY)
+                    .build();
+                let mut w =
+                    ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props)).map_err(pq)?;
+                for chunk in batches {
+                    w.write(&rows::batch(&schema, dim, chunk, &deadlines).map_err(arrow)?)
+                        .map_err(pq)?;
+                }
+                w.into_inner().map_err(pq)?
+            }
+        };
+        crate::store::write_atomic(path, &bytes, self.memory.inner.store.faults.as_ref())?;
+        let deletes = changes
+            .rows
+            .iter()
+            .filter(|r| matches!(r, Change::Delete { .. }))
+            .count();
+        Ok(ChangeExport {
+            upserts: changes.rows.len() - deletes,
+            deletes,
+            since: since.unwrap_or(0),
+            through: changes.through,
+            bytes: bytes.len() as u64,
+        })
+    }
+
+    /// Merges the memories of an Arrow IPC stream or Parquet file written by
+    /// [`Transfer::export_changes`] (a full export: only upsert rows), all or nothing, as
+    /// [`Transfer::import`] merges an export file: checked whole first, re-embedded when it names
+    /// another model.
+    ///
+    /// # Errors
+    /// [`crate::Error::Corrupt`] for a file that is not such a stream (a missing or mistyped
+    /// column, a vector of the wrong length, no model in its metadata, a truncated file, a delete
+    /// row); [`crate::Error::Io`], [`crate::Error::Embed`], [`crate::Error::Store`]. On error
+    /// nothing was imported.
+    pub fn import_columnar(&self, path: impl AsRef<Path>) -> Result<ImportReport> {
+        let path = path.as_ref();
+        let corrupt = |detail: String| Error::Corrupt {
+            path: path.to_path_buf(),
+            detail,
+        };
+        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let (model, file_dim, rows) = read_stream(file).map_err(corrupt)?;
+        self.memory.import_parsed(path, &model, file_dim, rows)
+    }
 }
