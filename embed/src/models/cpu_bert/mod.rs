@@ -31,6 +31,8 @@ mod int8_block;
 mod int8_neon;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod int8_wasm;
+#[cfg(target_arch = "x86_64")]
+mod int8_x86;
 mod kernels;
 mod matmul;
 mod panels;

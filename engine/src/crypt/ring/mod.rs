@@ -14,11 +14,8 @@
 //! user's name) is inside the wrapping. Destroyed keys leave only their id, so a record sealed
 //! under one reads as erased, while a record naming an id never made reads as tampered.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use rand::RngCore;
@@ -26,6 +23,8 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
 use super::{Encryption, KeyError};
+
+mod file;
 
 /// Bytes of every key.
 pub(crate) const KEY_LEN: usize = 32;
@@ -314,7 +313,7 @@ impl KeyRing {
     /// written to the key file, which must not exist yet.
     pub(crate) fn create(enc: &Encryption) -> Result<KeyRing, KeyError> {
         let path = enc.key_file.clone();
-        let (kek, source) = new_kek(enc)?;
+        let (kek, source) = KeyRing::new_kek(enc)?;
         let mut ring = KeyRing {
             path,
             id: random(),
@@ -337,7 +336,7 @@ impl KeyRing {
     /// (or a passphrase ring opened without one), [`KeyError::Malformed`] for a damaged file.
     pub(crate) fn load(enc: &Encryption) -> Result<KeyRing, KeyError> {
         let path = enc.key_file.as_path();
-        let file = read_file(path)?;
+        let file = KeyRing::read_file(path)?;
         let id: [u8; 16] = unhex(path, "ring", &file.ring)?;
         let kek = match (&file.kek, &enc.passphrase) {
             (KekFile::Key { secret }, None) => {
@@ -356,10 +355,10 @@ impl KeyRing {
                 })
             }
             (source @ KekFile::Passphrase { .. }, Some(pass)) => {
-                of_passphrase(path, source, pass.as_str())?
+                KeyRing::of_passphrase(path, source, pass.as_str())?
             }
         };
-        let keys = unwrap_all(
+        let keys = KeyRing::unwrap_all(
             path,
             &file,
             &id,
@@ -398,14 +397,14 @@ impl KeyRing {
         if !self.path.exists() {
             return Ok(());
         }
-        let file = read_file(&self.path)?;
+        let file = KeyRing::read_file(&self.path)?;
         if unhex::<16>(&self.path, "ring", &file.ring)? != self.id {
             return Err(KeyError::Wrong {
                 path: self.path.clone(),
                 detail: "the key file now holds another key ring".into(),
             });
         }
-        let keys = unwrap_all(
+        let keys = KeyRing::unwrap_all(
             &self.path,
             &file,
             &self.id,
@@ -641,7 +640,7 @@ impl KeyRing {
     pub(crate) fn rekey(&mut self, new: &Encryption) -> Result<(), KeyError> {
         let _lock = self.lock()?;
         self.merge_from_file()?;
-        let (kek, source) = new_kek(new)?;
+        let (kek, source) = KeyRing::new_kek(new)?;
         let old = (
             std::mem::replace(&mut self.kek, kek),
             std::mem::replace(&mut self.source, source),
@@ -652,136 +651,6 @@ impl KeyRing {
             self.path = old_path;
             return Err(e);
         }
-        Ok(())
-    }
-
-    /// The ring as its key file holds it: every data key wrapped under the KEK.
-    fn to_file(&self) -> RingFile {
-        let mut check = Vec::new();
-        seal_with(&self.kek, &check_aad(&self.id), CHECK, &mut check);
-        let keys = self
-            .keys
-            .iter()
-            .map(|k| {
-                let plain = key_plain(k);
-                let mut wrapped = Vec::new();
-                seal_with(&self.kek, &wrap_aad(&self.id, &k.id), &plain, &mut wrapped);
-                WrappedKey {
-                    id: hex::encode(k.id),
-                    wrapped: hex::encode(wrapped),
-                }
-            })
-            .collect();
-        RingFile {
-            format: FORMAT.into(),
-            version: 1,
-            ring: hex::encode(self.id),
-            kek: self.source.clone(),
-            check: hex::encode(check),
-            keys,
-            destroyed: self.destroyed.clone(),
-        }
-    }
-
-    /// The ring as one line of text to carry to another device by hand (never through a
-    /// sync remote): `memloop-ring1:` and the base64 (URL-safe) of a key file holding the same
-    /// ring (its id, data keys, signing key and destroyed keys) with every key rewrapped under
-    /// `passphrase` (Argon2id, a fresh salt). Nothing is written.
-    ///
-    /// # Errors
-    /// [`KeyError::Wrong`] for an empty passphrase.
-    pub(crate) fn export(&self, passphrase: &str) -> Result<Zeroizing<String>, KeyError> {
-        let (kek, source) = new_kek(&Encryption::passphrase(&self.path, passphrase))?;
-        let view = KeyRing {
-            path: self.path.clone(),
-            id: self.id,
-            kek,
-            source,
-            keys: self.keys.clone(),
-            destroyed: self.destroyed.clone(),
-        };
-        let json = Zeroizing::new(serde_json::to_vec(&view.to_file()).expect("a ring serialises"));
-        Ok(Zeroizing::new(format!(
-            "{EXPORT_PREFIX}{}",
-            URL_SAFE_NO_PAD.encode(json.as_slice())
-        )))
-    }
-
-    /// Reads a ring exported by [`KeyRing::export`], unlocks it with `passphrase` (its check
-    /// value and every data key verified), and writes it to `to`'s key file, which must not
-    /// exist yet, unlocked by `to`'s new random key or passphrase. The ring keeps its id, so
-    /// the stores it unlocks open with it.
-    ///
-    /// # Errors
-    /// [`KeyError::Malformed`] for text that is not an exported ring (or is longer than any
-    /// ring), [`KeyError::Wrong`] for the wrong passphrase, [`KeyError::Io`] when the key file
-    /// exists or cannot be written.
-    pub(crate) fn import(text: &str, passphrase: &str, to: &Encryption) -> Result<(), KeyError> {
-        let from = Path::new("<exported key ring>");
-        let text = text.trim();
-        let body = text.strip_prefix(EXPORT_PREFIX).ok_or_else(|| {
-            KeyError::malformed(from, format!("does not begin with {EXPORT_PREFIX}"))
-        })?;
-        // Base64 holds 3 bytes in 4 characters: longer text than any ring's is refused
-        // before it is decoded.
-        if body.len() as u64 > MAX_RING_BYTES / 3 * 4 + 4 {
-            return Err(KeyError::malformed(from, "longer than any key ring"));
-        }
-        let json = Zeroizing::new(
-            URL_SAFE_NO_PAD
-                .decode(body)
-                .map_err(|e| KeyError::malformed(from, format!("not base64 ({e})")))?,
-        );
-        let file = parse_file(from, &json)?;
-        let id: [u8; 16] = unhex(from, "ring", &file.ring)?;
-        let old_kek = of_passphrase(from, &file.kek, passphrase)?;
-        let keys = unwrap_all(
-            from,
-            &file,
-            &id,
-            &old_kek,
-            "the passphrase does not unlock this exported ring",
-        )?;
-        let (kek, source) = new_kek(to)?;
-        KeyRing {
-            path: to.key_file.clone(),
-            id,
-            kek,
-            source,
-            keys,
-            destroyed: file.destroyed,
-        }
-        .write_file(true)
-    }
-
-    /// Writes the ring to its key file: a temporary file beside it, synced and renamed over
-    /// it, then the directory synced. With `fresh`, refuses to replace an existing file; else
-    /// the caller holds [`KeyRing::lock`] and merged the file first.
-    fn write_file(&self, fresh: bool) -> Result<(), KeyError> {
-        let json =
-            Zeroizing::new(serde_json::to_vec_pretty(&self.to_file()).expect("a ring serialises"));
-        let path = &self.path;
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        // Private from the moment it exists: 0600 on Unix, an ACL for this user on Windows.
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".memloop-key")
-            .make_in(&dir, crate::platform::create_new_private)
-            .map_err(KeyError::io(path, "create a temporary key file"))?;
-        tmp.write_all(&json)
-            .and_then(|()| tmp.as_file().sync_all())
-            .map_err(KeyError::io(path, "write key file"))?;
-        if fresh {
-            tmp.persist_noclobber(path)
-                .map_err(|e| KeyError::io(path, "create key file")(e.error))?;
-        } else {
-            tmp.persist(path)
-                .map_err(|e| KeyError::io(path, "replace key file")(e.error))?;
-        }
-        crate::platform::sync_dir(&dir)
-            .map_err(KeyError::io(path, "sync the key file's directory"))?;
         Ok(())
     }
 
@@ -804,342 +673,5 @@ impl KeyRing {
     }
 }
 
-/// The KEK a passphrase gives under `source`'s Argon2id salt and parameters (`path` names
-/// the ring in errors; a key-holding `source` is malformed here).
-fn of_passphrase(path: &Path, source: &KekFile, passphrase: &str) -> Result<Key, KeyError> {
-    let KekFile::Passphrase {
-        kdf,
-        m_kib,
-        t,
-        p,
-        salt,
-    } = source
-    else {
-        return Err(KeyError::malformed(path, "not wrapped under a passphrase"));
-    };
-    if kdf != "argon2id" {
-        return Err(KeyError::malformed(path, format!("unknown kdf {kdf}")));
-    }
-    let salt = unhex_vec(path, "salt", salt)?;
-    derive(path, passphrase, *m_kib, *t, *p, &salt)
-}
-
-/// The key file at `path`, parsed (bounded in size).
-fn read_file(path: &Path) -> Result<RingFile, KeyError> {
-    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => KeyError::Missing {
-            path: path.to_path_buf(),
-            detail: ": the key file is not there".into(),
-        },
-        _ => KeyError::io(path, "open key file")(e),
-    })?;
-    // The file holds the key-encryption key (or what a passphrase unlocks): one others may
-    // read is refused before it is believed.
-    let meta = file
-        .metadata()
-        .map_err(KeyError::io(path, "read key file"))?;
-    let exposed = crate::platform::exposed_file(path, &meta)
-        .map_err(KeyError::io(path, "read who may read the key file"))?;
-    if let Some(why) = exposed {
-        return Err(KeyError::Exposed {
-            path: path.to_path_buf(),
-            why,
-        });
-    }
-    let mut bytes = Zeroizing::new(Vec::new());
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(file, MAX_RING_BYTES + 1),
-        &mut bytes,
-    )
-    .map_err(KeyError::io(path, "read key file"))?;
-    if bytes.len() as u64 > MAX_RING_BYTES {
-        return Err(KeyError::malformed(path, "larger than any key ring"));
-    }
-    parse_file(path, &bytes)
-}
-
-/// A key file's bytes, parsed (`path` names them in errors).
-fn parse_file(path: &Path, bytes: &[u8]) -> Result<RingFile, KeyError> {
-    let file: RingFile = serde_json::from_slice(bytes)
-        .map_err(|e| KeyError::malformed(path, format!("not a key ring ({e})")))?;
-    if file.format != FORMAT || file.version != 1 {
-        return Err(KeyError::malformed(
-            path,
-            "not a version 1 memloop key ring",
-        ));
-    }
-    Ok(file)
-}
-
-/// Checks `kek` against the file's check value (else [`KeyError::Wrong`] saying `wrong`) and
-/// unwraps every data key.
-fn unwrap_all(
-    path: &Path,
-    file: &RingFile,
-    id: &[u8; 16],
-    kek: &Key,
-    wrong: &str,
-) -> Result<Vec<DataKey>, KeyError> {
-    let check = unhex_vec(path, "check", &file.check)?;
-    if open_with(kek, &check_aad(id), &check).as_deref() != Some(CHECK) {
-        return Err(KeyError::Wrong {
-            path: path.to_path_buf(),
-            detail: wrong.into(),
-        });
-    }
-    let mut keys = Vec::with_capacity(file.keys.len());
-    let mut seen = std::collections::HashSet::with_capacity(file.keys.len());
-    for w in &file.keys {
-        let key_id: KeyId = unhex(path, "key id", &w.id)?;
-        // One id, one key: a ring naming an id twice is damaged (which key holds is a guess).
-        if !seen.insert(key_id) {
-            return Err(KeyError::malformed(
-                path,
-                format!("key {} is named twice", w.id),
-            ));
-        }
-        let wrapped = unhex_vec(path, "wrapped key", &w.wrapped)?;
-        let plain = Zeroizing::new(
-            open_with(kek, &wrap_aad(id, &key_id), &wrapped).ok_or_else(|| {
-                KeyError::malformed(path, format!("key {} does not unwrap", w.id))
-            })?,
-        );
-        keys.push(
-            key_of_plain(key_id, &plain)
-                .ok_or_else(|| KeyError::malformed(path, format!("key {} has no label", w.id)))?,
-        );
-    }
-    Ok(keys)
-}
-
-/// A new KEK and how the key file records it.
-fn new_kek(enc: &Encryption) -> Result<(Key, KekFile), KeyError> {
-    Ok(match &enc.passphrase {
-        None => {
-            let secret: Key = Zeroizing::new(random());
-            let file = KekFile::Key {
-                secret: hex::encode(secret.as_slice()),
-            };
-            (secret, file)
-        }
-        Some(pass) => {
-            if pass.is_empty() {
-                return Err(KeyError::Wrong {
-                    path: enc.key_file.clone(),
-                    detail: "an empty passphrase".into(),
-                });
-            }
-            let salt: [u8; 16] = random();
-            let kek = derive(&enc.key_file, pass, ARGON_M_KIB, ARGON_T, ARGON_P, &salt)?;
-            let file = KekFile::Passphrase {
-                kdf: "argon2id".into(),
-                m_kib: ARGON_M_KIB,
-                t: ARGON_T,
-                p: ARGON_P,
-                salt: hex::encode(salt),
-            };
-            (kek, file)
-        }
-    })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_users_key_keeps_its_time_and_a_key_without_one_reads_as_before() {
-        let dir = tempfile::tempdir().unwrap();
-        let enc = Encryption::key_file(dir.path().join("k"));
-        let mut ring = KeyRing::create(&enc).unwrap();
-        let ana = ring.ensure(Label::User("ana".into()), 1_700).unwrap();
-        let index = ring.find(&Label::Index).unwrap().clone();
-        // Through the key file...
-        let back = KeyRing::load(&enc).unwrap();
-        assert_eq!(back.by_id(&ana).unwrap().since, 1_700);
-        assert_eq!(back.by_id(&index.id).unwrap().since, 0);
-        // ...and through the bytes a key directory carries.
-        let k = back.by_id(&ana).unwrap();
-        let plain = key_plain(k);
-        assert_eq!(plain[0], 1 | SINCE_FLAG);
-        let again = key_of_plain(ana, &plain).unwrap();
-        assert_eq!((again.since, again.label.clone()), (1_700, k.label.clone()));
-        // The layout of a key without a time is the one before times (a key directory entry
-        // another device wrote then reads as made before every erasure).
-        let old = [&[1u8][..], k.key.as_slice(), b"ana"].concat();
-        assert_eq!(key_of_plain(ana, &old).unwrap().since, 0);
-        // A time of 0 is never written with the flag; a cut time is refused.
-        let zero = [
-            &[1 | SINCE_FLAG][..],
-            k.key.as_slice(),
-            &0i64.to_le_bytes(),
-            b"ana",
-        ]
-        .concat();
-        assert!(key_of_plain(ana, &zero).is_none());
-        assert!(key_of_plain(ana, &plain[..1 + KEY_LEN + 4]).is_none());
-        // A new key of a user comes first: it seals what is sealed for her from here.
-        let new = ring.add_user_key(Label::User("ana".into()), 5_000).unwrap();
-        assert_eq!(ring.find(&Label::User("ana".into())).unwrap().id, new);
-        assert_eq!(
-            KeyRing::load(&enc)
-                .unwrap()
-                .find(&Label::User("ana".into()))
-                .unwrap()
-                .id,
-            new
-        );
-    }
-
-    #[test]
-    fn an_exported_ring_imports_on_another_device_with_every_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let enc = Encryption::key_file(dir.path().join("k"));
-        let mut ring = KeyRing::create(&enc).unwrap();
-        ring.ensure(Label::User("ana".into()), 1).unwrap();
-        ring.destroy(&Label::User("ana".into()), 7);
-        ring.ensure(Label::User("bob".into()), 1).unwrap();
-        let text = ring.export("carry me").unwrap();
-        assert!(text.starts_with(EXPORT_PREFIX));
-        // No key travels in the clear: not the file's secret, not a data key.
-        let KekFile::Key { secret } = &ring.source else {
-            panic!("a key ring")
-        };
-        let json = URL_SAFE_NO_PAD
-            .decode(&text[EXPORT_PREFIX.len()..])
-            .unwrap();
-        let json = String::from_utf8(json).unwrap();
-        assert!(!json.contains(secret.as_str()));
-        for k in &ring.keys {
-            assert!(!json.contains(&hex::encode(k.key.as_slice())));
-        }
-
-        // The wrong passphrase, damaged or foreign text: typed errors, no file.
-        let other = Encryption::passphrase(dir.path().join("k2"), "device two");
-        assert!(matches!(
-            KeyRing::import(&text, "carry you", &other),
-            Err(KeyError::Wrong { .. })
-        ));
-        let mut damaged = text.to_string();
-        damaged.truncate(damaged.len() - 9);
-        for bad in [damaged.as_str(), "memloop-ring1:!!", "hello", ""] {
-            assert!(
-                matches!(
-                    KeyRing::import(bad, "carry me", &other),
-                    Err(KeyError::Malformed { .. })
-                ),
-                "{bad}"
-            );
-        }
-        assert!(!other.key_file.exists());
-
-        KeyRing::import(&text, "carry me", &other).unwrap();
-        let imported = KeyRing::load(&other).unwrap();
-        assert_eq!(imported.id, ring.id);
-        for k in &ring.keys {
-            let i = imported.by_id(&k.id).expect("every key travels");
-            assert_eq!((i.label.clone(), *i.key), (k.label.clone(), *k.key));
-        }
-        assert_eq!(imported.keys.len(), ring.keys.len());
-        assert!(imported.was_destroyed(&ring.destroyed[0].id));
-        // An existing key file is never replaced.
-        assert!(matches!(
-            KeyRing::import(&text, "carry me", &enc),
-            Err(KeyError::Io { .. })
-        ));
-        assert!(KeyRing::load(&enc).is_ok());
-    }
-
-    #[test]
-    fn a_ring_round_trips_and_refuses_the_wrong_passphrase() {
-        let dir = tempfile::tempdir().unwrap();
-        let enc = Encryption::passphrase(dir.path().join("k"), "correct horse");
-        let mut ring = KeyRing::create(&enc).unwrap();
-        let ana = ring.ensure(Label::User("ana".into()), 1).unwrap();
-        // A second holder of the same key file sees it, and adds its own without losing it.
-        let mut other = KeyRing::load(&enc).unwrap();
-        let bob = other.ensure(Label::User("bob".into()), 1).unwrap();
-        ring.ensure(Label::User("cy".into()), 1).unwrap();
-        assert_eq!(
-            KeyRing::load(&enc)
-                .unwrap()
-                .find(&Label::User("bob".into()))
-                .unwrap()
-                .id,
-            bob
-        );
-        let back = KeyRing::load(&enc).unwrap();
-        assert_eq!(back.find(&Label::User("ana".into())).unwrap().id, ana);
-        let wrong = Encryption::passphrase(dir.path().join("k"), "wrong");
-        assert!(matches!(KeyRing::load(&wrong), Err(KeyError::Wrong { .. })));
-        let none = Encryption::key_file(dir.path().join("k"));
-        assert!(matches!(
-            KeyRing::load(&none),
-            Err(KeyError::Missing { .. })
-        ));
-        // A truncated key file is damaged, not a panic.
-        let bytes = std::fs::read(dir.path().join("k")).unwrap();
-        for cut in [0, 1, bytes.len() / 2, bytes.len() - 2] {
-            std::fs::write(dir.path().join("k"), &bytes[..cut]).unwrap();
-            assert!(
-                matches!(KeyRing::load(&enc), Err(KeyError::Malformed { .. })),
-                "{cut}"
-            );
-        }
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_key_file_others_may_read_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let enc = Encryption::key_file(dir.path().join("k"));
-        KeyRing::create(&enc).unwrap();
-        for mode in [0o644, 0o640, 0o604, 0o660] {
-            std::fs::set_permissions(&enc.key_file, std::fs::Permissions::from_mode(mode)).unwrap();
-            assert!(
-                matches!(KeyRing::load(&enc), Err(KeyError::Exposed { why, .. }) if why.contains(&format!("mode {mode:o}"))),
-                "{mode:o}"
-            );
-        }
-        std::fs::set_permissions(&enc.key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
-        KeyRing::load(&enc).unwrap();
-    }
-
-    #[test]
-    fn a_ring_naming_a_key_twice_is_damaged() {
-        let dir = tempfile::tempdir().unwrap();
-        let enc = Encryption::key_file(dir.path().join("k"));
-        let mut ring = KeyRing::create(&enc).unwrap();
-        ring.ensure(Label::User("ana".into()), 1).unwrap();
-        let mut file: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&enc.key_file).unwrap()).unwrap();
-        let keys = file["keys"].as_array_mut().unwrap();
-        let first = keys[0].clone();
-        keys.push(first);
-        std::fs::write(&enc.key_file, serde_json::to_vec(&file).unwrap()).unwrap();
-        assert!(matches!(
-            KeyRing::load(&enc),
-            Err(KeyError::Malformed { detail, .. }) if detail.contains("named twice")
-        ));
-    }
-
-    #[test]
-    fn argon2_work_past_its_bound_is_refused_at_once() {
-        let p = Path::new("k");
-        for (m, t, lanes) in [
-            (4 << 20, 1, 1),
-            (256 * 1024, 8, 1),
-            (19 * 1024, 64, 64),
-            (19 * 1024, 2, 9),
-        ] {
-            assert!(
-                matches!(
-                    derive(p, "pw", m, t, lanes, &[0; 16]),
-                    Err(KeyError::Malformed { .. })
-                ),
-                "{m} {t} {lanes}"
-            );
-        }
-    }
-}
+mod tests;
