@@ -85,7 +85,6 @@ fn day_of(ms: Timestamp) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// Lowercase words of letters and digits.
 /// The lower-cased runs of letters and digits of `text`.
 pub(super) fn words(text: &str) -> Vec<String> {
     word_iter(text).collect()
