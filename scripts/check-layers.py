@@ -37,6 +37,7 @@ ENGINE = os.path.join(ROOT, "engine", "src")
 # stand above it; the crate root re-exports them all.
 FLOORS = [
     ["platform"],  # what differs between operating systems
+    ["id"],  # the memory id
     ["codec", "clock", "time", "invalid", "in_call", "crypt", "contained"],  # bytes, time, bad requests, re-entry, keys, contained panics
     ["item", "error"],  # the memory item and the error type
     ["decay", "merge"],  # decay models, the policy, the kinetic queue; sync's merge rules

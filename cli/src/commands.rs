@@ -8,7 +8,7 @@ use memloop::requests::{
     ExportRequest, ForgetRequest, IdRequest, NoFields, RecallRequest, RememberRequest, Selection,
     UpdateRequest, When,
 };
-use memloop::{Durability, Request, Scope};
+use memloop::{Durability, MemoryId, Request, Scope};
 use serde_json::json;
 
 use crate::filter_args::FilterArgs;
@@ -65,7 +65,7 @@ pub fn remember(store: &StoreArgs, a: &RememberArgs) -> Result<()> {
 #[derive(Args, Debug)]
 pub struct GetArgs {
     /// Memory id.
-    id: u64,
+    id: MemoryId,
     /// Print the item as JSON.
     #[arg(long)]
     json: bool,
@@ -80,7 +80,7 @@ pub fn get(store: &StoreArgs, a: &GetArgs) -> Result<()> {
 #[derive(Args, Debug)]
 pub struct UpdateArgs {
     /// The memory to change (its current version).
-    id: u64,
+    id: MemoryId,
     /// The new text: a new version, the old one kept as history with its validity closed
     /// where the new one's begins.
     #[arg(long)]
@@ -169,7 +169,7 @@ pub fn run_on(store: &StoreArgs, call: ToolCall, create: bool) -> Result<()> {
 #[derive(Args, Debug)]
 pub struct DecayArgs {
     /// The memory.
-    id: u64,
+    id: MemoryId,
     /// Print JSON (with its retention curve).
     #[arg(long)]
     json: bool,
@@ -222,7 +222,7 @@ pub fn recall(store: &StoreArgs, a: &RecallArgs) -> Result<()> {
 #[derive(Args, Debug)]
 pub struct ForgetArgs {
     /// Memory id (or leave it out and name a scope).
-    id: Option<u64>,
+    id: Option<MemoryId>,
     /// Erase everything of this user, agent or session (all three narrow together).
     #[command(flatten)]
     scope: ScopeArgs,

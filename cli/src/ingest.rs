@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use memloop::{context::Structures, Durability, Memory, NewMemory};
+use memloop::{context::Structures, Durability, Memory, MemoryId, NewMemory};
 use serde_json::json;
 
 use crate::lines::{BoundedLines, MAX_LINE_BYTES};
@@ -241,7 +241,7 @@ fn lines(
     input: impl BufRead,
     name: &str,
     out: &mut impl Write,
-    pending_ids: &mut Vec<u64>,
+    pending_ids: &mut Vec<MemoryId>,
 ) -> Result<usize> {
     let per_batch = a.batch as usize;
     let mut batch = Vec::with_capacity(per_batch);

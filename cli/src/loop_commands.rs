@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::Args;
 use memloop::context::ContextMode;
 use memloop::requests::{ContextParams, FeedbackRequest, ObserveRequest, SubjectEvent};
-use memloop::{items::Outcome, Durability, Request, Scope, Task};
+use memloop::{items::Outcome, Durability, MemoryId, Request, Scope, Task};
 use serde_json::json;
 
 use crate::store_args::StoreArgs;
@@ -72,7 +72,7 @@ pub fn context(store: &StoreArgs, a: &ContextArgs) -> Result<()> {
 #[derive(Args, Debug)]
 pub struct FeedbackArgs {
     /// The memory.
-    id: u64,
+    id: MemoryId,
     /// How much it contributed: 1 harmful, 2 not useful, 3 should have contributed more,
     /// 4 useful, 5 decisive.
     #[arg(value_parser = clap::value_parser!(u8).range(1..=5))]

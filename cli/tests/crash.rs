@@ -8,7 +8,7 @@ mod common;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use memloop::{Memory, Options, Query};
+use memloop::{Memory, MemoryId, Options, Query};
 use rand::{Rng, SeedableRng};
 
 /// Rounds when `MEMLOOP_CRASH_ROUNDS` does not say.
@@ -138,14 +138,18 @@ fn acknowledged_writes_survive_sigkill_at_random_moments() {
         let memory = Memory::open(&store, Options::default()).unwrap();
         for (id, t) in &acked {
             let item = memory
-                .get(*id)
+                .get(MemoryId::new(*id))
                 .unwrap()
                 .unwrap_or_else(|| panic!("round {round}: acknowledged id {id} lost"));
             assert_eq!(&item.text, t, "round {round}: id {id} changed");
         }
         for (id, t) in acked.iter().rev().take(3) {
             let hits = memory.recall(&Query::new(t.as_str()).k(1)).unwrap();
-            assert_eq!(hits[0].item.id, *id, "round {round}: recall of {t:?}");
+            assert_eq!(
+                hits[0].item.id,
+                MemoryId::new(*id),
+                "round {round}: recall of {t:?}"
+            );
         }
         drop(memory);
     }

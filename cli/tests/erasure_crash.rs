@@ -195,7 +195,7 @@ fn erasures_and_key_rotations_killed_at_random_moments_lose_nothing_and_complete
         }
         for (id, (user, text)) in &acked {
             let item = m
-                .get(*id)
+                .get(memloop::MemoryId::new(*id))
                 .unwrap()
                 .unwrap_or_else(|| panic!("round {round}: acknowledged id {id} of {user} lost"));
             assert_eq!(&item.text, text, "round {round}: id {id}");

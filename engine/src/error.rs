@@ -10,6 +10,7 @@
 
 use std::path::PathBuf;
 
+use crate::id::MemoryId;
 use crate::invalid::InvalidInput;
 
 /// Everything that can go wrong in the engine.
@@ -22,7 +23,7 @@ pub enum Error {
     InvalidInput(InvalidInput),
     /// No memory has this id.
     #[error("no memory with id {0}")]
-    NotFound(u64),
+    NotFound(MemoryId),
     /// Another process holds the store open for writing.
     #[error("{path}: store is locked by {} (close it there first)", holder(*pid))]
     Locked {

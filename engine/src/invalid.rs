@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::id::MemoryId;
+
 /// Why a request was refused. Nothing changed when one is returned.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -89,9 +91,9 @@ pub enum InvalidInput {
     #[error("memory {id} was superseded by {by}; update the current version")]
     Superseded {
         /// The memory asked for.
-        id: u64,
+        id: MemoryId,
         /// The version that replaced it.
-        by: u64,
+        by: MemoryId,
     },
     /// A feedback level outside 1..=5.
     #[error("feedback level {0} is outside 1..=5 (1 = harmful … 5 = decisive)")]

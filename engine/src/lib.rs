@@ -55,6 +55,7 @@ pub mod forget;
 #[doc(hidden)]
 pub mod fuzzing;
 mod hooks;
+mod id;
 mod in_call;
 mod invalid;
 mod item;

@@ -7,7 +7,7 @@
 
 use std::ffi::c_char;
 
-use memloop::{requests::SubjectEvent, NewMemory};
+use memloop::{requests::SubjectEvent, MemoryId, NewMemory};
 
 use crate::handle::{memloop_t, store};
 use crate::raw;
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn memloop_remember(
     let remember = |m: &memloop::Memory| {
         // SAFETY: the caller's contract for `item_json`.
         let item: NewMemory = unsafe { raw::json(item_json, "item_json") }?;
-        Ok(m.remember(item)?)
+        Ok(m.remember(item)?.get())
     };
     // SAFETY: forwarded contract for `out_id`.
     unsafe { value_result(handle, out_id, "out_id", remember) }
@@ -163,7 +163,11 @@ pub unsafe extern "C" fn memloop_remember_batch(
                 items.len()
             )));
         }
-        let ids = memory.remember_batch(items)?;
+        let ids: Vec<u64> = memory
+            .remember_batch(items)?
+            .into_iter()
+            .map(MemoryId::get)
+            .collect();
         // SAFETY: checked non-null; `capacity` elements by contract, and ids.len() <= capacity.
         unsafe { raw::write_slice(out_ids, capacity, &ids, "out_ids") }?;
         // SAFETY: checked non-null; writable by contract.
@@ -185,7 +189,7 @@ pub unsafe extern "C" fn memloop_get(
     out_json: *mut *mut c_char,
 ) -> i32 {
     // SAFETY: forwarded contract.
-    unsafe { json_result(handle, out_json, |m| Ok(m.get(id)?)) }
+    unsafe { json_result(handle, out_json, |m| Ok(m.get(MemoryId::new(id))?)) }
 }
 
 /// Erases every memory of a scope, from every file of the store: `scope_json` is
@@ -242,7 +246,7 @@ pub unsafe extern "C" fn memloop_remember_conversation(
 /// Thread safety: any thread, concurrently with other calls on the same handle.
 #[no_mangle]
 pub extern "C" fn memloop_forget(handle: *const memloop_t, id: u64) -> i32 {
-    guard(|| Ok(store(handle)?.forget(id)?))
+    guard(|| Ok(store(handle)?.forget(MemoryId::new(id))?))
 }
 
 /// Recalls memories. `query_json` (`memloop::requests::RecallRequest`, as the MCP `recall` tool takes
@@ -355,7 +359,7 @@ pub extern "C" fn memloop_feedback(handle: *const memloop_t, id: u64, level: i32
             .ok()
             .filter(|l| (1..=5).contains(l))
             .ok_or_else(|| Failure::invalid(format!("level {level} is outside 1..=5")))?;
-        memory.feedback(id, level)?;
+        memory.feedback(MemoryId::new(id), level)?;
         Ok(())
     })
 }
@@ -414,7 +418,7 @@ pub unsafe extern "C" fn memloop_observe(
             )
         };
         let event = SubjectEvent::named(event).map_err(memloop::Error::from)?;
-        Ok(m.observe(subject, event, content)?)
+        Ok(m.observe(subject, event, content)?.get())
     };
     // SAFETY: forwarded contract for `out_id`.
     unsafe { value_result(handle, out_id, "out_id", observe) }

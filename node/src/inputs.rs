@@ -6,6 +6,7 @@ use memloop::{
     requests::ContextParams, requests::ConversationRequest, requests::ExportRequest,
     requests::ImportRequest, requests::OpenRequest, requests::RecallRequest,
     requests::RememberRequest, requests::TurnRequest, requests::UpdateRequest, requests::When,
+    MemoryId,
 };
 use napi::bindgen_prelude::{BigInt, Either, Either3};
 use napi_derive::napi;
@@ -19,8 +20,8 @@ pub type JsId = Either<f64, BigInt>;
 type JsTime = Either3<DateTime<Utc>, String, f64>;
 
 /// The id `id`, refused unless it is a whole number from 0 to 2^64 − 1 held exactly.
-pub fn id_of(id: &JsId, field: &str) -> napi::Result<u64> {
-    match id {
+pub fn id_of(id: &JsId, field: &str) -> napi::Result<MemoryId> {
+    let number = match id {
         Either::A(n) if n.fract() == 0.0 && *n >= 0.0 && *n <= 9_007_199_254_740_991.0 => {
             Ok(*n as u64)
         }
@@ -33,7 +34,8 @@ pub fn id_of(id: &JsId, field: &str) -> napi::Result<u64> {
                 "{field} is not a bigint from 0 to 2^64 - 1"
             ))),
         },
-    }
+    };
+    number.map(MemoryId::new)
 }
 
 /// The time `t` as the vocabulary's [`When`].
@@ -420,7 +422,7 @@ pub struct UpdateInput {
 
 impl UpdateInput {
     /// The vocabulary's update request for memory `id`.
-    pub fn request(self, id: u64) -> napi::Result<UpdateRequest> {
+    pub fn request(self, id: MemoryId) -> napi::Result<UpdateRequest> {
         Ok(UpdateRequest {
             id,
             text: self.text,

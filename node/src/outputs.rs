@@ -12,7 +12,8 @@ pub type OutId = Either<f64, BigInt>;
 
 use crate::js_value::MAX_SAFE;
 
-fn id_value(v: u64) -> OutId {
+fn id_value(id: impl Into<u64>) -> OutId {
+    let v: u64 = id.into();
     if v <= MAX_SAFE {
         Either::A(v as f64)
     } else {

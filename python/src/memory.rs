@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use memloop::{items::Outcome, plug::InCall, requests::SubjectEvent, Task};
+use memloop::{items::Outcome, plug::InCall, requests::SubjectEvent, MemoryId, Task};
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -255,7 +255,7 @@ impl Memory {
         fields: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u64> {
         let item = memory_of_fields(text, fields)?;
-        self.run(py, move |m| m.remember(item))
+        self.run(py, move |m| m.remember(item)).map(MemoryId::get)
     }
 
     /// As `remember` (the same arguments), saying what was done: `action` is "new", "merged"
@@ -284,13 +284,16 @@ impl Memory {
         {
             batch.push(memory_of(&entry?, &[])?.0);
         }
-        self.run(py, move |m| m.remember_batch(batch))
+        let ids = self.run(py, move |m| m.remember_batch(batch))?;
+        Ok(ids.into_iter().map(MemoryId::get).collect())
     }
 
     /// The memory with this id, or None. Does not count as a recall.
     fn get(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Option<Item>> {
         let id: u64 = int(id, "id", "0..2^64")?;
-        Ok(self.run(py, move |m| m.get(id))?.map(|item| Item { item }))
+        Ok(self
+            .run(py, move |m| m.get(MemoryId::new(id)))?
+            .map(|item| Item { item }))
     }
 
     /// The `k` memories closest to `query`, best first (`strategy`: single, lexical, rerank,
@@ -395,7 +398,8 @@ impl Memory {
             .ok()
             .filter(|l| (1..=5).contains(l))
             .ok_or_else(|| invalid(format!("level {level} is outside 1..=5")))?;
-        self.run(py, move |m| m.feedback(id, level)).map(drop)
+        self.run(py, move |m| m.feedback(MemoryId::new(id), level))
+            .map(drop)
     }
 
     /// Records a task the agent carried out; returns the task memory's id. A failed task's
@@ -417,7 +421,7 @@ impl Memory {
         let mut task = Task::new(text(request, "request")?, outcome);
         task.steps = args::texts(steps, "steps")?;
         task.reflection = optional_text(reflection, "reflection")?;
-        Ok(self.run(py, move |m| m.record_task(&task))?.task)
+        Ok(self.run(py, move |m| m.record_task(&task))?.task.get())
     }
 
     /// Records an event (created, modified, executed, deleted; or create, modify, execute,
@@ -436,12 +440,13 @@ impl Memory {
             SubjectEvent::named(&text(event, "event")?).map_err(|e| errors::to_python(e.into()))?;
         let content = optional_text(content, "content")?;
         self.run(py, move |m| m.observe(&subject, event, content.as_deref()))
+            .map(MemoryId::get)
     }
 
     /// Deletes memory `id` now, durably (NotFoundError if there is none).
     fn forget(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<()> {
         let id: u64 = int(id, "id", "0..2^64")?;
-        self.run(py, move |m| m.forget(id))
+        self.run(py, move |m| m.forget(MemoryId::new(id)))
     }
 
     /// Erases every memory of a user, agent or session (each one given must match:

@@ -2,7 +2,7 @@
 //! did. Each keeps the engine's value and builds Python objects only for the fields read, so
 //! a recall costs little more than the engine's own work.
 
-use memloop::{context::Precision, MemoryItem, RememberAction};
+use memloop::{context::Precision, MemoryId, MemoryItem, RememberAction};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -20,7 +20,7 @@ impl Item {
     /// The memory's id.
     #[getter]
     fn id(&self) -> u64 {
-        self.item.id
+        self.item.id.get()
     }
     /// Its kind: chunk, triple, fact, summary, task, reflection, subject or document.
     #[getter]
@@ -139,7 +139,7 @@ impl Hit {
     /// The memory's id.
     #[getter]
     fn id(&self) -> u64 {
-        self.hit.item.id
+        self.hit.item.id.get()
     }
     /// Its score: cosine similarity, or the reranker's score.
     #[getter]
@@ -256,7 +256,7 @@ impl Context {
                     py,
                     Block {
                         label: b.label,
-                        id: b.id,
+                        id: b.id.get(),
                         precision,
                         text: b.text,
                         score: b.score,
@@ -268,7 +268,7 @@ impl Context {
             text: c.text,
             tokens: c.tokens,
             blocks,
-            dropped: c.dropped,
+            dropped: c.dropped.into_iter().map(MemoryId::get).collect(),
         })
     }
 }
@@ -304,10 +304,10 @@ impl From<memloop::Remembered> for Remembered {
         let (action, previous) = match r.action {
             RememberAction::New => ("new", None),
             RememberAction::Merged => ("merged", None),
-            RememberAction::Superseded { previous } => ("superseded", Some(previous)),
+            RememberAction::Superseded { previous } => ("superseded", Some(previous.get())),
         };
         Remembered {
-            id: r.id,
+            id: r.id.get(),
             action,
             previous,
         }

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use memloop::{answers::ColumnarFormat, requests::Update, Memory, MemoryFilter, Options};
+use memloop::{answers::ColumnarFormat, requests::Update, Memory, MemoryFilter, MemoryId, Options};
 use memloop_benches::{copy_store, median};
 use serde_json::json;
 
@@ -74,7 +74,7 @@ fn main() -> Result<()> {
                    "bytes": bytes, "bytes_per_memory": bytes as f64 / memories as f64})
         );
     }
-    let ids: Vec<u64> = memory
+    let ids: Vec<MemoryId> = memory
         .advanced()
         .scan(&all, 2 * args.changes)?
         .iter()

@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::Parser;
-use memloop::{requests::Update, Clock, HashingEmbedder, Memory, MemoryFilter, NewMemory, Options};
+use memloop::{
+    requests::Update, Clock, HashingEmbedder, Memory, MemoryFilter, MemoryId, NewMemory, Options,
+};
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
@@ -81,8 +83,8 @@ fn main() -> Result<()> {
     make_import_file(&scratch.path().join("src"), &import)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
     // id -> text of every memory the model expects current; ids expected gone.
-    let mut current: BTreeMap<u64, String> = BTreeMap::new();
-    let mut gone: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
+    let mut current: BTreeMap<MemoryId, String> = BTreeMap::new();
+    let mut gone: std::collections::BTreeSet<MemoryId> = std::collections::BTreeSet::new();
     let (mut acks, mut mid_op, started) = (0usize, 0usize, Instant::now());
     for round in 0..args.rounds {
         let mut child = Command::new(std::env::current_exe()?)
@@ -151,6 +153,7 @@ fn main() -> Result<()> {
                 .flatten()
                 .filter_map(Value::as_u64)
             {
+                let id = MemoryId::new(id);
                 current.remove(&id);
                 gone.insert(id);
             }
@@ -180,8 +183,8 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-fn pair(v: &Value) -> Option<(u64, String)> {
-    Some((v[0].as_u64()?, v[1].as_str()?.to_string()))
+fn pair(v: &Value) -> Option<(MemoryId, String)> {
+    Some((MemoryId::new(v[0].as_u64()?), v[1].as_str()?.to_string()))
 }
 
 /// Every acknowledged write is there with its text and every acknowledged removal gone. A
@@ -192,18 +195,18 @@ fn pair(v: &Value) -> Option<(u64, String)> {
 fn verify(
     dir: &Path,
     round: usize,
-    current: &mut BTreeMap<u64, String>,
-    gone: &mut std::collections::BTreeSet<u64>,
+    current: &mut BTreeMap<MemoryId, String>,
+    gone: &mut std::collections::BTreeSet<MemoryId>,
     in_flight: Option<&Value>,
 ) -> Result<()> {
     let m = Memory::open(dir, options()).with_context(|| format!("round {round}: reopen"))?;
-    let live: BTreeMap<u64, String> = m
+    let live: BTreeMap<MemoryId, String> = m
         .advanced()
         .scan(&MemoryFilter::new(), usize::MAX)?
         .into_iter()
         .map(|i| (i.id, i.text))
         .collect();
-    let swept: std::collections::HashSet<u64> = m
+    let swept: std::collections::HashSet<MemoryId> = m
         .admin()
         .forgotten(i64::MIN)?
         .iter()
@@ -215,7 +218,7 @@ fn verify(
         match live.get(id) {
             Some(t) if t == text => {}
             Some(t) => bail!("round {round}: memory {id} says {t:?}, acknowledged {text:?}"),
-            None if target == Some(*id) || swept.contains(id) => {}
+            None if target == Some(id.get()) || swept.contains(id) => {}
             None => bail!("round {round}: acknowledged memory {id} ({text:?}) lost"),
         }
     }
@@ -250,7 +253,7 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
     let import = PathBuf::from(std::env::var_os("MEMLOOP_SOAK_IMPORT").context("import file")?);
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut out = std::io::stdout().lock();
-    let mut ids: Vec<u64> = m
+    let mut ids: Vec<MemoryId> = m
         .advanced()
         .scan(&MemoryFilter::new(), usize::MAX)?
         .iter()
@@ -316,7 +319,7 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
             }
             "checkpoint" => m.admin().checkpoint()?,
             "import" => {
-                let before: std::collections::HashSet<u64> = ids.iter().copied().collect();
+                let before: std::collections::HashSet<MemoryId> = ids.iter().copied().collect();
                 m.transfer().import(&import)?;
                 for item in m.advanced().scan(&MemoryFilter::new(), usize::MAX)? {
                     if !before.contains(&item.id) && item.text.starts_with("imported") {
@@ -328,7 +331,7 @@ fn child(dir: &Path, seed: u64) -> Result<()> {
             _ => {}
         }
         // Whatever a sweep (explicit, or the one after each write) evicted past the capacity.
-        let live: std::collections::HashSet<u64> = m
+        let live: std::collections::HashSet<MemoryId> = m
             .advanced()
             .scan(&MemoryFilter::new(), usize::MAX)?
             .iter()

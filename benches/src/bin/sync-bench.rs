@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use memloop::requests::{SyncRequest, Update};
-use memloop::{Encryption, HashingEmbedder, Memory, MemoryFilter, NewMemory, Options};
+use memloop::{Encryption, HashingEmbedder, Memory, MemoryFilter, MemoryId, NewMemory, Options};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -137,7 +137,7 @@ fn main() -> Result<()> {
         bail!("B pulled {} of {}", pull.pulled, args.memories);
     }
     // The delta: new memories, updates (new versions), forgotten ones.
-    let ids: Vec<u64> = a
+    let ids: Vec<MemoryId> = a
         .advanced()
         .scan(&MemoryFilter::new(), args.delta)?
         .into_iter()

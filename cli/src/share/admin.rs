@@ -197,7 +197,9 @@ mod tests {
             AdminCall::Check,
             AdminCall::Census,
             AdminCall::Forgotten { since: -5 },
-            AdminCall::FeedbackState { id: 42 },
+            AdminCall::FeedbackState {
+                id: memloop::MemoryId::new(42),
+            },
         ] {
             let back = AdminCall::parse(call.name(), call.arguments());
             assert_eq!(back.map(|r| r.map_err(|e| e.0)), Some(Ok(call.clone())));

@@ -10,14 +10,14 @@ use axum::extract::{Form, Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use memloop::requests::{FeedbackRequest, ForgetRequest, UpdateRequest};
-use memloop::{Request, Scope};
+use memloop::{MemoryId, Request, Scope};
 use serde::Deserialize;
 
 use super::html::{esc, failure, page, url};
 use super::Ui;
 
 /// The action forms of memory `id`'s page.
-pub(crate) fn forms(id: u64, pinned: bool, text: &str) -> String {
+pub(crate) fn forms(id: MemoryId, pinned: bool, text: &str) -> String {
     let mut out = String::from("<h2>Actions</h2><div id=\"actions\">");
     let (pin, label) = if pinned {
         ("false", "Unpin")
@@ -76,7 +76,7 @@ pub(crate) struct PinForm {
 /// `POST /memory/{id}/pin`: pins (never forgotten) or unpins it.
 pub(crate) async fn pin(
     State(ui): State<Arc<Ui>>,
-    Path(id): Path<u64>,
+    Path(id): Path<MemoryId>,
     Form(f): Form<PinForm>,
 ) -> Response {
     match run(
@@ -98,7 +98,7 @@ pub(crate) async fn pin(
 }
 
 /// `POST /memory/{id}/forget`: deletes it.
-pub(crate) async fn forget(State(ui): State<Arc<Ui>>, Path(id): Path<u64>) -> Response {
+pub(crate) async fn forget(State(ui): State<Arc<Ui>>, Path(id): Path<MemoryId>) -> Response {
     match run(
         &ui,
         Request::Forget(ForgetRequest {
@@ -122,7 +122,7 @@ pub(crate) struct RateForm {
 /// `POST /memory/{id}/rate`: feedback 1–5.
 pub(crate) async fn rate(
     State(ui): State<Arc<Ui>>,
-    Path(id): Path<u64>,
+    Path(id): Path<MemoryId>,
     Form(f): Form<RateForm>,
 ) -> Response {
     match run(
@@ -152,7 +152,7 @@ pub(crate) struct EditForm {
 /// `POST /memory/{id}/edit`: a new version with the new text (the old one kept as history).
 pub(crate) async fn edit(
     State(ui): State<Arc<Ui>>,
-    Path(id): Path<u64>,
+    Path(id): Path<MemoryId>,
     Form(f): Form<EditForm>,
 ) -> Response {
     match run(
@@ -166,7 +166,7 @@ pub(crate) async fn edit(
     .await
     {
         Ok(r) => {
-            let new = r["id"].as_u64().unwrap_or(id);
+            let new = r["id"].as_u64().map_or(id, MemoryId::new);
             let notice = if new == id {
                 "Saved.".to_string()
             } else {

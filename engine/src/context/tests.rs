@@ -8,7 +8,7 @@ fn candidate(id: MemoryId, key: bool, start: Precision, n: usize) -> Candidate {
     let text = |len: usize| vec!["w"; len].join(" ");
     Candidate {
         id,
-        score: 1.0 / id as f32,
+        score: 1.0 / id.get() as f32,
         key,
         start,
         texts: [text(n / 4 + 1), text(n / 2 + 1), text(n)],
@@ -18,8 +18,8 @@ fn candidate(id: MemoryId, key: bool, start: Precision, n: usize) -> Candidate {
 #[test]
 fn everything_fits_at_the_starting_precisions_when_the_budget_allows() {
     let cands = [
-        candidate(1, true, Precision::Original, 20),
-        candidate(2, false, Precision::Brief, 20),
+        candidate(MemoryId::new(1), true, Precision::Original, 20),
+        candidate(MemoryId::new(2), false, Precision::Brief, 20),
     ];
     let ctx = assemble(&cands, 1000, &words);
     assert_eq!(ctx.blocks.len(), 2);
@@ -34,9 +34,9 @@ fn everything_fits_at_the_starting_precisions_when_the_budget_allows() {
 #[test]
 fn the_least_relevant_loses_precision_first_and_is_dropped_last() {
     let cands = [
-        candidate(1, true, Precision::Original, 40),
-        candidate(2, true, Precision::Original, 40),
-        candidate(3, false, Precision::Brief, 40),
+        candidate(MemoryId::new(1), true, Precision::Original, 40),
+        candidate(MemoryId::new(2), true, Precision::Original, 40),
+        candidate(MemoryId::new(3), false, Precision::Brief, 40),
     ];
     // Everything at start: 2 headers (4 words) + 3 ids + 40 + 40 + 11 = 98.
     let ctx = assemble(&cands, 80, &words);
@@ -46,8 +46,8 @@ fn the_least_relevant_loses_precision_first_and_is_dropped_last() {
     // A budget too small for anything but the first memory at brief.
     let ctx = assemble(&cands, 15, &words);
     assert_eq!(ctx.blocks.len(), 1);
-    assert_eq!(ctx.blocks[0].id, 1);
-    assert_eq!(ctx.dropped, [2, 3]);
+    assert_eq!(ctx.blocks[0].id, MemoryId::new(1));
+    assert_eq!(ctx.dropped, [MemoryId::new(2), MemoryId::new(3)]);
     let ctx = assemble(&cands, 0, &words);
     assert!(ctx.blocks.is_empty() && ctx.text.is_empty() && ctx.tokens == 0);
 }

@@ -223,6 +223,7 @@ impl ForgetPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::item::MemoryId;
     use crate::item::NewMemory;
 
     #[test]
@@ -232,7 +233,9 @@ mod tests {
                 model,
                 ..Default::default()
             };
-            let mut item = NewMemory::new("x").importance(0.8).into_item(1, 1_000);
+            let mut item = NewMemory::new("x")
+                .importance(0.8)
+                .into_item(MemoryId::new(1), 1_000);
             item.strength = 3600.0;
             for theta in [0.5, 0.3, 0.02] {
                 let t = p.crossing(&item, theta).unwrap();
@@ -250,9 +253,13 @@ mod tests {
     #[test]
     fn line_order_is_retention_order() {
         let p = ForgetPolicy::default();
-        let mut a = NewMemory::new("a").importance(0.9).into_item(1, 0);
+        let mut a = NewMemory::new("a")
+            .importance(0.9)
+            .into_item(MemoryId::new(1), 0);
         a.strength = 100.0;
-        let mut b = NewMemory::new("b").importance(0.3).into_item(2, 50_000);
+        let mut b = NewMemory::new("b")
+            .importance(0.3)
+            .into_item(MemoryId::new(2), 50_000);
         b.strength = 1000.0;
         for t in [60_000i64, 200_000, 900_000, 5_000_000] {
             let (ra, rb) = (p.retention(&a, t), p.retention(&b, t));

@@ -157,7 +157,7 @@ impl Forgetting {
             .entry((namespace, user))
             .or_insert_with(|| KineticQueue::new(start));
         // Lines and times are finite by construction (validated policy, clamped weights).
-        let _ = q.set_line(id, line);
+        let _ = q.set_line(id.get(), line);
         self.entries.insert(
             id,
             Entry {
@@ -180,7 +180,7 @@ impl Forgetting {
                 self.forget_at.remove(&(t, id));
             }
             if let Some(q) = self.queues.get_mut(&(e.namespace, e.user)) {
-                q.remove(id);
+                q.remove(id.get());
             }
         }
     }
@@ -212,7 +212,7 @@ impl Forgetting {
         let in_scope = |id: MemoryId| only.as_ref().is_none_or(|o| (o.holds)(id));
         let mut moves = Vec::new();
         let mut gone = FxHashSet::default();
-        for &(_, id) in self.forget_at.range(..=(now, MemoryId::MAX)) {
+        for &(_, id) in self.forget_at.range(..=(now, MemoryId::END)) {
             if !in_scope(id) {
                 continue;
             }
@@ -225,7 +225,7 @@ impl Forgetting {
             });
             gone.insert(id);
         }
-        for &(_, id) in self.demote_at.range(..=(now, MemoryId::MAX)) {
+        for &(_, id) in self.demote_at.range(..=(now, MemoryId::END)) {
             if gone.contains(&id) || !in_scope(id) {
                 continue;
             }
@@ -251,7 +251,7 @@ impl Forgetting {
         for id in &gone {
             let e = self.entries[id];
             if let Some(q) = self.queues.get_mut(&(e.namespace, e.user)) {
-                q.remove(*id);
+                q.remove(id.get());
             }
         }
         // Per user: the users over capacity, or the scope's own user if it is.
@@ -319,10 +319,10 @@ impl Forgetting {
             };
             let value = self
                 .entries
-                .get(&id)
+                .get(&MemoryId::new(id))
                 .map_or(0.0, |e| self.policy.retention_of(&e.fields, now));
             moves.push(Move {
-                id,
+                id: MemoryId::new(id),
                 reason: ForgetReason::Evicted,
                 value,
                 threshold: cap as f64,

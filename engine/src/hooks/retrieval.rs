@@ -279,13 +279,14 @@ impl QueryRefiner for Rocchio {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::item::MemoryId;
     use crate::item::NewMemory;
     use crate::vocabulary::Explanation;
 
     /// A candidate with its vector (cosine, rank) and lexical (BM25, rank) signals.
     fn hit(id: u64, vector: Option<(f32, usize)>, lexical: Option<(f32, usize)>) -> Hit {
         Hit {
-            item: NewMemory::new(format!("memory {id}")).into_item(id, 0),
+            item: NewMemory::new(format!("memory {id}")).into_item(MemoryId::new(id), 0),
             score: 0.0,
             rank: 0,
             explain: Explanation {
@@ -302,7 +303,7 @@ mod tests {
         let scores = reranker.rerank("q", hits).unwrap();
         let mut ids: Vec<(f32, u64)> = scores
             .into_iter()
-            .zip(hits.iter().map(|h| h.item.id))
+            .zip(hits.iter().map(|h| h.item.id.get()))
             .collect();
         ids.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         ids.into_iter().map(|(_, id)| id).collect()

@@ -100,10 +100,12 @@ fn field(field: &'static str, reason: impl Into<String>) -> InvalidInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::item::MemoryId;
     use crate::item::NewMemory;
 
     fn item() -> MemoryItem {
-        let mut i = NewMemory::new("The freezer is kept at -18 degrees.").into_item(7, 1_000);
+        let mut i = NewMemory::new("The freezer is kept at -18 degrees.")
+            .into_item(MemoryId::new(7), 1_000);
         i.strength = 3600.0;
         i
     }
@@ -126,7 +128,10 @@ mod tests {
             (|i| i.user = Some(String::new()), "user is empty"),
             (|i| i.namespace = String::new(), "namespace is empty"),
             (|i| i.tags = vec![String::new()], "a tag is empty"),
-            (|i| i.superseded_by = Some(7), "replace itself"),
+            (
+                |i| i.superseded_by = Some(MemoryId::new(7)),
+                "replace itself",
+            ),
             (|i| i.count = 0, "count"),
             (|i| i.subject = Some(String::new()), "subject is empty"),
         ];

@@ -7,6 +7,8 @@ use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Timestamp;
+pub(crate) use crate::id::IdRange;
+pub use crate::id::{MemoryId, MAX_ID};
 use crate::invalid::InvalidInput;
 
 mod check;
@@ -19,16 +21,6 @@ pub use check::{MAX_TIME, MIN_TIME};
 pub use hash::content_hash;
 pub(crate) use hash::memory_hash;
 pub use new::NewMemory;
-
-/// A memory's id, unique within a store, never reused. Ids grow in the order memories are
-/// made but need not be consecutive (a large batch's memory that merges after all leaves the
-/// id it was indexed under unused).
-pub type MemoryId = u64;
-
-/// The largest id a memory can have, 2^53 − 1: every id is exact as a JavaScript number or a
-/// JSON double. A store allocates ids in creation order up to it and refuses to go past (ids
-/// never wrap round onto stored memories); an import keeps a foreign id only up to it.
-pub const MAX_ID: MemoryId = (1 << 53) - 1;
 
 /// Namespace used when none is given.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -456,7 +448,7 @@ mod tests {
             .tag("a")
             .tag("b")
             .source("doc", Some((1, 5)))
-            .into_item(7, 99);
+            .into_item(MemoryId::new(7), 99);
         assert_eq!(item.tags, ["a", "b"]);
         let bytes = item.encode();
         assert_eq!(MemoryItem::decode(&bytes).unwrap(), item);
@@ -478,12 +470,12 @@ mod tests {
             .kind(Kind::Fact)
             .tag("t")
             .source("doc", Some((2, 9)))
-            .into_item(5, 1_000);
+            .into_item(MemoryId::new(5), 1_000);
         item.updated = 2_000;
         item.accessed = 3_000;
         item.count = 2;
         item.pinned = true;
-        item.supersedes = Some(4);
+        item.supersedes = Some(MemoryId::new(4));
         let v1 = (
             (
                 item.id,

@@ -256,26 +256,26 @@ mod tests {
     #[test]
     fn rare_terms_outweigh_common_ones_and_removal_forgets() {
         let mut ix = LexicalIndex::default();
-        ix.upsert(1, None, "the cat sat on the mat");
-        ix.upsert(2, None, "the dog sat on the log");
-        ix.upsert(3, None, "a cat and a dog");
+        ix.upsert(MemoryId::new(1), None, "the cat sat on the mat");
+        ix.upsert(MemoryId::new(2), None, "the dog sat on the log");
+        ix.upsert(MemoryId::new(3), None, "a cat and a dog");
         let hits = ix.search("cat mat", 10, None, &|_| true);
-        assert_eq!(hits[0].0, 1);
+        assert_eq!(hits[0].0, MemoryId::new(1));
         assert_eq!(hits.len(), 2);
-        ix.remove(1);
+        ix.remove(MemoryId::new(1));
         assert_eq!(ix.search("mat", 10, None, &|_| true), []);
         assert_eq!(ix.len(), 2);
-        ix.upsert(2, None, "a mat");
-        assert_eq!(ix.search("mat", 10, None, &|_| true)[0].0, 2);
+        ix.upsert(MemoryId::new(2), None, "a mat");
+        assert_eq!(ix.search("mat", 10, None, &|_| true)[0].0, MemoryId::new(2));
         assert_eq!(ix.search("log", 10, None, &|_| true), []);
-        assert_eq!(ix.search("dog", 10, None, &|id| id != 3), []);
+        assert_eq!(ix.search("dog", 10, None, &|id| id != MemoryId::new(3)), []);
     }
 
     #[test]
     fn scores_match_the_bm25_formula() {
         let mut ix = LexicalIndex::default();
-        ix.upsert(1, None, "apple apple banana");
-        ix.upsert(2, None, "cherry");
+        ix.upsert(MemoryId::new(1), None, "apple apple banana");
+        ix.upsert(MemoryId::new(2), None, "cherry");
         // N = 2, df(apple) = 1, avg len = 2, len(1) = 3, tf = 2; k1 = 1.2, b = 0.3.
         let idf = (1.0f32 + (2.0 - 1.0 + 0.5) / 1.5).ln();
         let want = idf * 2.0 * 2.2 / (2.0 + 1.2 * (0.7 + 0.3 * 1.5));
@@ -286,11 +286,15 @@ mod tests {
     #[test]
     fn a_users_scores_ignore_other_users_memories() {
         let mut ix = LexicalIndex::default();
-        ix.upsert(1, Some("ana"), "the zebracorn grazes");
-        ix.upsert(2, Some("ana"), "a quiet meadow");
+        ix.upsert(MemoryId::new(1), Some("ana"), "the zebracorn grazes");
+        ix.upsert(MemoryId::new(2), Some("ana"), "a quiet meadow");
         let alone = ix.search("zebracorn", 5, Some("ana"), &|_| true);
         for id in 10..30 {
-            ix.upsert(id, Some("bob"), "zebracorn zebracorn everywhere");
+            ix.upsert(
+                MemoryId::new(id),
+                Some("bob"),
+                "zebracorn zebracorn everywhere",
+            );
         }
         let crowded = ix.search("zebracorn", 5, Some("ana"), &|_| true);
         assert_eq!(alone, crowded, "bob's memories moved ana's scores");
@@ -303,22 +307,25 @@ mod tests {
     #[test]
     fn churn_leaves_no_terms_behind() {
         let mut ix = LexicalIndex::default();
-        ix.upsert(1, None, "a lasting memory");
+        ix.upsert(MemoryId::new(1), None, "a lasting memory");
         for round in 0..5u64 {
             for i in 0..200u64 {
                 ix.upsert(
-                    1000 + i,
+                    MemoryId::new(1000 + i),
                     Some("carol"),
                     &format!("secret{round}x{i} token{i}"),
                 );
             }
             for i in 0..200u64 {
-                ix.remove(1000 + i);
+                ix.remove(MemoryId::new(1000 + i));
             }
         }
         assert_eq!(ix.terms(), 2, "only the lasting memory's terms remain");
         assert!(ix.search("secret0x1", 5, None, &|_| true).is_empty());
-        assert_eq!(ix.search("lasting", 5, None, &|_| true)[0].0, 1);
+        assert_eq!(
+            ix.search("lasting", 5, None, &|_| true)[0].0,
+            MemoryId::new(1)
+        );
     }
 
     proptest::proptest! {
@@ -331,8 +338,8 @@ mod tests {
             k in 0usize..30,
         ) {
             let scored: Vec<(MemoryId, f32)> =
-                scores.iter().enumerate().map(|(i, &s)| (i as MemoryId * 3 + 1, f32::from(s))).collect();
-            let allow = |id: MemoryId| !refused[(id / 3) as usize];
+                scores.iter().enumerate().map(|(i, &s)| (MemoryId::new(i as u64 * 3 + 1), f32::from(s))).collect();
+            let allow = |id: MemoryId| !refused[(id.get() / 3) as usize];
             let mut expected: Vec<_> = scored.iter().copied().filter(|&(id, _)| allow(id)).collect();
             expected.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             expected.truncate(k);

@@ -5,7 +5,7 @@ use memloop_index::{UnitVector, UnitVectors};
 
 use super::{Inner, Memory, WriterState};
 use crate::error::{Error, Result};
-use crate::item::{scope_covers, MemoryId, MemoryItem, Scope};
+use crate::item::{scope_covers, IdRange, MemoryId, MemoryItem, Scope};
 use crate::memory::views::Admin;
 use crate::merge::ErasureBound;
 use crate::options::Durability;
@@ -24,7 +24,7 @@ pub(crate) struct Applied {
     pub(crate) replaced: Vec<(MemoryId, UnitVector)>,
     /// Ids whose vectors went into the index before the commit (`remember/index_ahead.rs`):
     /// withdrawn from it again if the write fails.
-    pub(crate) indexed_ahead: std::ops::Range<MemoryId>,
+    pub(crate) indexed_ahead: IdRange,
     /// Ids of `indexed_ahead` that the write did not keep (merged into another memory).
     pub(crate) withdrawn: Vec<MemoryId>,
 }
@@ -151,14 +151,14 @@ impl Inner {
             .chain(applied.replaced.iter().map(|(id, _)| id))
             .chain(&applied.withdrawn)
         {
-            if index.contains(id) {
-                index.delete(id)?;
+            if index.contains(id.get()) {
+                index.delete(id.get())?;
             }
         }
         let mut applied = applied;
         applied.inserted.append(&mut applied.replaced);
         if !applied.inserted.is_empty() {
-            let ids: Vec<MemoryId> = applied.inserted.iter().map(|(id, _)| *id).collect();
+            let ids: Vec<u64> = applied.inserted.iter().map(|(id, _)| id.get()).collect();
             let rows =
                 UnitVectors::from_rows(applied.inserted.iter().map(|(_, v)| v), index.dim())?;
             index.insert_batch(&ids, &rows)?;
@@ -184,11 +184,11 @@ impl Inner {
 
     /// Takes the vectors of a failed write's `ids` out of the index again. Best effort: a
     /// vector left behind belongs to no stored memory, and recalls skip what the store lacks.
-    fn withdraw(&self, ids: std::ops::Range<MemoryId>) {
+    fn withdraw(&self, ids: IdRange) {
         let index = self.index.current();
         for id in ids {
-            if index.contains(id) {
-                let _ = index.delete(id);
+            if index.contains(id.get()) {
+                let _ = index.delete(id.get());
             }
         }
     }

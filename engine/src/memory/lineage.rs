@@ -61,7 +61,7 @@ impl<'s> Unlinker<'s> {
             .transpose()?
             .flatten();
         if let Some(mut p) = prev {
-            tx.set_meta(&forgotten_prev_key(id), &p.id.to_le_bytes())?;
+            tx.set_meta(&forgotten_prev_key(id), &p.id.get().to_le_bytes())?;
             p.superseded_by = next.as_ref().map(|n| n.id);
             self.changed.insert(p.id, p);
         } else if let Some(from) = meta_id(tx, &lineage_prev_key(id))? {
@@ -69,12 +69,12 @@ impl<'s> Unlinker<'s> {
             // for a lineage whose first version was forgotten before it arrived): the version
             // it was made from, as a sync sent it, so the forget is sent with the same
             // predecessor from here as from every device that held it in its lineage.
-            tx.set_meta(&forgotten_prev_key(id), &from.to_le_bytes())?;
+            tx.set_meta(&forgotten_prev_key(id), &from.get().to_le_bytes())?;
         }
         if let Some(mut n) = next {
-            tx.set_meta(&forgotten_next_key(id), &n.id.to_le_bytes())?;
+            tx.set_meta(&forgotten_next_key(id), &n.id.get().to_le_bytes())?;
             if tx.meta(&lineage_prev_key(n.id))?.is_none() {
-                tx.set_meta(&lineage_prev_key(n.id), &id.to_le_bytes())?;
+                tx.set_meta(&lineage_prev_key(n.id), &id.get().to_le_bytes())?;
             }
             n.supersedes = item.supersedes;
             self.changed.insert(n.id, n);
@@ -118,6 +118,7 @@ fn id_of(bytes: Option<Vec<u8>>) -> Option<MemoryId> {
     bytes
         .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
         .map(u64::from_le_bytes)
+        .map(MemoryId::new)
 }
 
 /// A local memory id as a lineage key holds it (8 bytes, little-endian).

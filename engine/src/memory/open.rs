@@ -18,6 +18,7 @@ use crate::embedder::{load_model_for_new_store, load_model_with, TextEmbedder};
 use crate::error::{Error, Result};
 use crate::hooks::CrossEncoderReranker;
 use crate::invalid::InvalidInput;
+use crate::item::MemoryId;
 use crate::options::Options;
 use crate::store::lock::ProcessLock;
 use crate::store::manifest::{Manifest, STORE_VERSION};
@@ -399,13 +400,13 @@ pub(crate) fn params(options: &Options, dim: usize) -> Result<Params> {
 fn replay(store: &Store, index: &Index, seq: u64) -> Result<usize> {
     let touched = store.vector_changes(index.checkpoint() + 1, seq)?;
     for &id in &touched {
-        if index.contains(id) {
-            index.delete(id)?;
+        if index.contains(id.get()) {
+            index.delete(id.get())?;
         }
     }
     let (mut ids, mut flat) = (Vec::new(), Vec::new());
     for (id, v) in store.vectors(&touched)? {
-        ids.push(id);
+        ids.push(id.get());
         flat.extend_from_slice(&v);
     }
     index.insert_batch(&ids, &UnitVectors::new(flat, index.dim())?)?;
@@ -415,6 +416,7 @@ fn replay(store: &Store, index: &Index, seq: u64) -> Result<usize> {
 /// Inserts every stored vector into the empty `index`.
 pub(crate) fn rebuild(store: &Store, index: &Index) -> Result<()> {
     let (ids, flat) = store.all_vectors(index.dim())?;
+    let ids: Vec<u64> = ids.into_iter().map(MemoryId::get).collect();
     index.insert_batch(&ids, &UnitVectors::new(flat, index.dim())?)?;
     Ok(())
 }

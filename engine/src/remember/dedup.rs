@@ -346,34 +346,70 @@ mod tests {
         assert_eq!(Dedup::decide(Kind::Fact, text, None), Dedup::New);
         // An exact duplicate merges whatever the kind; a near one only when it says the same.
         assert_eq!(
-            Dedup::decide(Kind::Turn, text, Some((exact(7), text, false))),
-            Dedup::Merge { into: 7 }
+            Dedup::decide(
+                Kind::Turn,
+                text,
+                Some((exact(MemoryId::new(7)), text, false))
+            ),
+            Dedup::Merge {
+                into: MemoryId::new(7)
+            }
         );
         assert_eq!(
             Dedup::decide(
                 Kind::Fact,
                 text,
-                Some((near(7), "the staging database listens on port 5432", false))
+                Some((
+                    near(MemoryId::new(7)),
+                    "the staging database listens on port 5432",
+                    false
+                ))
             ),
-            Dedup::Merge { into: 7 }
+            Dedup::Merge {
+                into: MemoryId::new(7)
+            }
         );
         let other = "The staging database listens on port 5433.";
         assert_eq!(
-            Dedup::decide(Kind::Fact, text, Some((near(7), other, false))),
-            Dedup::Supersede { previous: 7 }
+            Dedup::decide(
+                Kind::Fact,
+                text,
+                Some((near(MemoryId::new(7)), other, false))
+            ),
+            Dedup::Supersede {
+                previous: MemoryId::new(7)
+            }
         );
         assert_eq!(
-            Dedup::decide(Kind::Triple, text, Some((near(7), other, false))),
-            Dedup::Supersede { previous: 7 }
+            Dedup::decide(
+                Kind::Triple,
+                text,
+                Some((near(MemoryId::new(7)), other, false))
+            ),
+            Dedup::Supersede {
+                previous: MemoryId::new(7)
+            }
         );
         assert_eq!(
-            Dedup::decide(Kind::Chunk, text, Some((near(7), other, false))),
-            Dedup::Beside { near: 7 }
+            Dedup::decide(
+                Kind::Chunk,
+                text,
+                Some((near(MemoryId::new(7)), other, false))
+            ),
+            Dedup::Beside {
+                near: MemoryId::new(7)
+            }
         );
         // An earlier value told late stands beside the current one.
         assert_eq!(
-            Dedup::decide(Kind::Fact, text, Some((near(7), other, true))),
-            Dedup::Beside { near: 7 }
+            Dedup::decide(
+                Kind::Fact,
+                text,
+                Some((near(MemoryId::new(7)), other, true))
+            ),
+            Dedup::Beside {
+                near: MemoryId::new(7)
+            }
         );
     }
 

@@ -79,7 +79,7 @@ impl Screener for IndexAhead {
             let end = (start + CHUNK).min(batch.len());
             let mut found = vec![None; end - start];
             let (ids, rows): (Vec<u64>, Vec<&UnitVector>) = (start..end)
-                .filter_map(|i| ahead[i].map(|id| (id, &batch[i].1)))
+                .filter_map(|i| ahead[i].map(|id| (id.get(), &batch[i].1)))
                 .unzip();
             if ids.is_empty() {
                 return Ok(found);
@@ -142,6 +142,7 @@ impl Screener for IndexAhead {
 
 #[cfg(test)]
 mod tests {
+    use crate::item::MemoryId;
     use std::sync::Arc;
 
     use super::IndexAhead;
@@ -174,9 +175,9 @@ mod tests {
             };
             IndexAhead.screen(inner, tx, applied, &batch, threshold, &mut count)?;
             assert_eq!(inner.index.len(), 151, "indexed before the commit");
-            Err::<(), _>(Error::NotFound(0))
+            Err::<(), _>(Error::NotFound(MemoryId::NONE))
         });
-        assert!(matches!(failed, Err(Error::NotFound(0))));
+        assert!(matches!(failed, Err(Error::NotFound(MemoryId::NONE))));
         assert_eq!(screened, 150);
         assert_eq!(m.inner.index.len(), 1);
         assert_eq!(m.stats().unwrap().memories, 1);
@@ -184,7 +185,7 @@ mod tests {
         let ids = m
             .remember_batch(texts.iter().map(NewMemory::new).collect())
             .unwrap();
-        assert_eq!(ids[0], kept + 1);
+        assert_eq!(ids[0].get(), kept.get() + 1);
         let stats = m.stats().unwrap();
         assert_eq!((stats.memories, stats.indexed), (151, 151));
         assert!(m.admin().check().unwrap().is_sound());

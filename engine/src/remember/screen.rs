@@ -123,11 +123,11 @@ impl<'a> NearScreen<'a> {
         let hits = self
             .index
             .search_filtered(v, SAME_FACT_K, DEDUP_EF, &|id: u64| {
-                id < before && cat.allows(place, id)
+                id < before.get() && cat.allows(place, MemoryId::new(id))
             })?;
         let mut out = [None; SAME_FACT_K];
         for (slot, hit) in out.iter_mut().zip(hits) {
-            *slot = Some(hit.id);
+            *slot = Some(MemoryId::new(hit.id));
         }
         Ok(out)
     }
@@ -146,20 +146,20 @@ impl<'a> NearScreen<'a> {
         if let Some(hit) = near
             .hits
             .iter()
-            .find(|h| h.id < before && cat.allows(place, h.id))
+            .find(|h| h.id < before.get() && cat.allows(place, MemoryId::new(h.id)))
         {
-            return Ok(Some((hit.score, hit.id)));
+            return Ok(Some((hit.score, MemoryId::new(hit.id))));
         }
         if !near.saturated {
             return Ok(None);
         }
-        let hits = self
-            .index
-            .search_filtered(v, 1, DEDUP_EF, &|id: u64| cat.allows(place, id))?;
+        let hits = self.index.search_filtered(v, 1, DEDUP_EF, &|id: u64| {
+            cat.allows(place, MemoryId::new(id))
+        })?;
         Ok(hits
             .first()
             .filter(|hit| hit.score >= self.threshold)
-            .map(|hit| (hit.score, hit.id)))
+            .map(|hit| (hit.score, MemoryId::new(hit.id))))
     }
 }
 

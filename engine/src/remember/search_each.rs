@@ -47,7 +47,7 @@ impl Screener for SearchEach {
             if let (Some(n), None) = (&near, screen.stored) {
                 if merges_near_duplicates(m.kind) {
                     let found = search_near(&index, v, n.threshold)?;
-                    n.screen(&mut screen, i, m, v, &found, MemoryId::MAX)?;
+                    n.screen(&mut screen, i, m, v, &found, MemoryId::END)?;
                 }
             }
             consume(tx, applied, i, screen)?;

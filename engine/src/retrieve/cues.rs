@@ -60,6 +60,7 @@ pub(super) fn apply_cues(asked: &Asked<'_>, hits: &mut [Hit]) {
 mod tests {
     use super::super::time_cues::TimeCues;
     use super::*;
+    use crate::item::MemoryId;
     use crate::vocabulary::Cues;
 
     #[test]
@@ -101,7 +102,7 @@ mod tests {
         };
         let mut hits = ranked();
         apply_cues(&asked(Cues::NONE), &mut hits);
-        assert_eq!(hits[0].item.id, 1);
+        assert_eq!(hits[0].item.id, MemoryId::new(1));
         assert_eq!(hits[0].score, 0.5);
         let mut hits = ranked();
         apply_cues(&asked(Cues::NONE.with(Cue::Event)), &mut hits);

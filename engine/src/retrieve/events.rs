@@ -150,6 +150,7 @@ fn boost_events(hits: &mut [Hit], query: &str) {
 mod tests {
     use super::super::test_hit as hit;
     use super::*;
+    use crate::item::MemoryId;
 
     #[test]
     fn a_deed_of_the_speaker_is_told() {
@@ -186,7 +187,7 @@ mod tests {
         };
         let mut hits = pool();
         boost_events(&mut hits, "How many issues have I finished reading?");
-        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id.get()).collect();
         assert_eq!(ids, [2, 1]);
         assert!((hits[0].score - 0.95 * 1.1).abs() < 1e-6);
         let e = hits[0].explain.event.as_ref().unwrap();
@@ -200,7 +201,7 @@ mod tests {
         ] {
             let mut hits = pool();
             boost_events(&mut hits, q);
-            assert_eq!(hits[0].item.id, 1, "{q}");
+            assert_eq!(hits[0].item.id, MemoryId::new(1), "{q}");
             assert!(hits.iter().all(|h| h.explain.event.is_none()), "{q}");
         }
     }

@@ -57,7 +57,7 @@ pub use crate::vocabulary::{
 #[cfg(test)]
 fn test_hit(id: u64, text: &str, score: f32) -> Hit {
     Hit {
-        item: crate::item::NewMemory::new(text).into_item(id, 0),
+        item: crate::item::NewMemory::new(text).into_item(crate::item::MemoryId::new(id), 0),
         score,
         rank: 0,
         explain: Explanation::default(),

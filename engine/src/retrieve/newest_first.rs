@@ -244,6 +244,7 @@ impl CueStep for NewestFirstStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::item::MemoryId;
     use crate::item::NewMemory;
     use crate::vocabulary::Explanation;
 
@@ -305,7 +306,9 @@ mod tests {
     }
 
     fn hit(id: u64, text: &str, kind: Kind, valid_from: Timestamp, score: f32) -> Hit {
-        let mut item = NewMemory::new(text).kind(kind).into_item(id, valid_from);
+        let mut item = NewMemory::new(text)
+            .kind(kind)
+            .into_item(MemoryId::new(id), valid_from);
         item.valid_from = valid_from;
         Hit {
             item,
@@ -324,7 +327,7 @@ mod tests {
             hit(3, "Alice lives in Rome", Kind::Fact, 2022, 0.6),
         ];
         newest_first(&mut hits, 2030, "where does Alice live?");
-        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id.get()).collect();
         assert_eq!(
             ids,
             [2, 7, 1, 3],
@@ -333,9 +336,9 @@ mod tests {
         let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
         assert_eq!(scores, [0.9, 0.8, 0.7, 0.6], "scores stay in rank order");
         let berlin = hits[0].explain.newest_first.as_ref().unwrap();
-        assert_eq!((berlin.place_of, berlin.newer), (1, true));
+        assert_eq!((berlin.place_of, berlin.newer), (MemoryId::new(1), true));
         let paris = hits[2].explain.newest_first.as_ref().unwrap();
-        assert_eq!((paris.place_of, paris.newer), (2, false));
+        assert_eq!((paris.place_of, paris.newer), (MemoryId::new(2), false));
         assert!(hits[1].explain.newest_first.is_none());
         assert!(
             hits[3].explain.newest_first.is_none(),
@@ -349,7 +352,7 @@ mod tests {
             hit(3, "Alice lives in Rome", Kind::Fact, 2022, 0.6),
         ];
         newest_first(&mut hits, 2023, "where does Alice live?");
-        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id.get()).collect();
         assert_eq!(ids, [3, 2, 1]);
     }
 
@@ -400,7 +403,7 @@ mod tests {
         }
         let mut h = hits();
         newest_first(&mut h, 2030, "what is the checked memory about?");
-        assert_eq!(h[0].item.id, 2);
+        assert_eq!(h[0].item.id, MemoryId::new(2));
     }
 
     #[test]
@@ -422,6 +425,6 @@ mod tests {
         };
         let mut hits = vec![triple(1, "Paris", 2020), triple(2, "the capital", 2024)];
         newest_first(&mut hits, 2030, "where does Alice live?");
-        assert_eq!(hits[0].item.id, 2);
+        assert_eq!(hits[0].item.id, MemoryId::new(2));
     }
 }

@@ -199,6 +199,7 @@ pub(super) fn fraction(boost: f32) -> impl Fn(f32) -> (f32, f32) {
 mod tests {
     use super::super::test_hit as hit;
     use super::*;
+    use crate::item::MemoryId;
 
     #[test]
     fn advice_is_told_from_other_questions() {
@@ -254,11 +255,11 @@ mod tests {
         };
         let mut hits = pool();
         boost_preferences(&mut hits, "Any ideas for my evening?");
-        assert_eq!(hits[0].item.id, 2);
+        assert_eq!(hits[0].item.id, MemoryId::new(2));
         assert!(hits[0].explain.preference.is_some());
         let mut hits = pool();
         boost_preferences(&mut hits, "Where did I go?");
-        assert_eq!(hits[0].item.id, 1);
+        assert_eq!(hits[0].item.id, MemoryId::new(1));
         assert!(hits.iter().all(|h| h.explain.preference.is_none()));
     }
 }

@@ -456,7 +456,7 @@ mod tests {
         };
         let mut hits = pool();
         boost_quantities(&mut hits, "How many online courses have I completed?");
-        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id.get()).collect();
         assert_eq!(ids, [3, 1, 2]);
         assert_eq!(hits[0].score, 1.0);
         let q = hits[0].explain.quantity.as_ref().unwrap();
@@ -466,7 +466,7 @@ mod tests {
         // Another question leaves the order and the explanation alone.
         let mut hits = pool();
         boost_quantities(&mut hits, "Which online courses did I look at?");
-        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id.get()).collect();
         assert_eq!(ids, [1, 2, 3]);
         assert!(hits.iter().all(|h| h.explain.quantity.is_none()));
     }
@@ -535,7 +535,7 @@ mod tests {
         };
         let mut hits = pool();
         boost_quantities(&mut hits, "How old was I when Alex was born?");
-        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id.get()).collect();
         assert_eq!(ids, [3, 2, 1]);
         // The other age doubled; the asker's raised above the best score then (2.2) by its
         // own (0.1).
@@ -575,7 +575,7 @@ mod tests {
         };
         let mut hits = pool();
         boost_quantities(&mut hits, "How many pieces of jewelry did I acquire?");
-        let ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+        let ids: Vec<u64> = hits.iter().map(|h| h.item.id.get()).collect();
         assert_eq!(ids, [2, 1]);
         let q = hits[0].explain.quantity.as_ref().unwrap();
         assert_eq!(q.cue, "asks \"how many\"; it says \"i got\"");

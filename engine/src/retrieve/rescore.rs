@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use memloop_index::{Filter, Hit, Index, Rescore, UnitVector};
 
 use crate::error::{Error, Result};
+use crate::item::MemoryId;
 use crate::store::Store;
 
 /// The store's vectors as an index [`Rescore`]; a read error is kept for the caller.
@@ -17,7 +18,8 @@ struct StoreVectors<'a> {
 
 impl Rescore for StoreVectors<'_> {
     fn exact(&self, ids: &[u64], query: &[f32]) -> Vec<Option<f32>> {
-        let found = match self.store.vectors(ids) {
+        let wanted: Vec<MemoryId> = ids.iter().map(|&id| MemoryId::new(id)).collect();
+        let found = match self.store.vectors(&wanted) {
             Ok(found) => found,
             Err(e) => {
                 self.failed.replace(Some(e));
@@ -28,7 +30,7 @@ impl Rescore for StoreVectors<'_> {
         ids.iter()
             .map(|&id| {
                 // `vectors` keeps the order of `ids`, skipping the ones it lacks.
-                let v = found.next_if(|(fid, _)| *fid == id)?.1;
+                let v = found.next_if(|(fid, _)| *fid == MemoryId::new(id))?.1;
                 // Normalised as the index normalised it, so the score is the one an f32 index
                 // gives to the bit.
                 let v = UnitVector::new(v).ok()?;

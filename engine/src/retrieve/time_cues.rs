@@ -344,6 +344,7 @@ pub(crate) fn says_when(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::item::MemoryId;
     use crate::time::parse_rfc3339;
 
     fn at(s: &str) -> Timestamp {
@@ -447,8 +448,8 @@ mod tests {
     #[test]
     fn matches_what_began_in_the_window() {
         let cues = TimeCues::parse("what happened in May 2023", 0);
-        let mut item =
-            crate::item::NewMemory::new("we met").into_item(1, at("2023-05-08T13:56:00Z"));
+        let mut item = crate::item::NewMemory::new("we met")
+            .into_item(MemoryId::new(1), at("2023-05-08T13:56:00Z"));
         item.valid_from = at("2023-05-08T13:56:00Z");
         assert_eq!(cues.matches(&item).map(|m| m.boost), Some(WINDOW_BOOST));
         item.valid_from = at("2023-04-30T13:56:00Z");

@@ -44,7 +44,7 @@ impl Memory {
         let Some(c) = cat.compile(filter) else {
             return Ok(Vec::new());
         };
-        let allowed = |id: u64| cat.allows(&c, id);
+        let allowed = |id: u64| cat.allows(&c, MemoryId::new(id));
         if cat.passes_all(&c) {
             let found = self.index_search(&index, vector, k, ef, None)?;
             let searched = found.len();
@@ -101,7 +101,9 @@ impl Memory {
         let Some(c) = cat.compile(filter) else {
             return Ok(Vec::new());
         };
-        let allowed = |id: u64| cat.allows(&c, id) && cat.began_in(id, window.0, window.1);
+        let allowed = |id: u64| {
+            cat.allows(&c, MemoryId::new(id)) && cat.began_in(MemoryId::new(id), window.0, window.1)
+        };
         let found = self.index_search(&index, vector, k, ef, Some(&allowed))?;
         self.read_hits(found, k, filter)
     }
@@ -127,7 +129,7 @@ impl Memory {
     ) -> Result<Vec<Hit>> {
         // Equal scores rank by id, so two stores with the same memories rank them alike.
         found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-        let ids: Vec<MemoryId> = found.iter().map(|h| h.id).collect();
+        let ids: Vec<MemoryId> = found.iter().map(|h| MemoryId::new(h.id)).collect();
         let mut items = self.inner.store.items(&ids)?.into_iter().peekable();
         let now = self.inner.now();
         let mut hits: Vec<Hit> = Vec::with_capacity(found.len());
@@ -136,7 +138,7 @@ impl Memory {
             if hits.len() == k {
                 break;
             }
-            if items.peek().is_some_and(|i| i.id == h.id) {
+            if items.peek().is_some_and(|i| i.id == MemoryId::new(h.id)) {
                 let mut item = items.next().expect("peeked");
                 // The catalog filtered the search; an unfiltered one still met old versions.
                 if !filter.admits_version(&item) {

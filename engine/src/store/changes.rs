@@ -70,17 +70,17 @@ impl Store {
             if !keep(&item) {
                 return Ok(None);
             }
-            let vector = match vectors.get(id).map_err(db)? {
+            let vector = match vectors.get(id.get()).map_err(db)? {
                 Some(v) => self.decode_vector_of(id, v.value())?,
                 None => None,
             }
             .filter(|v| v.len() == dim)
             .ok_or_else(|| self.corrupt(format!("no vector of {dim} for {id}")))?;
-            let feedback = match feedback.get(id).map_err(db)? {
+            let feedback = match feedback.get(id.get()).map_err(db)? {
                 Some(v) => {
                     let plain = self.sealing.open(
                         crate::crypt::seal::Table::Feedback,
-                        &super::sealing::rid(id),
+                        &super::sealing::rid(id.get()),
                         v.value(),
                     )?;
                     plain
@@ -103,7 +103,7 @@ impl Store {
             None => {
                 for entry in items.iter().map_err(db)? {
                     let (k, v) = entry.map_err(db)?;
-                    rows.extend(row(k.value(), 0, Some(v.value()))?);
+                    rows.extend(row(MemoryId::new(k.value()), 0, Some(v.value()))?);
                 }
             }
             Some(since) if since < pruned => {
@@ -125,10 +125,10 @@ impl Store {
                 let mut last: BTreeMap<MemoryId, u64> = BTreeMap::new();
                 for entry in changes.range(since + 1..=through).map_err(db)? {
                     let (k, v) = entry.map_err(db)?;
-                    last.insert(v.value().0, k.value());
+                    last.insert(MemoryId::new(v.value().0), k.value());
                 }
                 for (id, seq) in last {
-                    let stored = items.get(id).map_err(db)?;
+                    let stored = items.get(id.get()).map_err(db)?;
                     rows.extend(row(id, seq, stored.as_ref().map(|v| v.value()))?);
                 }
             }

@@ -7,6 +7,7 @@ use super::sentences::SentenceVectors;
 use super::{sealing, Store, ITEMS, SENTENCES, VECTORS};
 use crate::crypt::seal::Table;
 use crate::error::Result;
+use crate::item::MemoryId;
 
 impl Store {
     /// Decodes every item and vector in one read transaction; returns how many memories
@@ -22,11 +23,11 @@ impl Store {
             let (k, v) = entry.map_err(db)?;
             let id = k.value();
             count += 1;
-            if let Err(e) = self.decode_item(id, v.value()) {
+            if let Err(e) = self.decode_item(MemoryId::new(id), v.value()) {
                 problems.push(format!("memory {id}: {e}"));
             }
             match vectors.get(id).map_err(db)? {
-                Some(v) => match self.decode_vector_of(id, v.value()) {
+                Some(v) => match self.decode_vector_of(MemoryId::new(id), v.value()) {
                     Ok(Some(v)) if v.len() == dim => {}
                     Ok(None) => {} // an erased scope's (a copy taken before the erasure)
                     Ok(Some(_)) => {

@@ -433,9 +433,11 @@ impl Store {
     /// The item stored as `bytes` under `id`; `None` if its scope was erased (its key
     /// destroyed).
     pub(crate) fn decode_item(&self, id: MemoryId, bytes: &[u8]) -> Result<Option<MemoryItem>> {
-        let Some(plain) =
-            self.sealing
-                .open(crate::crypt::seal::Table::Items, &sealing::rid(id), bytes)?
+        let Some(plain) = self.sealing.open(
+            crate::crypt::seal::Table::Items,
+            &sealing::rid(id.get()),
+            bytes,
+        )?
         else {
             return Ok(None);
         };
@@ -446,9 +448,11 @@ impl Store {
 
     /// The vector stored as `bytes` under `id`; `None` if its scope was erased.
     pub(crate) fn decode_vector_of(&self, id: MemoryId, bytes: &[u8]) -> Result<Option<Vec<f32>>> {
-        let Some(plain) =
-            self.sealing
-                .open(crate::crypt::seal::Table::Vectors, &sealing::rid(id), bytes)?
+        let Some(plain) = self.sealing.open(
+            crate::crypt::seal::Table::Vectors,
+            &sealing::rid(id.get()),
+            bytes,
+        )?
         else {
             return Ok(None);
         };
@@ -463,7 +467,7 @@ impl Store {
         let t = tx.open_table(ITEMS).map_err(db)?;
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
-            if let Some(v) = t.get(id).map_err(db)? {
+            if let Some(v) = t.get(id.get()).map_err(db)? {
                 out.extend(self.decode_item(id, v.value())?);
             }
         }
@@ -489,11 +493,11 @@ impl Store {
         let t = tx.open_table(table).map_err(db)?;
         let which = sealing::side_table(table);
         ids.iter()
-            .map(|&id| match t.get(id).map_err(db)? {
+            .map(|&id| match t.get(id.get()).map_err(db)? {
                 None => Ok(None),
                 Some(v) => Ok(self
                     .sealing
-                    .open(which, &sealing::rid(id), v.value())?
+                    .open(which, &sealing::rid(id.get()), v.value())?
                     .map(|p| p.into_owned())),
             })
             .collect()
@@ -528,14 +532,14 @@ impl Store {
             let Some(id) = t.get(key.as_str()).map_err(db)?.map(|v| v.value()) else {
                 continue;
             };
-            let owns = self.item(id)?.is_some_and(|i| {
+            let owns = self.item(MemoryId::new(id))?.is_some_and(|i| {
                 i.namespace == namespace
                     && i.kind == kind
                     && i.subject.as_deref() == Some(subject)
                     && i.scope_fields() == scope
             });
             if owns {
-                return Ok(Some(id));
+                return Ok(Some(MemoryId::new(id)));
             }
         }
         Ok(None)
@@ -547,7 +551,7 @@ impl Store {
         let t = tx.open_table(VECTORS).map_err(db)?;
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
-            if let Some(v) = t.get(id).map_err(db)? {
+            if let Some(v) = t.get(id.get()).map_err(db)? {
                 if let Some(v) = self.decode_vector_of(id, v.value())? {
                     out.push((id, v));
                 }
@@ -562,7 +566,7 @@ impl Store {
         let t = tx.open_table(ITEMS).map_err(db)?;
         for entry in t.iter().map_err(db)? {
             let (k, v) = entry.map_err(db)?;
-            if let Some(item) = self.decode_item(k.value(), v.value())? {
+            if let Some(item) = self.decode_item(MemoryId::new(k.value()), v.value())? {
                 f(item);
             }
         }
@@ -636,7 +640,9 @@ impl Store {
         };
         let tx = self.read_tx()?;
         let t = tx.open_table(HASHES).map_err(db)?;
-        Ok(t.get(hash.as_slice()).map_err(db)?.map(|v| v.value()))
+        Ok(t.get(hash.as_slice())
+            .map_err(db)?
+            .map(|v| MemoryId::new(v.value())))
     }
 }
 

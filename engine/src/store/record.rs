@@ -189,6 +189,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::item::MemoryId;
     use crate::item::NewMemory;
 
     #[test]
@@ -204,7 +205,7 @@ mod tests {
                 agent: None,
                 session: Some("s1".into()),
             })
-            .into_item(3, -5);
+            .into_item(MemoryId::new(3), -5);
         let rec = CatalogRecord::of(&item);
         let bytes = rec.encode();
         assert_eq!(CatalogRecord::decode(&bytes), Some(rec));

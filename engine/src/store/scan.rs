@@ -28,7 +28,7 @@ impl Store {
             };
             let rec = CatalogRecord::decode(&plain)
                 .ok_or_else(|| self.corrupt(format!("catalog record of {id}")))?;
-            f(id, &rec, len);
+            f(MemoryId::new(id), &rec, len);
         }
         Ok(())
     }
@@ -43,7 +43,7 @@ impl Store {
             let (_, v) = row.map_err(db)?;
             let (id, op) = v.value();
             if op != Op::Meta as u8 {
-                touched.push(id);
+                touched.push(MemoryId::new(id));
             }
         }
         touched.sort_unstable();
@@ -58,7 +58,7 @@ impl Store {
         let (mut ids, mut flat) = (Vec::new(), Vec::new());
         for row in vectors.iter().map_err(db)? {
             let (k, v) = row.map_err(db)?;
-            let id = k.value();
+            let id = MemoryId::new(k.value());
             let Some(v) = self.decode_vector_of(id, v.value())? else {
                 continue;
             };
@@ -97,12 +97,12 @@ impl Store {
         ids.iter()
             .map(|&id| {
                 let stored = vectors
-                    .get(id)
+                    .get(id.get())
                     .map_err(db)?
                     .ok_or_else(|| self.corrupt(format!("no vector for {id}")))?;
                 let plain = self
                     .sealing
-                    .open(Table::Vectors, &rid(id), stored.value())?
+                    .open(Table::Vectors, &rid(id.get()), stored.value())?
                     .ok_or_else(|| self.corrupt(format!("the vector of {id} was erased")))?;
                 Ok(plain.into_owned())
             })

@@ -109,13 +109,13 @@ impl Store {
         };
         let mut out = Vec::new();
         for &id in ids {
-            let Some(v) = t.get(id).map_err(db)? else {
+            let Some(v) = t.get(id.get()).map_err(db)? else {
                 continue;
             };
             // An erased scope's row (a copy taken before the erasure) opens as nothing.
-            let Some(plain) = self
-                .sealing
-                .open(Table::Sentences, &sealing::rid(id), v.value())?
+            let Some(plain) =
+                self.sealing
+                    .open(Table::Sentences, &sealing::rid(id.get()), v.value())?
             else {
                 continue;
             };

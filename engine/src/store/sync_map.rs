@@ -109,7 +109,7 @@ impl SyncEntry {
             out[at..at + b.len()].copy_from_slice(b);
             at += b.len();
         };
-        put(&self.local.to_le_bytes());
+        put(&self.local.get().to_le_bytes());
         for (wall, counter, device) in [self.made, self.meta] {
             put(&wall.to_le_bytes());
             put(&counter.to_le_bytes());
@@ -129,7 +129,7 @@ impl SyncEntry {
         let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4]));
         let clock = |at: usize| (u64_at(at) as i64, u32_at(at + 8), u64_at(at + 12));
         Some(SyncEntry {
-            local: u64_at(0),
+            local: MemoryId::new(u64_at(0)),
             made: clock(8),
             meta: clock(28),
             echo_seq: u64_at(48),
@@ -247,10 +247,10 @@ impl Tx {
             .map_err(db)?
             .insert(gid, entry.encode().as_slice())
             .map_err(db)?;
-        if entry.local != 0 {
+        if entry.local != MemoryId::NONE {
             tx.open_table(SYNC_LOCALS)
                 .map_err(db)?
-                .insert(entry.local, gid)
+                .insert(entry.local.get(), gid)
                 .map_err(db)?;
         }
         Ok(())
@@ -296,7 +296,7 @@ impl Tx {
     /// one pushed it).
     pub(crate) fn sync_gid_of(&mut self, id: MemoryId) -> Result<Option<(u64, u64)>> {
         let t = self.raw().open_table(SYNC_LOCALS).map_err(db)?;
-        let v = t.get(id).map_err(db)?;
+        let v = t.get(id.get()).map_err(db)?;
         Ok(v.map(|v| v.value()))
     }
 }
@@ -304,11 +304,12 @@ impl Tx {
 #[cfg(test)]
 mod tests {
     use super::SyncEntry;
+    use crate::item::MemoryId;
 
     #[test]
     fn an_entry_reads_back_and_a_damaged_one_does_not() {
         let e = SyncEntry {
-            local: 7,
+            local: MemoryId::new(7),
             made: (1_700_000_000_000, 3, u64::MAX),
             meta: (-5, 0, 9),
             echo_seq: 42,

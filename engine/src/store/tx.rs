@@ -13,7 +13,7 @@ use super::{
 };
 use crate::crypt::seal::Table;
 use crate::error::{Error, Result};
-use crate::item::{MemoryId, MemoryItem, MAX_ID};
+use crate::item::{IdRange, MemoryId, MemoryItem, MAX_ID};
 
 /// One write transaction with the bookkeeping every change needs (next id, sequence numbers,
 /// change log).
@@ -73,12 +73,15 @@ impl Tx {
     ///
     /// # Errors
     /// [`Error::Corrupt`] past [`MAX_ID`]: ids never wrap round onto stored memories.
-    pub(crate) fn allocate_ids(&mut self, n: u64) -> Result<std::ops::Range<MemoryId>> {
+    pub(crate) fn allocate_ids(&mut self, n: u64) -> Result<IdRange> {
         let first = self.next_id;
         match first.checked_add(n) {
-            Some(end) if end <= MAX_ID + 1 => {
+            Some(end) if end <= MAX_ID.get() + 1 => {
                 self.next_id = end;
-                Ok(first..end)
+                Ok(IdRange {
+                    start: MemoryId::new(first),
+                    end: MemoryId::new(end),
+                })
             }
             _ => Err(Error::Corrupt {
                 path: self.path.clone(),
@@ -99,7 +102,7 @@ impl Tx {
     /// again (import keeps foreign ids).
     pub(crate) fn reserve_id(&mut self, id: MemoryId) {
         debug_assert!(id <= MAX_ID);
-        self.next_id = self.next_id.max(id.min(MAX_ID) + 1);
+        self.next_id = self.next_id.max(id.min(MAX_ID).get() + 1);
     }
 
     /// The transaction itself, for the store's own modules that keep tables of their own.
@@ -120,7 +123,7 @@ impl Tx {
     fn log(&mut self, id: MemoryId, op: Op) -> Result<()> {
         self.seq += 1;
         let mut t = self.tx.open_table(CHANGES).map_err(db)?;
-        t.insert(self.seq, (id, op as u8)).map_err(db)?;
+        t.insert(self.seq, (id.get(), op as u8)).map_err(db)?;
         Ok(())
     }
 
@@ -128,20 +131,20 @@ impl Tx {
     /// version, its content hash.
     pub(crate) fn put(&mut self, item: &MemoryItem, vector: Option<&[f32]>) -> Result<()> {
         let user = item.scope_fields()[0];
-        let r = rid(item.id);
+        let r = rid(item.id.get());
         let encoded = item.encode();
         let stored = self.sealing.seal(Table::Items, &r, user, &encoded)?;
         self.tx
             .open_table(ITEMS)
             .map_err(db)?
-            .insert(item.id, stored.as_ref())
+            .insert(item.id.get(), stored.as_ref())
             .map_err(db)?;
         let record = CatalogRecord::of(item).encode();
         let stored = self.sealing.seal(Table::Catalog, &r, user, &record)?;
         self.tx
             .open_table(CATALOG)
             .map_err(db)?
-            .insert(item.id, stored.as_ref())
+            .insert(item.id.get(), stored.as_ref())
             .map_err(db)?;
         if !item.is_superseded() {
             // Only current versions own their content hash and subject key.
@@ -149,14 +152,14 @@ impl Tx {
                 self.tx
                     .open_table(HASHES)
                     .map_err(db)?
-                    .insert(hash.as_slice(), item.id)
+                    .insert(hash.as_slice(), item.id.get())
                     .map_err(db)?;
             }
             if let Some(key) = subject_key(item).and_then(|k| self.sealing.subject_key(user, k)) {
                 self.tx
                     .open_table(SUBJECTS)
                     .map_err(db)?
-                    .insert(key.as_str(), item.id)
+                    .insert(key.as_str(), item.id.get())
                     .map_err(db)?;
             }
         }
@@ -166,14 +169,14 @@ impl Tx {
             self.tx
                 .open_table(VECTORS)
                 .map_err(db)?
-                .insert(item.id, stored.as_ref())
+                .insert(item.id.get(), stored.as_ref())
                 .map_err(db)?;
             // Sentence vectors of an older vector are not this one's: [`Tx::put_sentences`]
             // writes the new ones, if any.
             self.tx
                 .open_table(SENTENCES)
                 .map_err(db)?
-                .remove(item.id)
+                .remove(item.id.get())
                 .map_err(db)?;
         }
         self.log(item.id, if vector.is_some() { Op::Put } else { Op::Meta })
@@ -190,11 +193,11 @@ impl Tx {
         let user = item.scope_fields()[0];
         let stored = self
             .sealing
-            .seal(Table::Sentences, &rid(item.id), user, &bytes)?;
+            .seal(Table::Sentences, &rid(item.id.get()), user, &bytes)?;
         self.tx
             .open_table(SENTENCES)
             .map_err(db)?
-            .insert(item.id, stored.as_ref())
+            .insert(item.id.get(), stored.as_ref())
             .map_err(db)?;
         Ok(())
     }
@@ -204,29 +207,29 @@ impl Tx {
         self.tx
             .open_table(ITEMS)
             .map_err(db)?
-            .remove(item.id)
+            .remove(item.id.get())
             .map_err(db)?;
         self.tx
             .open_table(VECTORS)
             .map_err(db)?
-            .remove(item.id)
+            .remove(item.id.get())
             .map_err(db)?;
         self.tx
             .open_table(SENTENCES)
             .map_err(db)?
-            .remove(item.id)
+            .remove(item.id.get())
             .map_err(db)?;
         self.tx
             .open_table(CATALOG)
             .map_err(db)?
-            .remove(item.id)
+            .remove(item.id.get())
             .map_err(db)?;
         self.unindex(item)?;
         for table in [FEEDBACK, SUBJECT_STATE] {
             self.tx
                 .open_table(table)
                 .map_err(db)?
-                .remove(item.id)
+                .remove(item.id.get())
                 .map_err(db)?;
         }
         self.log(item.id, Op::Delete)
@@ -245,7 +248,7 @@ impl Tx {
         {
             let mut subjects = self.tx.open_table(SUBJECTS).map_err(db)?;
             let owner = subjects.get(key.as_str()).map_err(db)?.map(|v| v.value());
-            if owner == Some(item.id) {
+            if owner == Some(item.id.get()) {
                 subjects.remove(key.as_str()).map_err(db)?;
             }
         }
@@ -258,7 +261,7 @@ impl Tx {
     /// sealed under. Logged as a change (a sync sends it again, sealed under the new key).
     /// `false`, writing nothing, when it is not stored or cannot be opened any more.
     pub(crate) fn reseal(&mut self, item: &MemoryItem) -> Result<bool> {
-        let r = rid(item.id);
+        let r = rid(item.id.get());
         let (Some(vector), Some(sentences), Some(feedback), Some(state)) = (
             self.opened(VECTORS, Table::Vectors, item.id)?,
             self.opened(SENTENCES, Table::Sentences, item.id)?,
@@ -279,7 +282,7 @@ impl Tx {
             self.tx
                 .open_table(SENTENCES)
                 .map_err(db)?
-                .insert(item.id, stored.as_ref())
+                .insert(item.id.get(), stored.as_ref())
                 .map_err(db)?;
         }
         for (table, p) in [(FEEDBACK, feedback), (SUBJECT_STATE, state)] {
@@ -302,14 +305,14 @@ impl Tx {
             .tx
             .open_table(table)
             .map_err(db)?
-            .get(id)
+            .get(id.get())
             .map_err(db)?
             .map(|v| v.value().to_vec());
         Ok(match stored {
             None => Some(None),
             Some(bytes) => self
                 .sealing
-                .open(code, &rid(id), &bytes)?
+                .open(code, &rid(id.get()), &bytes)?
                 .map(|p| Some(p.into_owned())),
         })
     }
@@ -324,13 +327,13 @@ impl Tx {
         let stored = if self.sealing.on() {
             let item = self.tx.open_table(ITEMS).map_err(db)?;
             let item = item
-                .get(id)
+                .get(id.get())
                 .map_err(db)?
                 .ok_or(Error::NotFound(id))?
                 .value()
                 .to_vec();
             self.sealing
-                .seal_beside(side_table(table), &rid(id), &item, value)?
+                .seal_beside(side_table(table), &rid(id.get()), &item, value)?
                 .into_owned()
         } else {
             value.to_vec()
@@ -338,7 +341,7 @@ impl Tx {
         self.tx
             .open_table(table)
             .map_err(db)?
-            .insert(id, stored.as_slice())
+            .insert(id.get(), stored.as_slice())
             .map_err(db)?;
         Ok(())
     }
@@ -356,7 +359,7 @@ impl Tx {
         };
         let mut hashes = self.tx.open_table(HASHES).map_err(db)?;
         let owner = hashes.get(hash.as_slice()).map_err(db)?.map(|v| v.value());
-        if owner == Some(id) {
+        if owner == Some(id.get()) {
             hashes.remove(hash.as_slice()).map_err(db)?;
         }
         Ok(())
@@ -372,11 +375,11 @@ impl Tx {
     ) -> Result<()> {
         let stored = self
             .sealing
-            .seal(Table::ForgetLog, &forget_rid(at, id), user, event)?;
+            .seal(Table::ForgetLog, &forget_rid(at, id.get()), user, event)?;
         self.tx
             .open_table(FORGET_LOG)
             .map_err(db)?
-            .insert((at, id), stored.as_ref())
+            .insert((at, id.get()), stored.as_ref())
             .map_err(db)?;
         Ok(())
     }
@@ -395,7 +398,7 @@ impl Tx {
             let plain = self
                 .sealing
                 .open(Table::ForgetLog, &forget_rid(at, id), event.value())?;
-            if plain.is_none_or(|p| doomed(id, &p)) {
+            if plain.is_none_or(|p| doomed(MemoryId::new(id), &p)) {
                 found.push((at, id));
             }
         }

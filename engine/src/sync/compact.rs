@@ -20,6 +20,7 @@ use super::state::{self, SyncState};
 use crate::crypt::ring::Label;
 use crate::crypt::seal::{Sealer, Table};
 use crate::error::Result;
+use crate::item::MemoryId;
 use crate::memory::Memory;
 
 /// A snapshot read back: how far it covers each device, its parts, its size.
@@ -209,9 +210,9 @@ impl Memory {
             return Ok(Compacted::default());
         }
         let entries = store.sync_entries()?;
-        let gid_of: BTreeMap<u64, Gid> = entries
+        let gid_of: BTreeMap<MemoryId, Gid> = entries
             .iter()
-            .filter(|(_, e)| e.local != 0)
+            .filter(|(_, e)| e.local != MemoryId::NONE)
             .map(|(g, e)| (e.local, *g))
             .collect();
         let mut rows: Vec<Row> = Vec::new();
@@ -244,7 +245,7 @@ impl Memory {
                     // The version it was made from, as a push sends it (its predecessor here
                     // may have been forgotten since: the lineage still travels).
                     supersedes: crate::memory::lineage::stored_made_from(store, &item)?
-                        .map(|l| gid_of.get(&l).copied().unwrap_or((st.device, l))),
+                        .map(|l| gid_of.get(&l).copied().unwrap_or((st.device, l.get()))),
                     made: e.made,
                     meta: e.meta,
                     item: item.encode(),

@@ -62,12 +62,12 @@ impl Memory {
                         vector,
                         feedback,
                     } => {
-                        let gid = tx.sync_gid_of(item.id)?.unwrap_or((device, item.id));
+                        let gid = tx.sync_gid_of(item.id)?.unwrap_or((device, item.id.get()));
                         let mut entry = tx.sync_entry(gid)?.unwrap_or_default();
                         let carried = super::payload::carried(item, feedback.as_deref());
                         if entry.tomb
                             || (*seq != 0 && entry.echo_seq == *seq)
-                            || (entry.local != 0 && entry.carried == carried)
+                            || (entry.local != MemoryId::NONE && entry.carried == carried)
                         {
                             // Forgotten; written here by a pull as it is; or only what each
                             // device keeps for itself changed (a recall's access time).
@@ -76,7 +76,7 @@ impl Memory {
                         // What was carried is recorded once the segment holding it is
                         // written (step 3): a push killed before that sends it again.
                         sent.push((gid, carried));
-                        if entry.local == 0 {
+                        if entry.local == MemoryId::NONE {
                             entry.local = item.id;
                             entry.made = state::reading(clock.tick(now));
                         }
@@ -108,7 +108,7 @@ impl Memory {
                         tx.set_sync_entry(gid, &entry)?;
                     }
                     Change::Delete { seq, id } => {
-                        let gid = tx.sync_gid_of(*id)?.unwrap_or((device, *id));
+                        let gid = tx.sync_gid_of(*id)?.unwrap_or((device, id.get()));
                         let mut entry = tx.sync_entry(gid)?.unwrap_or_default();
                         if entry.tomb && entry.echo_seq == *seq {
                             continue; // a pull's tombstone: its device sent it
@@ -123,7 +123,9 @@ impl Memory {
                         // here too, so a later version that followed it finds its lineage.
                         let prev = match tx.meta(&crate::store::forgotten_prev_key(*id))? {
                             Some(b) => match <[u8; 8]>::try_from(b.as_slice()) {
-                                Ok(b) => Some(gid_of(tx, u64::from_le_bytes(b), device)?),
+                                Ok(b) => {
+                                    Some(gid_of(tx, MemoryId::new(u64::from_le_bytes(b)), device)?)
+                                }
                                 Err(_) => None,
                             },
                             None => None,
@@ -132,7 +134,8 @@ impl Memory {
                         // here (for a first version, for the lineage).
                         if let Some(b) = tx.meta(&crate::store::forgotten_next_key(*id))? {
                             if let Ok(b) = <[u8; 8]>::try_from(b.as_slice()) {
-                                let heir = gid_of(tx, u64::from_le_bytes(b), device)?;
+                                let heir =
+                                    gid_of(tx, MemoryId::new(u64::from_le_bytes(b)), device)?;
                                 tx.set_meta(&state::tomb_heir_key(gid), &state::gid_bytes(heir))?;
                             }
                         }
@@ -296,7 +299,7 @@ fn own_counts(
 
 /// The id on every device of local version `id`.
 fn gid_of(tx: &mut crate::store::Tx, id: MemoryId, device: u64) -> Result<Gid> {
-    Ok(tx.sync_gid_of(id)?.unwrap_or((device, id)))
+    Ok(tx.sync_gid_of(id)?.unwrap_or((device, id.get())))
 }
 
 fn tx_flag(tx: &mut crate::store::Tx, key: &str) -> Result<bool> {

@@ -118,7 +118,7 @@ impl Memory {
                     continue;
                 }
                 // A foreign id past MAX_ID is renumbered: kept, it would use up the ids.
-                let free = foreign != 0
+                let free = foreign != MemoryId::NONE
                     && foreign <= crate::item::MAX_ID
                     && !taken.contains(&foreign)
                     && !merged.contains_key(&foreign)

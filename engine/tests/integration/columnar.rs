@@ -1,6 +1,7 @@
 //! Arrow / Parquet change streams: a full export, a delta with deletes, a round trip bit for
 //! bit, and files that are not what they claim refused with the store unchanged.
 
+use memloop::MemoryId;
 use std::fs::File;
 use std::sync::Arc;
 
@@ -147,16 +148,16 @@ fn a_delta_since_a_sequence_number_has_upserts_and_deletes() {
         )
         .unwrap();
     m.admin().checkpoint().unwrap(); // a checkpoint must not cut the log a delta reads
-    let ids: Vec<u64> = m
+    let ids: Vec<MemoryId> = m
         .advanced()
         .scan(&MemoryFilter::new(), 3)
         .unwrap()
         .iter()
         .map(|i| i.id)
         .collect();
-    m.forget(ids[0]).unwrap();
+    m.forget(MemoryId::new((ids[0]).get())).unwrap();
     m.update(
-        ids[1],
+        MemoryId::new((ids[1]).get()),
         Update {
             tags: Some(vec!["changed".into()]),
             ..Default::default()
@@ -186,7 +187,7 @@ fn a_delta_since_a_sequence_number_has_upserts_and_deletes() {
         let id = b.column_by_name("id").unwrap().as_primitive::<UInt64Type>();
         let op = b.column_by_name("op").unwrap().as_string::<i32>();
         for r in 0..b.num_rows() {
-            rows.push((id.value(r), op.value(r).to_string()));
+            rows.push((MemoryId::new(id.value(r)), op.value(r).to_string()));
         }
     }
     rows.sort();

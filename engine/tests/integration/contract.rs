@@ -61,14 +61,15 @@ fn the_rust_api_keeps_the_contract() {
     for (i, seed) in table["memories"].as_array().unwrap().iter().enumerate() {
         let m: RememberRequest = serde_json::from_value(seed.clone()).unwrap();
         let id = memory.remember(m.into_new_memory().unwrap()).unwrap();
-        assert_eq!(id, i as u64 + 1, "ids follow the seeds");
+        assert_eq!(id, MemoryId::new(i as u64 + 1), "ids follow the seeds");
     }
     let cases = table["cases"].as_array().unwrap();
     assert!(cases.len() >= 20);
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|c| {
-            let got = outcome(&memory, c["op"].as_str().unwrap(), &c["request"]);
+            let got = outcome(&memory, c["op"].as_str().unwrap(), &c["request"])
+                .map(|ids| ids.into_iter().map(MemoryId::get).collect());
             check(c, &got).err()
         })
         .collect();
@@ -85,7 +86,7 @@ fn contract_store(dir: &std::path::Path, table: &Value) -> Memory {
         let Ok(memloop::Answer::Remember(done)) = memory.call(request) else {
             panic!("seed {i}")
         };
-        assert_eq!(done.id, i as u64 + 1, "ids follow the seeds");
+        assert_eq!(done.id, MemoryId::new(i as u64 + 1), "ids follow the seeds");
     }
     memory
 }

@@ -3,6 +3,7 @@
 //! the rerank strategy's candidates by its logits, and a directory that holds no cross-encoder
 //! is refused at open.
 
+use memloop::MemoryId;
 use std::path::{Path, PathBuf};
 
 use memloop::{Clock, Error, Memory, NewMemory, Options, Query, Strategy};
@@ -28,7 +29,7 @@ const TEXTS: [&str; 8] = [
     "The wifi password is on a sticker under the router.",
 ];
 
-fn ids_by(m: &Memory, query: &str) -> Vec<u64> {
+fn ids_by(m: &Memory, query: &str) -> Vec<MemoryId> {
     m.retrieve(&Query::new(query).k(5), Strategy::RERANK)
         .unwrap()
         .iter()
@@ -64,14 +65,14 @@ fn a_cross_encoder_orders_the_rerank_candidates() {
     // over all of them give the order.
     let ce = CrossEncoder::load(&model, CrossEncoderOptions::default()).unwrap();
     let logits = ce.score(query, &TEXTS).unwrap();
-    let mut want: Vec<(f32, u64)> = logits.iter().copied().zip(ids.iter().copied()).collect();
+    let mut want: Vec<(f32, MemoryId)> = logits.iter().copied().zip(ids.iter().copied()).collect();
     want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let want: Vec<u64> = want.iter().take(5).map(|w| w.1).collect();
+    let want: Vec<MemoryId> = want.iter().take(5).map(|w| w.1).collect();
 
     let hits = reranked
         .retrieve(&Query::new(query).k(5), Strategy::RERANK)
         .unwrap();
-    let got: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+    let got: Vec<MemoryId> = hits.iter().map(|h| h.item.id).collect();
     assert_eq!(got, want);
     for h in &hits {
         let logit = logits[ids.iter().position(|&i| i == h.item.id).unwrap()];

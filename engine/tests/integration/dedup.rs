@@ -199,7 +199,7 @@ fn ranked(done: &[Remembered]) -> Vec<(usize, RememberAction)> {
         .map(|d| {
             let action = match d.action {
                 RememberAction::Superseded { previous } => RememberAction::Superseded {
-                    previous: rank(previous) as MemoryId,
+                    previous: MemoryId::new(rank(previous) as u64),
                 },
                 a => a,
             };

@@ -1,6 +1,7 @@
 //! Encryption at rest: nothing readable in any file, erasure that holds for old copies, typed
 //! errors for every bad key, and tampering caught.
 
+use memloop::MemoryId;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -170,7 +171,7 @@ fn an_encrypted_store_keeps_no_text_tag_or_vector_in_the_clear() {
     // The sealed export imports into a store opened with the same key file.
     let again = Memory::open(root.path().join("restored"), options(&key)).unwrap();
     assert_eq!(again.transfer().import(&export).unwrap().added, n);
-    assert_eq!(again.get(1).unwrap().unwrap().text, text(0));
+    assert_eq!(again.get(MemoryId::new(1)).unwrap().unwrap().text, text(0));
 }
 
 #[test]
@@ -311,7 +312,7 @@ fn bad_keys_are_typed_errors_and_write_nothing() {
         Error::Key(KeyError::Wrong { .. })
     ));
     let memory = Memory::open(&dir, pass("battery staple")).unwrap();
-    assert_eq!(memory.get(1).unwrap().unwrap().text, text(1));
+    assert_eq!(memory.get(MemoryId::new(1)).unwrap().unwrap().text, text(1));
 }
 
 #[test]

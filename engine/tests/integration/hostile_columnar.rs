@@ -2,6 +2,7 @@
 //! importer nor change a field silently, a decompression bomb is refused in bounded memory,
 //! and the `large_string` text that DuckDB and Polars write is read.
 
+use memloop::MemoryId;
 use std::sync::Arc;
 
 use arrow_array::{Array, RecordBatch, UInt32Array};
@@ -33,7 +34,7 @@ fn contents(m: &Memory) -> Vec<MemoryItem> {
         .scan(&MemoryFilter::new().include_superseded(true), usize::MAX)
         .unwrap();
     for i in &mut items {
-        i.id = 0;
+        i.id = MemoryId::new(0);
     }
     items.sort_by(|a, b| a.text.cmp(&b.text));
     items

@@ -2,6 +2,7 @@
 //! length field claiming more than the file holds is a typed error, never an allocation that
 //! kills the process; an import that fails anywhere leaves the store exactly as it was.
 
+use memloop::MemoryId;
 use std::path::{Path, PathBuf};
 
 use memloop::{Clock, Error, Memory, MemoryFilter, NewMemory, Options};
@@ -192,7 +193,7 @@ fn an_export_into_the_store_directory_is_refused() {
 }
 
 /// Top-hit ids of `queries` with a wide beam (the same answers as an exact search here).
-fn top_hits(m: &Memory, queries: &[String]) -> Vec<u64> {
+fn top_hits(m: &Memory, queries: &[String]) -> Vec<MemoryId> {
     queries
         .iter()
         .map(|q| {
@@ -210,7 +211,7 @@ fn top_hits(m: &Memory, queries: &[String]) -> Vec<u64> {
 }
 
 /// A store of 400 memories, closed (index saved); returns its top hits for `queries`.
-fn saved_store(dir: &Path, texts: &[String], queries: &[String]) -> Vec<u64> {
+fn saved_store(dir: &Path, texts: &[String], queries: &[String]) -> Vec<MemoryId> {
     let m = open(dir, &Clock::manual(0));
     m.remember_batch(texts.iter().map(NewMemory::new).collect())
         .unwrap();
@@ -221,7 +222,7 @@ fn saved_store(dir: &Path, texts: &[String], queries: &[String]) -> Vec<u64> {
 
 /// A saved store of `n` sentences: its directory, every `step`-th text as a query, their top
 /// hits, and the path of its index file.
-fn saved(n: usize, step: usize) -> (tempfile::TempDir, Vec<String>, Vec<u64>, PathBuf) {
+fn saved(n: usize, step: usize) -> (tempfile::TempDir, Vec<String>, Vec<MemoryId>, PathBuf) {
     let texts = sentences(n);
     let queries: Vec<String> = texts.iter().step_by(step).cloned().collect();
     let dir = crate::common::tempdir();

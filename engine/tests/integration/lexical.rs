@@ -1,6 +1,7 @@
 //! The lexical strategy (BM25 alone) and the default fusion's promise: a hybrid ranking never
 //! loses a memory that matches the query's rare words outright.
 
+use memloop::MemoryId;
 use memloop::{Clock, Kind, Memory, MemoryFilter, NewMemory, Query, Scope, Strategy};
 
 use crate::common::hashing;
@@ -19,7 +20,7 @@ fn lexical_ranks_by_bm25_alone_within_the_filter() {
         "Zanzibar is an island",
         "nothing related here at all",
     ];
-    let ids: Vec<u64> = texts
+    let ids: Vec<MemoryId> = texts
         .iter()
         .map(|t| m.remember(NewMemory::new(*t).kind(Kind::Fact)).unwrap())
         .collect();
@@ -34,7 +35,7 @@ fn lexical_ranks_by_bm25_alone_within_the_filter() {
             Strategy::Lexical,
         )
         .unwrap();
-    let got: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+    let got: Vec<MemoryId> = hits.iter().map(|h| h.item.id).collect();
     // Both words first; then "office" (in two memories) before "Zanzibar" (in three: BM25
     // counts the other user's memory in the word's rarity, the filter only hides it).
     assert_eq!(got, [ids[0], ids[1], ids[2]]);

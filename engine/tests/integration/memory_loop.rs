@@ -1,6 +1,7 @@
 //! The memory loop: strategies and explanations, context assembly, feedback, tasks, subjects,
 //! documents.
 
+use memloop::MemoryId;
 use std::sync::Arc;
 
 use memloop::context::{assemble, Candidate, Precision, KEY_REFERENCE};
@@ -139,7 +140,7 @@ fn iterative_rocchio_retrieval_returns_k_distinct_current_memories() {
         )
         .unwrap();
     assert_eq!(hits.len(), 10);
-    let mut ids: Vec<u64> = hits.iter().map(|h| h.item.id).collect();
+    let mut ids: Vec<MemoryId> = hits.iter().map(|h| h.item.id).collect();
     ids.dedup();
     assert_eq!(ids.len(), 10);
     assert_eq!(hits[0].item.text, sentences(8)[7]);
@@ -160,7 +161,9 @@ fn feedback_moves_decay_and_precision_durably() {
     let bad_t2 = m.admin().explain_decay(bad).unwrap().forget_at.unwrap();
     clock.advance(3_600_000).unwrap();
     assert!(matches!(m.feedback(good, 0), Err(Error::InvalidInput(_))));
-    assert!(matches!(m.feedback(999, 3), Err(Error::NotFound(999))));
+    assert!(
+        matches!(m.feedback(MemoryId::new(999), 3), Err(Error::NotFound(id)) if id == MemoryId::new(999))
+    );
     let s = m.feedback(good, 5).unwrap();
     assert_eq!((s.count, s.last, s.precision_shift), (1, 5, 0));
     let s = m.feedback(good, 3).unwrap();
@@ -387,7 +390,7 @@ fn candidates() -> impl proptest::strategy::Strategy<Value = Vec<Candidate>> {
             .map(|(i, (len, start, _))| {
                 let text: Vec<String> = (0..len).map(|w| format!("w{i}x{w}")).collect();
                 Candidate {
-                    id: i as u64 + 1,
+                    id: MemoryId::new(i as u64 + 1),
                     score: 1.0 - i as f32 / 100.0,
                     key: i < n_key,
                     start: [Precision::Brief, Precision::Concise, Precision::Original]
@@ -409,7 +412,7 @@ fn check(cands: &[Candidate], budget: usize, count: &dyn Fn(&str) -> usize) {
     assert!(ctx.tokens <= budget, "{} > {budget}", ctx.tokens);
     assert_eq!(ctx.tokens, count(&ctx.text));
     // Relevance order within each label, key references first.
-    let order: Vec<(bool, u64)> = ctx
+    let order: Vec<(bool, MemoryId)> = ctx
         .blocks
         .iter()
         .map(|b| (b.label != KEY_REFERENCE, b.id))

@@ -1,6 +1,7 @@
 //! Reopening, process lock, model check, index recovery (replay after a crash, rebuild of a
 //! bad index file).
 
+use memloop::MemoryId;
 use std::process::Command;
 
 use memloop::{
@@ -15,7 +16,7 @@ fn index_name(dir: &std::path::Path) -> String {
     path.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-fn results(m: &Memory, queries: &[String]) -> Vec<Vec<(u64, u32)>> {
+fn results(m: &Memory, queries: &[String]) -> Vec<Vec<(MemoryId, u32)>> {
     queries
         .iter()
         .map(|q| {
@@ -67,7 +68,7 @@ fn the_index_vector_encoding_is_recorded_kept_and_changed_by_a_rebuild() {
         let got = results(&m, &queries);
         for (hits, q) in got.iter().zip(&queries) {
             // The query's own text is its best match, found through the int8 codes.
-            let top = m.get(hits[0].0).unwrap().unwrap();
+            let top = m.get(MemoryId::new((hits[0].0).get())).unwrap().unwrap();
             assert_eq!(&top.text, q);
         }
         got
@@ -195,7 +196,7 @@ fn crash_child() {
     for t in &texts[30..] {
         m.remember(NewMemory::new(t.as_str())).unwrap();
     }
-    m.forget(1).unwrap();
+    m.forget(MemoryId::new(1)).unwrap();
     std::process::abort();
 }
 
@@ -217,7 +218,7 @@ fn changes_after_a_crash_are_replayed() {
     let m = open(dir.path(), &Clock::manual(0));
     assert_eq!(m.admin().open_report().index, IndexRecovery::Replayed(21));
     assert_eq!(m.stats().unwrap().memories, 49);
-    assert!(m.get(1).unwrap().is_none());
+    assert!(m.get(MemoryId::new(1)).unwrap().is_none());
     for (i, t) in sentences(50).iter().enumerate().skip(1) {
         let hits = m.recall(&Query::new(t.as_str()).k(1)).unwrap();
         assert_eq!(hits[0].item.text, *t, "memory {i}");

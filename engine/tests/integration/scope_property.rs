@@ -2,6 +2,7 @@
 //! callers, strategies, context modes (documents included) and id-only calls finds no result
 //! outside the caller's scope.
 
+use memloop::MemoryId;
 use std::sync::OnceLock;
 
 use memloop::{
@@ -133,7 +134,7 @@ proptest! {
     ) {
         let f = fixture();
         let m = &f.memory;
-        let by_id = |id: u64| f.items.iter().find(|i| i.id == id);
+        let by_id = |id: u64| f.items.iter().find(|i| i.id == MemoryId::new(id));
         let query = Query::new(format!("notes about the {topic}"))
             .k(8)
             .filter(MemoryFilter::new().scope(scope.clone()));
@@ -148,7 +149,7 @@ proptest! {
         }
         let context = m.context(&request).unwrap();
         for block in &context.blocks {
-            let item = by_id(block.id);
+            let item = by_id(block.id.get());
             prop_assert!(item.is_some_and(|i| within(&scope, i)),
                 "context ({documents}) for {:?} served {:?}: {}", scope, item, block.text);
         }

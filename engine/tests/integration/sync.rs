@@ -62,8 +62,8 @@ pub(crate) fn view(m: &Memory) -> BTreeSet<Seen> {
         .advanced()
         .scan(&MemoryFilter::new().include_superseded(true), usize::MAX)
         .unwrap();
-    let text_of = |id: Option<u64>| {
-        id.and_then(|id| all.iter().find(|i| i.id == id))
+    let text_of = |id: Option<memloop::MemoryId>| {
+        id.and_then(|id| all.iter().find(|i| i.id == MemoryId::new(id.get())))
             .map(|i| i.text.clone())
     };
     all.iter()
@@ -147,14 +147,15 @@ fn three_devices_converge_with_clocks_an_hour_apart() {
         assert_eq!(r.pulled, 20, "{r:?}");
     }
     let id_on = |dev: &Device, text: &str| -> u64 {
-        dev.memory
+        (dev.memory
             .advanced()
             .scan(&MemoryFilter::new(), usize::MAX)
             .unwrap()
             .into_iter()
             .find(|i| i.text == text)
             .unwrap_or_else(|| panic!("{text:?} missing"))
-            .id
+            .id)
+            .get()
     };
     // Concurrent work: two devices update the same memory, one tags another, one forgets a
     // third, each remembers its own; device 1's clock is an hour behind.
@@ -170,7 +171,7 @@ fn three_devices_converge_with_clocks_an_hour_apart() {
     let v0 = d[0]
         .memory
         .update(
-            id_on(&d[0], note1),
+            MemoryId::new(id_on(&d[0], note1)),
             Update {
                 text: Some("parcel 1 went to the post office".into()),
                 ..Update::default()
@@ -181,18 +182,18 @@ fn three_devices_converge_with_clocks_an_hour_apart() {
     let v1 = d[1]
         .memory
         .update(
-            id_on(&d[1], note1),
+            MemoryId::new(id_on(&d[1], note1)),
             Update {
                 text: Some("parcel 1 went back to the sender".into()),
                 ..Update::default()
             },
         )
         .unwrap();
-    assert!(v0 > 0 && v1 > 0);
+    assert!(v0 > MemoryId::new(0) && v1 > MemoryId::new(0));
     let note2 = "note 2 of the first device about parcel 2";
     d[2].memory
         .update(
-            id_on(&d[2], note2),
+            MemoryId::new(id_on(&d[2], note2)),
             Update {
                 tags: Some(vec!["urgent".into()]),
                 ..Update::default()
@@ -201,11 +202,19 @@ fn three_devices_converge_with_clocks_an_hour_apart() {
         .unwrap();
     // Two devices' feedback on the same memory adds up.
     let note5 = "note 5 of the first device about parcel 5";
-    d[0].memory.feedback(id_on(&d[0], note5), 5).unwrap();
-    d[2].memory.feedback(id_on(&d[2], note5), 4).unwrap();
-    d[2].memory.feedback(id_on(&d[2], note5), 3).unwrap();
+    d[0].memory
+        .feedback(MemoryId::new(id_on(&d[0], note5)), 5)
+        .unwrap();
+    d[2].memory
+        .feedback(MemoryId::new(id_on(&d[2], note5)), 4)
+        .unwrap();
+    d[2].memory
+        .feedback(MemoryId::new(id_on(&d[2], note5)), 3)
+        .unwrap();
     let note4 = "note 4 of the first device about parcel 4";
-    d[1].memory.forget(id_on(&d[1], note4)).unwrap();
+    d[1].memory
+        .forget(MemoryId::new(id_on(&d[1], note4)))
+        .unwrap();
     // Syncs in a scrambled order, some devices more often.
     for &i in &[2, 1, 2, 0, 1] {
         sync(&d[i], &remote);
@@ -255,11 +264,11 @@ fn three_devices_converge_with_clocks_an_hour_apart() {
         let fb = x
             .memory
             .scoped(&Scope::default())
-            .feedback_state(id)
+            .feedback_state(MemoryId::new(id))
             .unwrap()
             .expect("feedback travelled");
         assert_eq!((fb.count, fb.sum), (3, 12), "{fb:?}");
-        let item = x.memory.get(id).unwrap().unwrap();
+        let item = x.memory.get(MemoryId::new(id)).unwrap().unwrap();
         assert_eq!(item.reinforced, 3, "reinforcements of {note5:?}");
     }
     // A device that saw the other's update orders its own after it, whatever its clock says.
@@ -267,7 +276,7 @@ fn three_devices_converge_with_clocks_an_hour_apart() {
     let cur = id_on(&d[1], "parcel 1 went to the post office");
     d[1].memory
         .update(
-            cur,
+            MemoryId::new(cur),
             Update {
                 text: Some("parcel 1 was finally delivered".into()),
                 ..Update::default()

@@ -1,10 +1,11 @@
 //! Export and import: same items, same recall, idempotent, re-embedding across models.
 
+use memloop::MemoryId;
 use memloop::{requests::Update, Clock, Error, Kind, Memory, MemoryFilter, NewMemory, Query};
 
 use crate::common::{hashing, open, sentences};
 
-fn top_ids(m: &Memory, queries: &[String]) -> Vec<Vec<u64>> {
+fn top_ids(m: &Memory, queries: &[String]) -> Vec<Vec<MemoryId>> {
     queries
         .iter()
         .map(|q| {

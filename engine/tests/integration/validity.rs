@@ -1,6 +1,7 @@
 //! Validity in time: a new version of a fact closes the old one's window where it begins, and
 //! `as_of` answers what was true then (superseded versions included when they held).
 
+use memloop::MemoryId;
 use memloop::{
     context::ContextRequest, requests::Update, Clock, Kind, Memory, MemoryFilter, NewMemory,
     Options, Query,
@@ -16,17 +17,17 @@ fn open(dir: &std::path::Path, clock: &Clock) -> Memory {
     Memory::open(dir, options).unwrap()
 }
 
-fn ids_as_of(m: &Memory, query: &str, t: Option<i64>) -> Vec<u64> {
+fn ids_as_of(m: &Memory, query: &str, t: Option<i64>) -> Vec<MemoryId> {
     let mut filter = MemoryFilter::new();
     filter.as_of = t;
-    let mut ids: Vec<u64> = m
+    let mut ids: Vec<MemoryId> = m
         .recall(&Query::new(query).k(10).filter(filter.clone()))
         .unwrap()
         .iter()
         .map(|h| h.item.id)
         .collect();
     ids.sort();
-    let mut scanned: Vec<u64> = m
+    let mut scanned: Vec<MemoryId> = m
         .advanced()
         .scan(&filter, 100)
         .unwrap()
@@ -66,7 +67,7 @@ fn a_new_version_closes_the_old_window_and_as_of_finds_either() {
     let m = open(dir.path(), &clock);
     assert_eq!(
         ids_as_of(&m, "where does alice live", Some(500)),
-        Vec::<u64>::new()
+        Vec::<MemoryId>::new()
     );
     assert_eq!(
         ids_as_of(&m, "where does alice live", Some(3_000)),
@@ -108,9 +109,9 @@ fn validity_is_settable_on_remember_and_update() {
             ..NewMemory::new("bob worked at the bakery on main street").kind(Kind::Fact)
         })
         .unwrap();
-    assert_eq!(ids_as_of(&m, "bakery", Some(1_999)), Vec::<u64>::new());
+    assert_eq!(ids_as_of(&m, "bakery", Some(1_999)), Vec::<MemoryId>::new());
     assert_eq!(ids_as_of(&m, "bakery", Some(2_000)), vec![job]);
-    assert_eq!(ids_as_of(&m, "bakery", Some(8_000)), Vec::<u64>::new());
+    assert_eq!(ids_as_of(&m, "bakery", Some(8_000)), Vec::<MemoryId>::new());
     // Expired but not superseded: still the current version.
     assert_eq!(ids_as_of(&m, "bakery", None), vec![job]);
     // An update with a new text and a start: the old window closes there.

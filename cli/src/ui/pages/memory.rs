@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 use memloop::requests::IdRequest;
-use memloop::Request;
+use memloop::{MemoryId, Request};
 
 use crate::share::AdminCall;
 
@@ -21,7 +21,7 @@ use super::{chart, refused, Notice, DAY_MS};
 /// curve, and the actions on it.
 pub(crate) async fn memory(
     State(ui): State<Arc<Ui>>,
-    Path(id): Path<u64>,
+    Path(id): Path<MemoryId>,
     Query(n): Query<Notice>,
 ) -> Response {
     let by_id = IdRequest {
@@ -115,7 +115,7 @@ pub(crate) async fn memory(
     let mut shown = 0;
     while let Some(p) = previous.filter(|_| shown < 20) {
         let get = IdRequest {
-            id: p,
+            id: MemoryId::new(p),
             ..Default::default()
         };
         match ui.operation(Request::Get(get)).await {

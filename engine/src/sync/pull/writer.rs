@@ -63,7 +63,7 @@ impl Writer<'_> {
     }
 
     fn gid(&mut self, id: MemoryId) -> Result<Gid> {
-        Ok(self.tx.sync_gid_of(id)?.unwrap_or((self.device, id)))
+        Ok(self.tx.sync_gid_of(id)?.unwrap_or((self.device, id.get())))
     }
 
     fn made_of(&mut self, item: &MemoryItem) -> Result<Clock> {
@@ -170,7 +170,7 @@ impl Writer<'_> {
         let Some(item) = self.get(id)? else {
             return Ok(false);
         };
-        Ok(e.local == 0 || e.carried == 0 || e.carried != self.carried(&item)?)
+        Ok(e.local == MemoryId::NONE || e.carried == 0 || e.carried != self.carried(&item)?)
     }
 
     /// Writes `item` (a pull's doing: a push does not send it back, unless it holds a change
@@ -223,7 +223,7 @@ impl Writer<'_> {
             if e.tomb {
                 return Ok(()); // forgotten: a tombstone beats every copy
             }
-            if e.local != 0 {
+            if e.local != MemoryId::NONE {
                 // Held already: its metadata, last writer wins; its feedback counters join.
                 let newer = setting_wins(state::hlc(meta), state::hlc(e.meta));
                 if newer {
@@ -303,13 +303,13 @@ impl Writer<'_> {
         // this store chains it after (`lineage::made_from`).
         if let Some(g) = supersedes {
             let local = match self.tx.sync_entry(g)? {
-                Some(e) if e.local != 0 => Some(e.local),
-                _ if g.0 == self.device => Some(g.1),
+                Some(e) if e.local != MemoryId::NONE => Some(e.local),
+                _ if g.0 == self.device => Some(MemoryId::new(g.1)),
                 _ => None,
             };
             if let Some(l) = local.filter(|&l| Some(l) != item.supersedes) {
                 self.tx
-                    .set_meta(&crate::store::lineage_prev_key(id), &l.to_le_bytes())?;
+                    .set_meta(&crate::store::lineage_prev_key(id), &l.get().to_le_bytes())?;
             }
         }
         let e = SyncEntry {
@@ -371,9 +371,9 @@ impl Writer<'_> {
                     }
                     continue;
                 }
-                Some(e) if e.local != 0 => e.local,
+                Some(e) if e.local != MemoryId::NONE => e.local,
                 // One of this device's own versions never pushed.
-                _ if g.0 == self.device => g.1,
+                _ if g.0 == self.device => MemoryId::new(g.1),
                 // Not arrived here yet (another device relayed a version after it first): the
                 // lineage of a version that arrived following it before, if any.
                 _ => {
@@ -425,7 +425,9 @@ impl Writer<'_> {
             return Ok(None);
         };
         Ok(match self.tx.sync_entry(f)? {
-            Some(e) if !e.tomb && e.local != 0 && self.get(e.local)?.is_some() => Some(e.local),
+            Some(e) if !e.tomb && e.local != MemoryId::NONE && self.get(e.local)?.is_some() => {
+                Some(e.local)
+            }
             _ => None,
         })
     }
@@ -517,8 +519,8 @@ impl Writer<'_> {
                     };
                     continue;
                 }
-                Some(e) if e.local != 0 => e.local,
-                _ if h.0 == self.device => h.1,
+                Some(e) if e.local != MemoryId::NONE => e.local,
+                _ if h.0 == self.device => MemoryId::new(h.1),
                 _ => return Ok(None),
             };
             if self.get(local)?.is_some() {
@@ -547,7 +549,7 @@ impl Writer<'_> {
         }
         // The version it followed, kept for the versions that followed it.
         let mut before = prev;
-        if e.local != 0 {
+        if e.local != MemoryId::NONE {
             if let Some(it) = self.get(e.local)? {
                 if before.is_none() {
                     if let Some(p) = it.supersedes {
@@ -573,7 +575,7 @@ impl Writer<'_> {
                 if let Some(mut n) = next {
                     let made_from = crate::store::lineage_prev_key(n.id);
                     if self.tx.meta(&made_from)?.is_none() {
-                        self.tx.set_meta(&made_from, &it.id.to_le_bytes())?;
+                        self.tx.set_meta(&made_from, &it.id.get().to_le_bytes())?;
                     }
                     n.supersedes = it.supersedes;
                     self.put(n, None, applied)?;
@@ -602,7 +604,7 @@ impl Writer<'_> {
         }
         // Versions that arrived following it before it did (it never arrived here): they
         // follow the version it followed, or stand for its lineage.
-        let awaiting = if e.local == 0 {
+        let awaiting = if e.local == MemoryId::NONE {
             self.awaiting(gid)?
         } else {
             None

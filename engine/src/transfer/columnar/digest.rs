@@ -30,7 +30,7 @@ impl RowDigest {
             Change::Upsert { item, vector, .. } => self.upsert(item, vector),
             Change::Delete { seq, id } => {
                 self.0.update([2u8]);
-                self.0.update(id.to_le_bytes());
+                self.0.update(id.get().to_le_bytes());
                 self.0.update(seq.to_le_bytes());
             }
         }

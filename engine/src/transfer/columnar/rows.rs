@@ -14,7 +14,7 @@ use arrow_array::types::{Float32Type, Float64Type, Int64Type, UInt32Type, UInt64
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 
-use crate::item::{Kind, MemoryItem, Outcome, Source, Tier, Triple};
+use crate::item::{Kind, MemoryId, MemoryItem, Outcome, Source, Tier, Triple};
 use crate::store::Change;
 
 /// A decoded upsert row: the memory and its vector.
@@ -107,7 +107,7 @@ pub(crate) fn batch(
     for row in rows {
         match row {
             Change::Delete { seq: at, id: gone } => {
-                id.append_value(*gone);
+                id.append_value(gone.get());
                 op.append_value("delete");
                 seq.append_value(*at);
                 s.iter_mut().for_each(|b| b.append_null());
@@ -129,7 +129,7 @@ pub(crate) fn batch(
                 vector: v,
                 feedback,
             } => {
-                id.append_value(item.id);
+                id.append_value(item.id.get());
                 op.append_value("upsert");
                 seq.append_value(*at);
                 let triple = item.triple.as_ref();
@@ -176,8 +176,8 @@ pub(crate) fn batch(
                 counts[0].append_value(item.count);
                 counts[1].append_value(item.reinforced);
                 pinned.append_value(item.pinned);
-                links[0].append_option(item.supersedes);
-                links[1].append_option(item.superseded_by);
+                links[0].append_option(item.supersedes.map(MemoryId::get));
+                links[1].append_option(item.superseded_by.map(MemoryId::get));
                 strength.append_value(item.strength);
                 vector.values().append_slice(v);
                 vector.append(true);
@@ -479,7 +479,7 @@ pub(crate) fn read_batch(batch: &RecordBatch, dim: usize) -> Result<Vec<Row>, St
             .as_string_opt::<i32>()
             .ok_or_else(|| at("tags are not text"))?;
         let item = MemoryItem {
-            id: id.value(r),
+            id: MemoryId::new(id.value(r)),
             kind: Kind::parse(kind.value(r)).ok_or_else(|| at("unknown kind"))?,
             text: text.value(r).to_string(),
             concise: opt(concise),
@@ -501,8 +501,9 @@ pub(crate) fn read_batch(batch: &RecordBatch, dim: usize) -> Result<Vec<Row>, St
             },
             count: count.value(r),
             pinned: pinned.value(r),
-            supersedes: (!supersedes.is_null(r)).then(|| supersedes.value(r)),
-            superseded_by: (!superseded_by.is_null(r)).then(|| superseded_by.value(r)),
+            supersedes: (!supersedes.is_null(r)).then(|| MemoryId::new(supersedes.value(r))),
+            superseded_by: (!superseded_by.is_null(r))
+                .then(|| MemoryId::new(superseded_by.value(r))),
             tier: match tier.value(r) {
                 "working" => Tier::Working,
                 "long_term" => Tier::LongTerm,
